@@ -1,0 +1,50 @@
+import Foundation
+
+/// How hard a commit works to survive a crash. A process crash (even SIGKILL) loses nothing in any
+/// mode once an append has returned, because the data is already in the operating system's page
+/// cache; the modes differ in what an operating-system crash or power loss can cost.
+public enum Durability: String, Sendable, CaseIterable {
+    /// Every commit flushes the data and the meta page to disk before the append returns (two
+    /// flushes). An append that returned survives a power loss. The default.
+    case full
+    /// Every commit flushes the data but not the meta page (`MDB_NOMETASYNC`, one flush). The store
+    /// stays consistent, but a power loss may undo the last committed transaction.
+    case noMetaSync
+    /// Commits do not flush at all (`MDB_NOSYNC`); the operating system writes when it likes. The
+    /// store stays consistent on filesystems that keep write order, but a power loss may undo every
+    /// transaction since the last flush.
+    case noSync
+}
+
+/// Options for opening an ``EventStore``.
+public struct Configuration: Sendable {
+    /// What a crash can cost; see ``Durability``.
+    public var durability: Durability
+    /// The size of the memory map when the store is created or opened, in bytes. The map grows by
+    /// itself when it is full, so this only sets where growth starts. At least 1 MiB.
+    public var initialMapSize: Int
+    /// The clock that stamps each recorded event. Inject a fixed or stepping clock for
+    /// deterministic tests and replays.
+    public var clock: @Sendable () -> Date
+    /// Makes the ids of events appended without one. The default makes time-ordered (version 7)
+    /// UUIDs, which keep the id index compact; inject a counter for deterministic tests.
+    public var idGenerator: @Sendable () -> UUID
+    /// How many events the writer puts in one transaction at most when it commits many appends
+    /// together (group commit). A single append is never split.
+    public var maximumEventsPerCommit: Int
+
+    /// Creates a configuration; every argument has a sensible default.
+    public init(
+        durability: Durability = .full,
+        initialMapSize: Int = 64 << 20,
+        clock: @escaping @Sendable () -> Date = { Date() },
+        idGenerator: @escaping @Sendable () -> UUID = UUIDv7Generator().next,
+        maximumEventsPerCommit: Int = 50_000
+    ) {
+        self.durability = durability
+        self.initialMapSize = initialMapSize
+        self.clock = clock
+        self.idGenerator = idGenerator
+        self.maximumEventsPerCommit = maximumEventsPerCommit
+    }
+}

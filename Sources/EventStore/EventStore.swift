@@ -1,0 +1,125 @@
+import Foundation
+import Synchronization
+
+/// An embedded, append-only event log kept in an LMDB environment (a directory).
+///
+/// Appends are atomic, guarded by expected versions, idempotent by event id, and committed by one
+/// writer thread that groups concurrent appends into one transaction. Reads are synchronous and
+/// safe from any thread or task. Open a directory once per process; close the store when done
+/// (it also closes when released).
+public final class EventStore: Sendable {
+    /// The directory the store lives in.
+    public let path: String
+    /// The configuration the store was opened with.
+    public let configuration: Configuration
+
+    let environment: Environment
+    let writer: Writer
+    private let directory: StoreDirectory
+    private let isClosed = Atomic<Bool>(false)
+    let headSignal: HeadSignal
+
+    /// Opens the store in `path`, creating the directory (mode 0700) and the store when missing.
+    ///
+    /// Throws ``EventStoreError`` with ``EventStoreError/Code/storeUnavailable`` when the path is a
+    /// file, cannot be read and written, holds something that is not an event store, or is
+    /// already open in this process; ``EventStoreError/Code/damaged`` when its data file is
+    /// truncated or not an LMDB environment.
+    public init(path: String, configuration: Configuration = Configuration()) throws {
+        let directory = try StoreDirectory.prepare(path)
+        try OpenDirectories.claim(directory)
+        let environment: Environment
+        let head: UInt64
+        do {
+            environment = try Environment(directory: directory, configuration: configuration)
+            head = try environment.read { txn in
+                try Writer.lastPosition(txn, environment.databases)
+            }
+        } catch {
+            OpenDirectories.release(directory)
+            throw error
+        }
+        let headSignal = HeadSignal(head: head)
+        self.path = path
+        self.configuration = configuration
+        self.directory = directory
+        self.environment = environment
+        self.headSignal = headSignal
+        self.writer = Writer(
+            environment: environment, clock: configuration.clock,
+            maximumEventsPerCommit: configuration.maximumEventsPerCommit, headSignal: headSignal)
+    }
+
+    deinit {
+        close()
+    }
+
+    /// Finishes the appends already queued, then closes the environment and releases the
+    /// directory. Later calls on this instance throw ``EventStoreError/Code/closed``. Idempotent;
+    /// blocks until the writer has stopped and running reads have ended.
+    public func close() {
+        guard !isClosed.exchange(true, ordering: .acquiringAndReleasing) else { return }
+        writer.shutDown()
+        environment.close()
+        OpenDirectories.release(directory)
+    }
+
+    /// Whether ``close()`` has been called.
+    public var closed: Bool { isClosed.load(ordering: .acquiring) }
+
+    // MARK: Appending
+
+    /// Appends `events` to `stream` atomically (all or none) if the stream's version satisfies
+    /// `expectedVersion`, and returns their positions and the stream's new version.
+    ///
+    /// Idempotent: when every event carries an id that is already recorded in this stream with the
+    /// same content, nothing is written and the original positions are returned.
+    ///
+    /// Throws ``EventStoreError`` with ``EventStoreError/Code/invalidInput`` when a name, size or
+    /// count limit is broken (see ``Limits``), ``EventStoreError/Code/versionConflict`` naming the
+    /// expected and actual versions, ``EventStoreError/Code/idempotencyConflict`` when an id is
+    /// recorded with other content, ``EventStoreError/Code/closed`` after ``close()``. Nothing is
+    /// written when it throws.
+    public func append(
+        to stream: String, events: [NewEvent], expectedVersion: ExpectedVersion = .any
+    ) async throws -> AppendResult {
+        let results = try await append([StreamAppend(stream: stream, events: events, expectedVersion: expectedVersion)])
+        return results[0]
+    }
+
+    /// Appends to several streams in one atomic transaction: every expectation is checked and
+    /// every event written, or nothing is written. Results come in the order of `appends`; the
+    /// events of one call take consecutive positions in that order.
+    ///
+    /// Idempotency by event id holds across the whole call. A version conflict names every stream
+    /// whose expectation failed (``EventStoreError/conflicts``). Errors as in
+    /// ``append(to:events:expectedVersion:)``; a stream may appear once per call.
+    public func append(_ appends: [StreamAppend]) async throws -> [AppendResult] {
+        try Limits.validate(appends)
+        let generator = configuration.idGenerator
+        return try await withCheckedThrowingContinuation { continuation in
+            let job = AppendJob(appends: appends, idGenerator: generator, continuation: continuation)
+            do {
+                try writer.submit(job)
+            } catch {
+                continuation.resume(throwing: error)
+            }
+        }
+    }
+
+    /// Counters of the writer since this instance opened: how many transactions it committed and
+    /// how many jobs (appends and other writes) it completed. Concurrent appends share commits.
+    public var writerStatistics: WriterStatistics {
+        WriterStatistics(
+            commits: writer.commitCount.load(ordering: .relaxed),
+            completedWrites: writer.completedJobCount.load(ordering: .relaxed))
+    }
+}
+
+/// How much the writer has done since the store opened.
+public struct WriterStatistics: Sendable, Equatable {
+    /// Write transactions committed.
+    public let commits: UInt64
+    /// Appends and other writes completed successfully.
+    public let completedWrites: UInt64
+}

@@ -1,0 +1,161 @@
+import CLMDB
+
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// The one error type of the EventStore module.
+///
+/// Every failure carries a ``Code`` a program can switch on, a one-sentence ``message`` that says
+/// what was wrong and what to do, and, when the failure came from below (LMDB or the operating
+/// system), the ``cause``. Version conflicts also list each stream whose expectation failed.
+public struct EventStoreError: Error, Sendable, Equatable, CustomStringConvertible {
+    /// What kind of failure this is. Stable: programs and `esctl`'s exit codes depend on it.
+    public enum Code: String, Sendable, Equatable, CaseIterable {
+        /// The caller's input broke a rule (a name, a size, a limit, a malformed value). Nothing was written.
+        case invalidInput
+        /// An expected version did not match the stream's actual version. Nothing was written.
+        case versionConflict
+        /// An event id is already recorded with other content (or only part of an append was). Nothing was written.
+        case idempotencyConflict
+        /// Something the caller named does not exist.
+        case notFound
+        /// The store cannot be opened or used: a missing permission, a path that is a file,
+        /// a directory that is not an event store, or the directory is already open in this process.
+        case storeUnavailable
+        /// The store's files are damaged: a truncated or corrupted data file, an undecodable record.
+        case damaged
+        /// The disk or the address space is full; the store could not grow.
+        case storageFull
+        /// The store was closed; open it again to continue.
+        case closed
+        /// An unexpected failure of LMDB or the operating system; the cause says which.
+        case storageFailure
+    }
+
+    /// Where a failure came from, when it came from below this module.
+    public enum Cause: Sendable, Equatable, CustomStringConvertible {
+        /// An LMDB return code, with LMDB's own description of it.
+        case lmdb(code: Int32, description: String)
+        /// An `errno` value from a system call, with its description.
+        case system(errno: Int32, description: String)
+
+        public var description: String {
+            switch self {
+            case let .lmdb(code, description): return "LMDB \(code): \(description)"
+            case let .system(errno, description): return "errno \(errno): \(description)"
+            }
+        }
+    }
+
+    /// What kind of failure this is.
+    public let code: Code
+    /// One sentence saying what was wrong and what to do.
+    public let message: String
+    /// The lower-level failure, if any.
+    public let cause: Cause?
+    /// For ``Code/versionConflict``: each stream whose expectation failed. Empty otherwise.
+    public let conflicts: [VersionConflict]
+
+    /// Creates an error; `conflicts` is only meaningful with ``Code/versionConflict``.
+    public init(_ code: Code, _ message: String, cause: Cause? = nil, conflicts: [VersionConflict] = []) {
+        self.code = code
+        self.message = message
+        self.cause = cause
+        self.conflicts = conflicts
+    }
+
+    public var description: String {
+        if let cause { return "\(message) (\(cause))" }
+        return message
+    }
+
+    /// The LMDB return code behind this error, if it came from LMDB.
+    var lmdbCode: Int32? {
+        if case let .lmdb(code, _)? = cause { return code }
+        return nil
+    }
+}
+
+/// One stream whose expected version did not hold.
+public struct VersionConflict: Sendable, Equatable, CustomStringConvertible {
+    /// The stream's name.
+    public let stream: String
+    /// What the caller expected.
+    public let expected: ExpectedVersion
+    /// The stream's version when the append was attempted (0: the stream did not exist).
+    public let actual: UInt64
+
+    public init(stream: String, expected: ExpectedVersion, actual: UInt64) {
+        self.stream = stream
+        self.expected = expected
+        self.actual = actual
+    }
+
+    public var description: String {
+        let actualText = actual == 0 ? "no stream (version 0)" : "version \(actual)"
+        return "stream '\(stream)' expected \(expected) but is at \(actualText)"
+    }
+}
+
+extension EventStoreError {
+    /// Maps an LMDB return code to an error; `operation` names what was being done, for the message.
+    static func lmdb(_ rc: Int32, _ operation: String) -> EventStoreError {
+        let description = String(cString: mdb_strerror(rc))
+        let cause = Cause.lmdb(code: rc, description: description)
+        switch rc {
+        case MDB_MAP_FULL:
+            return EventStoreError(.storageFull, "The store's map is full while \(operation).", cause: cause)
+        case MDB_INVALID, MDB_VERSION_MISMATCH, MDB_INCOMPATIBLE:
+            return EventStoreError(
+                .damaged,
+                "The data file is not a readable LMDB environment while \(operation); restore it from a backup or choose another directory.",
+                cause: cause)
+        case MDB_CORRUPTED, MDB_PAGE_NOTFOUND, MDB_PANIC:
+            return EventStoreError(
+                .damaged, "The data file is damaged (\(operation)); restore it from a backup.", cause: cause)
+        case ENOSPC, EDQUOT:
+            return EventStoreError(
+                .storageFull, "The disk is full while \(operation); free some space and try again.", cause: cause)
+        case EACCES, EPERM, EROFS:
+            return EventStoreError(
+                .storeUnavailable,
+                "Permission denied while \(operation); check the store directory's permissions.", cause: cause)
+        case ENOTDIR:
+            return EventStoreError(
+                .storeUnavailable, "The store path is not a directory (\(operation)); choose a directory.",
+                cause: cause)
+        default:
+            return EventStoreError(.storageFailure, "LMDB failed while \(operation).", cause: cause)
+        }
+    }
+
+    /// Maps the current `errno` of a failed system call to an error.
+    static func system(_ operation: String, errno code: Int32 = errno) -> EventStoreError {
+        let cause = Cause.system(errno: code, description: String(cString: strerror(code)))
+        switch code {
+        case EACCES, EPERM, EROFS:
+            return EventStoreError(
+                .storeUnavailable, "Permission denied while \(operation); check the directory's permissions.",
+                cause: cause)
+        case ENOTDIR, EEXIST:
+            return EventStoreError(
+                .storeUnavailable, "Cannot use the store path while \(operation): it is not a directory.",
+                cause: cause)
+        case ENOSPC, EDQUOT:
+            return EventStoreError(
+                .storageFull, "The disk is full while \(operation); free some space and try again.", cause: cause)
+        default:
+            return EventStoreError(.storageFailure, "A system call failed while \(operation).", cause: cause)
+        }
+    }
+
+    /// The error itself when it is an ``EventStoreError``; otherwise a storage failure that names it.
+    static func wrapping(_ error: any Error) -> EventStoreError {
+        error as? EventStoreError ?? EventStoreError(.storageFailure, "An unexpected error occurred: \(error).")
+    }
+
+    static let closedStore = EventStoreError(.closed, "The store is closed; open it again to continue.")
+}

@@ -1,0 +1,77 @@
+import Foundation
+
+/// The input limits every append is checked against before anything is written.
+public enum Limits {
+    /// The longest stream or event type name, in UTF-8 bytes.
+    public static let maximumNameBytes = 200
+    /// The largest event data, in bytes (16 MiB).
+    public static let maximumDataBytes = 16 << 20
+    /// The largest event metadata, in bytes (64 KiB).
+    public static let maximumMetadataBytes = 64 << 10
+    /// The most events one append call may carry, across all of its streams.
+    public static let maximumEventsPerAppend = 10_000
+
+    /// Checks a stream or type name: non-empty, at most ``maximumNameBytes`` bytes of UTF-8, and
+    /// no control characters. Throws ``EventStoreError/Code/invalidInput`` naming the rule broken.
+    public static func validateName(_ name: String, kind: String) throws(EventStoreError) {
+        let byteCount = name.utf8.count
+        if byteCount == 0 {
+            throw EventStoreError(.invalidInput, "The \(kind) name is empty; give a non-empty name.")
+        }
+        if byteCount > maximumNameBytes {
+            throw EventStoreError(
+                .invalidInput,
+                "The \(kind) name is \(byteCount) bytes long; use at most \(maximumNameBytes) bytes of UTF-8.")
+        }
+        if name.unicodeScalars.contains(where: { $0.properties.generalCategory == .control }) {
+            throw EventStoreError(
+                .invalidInput, "The \(kind) name contains a control character; use printable characters only.")
+        }
+    }
+
+    /// Checks a whole append against every limit: at least one stream, each stream once, valid
+    /// names, sizes, event counts, and no event id given twice.
+    static func validate(_ appends: [StreamAppend]) throws(EventStoreError) {
+        if appends.isEmpty {
+            throw EventStoreError(.invalidInput, "The append names no stream; give at least one stream and event.")
+        }
+        var total = 0
+        var streams = Set<String>()
+        var ids = Set<UUID>()
+        for append in appends {
+            try validateName(append.stream, kind: "stream")
+            if !streams.insert(append.stream).inserted {
+                throw EventStoreError(
+                    .invalidInput,
+                    "The stream '\(append.stream)' appears twice in one append; give each stream once with all its events.")
+            }
+            if append.events.isEmpty {
+                throw EventStoreError(
+                    .invalidInput, "The append to '\(append.stream)' has no events; give at least one event.")
+            }
+            total += append.events.count
+            if total > maximumEventsPerAppend {
+                throw EventStoreError(
+                    .invalidInput,
+                    "The append carries more than \(maximumEventsPerAppend) events; split it into several appends.")
+            }
+            for event in append.events {
+                try validateName(event.type, kind: "event type")
+                if event.data.count > maximumDataBytes {
+                    throw EventStoreError(
+                        .invalidInput,
+                        "An event's data is \(event.data.count) bytes; the limit is \(maximumDataBytes) bytes (16 MiB).")
+                }
+                if event.metadata.count > maximumMetadataBytes {
+                    throw EventStoreError(
+                        .invalidInput,
+                        "An event's metadata is \(event.metadata.count) bytes; the limit is \(maximumMetadataBytes) bytes (64 KiB).")
+                }
+                if let id = event.id, !ids.insert(id).inserted {
+                    throw EventStoreError(
+                        .invalidInput, "The event id \(id.uuidString) appears twice in one append; give each event its own id.")
+                }
+            }
+        }
+    }
+}

@@ -1,0 +1,63 @@
+import Foundation
+
+/// An event to append: its type, its data and metadata as bytes, and optionally its id.
+///
+/// Give an ``id`` to make the append idempotent: appending an event whose id is already recorded
+/// (with the same stream and content) returns the original position and writes nothing. Without
+/// an id, the store's injected id generator assigns one.
+public struct NewEvent: Sendable, Equatable {
+    /// The caller's id for this event, or nil to let the store assign one.
+    public var id: UUID?
+    /// The event's type name: non-empty UTF-8, no control characters, at most 200 bytes.
+    public var type: String
+    /// The event's payload (JSON for everything `esctl` writes), at most 16 MiB.
+    public var data: Data
+    /// Free-form metadata bytes, at most 64 KiB.
+    public var metadata: Data
+
+    /// Creates an event to append.
+    public init(id: UUID? = nil, type: String, data: Data = Data(), metadata: Data = Data()) {
+        self.id = id
+        self.type = type
+        self.data = data
+        self.metadata = metadata
+    }
+}
+
+/// The events to append to one stream, with the expectation that guards them: one part of an
+/// atomic append that may span several streams.
+public struct StreamAppend: Sendable, Equatable {
+    /// The stream's name: non-empty UTF-8, no control characters, at most 200 bytes.
+    public var stream: String
+    /// The events, in order; at least one.
+    public var events: [NewEvent]
+    /// What the stream's version must be for the append to go ahead.
+    public var expectedVersion: ExpectedVersion
+
+    /// Creates one stream's part of an append.
+    public init(stream: String, events: [NewEvent], expectedVersion: ExpectedVersion = .any) {
+        self.stream = stream
+        self.events = events
+        self.expectedVersion = expectedVersion
+    }
+}
+
+/// What an append did to one stream.
+public struct AppendResult: Sendable, Equatable {
+    /// The stream's name.
+    public let stream: String
+    /// The global position of each appended event, in the order given.
+    public let positions: [UInt64]
+    /// The stream's version after the last of these events (the version of that event).
+    public let version: UInt64
+    /// True when every event was already recorded (an idempotent retry): nothing was written and
+    /// the original positions are returned.
+    public let alreadyRecorded: Bool
+
+    public init(stream: String, positions: [UInt64], version: UInt64, alreadyRecorded: Bool) {
+        self.stream = stream
+        self.positions = positions
+        self.version = version
+        self.alreadyRecorded = alreadyRecorded
+    }
+}

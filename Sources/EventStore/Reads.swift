@@ -1,0 +1,173 @@
+import CLMDB
+import Foundation
+
+/// Which way to read a stream.
+public enum ReadDirection: String, Sendable, CaseIterable {
+    /// From older to newer versions.
+    case forward
+    /// From newer to older versions.
+    case backward
+}
+
+extension EventStore {
+    /// Reads up to `limit` events of `stream` starting at version `from` (inclusive) and moving
+    /// in `direction`. Forward reads start at version 1 when `from` is nil; backward reads start
+    /// at the stream's last version. A stream with no events gives an empty array.
+    ///
+    /// Throws ``EventStoreError`` with ``EventStoreError/Code/invalidInput`` for a negative limit,
+    /// ``EventStoreError/Code/damaged`` when a record cannot be decoded,
+    /// ``EventStoreError/Code/closed`` after ``close()``.
+    public func readStream(
+        _ stream: String, from version: UInt64? = nil, direction: ReadDirection = .forward, limit: Int = .max
+    ) throws -> [RecordedEvent] {
+        guard limit >= 0 else {
+            throw EventStoreError(.invalidInput, "The limit is negative; give 0 or more.")
+        }
+        let databases = environment.databases
+        return try environment.read { txn in
+            guard limit > 0, let head = try Self.streamHead(stream, txn, databases) else { return [] }
+            var start: UInt64
+            switch direction {
+            case .forward: start = max(version ?? 1, 1)
+            case .backward: start = min(version ?? head.version, head.version)
+            }
+            guard start >= 1, start <= head.version else { return [] }
+            var events: [RecordedEvent] = []
+            let cursor = try txn.cursor(databases.streamIndex)
+            var entry = try BigEndian.withIndexKey(stream: head.number, version: start) {
+                try cursor.seek(atLeast: $0)
+            }
+            while let (key, value) = entry, events.count < limit {
+                guard key.count == 16, BigEndian.uint64(key) == head.number else { break }
+                guard value.count == 8 else {
+                    throw EventStoreError(.damaged, "The stream index of '\(stream)' holds a value that is not a position; run `esctl verify`.")
+                }
+                let position = BigEndian.uint64(value)
+                events.append(try Self.record(at: position, txn, databases))
+                entry = try direction == .forward ? cursor.next() : cursor.previous()
+            }
+            return events
+        }
+    }
+
+    /// Reads up to `limit` events of the whole log that pass `filter`, starting at position `from`
+    /// (inclusive, default 1) and ending at `through` (inclusive, default the head), in position
+    /// order.
+    ///
+    /// Throws as ``readStream(_:from:direction:limit:)`` does.
+    public func read(
+        from position: UInt64 = 1, through last: UInt64 = .max, limit: Int = .max, filter: EventFilter = .all
+    ) throws -> [RecordedEvent] {
+        guard limit >= 0 else {
+            throw EventStoreError(.invalidInput, "The limit is negative; give 0 or more.")
+        }
+        let databases = environment.databases
+        let compiled = filter.compiled
+        return try environment.read { txn in
+            var events: [RecordedEvent] = []
+            guard limit > 0, position <= last else { return events }
+            let cursor = try txn.cursor(databases.events)
+            var entry = try BigEndian.withBytes(of: max(position, 1)) { try cursor.seek(atLeast: $0) }
+            while let (key, value) = entry, events.count < limit {
+                let current = try Self.position(of: key)
+                if current > last { break }
+                let view = try RecordView(value, position: current)
+                if compiled.matches(view) {
+                    events.append(try view.recordedEvent(at: current))
+                }
+                entry = try cursor.next()
+            }
+            return events
+        }
+    }
+
+    /// The event at `position`, or nil when there is none.
+    public func event(at position: UInt64) throws -> RecordedEvent? {
+        let databases = environment.databases
+        return try environment.read { txn in
+            guard let value = try BigEndian.withBytes(of: position, { try txn.get(databases.events, $0) }) else {
+                return nil
+            }
+            return try RecordView(value, position: position).recordedEvent(at: position)
+        }
+    }
+
+    /// The position of the last event in the log; 0 when the log is empty.
+    public func headPosition() throws -> UInt64 {
+        let databases = environment.databases
+        return try environment.read { txn in try Writer.lastPosition(txn, databases) }
+    }
+
+    /// The version of `stream`'s last event; 0 when the stream has no events.
+    public func streamVersion(_ stream: String) throws -> UInt64 {
+        let databases = environment.databases
+        return try environment.read { txn in
+            try Self.streamHead(stream, txn, databases)?.version ?? 0
+        }
+    }
+
+    /// Counts and sizes of the store, read in one consistent snapshot.
+    public func statistics() throws -> StoreStatistics {
+        let databases = environment.databases
+        let pageSize = try environment.pageSize()
+        let info = try environment.info()
+        let fileSize = try environment.directory.dataFileSize()
+        return try environment.read { txn in
+            let events = try txn.entryCount(databases.events)
+            let streams = try txn.entryCount(databases.streams)
+            let cursor = try txn.cursor(databases.events)
+            let first = try cursor.first().map { entry in try Self.position(of: entry.key) } ?? 0
+            let head = try cursor.last().map { entry in try Self.position(of: entry.key) } ?? 0
+            return StoreStatistics(
+                eventCount: UInt64(events), streamCount: UInt64(streams), firstPosition: first,
+                headPosition: head, fileSize: fileSize, mapSize: info.me_mapsize, pageSize: pageSize)
+        }
+    }
+
+    // MARK: Helpers shared by the read paths
+
+    static func streamHead(_ stream: String, _ txn: Transaction, _ databases: Databases) throws -> StreamHead? {
+        var name = stream
+        guard !name.isEmpty else { return nil }
+        let stored = try name.withUTF8 { bytes in
+            try txn.get(databases.streams, UnsafeRawBufferPointer(bytes))
+        }
+        guard let stored else { return nil }
+        guard let head = StreamHead(stored) else {
+            throw EventStoreError(.damaged, "The head of stream '\(stream)' is unreadable; run `esctl verify`.")
+        }
+        return head
+    }
+
+    static func record(at position: UInt64, _ txn: Transaction, _ databases: Databases) throws -> RecordedEvent {
+        guard let value = try BigEndian.withBytes(of: position, { bytes in try txn.get(databases.events, bytes) }) else {
+            throw EventStoreError(.damaged, "The stream index points to position \(position), which is not in the log; run `esctl verify`.")
+        }
+        return try RecordView(value, position: position).recordedEvent(at: position)
+    }
+
+    static func position(of key: UnsafeRawBufferPointer) throws(EventStoreError) -> UInt64 {
+        guard key.count == 8 else {
+            throw EventStoreError(.damaged, "The log holds a key that is not a position; run `esctl verify`.")
+        }
+        return BigEndian.uint64(key)
+    }
+}
+
+/// Counts and sizes of a store.
+public struct StoreStatistics: Sendable, Equatable, Codable {
+    /// Events in the log.
+    public let eventCount: UInt64
+    /// Streams with at least one event.
+    public let streamCount: UInt64
+    /// The position of the first event; 0 when the log is empty.
+    public let firstPosition: UInt64
+    /// The position of the last event; 0 when the log is empty.
+    public let headPosition: UInt64
+    /// The data file's size on disk, in bytes.
+    public let fileSize: Int
+    /// The memory map's current size, in bytes (it grows by itself).
+    public let mapSize: Int
+    /// LMDB's page size, in bytes.
+    public let pageSize: Int
+}

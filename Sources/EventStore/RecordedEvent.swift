@@ -1,0 +1,40 @@
+import Foundation
+
+/// An event as the log holds it: where it is, what it is, and when it was recorded.
+public struct RecordedEvent: Sendable, Equatable, Hashable {
+    /// The event's global position: gapless, starting at 1, increasing in commit order.
+    public let position: UInt64
+    /// The stream it belongs to.
+    public let stream: String
+    /// Its version within the stream, starting at 1.
+    public let version: UInt64
+    /// Its id (unique in the log).
+    public let id: UUID
+    /// Its type name.
+    public let type: String
+    /// Its payload bytes.
+    public let data: Data
+    /// Its metadata bytes (empty when none were given).
+    public let metadata: Data
+    /// When it was recorded, by the store's injected clock, in microseconds since 1970-01-01T00:00:00Z.
+    public let recordedAtMicroseconds: Int64
+
+    public init(
+        position: UInt64, stream: String, version: UInt64, id: UUID, type: String, data: Data,
+        metadata: Data, recordedAtMicroseconds: Int64
+    ) {
+        self.position = position
+        self.stream = stream
+        self.version = version
+        self.id = id
+        self.type = type
+        self.data = data
+        self.metadata = metadata
+        self.recordedAtMicroseconds = recordedAtMicroseconds
+    }
+
+    /// When it was recorded, as a `Date`.
+    public var recordedAt: Date {
+        Date(timeIntervalSince1970: Double(recordedAtMicroseconds) / 1_000_000)
+    }
+}

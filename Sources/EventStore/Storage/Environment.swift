@@ -1,0 +1,308 @@
+import CLMDB
+import Foundation
+
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// The handles of the store's own named databases.
+struct Databases {
+    let meta: MDB_dbi
+    let events: MDB_dbi
+    let streams: MDB_dbi
+    let streamIndex: MDB_dbi
+    let eventIDs: MDB_dbi
+}
+
+/// One open LMDB environment: the only place the store's files are opened, mapped, resized and
+/// closed.
+///
+/// `@unchecked Sendable`: LMDB allows an environment to be used from many threads when it is
+/// opened with `MDB_NOTLS` (read transactions are not tied to threads) and each write transaction
+/// stays on one thread (the writer's). The mutable state here, the map size and whether the
+/// environment is closed, is guarded by `gate`: every transaction runs under a shared hold of it,
+/// and resizing or closing takes it exclusively, which is exactly LMDB's rule that
+/// `mdb_env_set_mapsize` and `mdb_env_close` run with no transaction active in the process.
+final class Environment: @unchecked Sendable {
+    let directory: StoreDirectory
+    private let handle: OpaquePointer
+    private(set) var databases: Databases
+    private let gate: UnsafeMutablePointer<pthread_rwlock_t>
+    /// Guarded by `gate` (written only under the exclusive hold).
+    private var isClosed = false
+
+    /// Opens (creating when new) the environment in `directory`, checks the data file against what
+    /// its meta page claims, and opens or creates the store's databases.
+    init(directory: StoreDirectory, configuration: Configuration) throws(EventStoreError) {
+        self.directory = directory
+        gate = UnsafeMutablePointer<pthread_rwlock_t>.allocate(capacity: 1)
+        var attributes = pthread_rwlockattr_t()
+        pthread_rwlockattr_init(&attributes)
+        #if os(Linux)
+        // Writer preference: a resize must not starve behind a stream of short readers.
+        pthread_rwlockattr_setkind_np(&attributes, Int32(PTHREAD_RWLOCK_PREFER_WRITER_NONRECURSIVE_NP))
+        #endif
+        pthread_rwlock_init(gate, &attributes)
+        pthread_rwlockattr_destroy(&attributes)
+
+        var env: OpaquePointer?
+        var rc = mdb_env_create(&env)
+        guard rc == MDB_SUCCESS, let env else {
+            Self.releaseGate(gate)
+            throw .lmdb(rc, "creating the environment")
+        }
+        handle = env
+        databases = Databases(meta: 0, events: 0, streams: 0, streamIndex: 0, eventIDs: 0)
+        do throws(EventStoreError) {
+            try Self.check(mdb_env_set_maxdbs(env, 128), "setting the number of tables")
+            try Self.check(mdb_env_set_maxreaders(env, 1024), "setting the number of readers")
+            let mapSize = max(configuration.initialMapSize, 1 << 20)
+            try Self.check(mdb_env_set_mapsize(env, mapSize), "setting the map size")
+            var flags = UInt32(MDB_NOTLS)
+            switch configuration.durability {
+            case .full: break
+            case .noMetaSync: flags |= UInt32(MDB_NOMETASYNC)
+            case .noSync: flags |= UInt32(MDB_NOSYNC)
+            }
+            rc = mdb_env_open(env, directory.path, flags, 0o600)
+            if rc == ENOENT || rc == EINVAL {
+                throw EventStoreError(
+                    .damaged,
+                    "The data file in '\(directory.path)' is not a readable LMDB environment; restore it from a backup or choose another directory.",
+                    cause: .lmdb(code: rc, description: String(cString: mdb_strerror(rc))))
+            }
+            try Self.check(rc, "opening the store in '\(directory.path)'")
+            var dead: Int32 = 0
+            try Self.check(mdb_reader_check(env, &dead), "clearing stale readers")
+            try adoptLargerMapSize(configured: mapSize)
+            try checkDataFileSize()
+            databases = try openDatabases()
+        } catch {
+            // Every property is set, so deinit runs after this throw; it must find the
+            // environment closed and only release the gate.
+            mdb_env_close(env)
+            isClosed = true
+            throw error
+        }
+    }
+
+    deinit {
+        close()
+        Self.releaseGate(gate)
+    }
+
+    private static func releaseGate(_ gate: UnsafeMutablePointer<pthread_rwlock_t>) {
+        pthread_rwlock_destroy(gate)
+        gate.deallocate()
+    }
+
+    @inline(__always)
+    private static func check(_ rc: Int32, _ operation: String) throws(EventStoreError) {
+        guard rc == MDB_SUCCESS else { throw .lmdb(rc, operation) }
+    }
+
+    /// LMDB shrinks the map to the configured size (or the data in use) at open; a map that another
+    /// run grew is kept instead, so the store does not have to grow again right away.
+    private func adoptLargerMapSize(configured: Int) throws(EventStoreError) {
+        try Self.check(mdb_env_set_mapsize(handle, 0), "reading the stored map size")
+        var info = MDB_envinfo()
+        try Self.check(mdb_env_info(handle, &info), "reading the environment's meta page")
+        if info.me_mapsize < configured {
+            try Self.check(mdb_env_set_mapsize(handle, configured), "setting the map size")
+        }
+    }
+
+    /// LMDB maps the data file, so touching a page past the end of a truncated file would raise
+    /// SIGBUS. The meta page says how many pages are in use; the file must hold them all.
+    private func checkDataFileSize() throws(EventStoreError) {
+        var info = MDB_envinfo()
+        var stat = MDB_stat()
+        try Self.check(mdb_env_info(handle, &info), "reading the environment's meta page")
+        try Self.check(mdb_env_stat(handle, &stat), "reading the environment's statistics")
+        let needed = (info.me_last_pgno + 1) * Int(stat.ms_psize)
+        let actual = try directory.dataFileSize()
+        if actual < needed {
+            throw EventStoreError(
+                .damaged,
+                "The data file in '\(directory.path)' is truncated (\(actual) bytes, its meta page needs \(needed)); restore it from a backup.")
+        }
+    }
+
+    /// Opens the store's databases, creating them (and the format marker) in a new store. A store
+    /// with another format, or an LMDB environment that is not an event store, is refused.
+    private func openDatabases() throws(EventStoreError) -> Databases {
+        // First without creating anything, so opening an existing store never waits for the write lock.
+        let existing: Databases? = try transaction(readOnly: true, commit: true) { txn in
+            try self.openAll(txn, create: false)
+        }
+        if let existing { return existing }
+        let created: Databases? = try transaction(readOnly: false, commit: true) { txn in
+            try self.openAll(txn, create: true)
+        }
+        guard let created else {
+            throw EventStoreError(.storageFailure, "The store's tables could not be created in '\(directory.path)'.")
+        }
+        return created
+    }
+
+    private func openAll(_ txn: Transaction, create: Bool) throws -> Databases? {
+        var mainDB: MDB_dbi = 0
+        try Self.check(mdb_dbi_open(txn.handle, nil, 0, &mainDB), "opening the main table")
+        let isEmptyEnvironment = try txn.entryCount(mainDB) == 0
+        func open(_ name: String) throws -> MDB_dbi? {
+            var dbi: MDB_dbi = 0
+            let rc = mdb_dbi_open(txn.handle, name, create ? UInt32(MDB_CREATE) : 0, &dbi)
+            if rc == MDB_NOTFOUND { return nil }
+            if rc == MDB_INCOMPATIBLE {
+                throw EventStoreError(
+                    .storeUnavailable,
+                    "The directory '\(directory.path)' holds an LMDB environment that is not an event store; choose another directory.")
+            }
+            try Self.check(rc, "opening the table '\(name)'")
+            return dbi
+        }
+        guard let meta = try open(Schema.meta) else {
+            if !isEmptyEnvironment {
+                throw EventStoreError(
+                    .storeUnavailable,
+                    "The directory '\(directory.path)' holds an LMDB environment that is not an event store; choose another directory.")
+            }
+            return nil
+        }
+        let format: UInt32? = try Schema.formatKey.utf8CString.withUnsafeBytes { key in
+            let keyBytes = UnsafeRawBufferPointer(rebasing: key.dropLast())
+            guard let value = try txn.get(meta, keyBytes) else { return nil }
+            guard value.count == 4 else { return UInt32.max }
+            return BigEndian.uint32(value)
+        }
+        switch format {
+        case Schema.formatVersion?:
+            break
+        case nil where create:
+            try Schema.formatKey.utf8CString.withUnsafeBytes { key in
+                let keyBytes = UnsafeRawBufferPointer(rebasing: key.dropLast())
+                _ = try withUnsafeBytes(of: Schema.formatVersion.bigEndian) { value in
+                    try txn.put(meta, keyBytes, value)
+                }
+            }
+        case nil:
+            return nil
+        case let other?:
+            throw EventStoreError(
+                .storeUnavailable,
+                "The store in '\(directory.path)' has format \(other), and this version reads format \(Schema.formatVersion); use a matching version of esctl.")
+        }
+        guard let events = try open(Schema.events), let streams = try open(Schema.streams),
+            let streamIndex = try open(Schema.streamIndex), let eventIDs = try open(Schema.eventIDs)
+        else { return nil }
+        return Databases(meta: meta, events: events, streams: streams, streamIndex: streamIndex, eventIDs: eventIDs)
+    }
+
+    /// Runs `body` in a transaction under a shared hold of the gate. Read transactions are always
+    /// aborted unless `commit` is set (needed to keep table handles opened in them); write
+    /// transactions are committed when `body` returns and aborted when it throws.
+    ///
+    /// Must not be nested: a thread never holds the gate twice.
+    func transaction<R>(
+        readOnly: Bool, commit: Bool = true, _ body: (Transaction) throws -> R
+    ) throws(EventStoreError) -> R {
+        while true {
+            pthread_rwlock_rdlock(gate)
+            if isClosed {
+                pthread_rwlock_unlock(gate)
+                throw EventStoreError.closedStore
+            }
+            var txn: OpaquePointer?
+            let rc = mdb_txn_begin(handle, nil, readOnly ? UInt32(MDB_RDONLY) : 0, &txn)
+            if rc == MDB_MAP_RESIZED {
+                pthread_rwlock_unlock(gate)
+                try adoptMapSize()
+                continue
+            }
+            guard rc == MDB_SUCCESS, let txn else {
+                pthread_rwlock_unlock(gate)
+                throw .lmdb(rc, readOnly ? "starting a read" : "starting a write")
+            }
+            defer { pthread_rwlock_unlock(gate) }
+            let result: R
+            do {
+                result = try body(Transaction(handle: txn))
+            } catch {
+                mdb_txn_abort(txn)
+                throw EventStoreError.wrapping(error)
+            }
+            if readOnly && !commit {
+                mdb_txn_abort(txn)
+            } else {
+                let rc = mdb_txn_commit(txn)
+                guard rc == MDB_SUCCESS else { throw .lmdb(rc, "committing") }
+            }
+            return result
+        }
+    }
+
+    /// Runs a read-only transaction.
+    @inline(__always)
+    func read<R>(_ body: (Transaction) throws -> R) throws(EventStoreError) -> R {
+        try transaction(readOnly: true, commit: false, body)
+    }
+
+    /// Adopts a larger map made by another process (after `MDB_MAP_RESIZED`).
+    func adoptMapSize() throws(EventStoreError) {
+        pthread_rwlock_wrlock(gate)
+        defer { pthread_rwlock_unlock(gate) }
+        if isClosed { throw EventStoreError.closedStore }
+        try Self.check(mdb_env_set_mapsize(handle, 0), "adopting another process's map size")
+    }
+
+    /// Doubles the map (after `MDB_MAP_FULL`). Waits for running reads to end first.
+    func growMap() throws(EventStoreError) {
+        pthread_rwlock_wrlock(gate)
+        defer { pthread_rwlock_unlock(gate) }
+        if isClosed { throw EventStoreError.closedStore }
+        var info = MDB_envinfo()
+        try Self.check(mdb_env_info(handle, &info), "reading the map size")
+        let (doubled, overflow) = info.me_mapsize.multipliedReportingOverflow(by: 2)
+        guard !overflow else {
+            throw EventStoreError(.storageFull, "The store's map cannot grow any further.")
+        }
+        let rc = mdb_env_set_mapsize(handle, doubled)
+        if rc == ENOMEM {
+            throw EventStoreError(
+                .storageFull, "The store's map cannot grow to \(doubled) bytes: out of address space.",
+                cause: .lmdb(code: rc, description: String(cString: mdb_strerror(rc))))
+        }
+        try Self.check(rc, "growing the map to \(doubled) bytes")
+    }
+
+    /// The environment's current information (map size, last page, last transaction id).
+    func info() throws(EventStoreError) -> MDB_envinfo {
+        pthread_rwlock_rdlock(gate)
+        defer { pthread_rwlock_unlock(gate) }
+        if isClosed { throw EventStoreError.closedStore }
+        var info = MDB_envinfo()
+        try Self.check(mdb_env_info(handle, &info), "reading the environment's information")
+        return info
+    }
+
+    /// The page size of the environment.
+    func pageSize() throws(EventStoreError) -> Int {
+        pthread_rwlock_rdlock(gate)
+        defer { pthread_rwlock_unlock(gate) }
+        if isClosed { throw EventStoreError.closedStore }
+        var stat = MDB_stat()
+        try Self.check(mdb_env_stat(handle, &stat), "reading the environment's statistics")
+        return Int(stat.ms_psize)
+    }
+
+    /// Closes the environment once running transactions have ended. Idempotent.
+    func close() {
+        pthread_rwlock_wrlock(gate)
+        defer { pthread_rwlock_unlock(gate) }
+        if isClosed { return }
+        isClosed = true
+        mdb_env_close(handle)
+    }
+}

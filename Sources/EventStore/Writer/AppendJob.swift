@@ -1,0 +1,182 @@
+import CLMDB
+import Foundation
+
+/// An append of events to one or more streams, as the writer runs it: check idempotency, then
+/// every expectation, then write, so that a rejected append has written nothing.
+///
+/// `@unchecked Sendable`: created on the caller's thread, then touched only by the writer thread
+/// (see ``WriteJob``); the continuation is resumed exactly once, by `complete` or `fail`.
+final class AppendJob: WriteJob, @unchecked Sendable {
+    private let appends: [StreamAppend]
+    /// The id of every event, given or generated, in the shape of `appends`.
+    private let ids: [[UUID]]
+    private let continuation: CheckedContinuation<[AppendResult], any Error>
+    private var result: [AppendResult] = []
+    let eventCount: Int
+
+    /// `appends` must already have passed ``Limits/validate(_:)``.
+    init(
+        appends: [StreamAppend], idGenerator: () -> UUID,
+        continuation: CheckedContinuation<[AppendResult], any Error>
+    ) {
+        self.appends = appends
+        self.ids = appends.map { $0.events.map { $0.id ?? idGenerator() } }
+        self.continuation = continuation
+        self.eventCount = appends.reduce(0) { $0 + $1.events.count }
+    }
+
+    func complete() { continuation.resume(returning: result) }
+    func fail(_ error: EventStoreError) { continuation.resume(throwing: error) }
+
+    func run(in context: inout BatchContext) throws(JobFailure) {
+        do {
+            if let recorded = try alreadyRecorded(context) {
+                result = recorded
+                return
+            }
+            let heads = try checkExpectations(context)
+            result = try write(heads: heads, context: &context)
+        } catch let failure as JobFailure {
+            throw failure
+        } catch {
+            throw .transaction(error as? EventStoreError ?? EventStoreError(.storageFailure, "\(error)"))
+        }
+    }
+
+    /// When every event's given id is already recorded with the same content, the original
+    /// results; nil when none is recorded. Rejects a partial or conflicting match.
+    private func alreadyRecorded(_ context: BatchContext) throws -> [AppendResult]? {
+        let databases = context.databases
+        var results: [AppendResult] = []
+        var found = 0
+        for (append, ids) in zip(appends, ids) {
+            var positions: [UInt64] = []
+            var lastVersion: UInt64 = 0
+            for (event, id) in zip(append.events, ids) where event.id != nil {
+                let stored = try withUnsafeBytes(of: id.uuid) { try context.txn.get(databases.eventIDs, $0) }
+                guard let stored else { continue }
+                guard stored.count == 8 else {
+                    throw JobFailure.transaction(
+                        EventStoreError(.damaged, "The id index holds a value that is not a position; run `esctl verify`."))
+                }
+                let position = BigEndian.uint64(stored)
+                let record = try BigEndian.withBytes(of: position) { try context.txn.get(databases.events, $0) }
+                guard let record else {
+                    throw JobFailure.transaction(
+                        EventStoreError(
+                            .damaged, "The id index points to position \(position), which is not in the log; run `esctl verify`."))
+                }
+                let view = try RecordView(record, position: position)
+                guard view.hasSameContent(stream: append.stream, event: event) else {
+                    throw JobFailure.rejected(
+                        EventStoreError(
+                            .idempotencyConflict,
+                            "The event id \(id.uuidString) is already recorded with other content (at position \(position)); give a new id for a new event."))
+                }
+                found += 1
+                positions.append(position)
+                lastVersion = view.version
+            }
+            results.append(
+                AppendResult(stream: append.stream, positions: positions, version: lastVersion, alreadyRecorded: true))
+        }
+        if found == 0 { return nil }
+        guard found == eventCount else {
+            throw JobFailure.rejected(
+                EventStoreError(
+                    .idempotencyConflict,
+                    "Some events of this append are already recorded and others are not; retry with exactly the original events or with new ids."))
+        }
+        return results
+    }
+
+    /// Reads each stream's head and checks its expectation; rejects with every failed one.
+    private func checkExpectations(_ context: BatchContext) throws -> [StreamHead?] {
+        var heads: [StreamHead?] = []
+        var conflicts: [VersionConflict] = []
+        for append in appends {
+            let head = try Self.head(of: append.stream, context)
+            let actual = head?.version ?? 0
+            if !append.expectedVersion.isSatisfied(by: actual) {
+                conflicts.append(VersionConflict(stream: append.stream, expected: append.expectedVersion, actual: actual))
+            }
+            heads.append(head)
+        }
+        if !conflicts.isEmpty {
+            let text = conflicts.map(\.description).joined(separator: "; ")
+            throw JobFailure.rejected(
+                EventStoreError(
+                    .versionConflict, "Version conflict: \(text); read the stream again and retry.",
+                    conflicts: conflicts))
+        }
+        return heads
+    }
+
+    static func head(of stream: String, _ context: BatchContext) throws -> StreamHead? {
+        var name = stream
+        let stored = try name.withUTF8 { try context.txn.get(context.databases.streams, UnsafeRawBufferPointer($0)) }
+        guard let stored else { return nil }
+        guard let head = StreamHead(stored) else {
+            throw JobFailure.transaction(
+                EventStoreError(.damaged, "The head of stream '\(stream)' is unreadable; run `esctl verify`."))
+        }
+        return head
+    }
+
+    private func write(heads: [StreamHead?], context: inout BatchContext) throws -> [AppendResult] {
+        let txn = context.txn
+        let databases = context.databases
+        var results: [AppendResult] = []
+        results.reserveCapacity(appends.count)
+        for ((append, ids), existing) in zip(zip(appends, ids), heads) {
+            var head = try existing ?? StreamHead(number: UInt64(txn.entryCount(databases.streams)) + 1, version: 0)
+            var positions: [UInt64] = []
+            positions.reserveCapacity(append.events.count)
+            var streamName = append.stream
+            try streamName.withUTF8 { streamBytes in
+                for (event, id) in zip(append.events, ids) {
+                    head.version += 1
+                    let position = context.nextPosition
+                    var type = event.type
+                    try type.withUTF8 { typeBytes in
+                        let size = RecordCodec.encodedSize(
+                            streamBytes: streamBytes.count, typeBytes: typeBytes.count,
+                            dataBytes: event.data.count, metadataBytes: event.metadata.count)
+                        let space = try BigEndian.withBytes(of: position) {
+                            try txn.reserve(databases.events, $0, size: size, flags: MDB_APPEND)
+                        }
+                        RecordCodec.encode(
+                            into: space, stream: UnsafeRawBufferPointer(streamBytes),
+                            type: UnsafeRawBufferPointer(typeBytes), version: head.version,
+                            recordedAt: context.recordedAt, id: id, data: event.data, metadata: event.metadata)
+                    }
+                    try BigEndian.withBytes(of: position) { positionBytes in
+                        let indexed = try BigEndian.withIndexKey(stream: head.number, version: head.version) {
+                            try txn.put(databases.streamIndex, $0, positionBytes, flags: MDB_NOOVERWRITE)
+                        }
+                        guard indexed else {
+                            throw JobFailure.transaction(
+                                EventStoreError(
+                                    .damaged,
+                                    "The stream index already holds version \(head.version) of '\(append.stream)'; run `esctl verify`."))
+                        }
+                        let isNewID = try withUnsafeBytes(of: id.uuid) {
+                            try txn.put(databases.eventIDs, $0, positionBytes, flags: MDB_NOOVERWRITE)
+                        }
+                        guard isNewID else {
+                            throw JobFailure.poisoned(
+                                EventStoreError(
+                                    .idempotencyConflict,
+                                    "The id generator made an id that is already recorded (\(id.uuidString)); check the injected id generator."))
+                        }
+                    }
+                    positions.append(position)
+                    context.nextPosition += 1
+                }
+                _ = try head.withBytes { try txn.put(databases.streams, UnsafeRawBufferPointer(streamBytes), $0) }
+            }
+            results.append(AppendResult(stream: append.stream, positions: positions, version: head.version, alreadyRecorded: false))
+        }
+        return results
+    }
+}

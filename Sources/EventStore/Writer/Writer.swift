@@ -1,0 +1,229 @@
+import CLMDB
+import Foundation
+import Synchronization
+
+/// What a job may throw from inside the batch transaction.
+enum JobFailure: Error {
+    /// The job failed its checks before writing anything: it fails alone, the batch goes on.
+    case rejected(EventStoreError)
+    /// The job failed after writing: the transaction is aborted and retried without it.
+    case poisoned(EventStoreError)
+    /// The transaction itself failed (map full, too many dirty pages, an LMDB error).
+    case transaction(EventStoreError)
+}
+
+/// The state shared by the jobs of one batch transaction.
+struct BatchContext {
+    let txn: Transaction
+    let databases: Databases
+    /// The position the next appended event takes.
+    var nextPosition: UInt64
+    /// The time stamped on every event of this batch, in microseconds since 1970.
+    let recordedAt: Int64
+}
+
+/// One unit of work for the writer thread, run inside a transaction it shares with other jobs.
+///
+/// A job is handed to the writer once and from then on touched only by the writer thread, until
+/// `complete` or `fail` hands its result back to the waiting caller.
+protocol WriteJob: AnyObject {
+    /// How many events the job appends (for sizing batches).
+    var eventCount: Int { get }
+    /// Does the job's work in the batch transaction. May be called again on a retry of the batch;
+    /// each call starts from scratch.
+    func run(in context: inout BatchContext) throws(JobFailure)
+    /// The batch committed: deliver the result of the last `run`.
+    func complete()
+    /// The job failed: deliver the error.
+    func fail(_ error: EventStoreError)
+}
+
+/// The one thread that runs every write transaction of a store.
+///
+/// An LMDB write transaction belongs to the thread that began it, and Swift tasks hop threads, so
+/// callers hand jobs to this thread and await the outcome. The thread drains every queued job into
+/// one transaction and commits once (group commit): one sync serves many callers.
+///
+/// `@unchecked Sendable`: the queue and the state are guarded by `condition`; everything else is
+/// immutable or touched only by the writer thread.
+final class Writer: @unchecked Sendable {
+    private enum State { case running, closing, closed }
+
+    private let environment: Environment
+    private let clock: @Sendable () -> Date
+    private let maximumEventsPerCommit: Int
+    private let condition = NSCondition()
+    private var queue: [any WriteJob] = []
+    private var state = State.running
+    private let stopped = DispatchSemaphore(value: 0)
+    /// Told the new head after each commit that appended events.
+    private let headSignal: HeadSignal
+
+    /// Write transactions committed since the store opened.
+    let commitCount = Atomic<UInt64>(0)
+    /// Jobs completed successfully since the store opened.
+    let completedJobCount = Atomic<UInt64>(0)
+
+    init(
+        environment: Environment, clock: @escaping @Sendable () -> Date, maximumEventsPerCommit: Int,
+        headSignal: HeadSignal
+    ) {
+        self.environment = environment
+        self.clock = clock
+        self.maximumEventsPerCommit = max(1, maximumEventsPerCommit)
+        self.headSignal = headSignal
+        let thread = Thread { [self] in self.loop() }
+        thread.name = "EventStore.writer"
+        thread.start()
+    }
+
+    /// Queues a job; throws ``EventStoreError/Code/closed`` once the writer is shutting down.
+    func submit(_ job: any WriteJob) throws(EventStoreError) {
+        condition.lock()
+        defer { condition.unlock() }
+        guard state == .running else { throw EventStoreError.closedStore }
+        queue.append(job)
+        condition.signal()
+    }
+
+    /// The number of jobs waiting for the writer (for tests that need a queue to fill up).
+    var queuedJobCount: Int {
+        condition.lock()
+        defer { condition.unlock() }
+        return queue.count
+    }
+
+    /// Finishes every queued job, then stops the thread. Blocks until it has stopped. Idempotent.
+    func shutDown() {
+        condition.lock()
+        let wasRunning = state == .running
+        if wasRunning {
+            state = .closing
+            condition.signal()
+        }
+        condition.unlock()
+        if wasRunning { stopped.wait() }
+    }
+
+    private func loop() {
+        while let batch = nextBatch() {
+            commit(batch)
+        }
+        stopped.signal()
+    }
+
+    /// Waits for work and takes as many queued jobs as fit in one transaction; nil when closing
+    /// and nothing is left.
+    private func nextBatch() -> [any WriteJob]? {
+        condition.lock()
+        defer { condition.unlock() }
+        while queue.isEmpty {
+            if state != .running {
+                state = .closed
+                return nil
+            }
+            condition.wait()
+        }
+        var taken = 0
+        var events = 0
+        for job in queue {
+            if taken > 0 && events + job.eventCount > maximumEventsPerCommit { break }
+            taken += 1
+            events += job.eventCount
+        }
+        let batch = Array(queue.prefix(taken))
+        queue.removeFirst(taken)
+        return batch
+    }
+
+    /// Runs `jobs` in one transaction and commits, retrying as the failures require.
+    private func commit(_ jobs: [any WriteJob]) {
+        var pending = jobs
+        while !pending.isEmpty {
+            var rejected: [(Int, EventStoreError)] = []
+            var poisoned: (Int, EventStoreError)?
+            var transactionError: EventStoreError?
+            let recordedAt = Self.microseconds(clock())
+            do throws(EventStoreError) {
+                let (head, appended) = try environment.transaction(readOnly: false) {
+                    txn -> (UInt64, Bool) in
+                    var context = BatchContext(
+                        txn: txn, databases: environment.databases,
+                        nextPosition: try Self.lastPosition(txn, environment.databases) + 1,
+                        recordedAt: recordedAt)
+                    let start = context.nextPosition
+                    for (index, job) in pending.enumerated() {
+                        do throws(JobFailure) {
+                            try job.run(in: &context)
+                        } catch {
+                            switch error {
+                            case let .rejected(reason):
+                                rejected.append((index, reason))
+                            case let .poisoned(reason):
+                                poisoned = (index, reason)
+                                throw reason
+                            case let .transaction(reason):
+                                transactionError = reason
+                                throw reason
+                            }
+                        }
+                    }
+                    return (context.nextPosition - 1, context.nextPosition > start)
+                }
+                commitCount.add(1, ordering: .relaxed)
+                let rejectedIndices = Set(rejected.map(\.0))
+                for (index, reason) in rejected { pending[index].fail(reason) }
+                for (index, job) in pending.enumerated() where !rejectedIndices.contains(index) {
+                    job.complete()
+                }
+                completedJobCount.add(UInt64(pending.count - rejected.count), ordering: .relaxed)
+                if appended { headSignal.publish(head) }
+                return
+            } catch {
+                if let (index, reason) = poisoned {
+                    pending.remove(at: index).fail(reason)
+                    continue
+                }
+                let failure = transactionError ?? error
+                switch failure.lmdbCode {
+                case MDB_MAP_FULL?:
+                    do throws(EventStoreError) {
+                        try environment.growMap()
+                    } catch {
+                        pending.forEach { $0.fail(error) }
+                        return
+                    }
+                case MDB_TXN_FULL? where pending.count > 1:
+                    // Too many dirty pages for one transaction: give each job its own.
+                    for job in pending { commit([job]) }
+                    return
+                case MDB_TXN_FULL?:
+                    pending[0].fail(
+                        EventStoreError(
+                            .invalidInput, "The append is too large for one transaction; split it into smaller appends.",
+                            cause: failure.cause))
+                    return
+                default:
+                    pending.forEach { $0.fail(failure) }
+                    return
+                }
+            }
+        }
+    }
+
+    /// The position of the last event in the log, 0 when it is empty.
+    static func lastPosition(_ txn: Transaction, _ databases: Databases) throws(EventStoreError) -> UInt64 {
+        let cursor = try txn.cursor(databases.events)
+        guard let (key, _) = try cursor.last() else { return 0 }
+        guard key.count == 8 else {
+            throw EventStoreError(.damaged, "The log holds a key that is not a position; run `esctl verify`.")
+        }
+        return BigEndian.uint64(key)
+    }
+
+    static func microseconds(_ date: Date) -> Int64 {
+        let value = (date.timeIntervalSince1970 * 1_000_000).rounded()
+        guard value.isFinite, value < 9.2e18, value > -9.2e18 else { return 0 }
+        return Int64(value)
+    }
+}

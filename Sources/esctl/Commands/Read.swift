@@ -1,0 +1,55 @@
+import ArgumentParser
+import EventStore
+
+struct Read: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Print the events of one stream.",
+        discussion: "One line per event; with --json one JSON object per line (see `esctl replay --help`).")
+
+    @OptionGroup var store: StoreOptions
+
+    @Argument(help: "The stream to read.")
+    var stream: String
+
+    @Option(help: ArgumentHelp("The first version to print (default: 1, or the last with --backwards).", valueName: "V"))
+    var from: UInt64?
+
+    @Option(help: ArgumentHelp("Print at most N events.", valueName: "N"))
+    var limit: Int?
+
+    @Flag(help: "Read from newer to older versions.")
+    var backwards = false
+
+    @Flag(help: "Print one JSON object per line.")
+    var json = false
+
+    func validate() throws {
+        if let limit, limit < 0 { throw ValidationError("--limit must be 0 or more.") }
+    }
+
+    func run() async throws {
+        try await reportingErrors {
+            let store = try self.store.open()
+            defer { store.close() }
+            let version = try store.streamVersion(stream)
+            guard version > 0 else {
+                throw CLIError(.notFound, "The stream '\(stream)' has no events; check its name (`esctl replay` lists every event).")
+            }
+            let direction: ReadDirection = backwards ? .backward : .forward
+            var remaining = limit ?? .max
+            var next: UInt64? = from
+            while remaining > 0 {
+                let page = try store.readStream(stream, from: next, direction: direction, limit: min(remaining, 1000))
+                for event in page { Console.print(EventLines.line(event, json: json)) }
+                remaining -= page.count
+                guard let last = page.last, page.count == min(remaining + page.count, 1000) else { break }
+                if backwards {
+                    guard last.version > 1 else { break }
+                    next = last.version - 1
+                } else {
+                    next = last.version + 1
+                }
+            }
+        }
+    }
+}

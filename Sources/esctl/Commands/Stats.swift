@@ -1,0 +1,51 @@
+import ArgumentParser
+import EventStore
+
+struct Stats: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Print counts and sizes of the store.",
+        discussion: """
+            With --json one object with eventCount, streamCount, firstPosition, headPosition, \
+            fileSize, mapSize, pageSize and path. In an empty store firstPosition and headPosition \
+            are 0; otherwise positions count from 1.
+            """)
+
+    @OptionGroup var store: StoreOptions
+
+    @Flag(help: "Print the statistics as JSON.")
+    var json = false
+
+    func run() async throws {
+        try await reportingErrors {
+            let store = try self.store.open()
+            defer { store.close() }
+            let stats = try store.statistics()
+            if json {
+                var object = JSONObjectWriter()
+                object.add("eventCount", stats.eventCount)
+                object.add("streamCount", stats.streamCount)
+                object.add("firstPosition", stats.firstPosition)
+                object.add("headPosition", stats.headPosition)
+                object.add("fileSize", stats.fileSize)
+                object.add("mapSize", stats.mapSize)
+                object.add("pageSize", stats.pageSize)
+                object.add("path", store.path)
+                Console.print(object.finish())
+            } else {
+                let rows: [(String, String)] = [
+                    ("store", store.path),
+                    ("events", String(stats.eventCount)),
+                    ("streams", String(stats.streamCount)),
+                    ("first position", String(stats.firstPosition)),
+                    ("head position", String(stats.headPosition)),
+                    ("file size", "\(stats.fileSize) bytes"),
+                    ("map size", "\(stats.mapSize) bytes"),
+                    ("page size", "\(stats.pageSize) bytes"),
+                ]
+                for (name, value) in rows {
+                    Console.print(name.padding(toLength: 16, withPad: " ", startingAt: 0) + value)
+                }
+            }
+        }
+    }
+}

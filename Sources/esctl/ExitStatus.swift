@@ -1,0 +1,93 @@
+import ArgumentParser
+import EventStore
+
+/// esctl's exit codes: the same for every command, so scripts can act on them. Documented in the
+/// README and in `esctl --help`; keep all three in step.
+enum ExitStatus: Int32, CaseIterable {
+    case success = 0
+    /// A domain rule rejected the command (or recorded it as invalid).
+    case rejected = 1
+    /// The command line or the input was invalid (argument-parser's own usage errors use 64 too).
+    case invalidInput = 64
+    /// An expected version did not hold.
+    case versionConflict = 65
+    /// An event id is already recorded with other content.
+    case idempotencyConflict = 66
+    /// Something named does not exist (a stream, a projection).
+    case notFound = 67
+    /// The store cannot be opened or used, or is damaged.
+    case storeUnavailable = 69
+    /// An unexpected internal failure.
+    case internalError = 70
+    /// A wait ran out of time (`subscribe --timeout`).
+    case timedOut = 75
+    /// Interrupted by Ctrl-C.
+    case interrupted = 130
+
+    var summary: String {
+        switch self {
+        case .success: return "success"
+        case .rejected: return "rejected by a domain rule"
+        case .invalidInput: return "usage error or invalid input"
+        case .versionConflict: return "version conflict"
+        case .idempotencyConflict: return "idempotency conflict (same event id, other content)"
+        case .notFound: return "not found (stream, projection, ...)"
+        case .storeUnavailable: return "store unavailable or damaged"
+        case .internalError: return "internal error"
+        case .timedOut: return "timed out"
+        case .interrupted: return "interrupted (Ctrl-C)"
+        }
+    }
+
+    /// The exit code table as help text.
+    static var helpText: String {
+        allCases.map { "  \(String($0.rawValue).padding(toLength: 4, withPad: " ", startingAt: 0)) \($0.summary)" }
+            .joined(separator: "\n")
+    }
+
+    init(_ code: EventStoreError.Code) {
+        switch code {
+        case .invalidInput: self = .invalidInput
+        case .versionConflict: self = .versionConflict
+        case .idempotencyConflict: self = .idempotencyConflict
+        case .notFound: self = .notFound
+        case .storeUnavailable, .damaged, .closed, .storageFull: self = .storeUnavailable
+        case .storageFailure: self = .internalError
+        }
+    }
+}
+
+/// An error esctl itself reports: one sentence and the exit status it leads to.
+struct CLIError: Error {
+    let status: ExitStatus
+    let message: String
+
+    init(_ status: ExitStatus, _ message: String) {
+        self.status = status
+        self.message = message
+    }
+}
+
+/// Runs a command's work, turning every failure into one sentence on standard error and the
+/// documented exit code.
+func reportingErrors(_ work: () async throws -> Void) async throws {
+    do {
+        try await work()
+        Console.flush()
+    } catch let error as CLIError {
+        Console.error(error.message)
+        throw ExitCode(error.status.rawValue)
+    } catch let error as EventStoreError {
+        Console.error(error.description)
+        throw ExitCode(ExitStatus(error.code).rawValue)
+    } catch let error as ExitCode {
+        Console.flush()
+        throw error
+    } catch is CancellationError {
+        Console.flush()
+        throw ExitCode(ExitStatus.interrupted.rawValue)
+    } catch {
+        Console.error("unexpected failure: \(error)")
+        throw ExitCode(ExitStatus.internalError.rawValue)
+    }
+}

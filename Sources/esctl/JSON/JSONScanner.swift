@@ -1,0 +1,266 @@
+/// Why a piece of text is not the JSON that was expected, and where (a byte offset).
+struct JSONError: Error, Equatable, CustomStringConvertible {
+    let message: String
+    let offset: Int
+
+    var description: String { "\(message) at byte \(offset + 1)" }
+}
+
+/// A strict RFC 8259 JSON reader over bytes that validates values and hands back the exact bytes
+/// of each one, so esctl stores a caller's JSON as given, byte for byte.
+///
+/// Nesting is limited (``maximumDepth``) so hostile input cannot exhaust the stack.
+struct JSONScanner {
+    static let maximumDepth = 512
+
+    let bytes: [UInt8]
+    private(set) var index = 0
+    private var depth = 0
+
+    init(_ bytes: [UInt8]) {
+        self.bytes = bytes
+    }
+
+    /// Whether `bytes` is exactly one JSON value, with optional surrounding white space.
+    static func isValid(_ bytes: [UInt8]) -> Bool {
+        (try? validate(bytes)) != nil
+    }
+
+    /// Checks that `bytes` is exactly one JSON value; throws where it is not.
+    static func validate(_ bytes: [UInt8]) throws(JSONError) {
+        var scanner = JSONScanner(bytes)
+        scanner.skipWhitespace()
+        _ = try scanner.skipValue()
+        scanner.skipWhitespace()
+        guard scanner.index == bytes.count else { throw scanner.error("unexpected text after the JSON value") }
+    }
+
+    /// Reads one object whose members are handed back as raw value byte ranges, in order; the
+    /// whole input must be that object. Keys must be unique.
+    static func members(ofObject bytes: [UInt8]) throws(JSONError) -> [(key: String, value: Range<Int>)] {
+        var scanner = JSONScanner(bytes)
+        scanner.skipWhitespace()
+        guard scanner.peek() == UInt8(ascii: "{") else { throw scanner.error("expected a JSON object") }
+        scanner.index += 1
+        var members: [(key: String, value: Range<Int>)] = []
+        scanner.skipWhitespace()
+        if scanner.peek() == UInt8(ascii: "}") {
+            scanner.index += 1
+        } else {
+            while true {
+                scanner.skipWhitespace()
+                let keyOffset = scanner.index
+                let key = try scanner.readString()
+                if members.contains(where: { $0.key == key }) {
+                    throw JSONError(message: "the key \"\(key)\" appears twice", offset: keyOffset)
+                }
+                scanner.skipWhitespace()
+                try scanner.expect(UInt8(ascii: ":"))
+                scanner.skipWhitespace()
+                let value = try scanner.skipValue()
+                members.append((key, value))
+                scanner.skipWhitespace()
+                if scanner.peek() == UInt8(ascii: ",") {
+                    scanner.index += 1
+                    continue
+                }
+                try scanner.expect(UInt8(ascii: "}"))
+                break
+            }
+        }
+        scanner.skipWhitespace()
+        guard scanner.index == bytes.count else { throw scanner.error("unexpected text after the object") }
+        return members
+    }
+
+    /// Decodes a JSON string value given as its raw bytes (quotes included).
+    static func string(_ raw: ArraySlice<UInt8>) throws(JSONError) -> String {
+        var scanner = JSONScanner(Array(raw))
+        let text = try scanner.readString()
+        guard scanner.index == scanner.bytes.count else { throw scanner.error("expected a string") }
+        return text
+    }
+
+    // MARK: Scanning
+
+    private func peek() -> UInt8? { index < bytes.count ? bytes[index] : nil }
+
+    private func error(_ message: String) -> JSONError { JSONError(message: message, offset: index) }
+
+    private mutating func expect(_ byte: UInt8) throws(JSONError) {
+        guard peek() == byte else {
+            throw error("expected '\(Character(Unicode.Scalar(byte)))'")
+        }
+        index += 1
+    }
+
+    mutating func skipWhitespace() {
+        while let byte = peek(), byte == 0x20 || byte == 0x0A || byte == 0x0D || byte == 0x09 {
+            index += 1
+        }
+    }
+
+    /// Validates one value starting at `index` and returns its byte range.
+    @discardableResult
+    mutating func skipValue() throws(JSONError) -> Range<Int> {
+        let start = index
+        guard let byte = peek() else { throw error("expected a JSON value but the text ended") }
+        switch byte {
+        case UInt8(ascii: "{"): try skipContainer(close: UInt8(ascii: "}"), isObject: true)
+        case UInt8(ascii: "["): try skipContainer(close: UInt8(ascii: "]"), isObject: false)
+        case UInt8(ascii: "\""): _ = try readString()
+        case UInt8(ascii: "t"): try skipLiteral("true")
+        case UInt8(ascii: "f"): try skipLiteral("false")
+        case UInt8(ascii: "n"): try skipLiteral("null")
+        case UInt8(ascii: "-"), UInt8(ascii: "0")...UInt8(ascii: "9"): try skipNumber()
+        default: throw error("expected a JSON value")
+        }
+        return start..<index
+    }
+
+    private mutating func skipContainer(close: UInt8, isObject: Bool) throws(JSONError) {
+        depth += 1
+        defer { depth -= 1 }
+        guard depth <= Self.maximumDepth else { throw error("the JSON is nested too deeply") }
+        index += 1
+        skipWhitespace()
+        if peek() == close {
+            index += 1
+            return
+        }
+        while true {
+            skipWhitespace()
+            if isObject {
+                guard peek() == UInt8(ascii: "\"") else { throw error("expected a string key") }
+                _ = try readString()
+                skipWhitespace()
+                try expect(UInt8(ascii: ":"))
+                skipWhitespace()
+            }
+            try skipValue()
+            skipWhitespace()
+            guard let byte = peek() else { throw error("the text ended inside a JSON value") }
+            index += 1
+            if byte == close { return }
+            guard byte == UInt8(ascii: ",") else {
+                index -= 1
+                throw error("expected ',' or '\(Character(Unicode.Scalar(close)))'")
+            }
+        }
+    }
+
+    private mutating func skipLiteral(_ literal: StaticString) throws(JSONError) {
+        let count = literal.utf8CodeUnitCount
+        guard index + count <= bytes.count else { throw error("unknown literal") }
+        let matches = literal.withUTF8Buffer { expected in
+            bytes[index..<(index + count)].elementsEqual(expected)
+        }
+        guard matches else { throw error("unknown literal") }
+        index += count
+    }
+
+    private mutating func skipNumber() throws(JSONError) {
+        if peek() == UInt8(ascii: "-") { index += 1 }
+        guard let first = peek(), isDigit(first) else { throw error("expected a digit") }
+        index += 1
+        if first != UInt8(ascii: "0") {
+            while let byte = peek(), isDigit(byte) { index += 1 }
+        }
+        if peek() == UInt8(ascii: ".") {
+            index += 1
+            guard let byte = peek(), isDigit(byte) else { throw error("expected a digit after '.'") }
+            while let byte = peek(), isDigit(byte) { index += 1 }
+        }
+        if let byte = peek(), byte == UInt8(ascii: "e") || byte == UInt8(ascii: "E") {
+            index += 1
+            if let sign = peek(), sign == UInt8(ascii: "+") || sign == UInt8(ascii: "-") { index += 1 }
+            guard let digit = peek(), isDigit(digit) else { throw error("expected a digit in the exponent") }
+            while let byte = peek(), isDigit(byte) { index += 1 }
+        }
+    }
+
+    private func isDigit(_ byte: UInt8) -> Bool { byte >= UInt8(ascii: "0") && byte <= UInt8(ascii: "9") }
+
+    /// Reads a string value, checking its escapes and its UTF-8, and returns its text.
+    mutating func readString() throws(JSONError) -> String {
+        try expect(UInt8(ascii: "\""))
+        var scalars = String.UnicodeScalarView()
+        var runStart = index
+        func flushRun(_ end: Int) throws(JSONError) {
+            guard runStart < end else { return }
+            guard let text = String(validating: bytes[runStart..<end], as: UTF8.self) else {
+                throw JSONError(message: "the string is not valid UTF-8", offset: runStart)
+            }
+            scalars.append(contentsOf: text.unicodeScalars)
+        }
+        while true {
+            guard let byte = peek() else { throw error("the text ended inside a string") }
+            switch byte {
+            case UInt8(ascii: "\""):
+                try flushRun(index)
+                index += 1
+                return String(scalars)
+            case UInt8(ascii: "\\"):
+                try flushRun(index)
+                index += 1
+                scalars.append(try readEscape())
+                runStart = index
+            case 0x00..<0x20:
+                throw error("a control character must be escaped in a string")
+            default:
+                index += 1
+            }
+        }
+    }
+
+    private mutating func readEscape() throws(JSONError) -> Unicode.Scalar {
+        guard let byte = peek() else { throw error("the text ended inside an escape") }
+        index += 1
+        switch byte {
+        case UInt8(ascii: "\""): return "\""
+        case UInt8(ascii: "\\"): return "\\"
+        case UInt8(ascii: "/"): return "/"
+        case UInt8(ascii: "b"): return "\u{08}"
+        case UInt8(ascii: "f"): return "\u{0C}"
+        case UInt8(ascii: "n"): return "\n"
+        case UInt8(ascii: "r"): return "\r"
+        case UInt8(ascii: "t"): return "\t"
+        case UInt8(ascii: "u"):
+            let first = try readHex4()
+            if (0xD800..<0xDC00).contains(first) {
+                guard peek() == UInt8(ascii: "\\"), index + 1 < bytes.count, bytes[index + 1] == UInt8(ascii: "u") else {
+                    throw error("a high surrogate must be followed by a low surrogate")
+                }
+                index += 2
+                let second = try readHex4()
+                guard (0xDC00..<0xE000).contains(second) else { throw error("expected a low surrogate") }
+                let value = 0x10000 + ((first - 0xD800) << 10) + (second - 0xDC00)
+                guard let scalar = Unicode.Scalar(value) else { throw error("invalid surrogate pair") }
+                return scalar
+            }
+            guard let scalar = Unicode.Scalar(first) else { throw error("a lone low surrogate is not a character") }
+            return scalar
+        default:
+            index -= 1
+            throw error("unknown escape")
+        }
+    }
+
+    private mutating func readHex4() throws(JSONError) -> UInt32 {
+        guard index + 4 <= bytes.count else { throw error("the text ended inside a \\u escape") }
+        var value: UInt32 = 0
+        for _ in 0..<4 {
+            let byte = bytes[index]
+            let digit: UInt32
+            switch byte {
+            case UInt8(ascii: "0")...UInt8(ascii: "9"): digit = UInt32(byte - UInt8(ascii: "0"))
+            case UInt8(ascii: "a")...UInt8(ascii: "f"): digit = UInt32(byte - UInt8(ascii: "a") + 10)
+            case UInt8(ascii: "A")...UInt8(ascii: "F"): digit = UInt32(byte - UInt8(ascii: "A") + 10)
+            default: throw error("expected a hexadecimal digit")
+            }
+            value = value << 4 | digit
+            index += 1
+        }
+        return value
+    }
+}

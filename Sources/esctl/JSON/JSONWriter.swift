@@ -1,0 +1,80 @@
+import Foundation
+
+/// Builds one line of JSON by hand, so values that are already JSON (an event's data) go in as
+/// they are, and keys keep the documented order.
+struct JSONObjectWriter {
+    private(set) var text = "{"
+    private var isFirst = true
+
+    private mutating func key(_ name: String) {
+        if !isFirst { text += "," }
+        isFirst = false
+        text += JSONWriter.quote(name)
+        text += ":"
+    }
+
+    mutating func add(_ name: String, _ value: String?) {
+        key(name)
+        text += value.map(JSONWriter.quote) ?? "null"
+    }
+
+    mutating func add(_ name: String, _ value: UInt64) {
+        key(name)
+        text += String(value)
+    }
+
+    mutating func add(_ name: String, _ value: Int) {
+        key(name)
+        text += String(value)
+    }
+
+    mutating func add(_ name: String, _ value: Bool) {
+        key(name)
+        text += value ? "true" : "false"
+    }
+
+    /// Adds text that is already valid JSON.
+    mutating func add(_ name: String, rawJSON: String) {
+        key(name)
+        text += rawJSON
+    }
+
+    /// The finished object.
+    mutating func finish() -> String {
+        text + "}"
+    }
+}
+
+enum JSONWriter {
+    /// `text` as a JSON string literal, escaping quotes, backslashes and control characters.
+    static func quote(_ text: String) -> String {
+        var result = "\""
+        result.reserveCapacity(text.utf8.count + 2)
+        for scalar in text.unicodeScalars {
+            switch scalar {
+            case "\"": result += "\\\""
+            case "\\": result += "\\\\"
+            case "\n": result += "\\n"
+            case "\r": result += "\\r"
+            case "\t": result += "\\t"
+            case "\u{08}": result += "\\b"
+            case "\u{0C}": result += "\\f"
+            case "\u{00}"..."\u{1F}", "\u{7F}", "\u{2028}", "\u{2029}":
+                result += String(format: "\\u%04x", scalar.value)
+            default:
+                result.unicodeScalars.append(scalar)
+            }
+        }
+        result += "\""
+        return result
+    }
+
+    /// Stored bytes as a JSON value for output: the JSON itself when the bytes are valid JSON (with
+    /// line breaks removed, which in valid JSON can only be white space), otherwise nil.
+    static func embeddable(_ data: Data) -> String? {
+        let bytes = [UInt8](data)
+        guard JSONScanner.isValid(bytes) else { return nil }
+        let oneLine = bytes.filter { $0 != 0x0A && $0 != 0x0D }
+        return String(decoding: oneLine, as: UTF8.self)
+    }
+}

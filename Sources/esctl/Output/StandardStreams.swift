@@ -1,0 +1,62 @@
+import Foundation
+import Synchronization
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Buffered standard output that can be flushed at will (per event for `subscribe`), and one-line
+/// messages on standard error.
+enum Console {
+    private static let buffer = Mutex<[UInt8]>([])
+    private static let flushThreshold = 64 << 10
+
+    /// Writes `line` and a newline to standard output (buffered).
+    static func print(_ line: String) {
+        let shouldFlush = buffer.withLock { bytes in
+            bytes.append(contentsOf: line.utf8)
+            bytes.append(0x0A)
+            return bytes.count >= flushThreshold
+        }
+        if shouldFlush { flush() }
+    }
+
+    /// Pushes buffered standard output to its reader now.
+    static func flush() {
+        buffer.withLock { bytes in
+            writeAll(bytes, to: STDOUT_FILENO)
+            bytes.removeAll(keepingCapacity: true)
+        }
+    }
+
+    /// Writes `message` as one line to standard error, prefixed with `esctl: `.
+    static func error(_ message: String) {
+        flush()
+        writeAll(Array("esctl: \(message)\n".utf8), to: STDERR_FILENO)
+    }
+
+    /// Writes a line to standard error as it is (progress, notices).
+    static func note(_ line: String) {
+        writeAll(Array(line.utf8), to: STDERR_FILENO)
+    }
+
+    private static func writeAll(_ bytes: [UInt8], to descriptor: Int32) {
+        bytes.withUnsafeBytes { raw in
+            guard let base = raw.baseAddress else { return }
+            var offset = 0
+            while offset < raw.count {
+                let written = write(descriptor, base + offset, raw.count - offset)
+                if written < 0 {
+                    if errno == EINTR { continue }
+                    return
+                }
+                offset += written
+            }
+        }
+    }
+
+    /// Whether standard output is a terminal.
+    static var outputIsTerminal: Bool { isatty(STDOUT_FILENO) != 0 }
+    /// Whether standard error is a terminal (progress is shown only then).
+    static var errorIsTerminal: Bool { isatty(STDERR_FILENO) != 0 }
+}

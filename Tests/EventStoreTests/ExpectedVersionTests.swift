@@ -1,0 +1,62 @@
+import EventStore
+import Foundation
+import Testing
+import TestSupport
+
+@Suite("Expected versions")
+struct ExpectedVersionTests {
+    struct Case: Sendable, CustomTestStringConvertible {
+        let expected: ExpectedVersion
+        let existingEvents: Int
+        let succeeds: Bool
+        var testDescription: String { "\(expected) on a stream with \(existingEvents) events" }
+    }
+
+    static let cases: [Case] = [
+        Case(expected: .any, existingEvents: 0, succeeds: true),
+        Case(expected: .any, existingEvents: 2, succeeds: true),
+        Case(expected: .noStream, existingEvents: 0, succeeds: true),
+        Case(expected: .noStream, existingEvents: 2, succeeds: false),
+        Case(expected: .streamExists, existingEvents: 0, succeeds: false),
+        Case(expected: .streamExists, existingEvents: 2, succeeds: true),
+        Case(expected: .exact(0), existingEvents: 0, succeeds: true),
+        Case(expected: .exact(2), existingEvents: 2, succeeds: true),
+        Case(expected: .exact(1), existingEvents: 2, succeeds: false),
+        Case(expected: .exact(3), existingEvents: 2, succeeds: false),
+    ]
+
+    @Test("an expectation lets the append through or rejects it naming expected and actual", arguments: cases)
+    func expectation(_ c: Case) async throws {
+        // Given a stream with some events
+        let f = try StoreFixture()
+        if c.existingEvents > 0 {
+            _ = try await f.store.append(to: "s", events: (0..<c.existingEvents).map { _ in event("Old") })
+        }
+        let before = try f.store.read()
+        // When appending with the expectation
+        let attempt: () async throws -> AppendResult = {
+            try await f.store.append(to: "s", events: [event("New"), event("New")], expectedVersion: c.expected)
+        }
+        if c.succeeds {
+            // Then the events follow the existing ones
+            let result = try await attempt()
+            let version = UInt64(c.existingEvents)
+            #expect(result == AppendResult(stream: "s", positions: [version + 1, version + 2], version: version + 2, alreadyRecorded: false))
+        } else {
+            // Then a conflict that names both versions, and nothing written
+            let error = await #expect(throws: EventStoreError.self) { try await attempt() }
+            #expect(error?.code == .versionConflict)
+            #expect(error?.conflicts == [VersionConflict(stream: "s", expected: c.expected, actual: UInt64(c.existingEvents))])
+            #expect(error?.message.contains("\(c.expected)") == true)
+            #expect(try f.store.read() == before)
+        }
+    }
+
+    @Test("isSatisfied follows the documented rules")
+    func isSatisfied() {
+        #expect(ExpectedVersion.any.isSatisfied(by: 0) && ExpectedVersion.any.isSatisfied(by: 7))
+        #expect(ExpectedVersion.noStream.isSatisfied(by: 0) && !ExpectedVersion.noStream.isSatisfied(by: 1))
+        #expect(!ExpectedVersion.streamExists.isSatisfied(by: 0) && ExpectedVersion.streamExists.isSatisfied(by: 1))
+        #expect(ExpectedVersion.exact(0).isSatisfied(by: 0) && !ExpectedVersion.exact(0).isSatisfied(by: 1))
+    }
+}
