@@ -6,22 +6,20 @@ import TestSupport
 /// esctl end to end, through the built binary.
 @Suite("esctl basics")
 struct EsctlBasicsTests {
-    let directory: TemporaryDirectory
-    var db: String { directory.appending("store") }
+    let sandbox: EsctlSandbox
+    var directory: TemporaryDirectory { sandbox.directory }
+    var db: String { sandbox.db }
 
     init() throws {
-        directory = try TemporaryDirectory(prefix: "esctl-test")
+        sandbox = try EsctlSandbox()
     }
 
     func esctl(_ arguments: String..., stdin: String? = nil) async throws -> ProcessOutput {
-        try await ProcessRunner.esctl(arguments, db: db, stdin: stdin.map { Data($0.utf8) })
+        try await sandbox.esctl(arguments, stdin: stdin)
     }
 
-    /// Parses each line of standard output as a JSON object.
     func objects(_ output: ProcessOutput) throws -> [[String: Any]] {
-        try output.lines.map { line in
-            try #require(try JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any], "not a JSON object: \(line)")
-        }
+        try sandbox.objects(output)
     }
 
     @Test("append prints the position and version, as text and as JSON")

@@ -4,24 +4,37 @@ import Foundation
 
 struct Append: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
-        abstract: "Append one event to a stream.",
+        abstract: "Append one event to a stream, or a batch of events to several streams atomically.",
         discussion: """
             Data must be valid JSON (default {}). Prints the event's position and the stream's \
             version; with --json one object {"position":P,"stream":S,"version":V}. Appending an \
             event whose --id is already recorded with the same content prints the original \
             position and writes nothing.
+
+            With --batch FILE (or - for standard input), every line is one event, \
+            {"stream":S,"type":T,"data":JSON,"id":UUID?,"metadata":JSON?,"expectedVersion":V?}, and \
+            all of them are appended in one atomic transaction (at most 10,000): every expectation \
+            holds and every event is written, or nothing is. An expectedVersion ("any", \
+            "no-stream", "exists" or a number) may be given on the first line of a stream and \
+            applies to that stream. Each stream's events are written together, streams in the \
+            order they first appear. One result per event is printed in input order; with --json, \
+            {"position":P,"stream":S,"version":V} per line. A malformed line is reported with its \
+            number and nothing is written.
             """)
 
     @OptionGroup var store: StoreOptions
 
-    @Argument(help: "The stream to append to.")
-    var stream: String
+    @Argument(help: "The stream to append to (not with --batch).")
+    var stream: String?
 
-    @Argument(help: "The event's type.")
-    var type: String
+    @Argument(help: "The event's type (not with --batch).")
+    var type: String?
 
-    @Option(help: ArgumentHelp("The event's data: JSON text, @FILE to read a file, or - to read standard input.", valueName: "JSON|@FILE|-"))
-    var data: String = "{}"
+    @Option(help: ArgumentHelp("Append the NDJSON events of FILE (- for standard input) atomically.", valueName: "FILE|-"))
+    var batch: String?
+
+    @Option(help: ArgumentHelp("The event's data: JSON text, @FILE to read a file, or - to read standard input (default {}).", valueName: "JSON|@FILE|-"))
+    var data: String?
 
     @Option(help: ArgumentHelp("The event's metadata, as JSON.", valueName: "JSON"))
     var metadata: String?
@@ -30,31 +43,74 @@ struct Append: AsyncParsableCommand {
     var id: String?
 
     @Option(name: .customLong("expected-version"), help: ArgumentHelp("any, no-stream, exists, or the stream's current version N.", valueName: "VERSION"))
-    var expectedVersion: ExpectedVersionOption = .init(.any)
+    var expectedVersion: ExpectedVersionOption?
 
     @Flag(help: "Print the result as JSON.")
     var json = false
 
+    func validate() throws {
+        if batch != nil {
+            guard stream == nil, type == nil else {
+                throw ValidationError("Give either STREAM and TYPE or --batch FILE, not both.")
+            }
+            guard data == nil, metadata == nil, id == nil, expectedVersion == nil else {
+                throw ValidationError("With --batch, give data, metadata, ids and expected versions in the file's lines.")
+            }
+        } else if stream == nil || type == nil {
+            throw ValidationError("Give a STREAM and a TYPE, or --batch FILE.")
+        }
+    }
+
     func run() async throws {
         try await reportingErrors {
-            let event = NewEvent(
-                id: try parseID(), type: type, data: try InputText.json(data, what: "--data"),
-                metadata: try metadata.map { try InputText.json($0, what: "--metadata") } ?? Data())
-            let store = try self.store.open()
-            defer { store.close() }
-            let result = try await store.append(to: stream, events: [event], expectedVersion: expectedVersion.value)
-            let position = result.positions[0]
-            if json {
-                var object = JSONObjectWriter()
-                object.add("position", position)
-                object.add("stream", result.stream)
-                object.add("version", result.version)
-                object.add("alreadyRecorded", result.alreadyRecorded)
-                Console.print(object.finish())
+            if let batch {
+                try await appendBatch(batch)
             } else {
-                let note = result.alreadyRecorded ? " (already recorded; nothing written)" : ""
-                Console.print("position \(position), stream \(result.stream) at version \(result.version)\(note)")
+                try await appendOne()
             }
+        }
+    }
+
+    private func appendOne() async throws {
+        guard let stream, let type else { return }
+        let event = NewEvent(
+            id: try parseID(), type: type, data: try InputText.json(data ?? "{}", what: "--data"),
+            metadata: try metadata.map { try InputText.json($0, what: "--metadata") } ?? Data())
+        let store = try self.store.open()
+        defer { store.close() }
+        let result = try await store.append(
+            to: stream, events: [event], expectedVersion: expectedVersion?.value ?? .any)
+        printResult(position: result.positions[0], stream: result.stream, version: result.version, alreadyRecorded: result.alreadyRecorded)
+    }
+
+    private func appendBatch(_ path: String) async throws {
+        let batch = try EventBatch.read(LineReader(path: path))
+        let store = try self.store.open()
+        defer { store.close() }
+        let results = try await store.append(batch.appends)
+        for (appendIndex, eventIndex) in batch.placements {
+            let result = results[appendIndex]
+            let position = result.positions[eventIndex]
+            var version = result.version - UInt64(result.positions.count - 1 - eventIndex)
+            if result.alreadyRecorded, let original = try store.event(at: position) {
+                // The original events need not have had consecutive versions.
+                version = original.version
+            }
+            printResult(position: position, stream: result.stream, version: version, alreadyRecorded: result.alreadyRecorded)
+        }
+    }
+
+    private func printResult(position: UInt64, stream: String, version: UInt64, alreadyRecorded: Bool) {
+        if json {
+            var object = JSONObjectWriter()
+            object.add("position", position)
+            object.add("stream", stream)
+            object.add("version", version)
+            object.add("alreadyRecorded", alreadyRecorded)
+            Console.print(object.finish())
+        } else {
+            let note = alreadyRecorded ? " (already recorded; nothing written)" : ""
+            Console.print("position \(position), stream \(stream) at version \(version)\(note)")
         }
     }
 

@@ -1,0 +1,68 @@
+import EventStore
+import Foundation
+
+/// One line of esctl's NDJSON event format, as read by `append --batch` and `import`:
+/// `{"stream":S,"type":T,"data":JSON,"id":UUID?,"metadata":JSON?,"expectedVersion":V?}`.
+/// Other keys (such as the `position` or `recordedAt` that `export` writes) are ignored.
+struct EventLine {
+    let stream: String
+    let event: NewEvent
+    /// `"any"`, `"no-stream"`, `"exists"` or a version number, when the line gives one.
+    let expectedVersion: ExpectedVersion?
+
+    /// Parses one line; throws ``CLIError`` naming the line number and what is wrong.
+    init(_ line: ArraySlice<UInt8>, number: Int) throws {
+        func fail(_ problem: String) -> CLIError {
+            CLIError(.invalidInput, "Line \(number) is not a valid event: \(problem); nothing was written.")
+        }
+        let bytes = Array(line)
+        let members: [(key: String, value: Range<Int>)]
+        do {
+            members = try JSONScanner.members(ofObject: bytes)
+        } catch {
+            throw fail("\(error)")
+        }
+        func raw(_ key: String) -> ArraySlice<UInt8>? {
+            members.first { $0.key == key }.map { bytes[$0.value] }
+        }
+        func string(_ key: String) throws -> String? {
+            guard let value = raw(key) else { return nil }
+            guard value.first == UInt8(ascii: "\"") else { throw fail("\"\(key)\" must be a string") }
+            return try JSONScanner.string(value)
+        }
+        guard let stream = try string("stream") else { throw fail("\"stream\" is missing") }
+        guard let type = try string("type") else { throw fail("\"type\" is missing") }
+        guard let data = raw("data") else { throw fail("\"data\" is missing (use {} for none)") }
+        var metadata = Data()
+        if let value = raw("metadata"), !value.elementsEqual("null".utf8) {
+            metadata = Data(value)
+        }
+        var id: UUID?
+        if let text = try string("id") {
+            guard let uuid = UUID(uuidString: text) else { throw fail("\"id\" is not a UUID") }
+            id = uuid
+        }
+        var expected: ExpectedVersion?
+        if let value = raw("expectedVersion") {
+            if value.first == UInt8(ascii: "\"") {
+                let text = try JSONScanner.string(value)
+                guard let parsed = ExpectedVersionOption(argument: text).map(\.value) else {
+                    throw fail("\"expectedVersion\" must be \"any\", \"no-stream\", \"exists\" or a number")
+                }
+                expected = parsed
+            } else if let number = UInt64(String(decoding: value, as: UTF8.self)) {
+                expected = .exact(number)
+            } else {
+                throw fail("\"expectedVersion\" must be \"any\", \"no-stream\", \"exists\" or a number")
+            }
+        }
+        self.stream = stream
+        self.event = NewEvent(id: id, type: type, data: Data(data), metadata: metadata)
+        self.expectedVersion = expected
+    }
+
+    /// Whether a line holds only white space (such lines are skipped).
+    static func isBlank(_ line: ArraySlice<UInt8>) -> Bool {
+        line.allSatisfy { $0 == 0x20 || $0 == 0x09 }
+    }
+}

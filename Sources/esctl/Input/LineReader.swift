@@ -1,0 +1,81 @@
+import Foundation
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Reads a file or standard input line by line, in chunks, so a large NDJSON file never sits in
+/// memory whole. Lines are split on `\n`; a trailing `\r` is dropped.
+final class LineReader {
+    private let descriptor: Int32
+    private let ownsDescriptor: Bool
+    private var buffer: [UInt8] = []
+    private var start = 0
+    private var atEnd = false
+    /// The number of the line last returned (from 1).
+    private(set) var lineNumber = 0
+
+    /// Opens `path`, or standard input for `-`. Throws ``CLIError`` when the file cannot be read.
+    init(path: String) throws {
+        if path == "-" {
+            descriptor = STDIN_FILENO
+            ownsDescriptor = false
+        } else {
+            descriptor = open(path, O_RDONLY)
+            guard descriptor >= 0 else {
+                throw CLIError(.invalidInput, "Cannot read '\(path)' (\(String(cString: strerror(errno)))); check the path.")
+            }
+            ownsDescriptor = true
+        }
+    }
+
+    deinit {
+        if ownsDescriptor { close(descriptor) }
+    }
+
+    /// The next line without its line break, or nil at the end of the input.
+    func nextLine() throws -> ArraySlice<UInt8>? {
+        while true {
+            if let newline = buffer[start...].firstIndex(of: 0x0A) {
+                var line = buffer[start..<newline]
+                start = newline + 1
+                if line.last == 0x0D { line = line.dropLast() }
+                lineNumber += 1
+                return line
+            }
+            if atEnd {
+                guard start < buffer.count else { return nil }
+                var line = buffer[start...]
+                start = buffer.count
+                if line.last == 0x0D { line = line.dropLast() }
+                lineNumber += 1
+                return line
+            }
+            try fill()
+        }
+    }
+
+    private func fill() throws {
+        if start > 0 {
+            buffer.removeFirst(start)
+            start = 0
+        }
+        let chunk = 1 << 20
+        let oldCount = buffer.count
+        buffer.reserveCapacity(oldCount + chunk)
+        buffer.append(contentsOf: repeatElement(0, count: chunk))
+        var count = 0
+        while true {
+            count = buffer.withUnsafeMutableBytes { raw in
+                read(descriptor, raw.baseAddress.map { $0 + oldCount }, chunk)
+            }
+            if count >= 0 || errno != EINTR { break }
+        }
+        guard count >= 0 else {
+            buffer.removeLast(chunk)
+            throw CLIError(.invalidInput, "Reading the input failed (\(String(cString: strerror(errno)))).")
+        }
+        buffer.removeLast(chunk - count)
+        if count == 0 { atEnd = true }
+    }
+}

@@ -1,0 +1,37 @@
+import Foundation
+import Testing
+import TestSupport
+
+/// A temporary store for esctl end-to-end tests, and shorthands to run the built binary on it.
+struct EsctlSandbox {
+    let directory: TemporaryDirectory
+    /// The store directory (inside `directory`, created by the first command).
+    var db: String { directory.appending("store") }
+
+    init(prefix: String = "esctl-test") throws {
+        directory = try TemporaryDirectory(prefix: prefix)
+    }
+
+    /// Runs `esctl ARGUMENTS --db STORE`, feeding `stdin` when given.
+    func esctl(_ arguments: [String], stdin: String? = nil, timeout: Duration = .seconds(60)) async throws -> ProcessOutput {
+        try await ProcessRunner.esctl(arguments, db: db, stdin: stdin.map { Data($0.utf8) }, timeout: timeout)
+    }
+
+    /// Runs `esctl ARGUMENTS --db STORE`.
+    func esctl(_ arguments: String..., stdin: String? = nil) async throws -> ProcessOutput {
+        try await esctl(arguments, stdin: stdin)
+    }
+
+    /// Each line of standard output, parsed as a JSON object.
+    func objects(_ output: ProcessOutput) throws -> [[String: Any]] {
+        try output.lines.map { line in
+            try #require(try JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any], "not a JSON object: \(line)")
+        }
+    }
+
+    /// The store's event count, through `esctl stats --json`.
+    func eventCount() async throws -> Int {
+        let output = try await esctl(["stats", "--json"])
+        return try objects(output).first?["eventCount"] as? Int ?? -1
+    }
+}

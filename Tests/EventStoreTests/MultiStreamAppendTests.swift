@@ -1,0 +1,148 @@
+@testable import EventStore
+import Foundation
+import Testing
+import TestSupport
+
+@Suite("Atomic appends across streams")
+struct MultiStreamAppendTests {
+    @Test("one call appends to several streams in one transaction, in order, at consecutive positions")
+    func appendsToSeveralStreams() async throws {
+        let f = try StoreFixture()
+        _ = try await f.store.append(to: "camper-1", events: [event("CamperAdded")])
+        let commits = f.store.writerStatistics.commits
+        let results = try await f.store.append([
+            StreamAppend(stream: "camper-1", events: [event("Reserved")], expectedVersion: .exact(1)),
+            StreamAppend(stream: "site-15", events: [event("Booked"), event("Paid")], expectedVersion: .noStream),
+        ])
+        #expect(results == [
+            AppendResult(stream: "camper-1", positions: [2], version: 2, alreadyRecorded: false),
+            AppendResult(stream: "site-15", positions: [3, 4], version: 2, alreadyRecorded: false),
+        ])
+        #expect(f.store.writerStatistics.commits == commits + 1)
+        #expect(try f.store.read().map { "\($0.stream)@\($0.version)" } == ["camper-1@1", "camper-1@2", "site-15@1", "site-15@2"])
+    }
+
+    @Test("one failing expectation leaves every stream untouched, and the error names each failing stream")
+    func oneFailingExpectationWritesNothing() async throws {
+        // Given three streams
+        let f = try StoreFixture()
+        _ = try await f.store.append([
+            StreamAppend(stream: "a", events: [event("A")]),
+            StreamAppend(stream: "b", events: [event("B"), event("B")]),
+        ])
+        let before = try f.store.read()
+        // When a call holds one good and two stale expectations
+        let error = await #expect(throws: EventStoreError.self) {
+            try await f.store.append([
+                StreamAppend(stream: "a", events: [event("A2")], expectedVersion: .exact(1)),
+                StreamAppend(stream: "b", events: [event("B2")], expectedVersion: .exact(1)),
+                StreamAppend(stream: "c", events: [event("C")], expectedVersion: .streamExists),
+            ])
+        }
+        // Then nothing is written anywhere, and both failures are named
+        #expect(error?.code == .versionConflict)
+        #expect(error?.conflicts == [
+            VersionConflict(stream: "b", expected: .exact(1), actual: 2),
+            VersionConflict(stream: "c", expected: .streamExists, actual: 0),
+        ])
+        #expect(error?.message.contains("stream 'b' expected version 1 but is at version 2") == true)
+        #expect(error?.message.contains("stream 'c' expected an existing stream but is at no stream") == true)
+        #expect(try f.store.read() == before)
+        #expect(try f.store.statistics().streamCount == 2)
+    }
+
+    @Test("retrying a whole multi-stream call with the same ids returns the originals and writes nothing")
+    func idempotentRetryOfABatch() async throws {
+        let f = try StoreFixture()
+        let call = [
+            StreamAppend(stream: "order-1", events: [event("Placed", id: SequentialIDs.id(101))], expectedVersion: .noStream),
+            StreamAppend(stream: "payment-1", events: [event("Paid", id: SequentialIDs.id(102)), event("Cleared", id: SequentialIDs.id(103))], expectedVersion: .noStream),
+        ]
+        let original = try await f.store.append(call)
+        let before = try f.store.read()
+        let retry = try await f.store.append(call)
+        #expect(retry == original.map { AppendResult(stream: $0.stream, positions: $0.positions, version: $0.version, alreadyRecorded: true) })
+        #expect(try f.store.read() == before)
+    }
+
+    @Test("idempotency holds across the whole call: an id recorded in another stream is a conflict")
+    func idempotencyAcrossTheCall() async throws {
+        let f = try StoreFixture()
+        _ = try await f.store.append(to: "a", events: [event("E", id: SequentialIDs.id(7))])
+        let before = try f.store.read()
+        let error = await #expect(throws: EventStoreError.self) {
+            try await f.store.append([
+                StreamAppend(stream: "b", events: [event("New")]),
+                StreamAppend(stream: "c", events: [event("E", id: SequentialIDs.id(7))]),
+            ])
+        }
+        #expect(error?.code == .idempotencyConflict)
+        #expect(try f.store.read() == before)
+    }
+
+    @Test("concurrent multi-stream calls never interleave: each call's events take consecutive positions")
+    func concurrentCallsDoNotInterleave() async throws {
+        let f = try StoreFixture()
+        let store = f.store
+        let results = try await withThrowingTaskGroup(of: [AppendResult].self) { group in
+            for call in 0..<40 {
+                group.addTask {
+                    try await store.append([
+                        StreamAppend(stream: "shared-\(call % 3)", events: [event("E", #"{"call":\#(call)}"#), event("E", #"{"call":\#(call)}"#)]),
+                        StreamAppend(stream: "own-\(call)", events: [event("F", #"{"call":\#(call)}"#)]),
+                        StreamAppend(stream: "shared-\((call + 1) % 3)", events: [event("G", #"{"call":\#(call)}"#)]),
+                    ])
+                }
+            }
+            return try await group.reduce(into: [[AppendResult]]()) { $0.append($1) }
+        }
+        #expect(results.count == 40)
+        for result in results {
+            let positions = result.flatMap(\.positions)
+            #expect(positions == Array(positions[0]...(positions[0] + 3)))
+        }
+        let log = try store.read()
+        #expect(log.map(\.position) == Array(1...160))
+        for stream in ["shared-0", "shared-1", "shared-2"] {
+            let versions = try store.readStream(stream).map(\.version)
+            #expect(versions == Array(1...UInt64(versions.count)))
+        }
+    }
+
+    @Test("multi-stream calls share a group commit, and one call's conflict fails that call only")
+    func groupCommitOfMultiStreamCalls() async throws {
+        let f = try StoreFixture()
+        let store = f.store
+        let barrier = WriterBarrier()
+        try store.writer.submit(barrier)
+        try await barrier.waitUntilEntered()
+        let commits = store.writerStatistics.commits
+        var tasks: [Task<[AppendResult], any Error>] = []
+        for call in 0..<8 {
+            let expectation: ExpectedVersion = call == 5 ? .exact(99) : .any
+            tasks.append(Task {
+                try await store.append([
+                    StreamAppend(stream: "x", events: [event("X")], expectedVersion: expectation),
+                    StreamAppend(stream: "y-\(call)", events: [event("Y")]),
+                ])
+            })
+            try await waitForQueuedJobs(store, call + 1)
+        }
+        barrier.open()
+        var failures = 0
+        for (call, task) in tasks.enumerated() {
+            do {
+                let result = try await task.value
+                #expect(call != 5)
+                #expect(result.count == 2)
+            } catch let error as EventStoreError {
+                #expect(call == 5 && error.code == .versionConflict)
+                failures += 1
+            }
+        }
+        #expect(failures == 1)
+        #expect(store.writerStatistics.commits == commits + 2)
+        #expect(try store.headPosition() == 14)
+        #expect(try store.streamVersion("y-5") == 0)
+    }
+}
