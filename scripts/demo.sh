@@ -31,6 +31,10 @@ step replay --json
 esctl replay --json
 step replay --category orders- --type OrderPaid
 esctl replay --category orders- --type OrderPaid
+step "subscribe --category orders- --count 3   (while another process appends)"
+( sleep 0.3; esctl append orders-2 OrderPlaced --data '{"total":7}' >/dev/null ) &
+esctl subscribe --from-start --category orders- --count 3
+wait
 step stats
 esctl stats
 

@@ -32,6 +32,12 @@ public struct Configuration: Sendable {
     /// How many events the writer puts in one transaction at most when it commits many appends
     /// together (group commit). A single append is never split.
     public var maximumEventsPerCommit: Int
+    /// How often a waiting subscription checks for commits made by other processes. Commits of
+    /// this process wake subscribers at once; another process's commit is seen within about one
+    /// interval. The check reads LMDB's shared meta page and costs no transaction.
+    public var pollInterval: Duration
+    /// The clock the poll interval runs on; inject a test clock to drive polling by hand.
+    public var pollClock: any Clock<Duration>
 
     /// Creates a configuration; every argument has a sensible default.
     public init(
@@ -39,12 +45,16 @@ public struct Configuration: Sendable {
         initialMapSize: Int = 64 << 20,
         clock: @escaping @Sendable () -> Date = { Date() },
         idGenerator: @escaping @Sendable () -> UUID = UUIDv7Generator().next,
-        maximumEventsPerCommit: Int = 50_000
+        maximumEventsPerCommit: Int = 50_000,
+        pollInterval: Duration = .milliseconds(5),
+        pollClock: any Clock<Duration> = ContinuousClock()
     ) {
         self.durability = durability
         self.initialMapSize = initialMapSize
         self.clock = clock
         self.idGenerator = idGenerator
         self.maximumEventsPerCommit = maximumEventsPerCommit
+        self.pollInterval = pollInterval
+        self.pollClock = pollClock
     }
 }

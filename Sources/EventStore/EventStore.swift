@@ -18,6 +18,7 @@ public final class EventStore: Sendable {
     private let directory: StoreDirectory
     private let isClosed = Atomic<Bool>(false)
     let headSignal: HeadSignal
+    let commitWatcher: CommitWatcher
 
     /// Opens the store in `path`, creating the directory (mode 0700) and the store when missing.
     ///
@@ -39,12 +40,23 @@ public final class EventStore: Sendable {
             OpenDirectories.release(directory)
             throw error
         }
-        let headSignal = HeadSignal(head: head)
+        let watcher: CommitWatcher
+        do {
+            watcher = try CommitWatcher(environment: environment)
+        } catch {
+            environment.close()
+            OpenDirectories.release(directory)
+            throw error
+        }
+        let headSignal = HeadSignal(
+            head: head, pollInterval: configuration.pollInterval, clock: configuration.pollClock,
+            poll: { try watcher.newHead() })
         self.path = path
         self.configuration = configuration
         self.directory = directory
         self.environment = environment
         self.headSignal = headSignal
+        self.commitWatcher = watcher
         self.writer = Writer(
             environment: environment, clock: configuration.clock,
             maximumEventsPerCommit: configuration.maximumEventsPerCommit, headSignal: headSignal)
@@ -60,6 +72,7 @@ public final class EventStore: Sendable {
     public func close() {
         guard !isClosed.exchange(true, ordering: .acquiringAndReleasing) else { return }
         writer.shutDown()
+        headSignal.close()
         environment.close()
         OpenDirectories.release(directory)
     }

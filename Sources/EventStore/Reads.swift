@@ -81,6 +81,32 @@ extension EventStore {
         }
     }
 
+    /// Reads from `position` until `limit` events pass `filter` or `scanLimit` records were
+    /// examined or the log ends. `scannedThrough` is the last position examined (`position - 1`
+    /// when there was nothing), so the caller can go on after it.
+    func readPage(
+        from position: UInt64, limit: Int, scanLimit: Int, filter: CompiledFilter
+    ) throws -> (events: [RecordedEvent], scannedThrough: UInt64) {
+        let databases = environment.databases
+        return try environment.read { txn in
+            var events: [RecordedEvent] = []
+            var scannedThrough = position - 1
+            var examined = 0
+            let cursor = try txn.cursor(databases.events)
+            var entry = try BigEndian.withBytes(of: position) { try cursor.seek(atLeast: $0) }
+            while let (key, value) = entry {
+                let current = try Self.position(of: key)
+                let view = try RecordView(value, position: current)
+                if filter.matches(view) { events.append(try view.recordedEvent(at: current)) }
+                scannedThrough = current
+                examined += 1
+                if events.count >= limit || examined >= scanLimit { break }
+                entry = try cursor.next()
+            }
+            return (events, scannedThrough)
+        }
+    }
+
     /// The event at `position`, or nil when there is none.
     public func event(at position: UInt64) throws -> RecordedEvent? {
         let databases = environment.databases

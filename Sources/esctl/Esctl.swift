@@ -14,7 +14,7 @@ struct Esctl: AsyncParsableCommand {
             \(ExitStatus.helpText)
             """,
         subcommands: [
-            Append.self, Read.self, Replay.self, Stats.self,
+            Append.self, Read.self, Replay.self, Subscribe.self, Stats.self,
         ]
     )
 }

@@ -19,11 +19,7 @@ struct Replay: AsyncParsableCommand {
     @Option(help: ArgumentHelp("The last position to print (default: the head).", valueName: "P"))
     var to: UInt64?
 
-    @Option(name: .customLong("type"), help: ArgumentHelp("Only events of this type (repeatable).", valueName: "T"))
-    var types: [String] = []
-
-    @Option(help: ArgumentHelp("Only events whose stream name starts with this prefix.", valueName: "C"))
-    var category: String?
+    @OptionGroup var filters: FilterOptions
 
     @Option(help: ArgumentHelp("Print at most N events.", valueName: "N"))
     var limit: Int?
@@ -39,8 +35,7 @@ struct Replay: AsyncParsableCommand {
         try await reportingErrors {
             let store = try self.store.open()
             defer { store.close() }
-            let filter = EventFilter(category: category, types: types.isEmpty ? nil : Set(types))
-            try EventPages.forEach(in: store, from: from, through: to ?? .max, limit: limit ?? .max, filter: filter) {
+            try EventPages.forEach(in: store, from: from, through: to ?? .max, limit: limit ?? .max, filter: filters.filter()) {
                 Console.print(EventLines.line($0, json: json))
             }
         }

@@ -1,0 +1,158 @@
+/// Where a subscription starts.
+public enum SubscriptionStart: Sendable, Equatable {
+    /// From the first event of the log.
+    case start
+    /// From this position (inclusive).
+    case position(UInt64)
+    /// After the head at the moment of subscribing: only events committed later.
+    case end
+}
+
+/// What a subscription with progress hands out: an event, or word that everything up to a
+/// position has been delivered and the subscription now waits for new commits.
+public enum SubscriptionMessage: Sendable, Equatable {
+    /// The next event that passes the filter.
+    case event(RecordedEvent)
+    /// Every event up to and including this position has been examined (and delivered when it
+    /// passed the filter); sent each time the subscription catches up with the head.
+    case caughtUp(through: UInt64)
+}
+
+/// An asynchronous sequence of recorded events, in position order, from a start position and
+/// through a filter: first the events already in the log (catch-up), then each new one as it is
+/// committed (live), with no gap and no duplicate between the two.
+///
+/// Pull-based: each `next()` reads the next page from LMDB only when the buffer is empty, so a
+/// slow consumer costs at most one page of memory. It waits when caught up: for commits of this
+/// process, until the writer signals; for commits of other processes, until the poller notices
+/// (see ``Configuration/pollInterval``). Cancelling the consuming task ends the sequence (next
+/// returns nil); closing the store ends it with ``EventStoreError/Code/closed``.
+public struct Subscription: AsyncSequence, Sendable {
+    public typealias Element = RecordedEvent
+
+    let store: EventStore
+    let firstPosition: UInt64
+    let filter: EventFilter
+
+    /// The same subscription, also reporting each time it has caught up (see ``SubscriptionMessage``).
+    public var withProgress: ProgressSubscription {
+        ProgressSubscription(store: store, firstPosition: firstPosition, filter: filter)
+    }
+
+    public func makeAsyncIterator() -> Iterator {
+        Iterator(core: SubscriptionCore(store: store, firstPosition: firstPosition, filter: filter, reportsProgress: false))
+    }
+
+    /// Hands out the subscription's events.
+    public struct Iterator: AsyncIteratorProtocol {
+        var core: SubscriptionCore
+
+        public mutating func next() async throws -> RecordedEvent? {
+            while let message = try await core.next() {
+                if case let .event(event) = message { return event }
+            }
+            return nil
+        }
+    }
+}
+
+/// A ``Subscription`` that also says when it has caught up with the head.
+public struct ProgressSubscription: AsyncSequence, Sendable {
+    public typealias Element = SubscriptionMessage
+
+    let store: EventStore
+    let firstPosition: UInt64
+    let filter: EventFilter
+
+    public func makeAsyncIterator() -> Iterator {
+        Iterator(core: SubscriptionCore(store: store, firstPosition: firstPosition, filter: filter, reportsProgress: true))
+    }
+
+    /// Hands out the subscription's messages.
+    public struct Iterator: AsyncIteratorProtocol {
+        var core: SubscriptionCore
+
+        public mutating func next() async throws -> SubscriptionMessage? {
+            try await core.next()
+        }
+    }
+}
+
+/// Drives a ``SubscriptionStateMachine`` against the store: reads pages and waits for heads.
+struct SubscriptionCore {
+    /// How many matching events one page read returns at most.
+    static let pageSize = 256
+    /// How many records one page read examines at most, so a sparse filter never holds a read
+    /// transaction long.
+    static let scanLimit = 4096
+
+    let store: EventStore
+    let filter: CompiledFilter
+    var machine: SubscriptionStateMachine
+
+    init(store: EventStore, firstPosition: UInt64, filter: EventFilter, reportsProgress: Bool) {
+        self.store = store
+        self.filter = filter.compiled
+        machine = SubscriptionStateMachine(firstPosition: firstPosition, reportsProgress: reportsProgress)
+    }
+
+    mutating func next() async throws -> SubscriptionMessage? {
+        while true {
+            if Task.isCancelled {
+                machine.finish()
+                return nil
+            }
+            switch machine.nextAction(knownHead: store.headSignal.current) {
+            case let .deliver(event):
+                return .event(event)
+            case let .read(from: position):
+                do {
+                    let page = try store.readPage(from: position, limit: Self.pageSize, scanLimit: Self.scanLimit, filter: filter)
+                    machine.pageRead(page.events, scannedThrough: page.scannedThrough)
+                } catch {
+                    machine.finish()
+                    throw error
+                }
+            case let .reportCaughtUp(through: position):
+                return .caughtUp(through: position)
+            case let .waitForHead(after: position):
+                do {
+                    // Another process may have committed since the last look: check before sleeping.
+                    if let head = try store.commitWatcher.newHead() { store.headSignal.publish(head) }
+                    if store.headSignal.current > position { continue }
+                    _ = try await store.headSignal.wait(after: position)
+                } catch is CancellationError {
+                    machine.finish()
+                    return nil
+                } catch {
+                    machine.finish()
+                    throw error
+                }
+            case .finish:
+                return nil
+            }
+        }
+    }
+}
+
+extension EventStore {
+    /// Subscribes to the log from `start`, passing only events that match `filter` (one stream,
+    /// a category, a set of types). The start position is fixed now: `.end` means events
+    /// committed after this call.
+    ///
+    /// Iterating throws ``EventStoreError`` with ``EventStoreError/Code/closed`` when the store
+    /// closes, and ``EventStoreError/Code/damaged`` when a record cannot be decoded.
+    public func subscribe(from start: SubscriptionStart = .start, filter: EventFilter = .all) -> Subscription {
+        let first: UInt64
+        switch start {
+        case .start: first = 1
+        case let .position(position): first = max(position, 1)
+        case .end:
+            // Read the head rather than trust the signal: another process may have committed.
+            let head = (try? headPosition()) ?? headSignal.current
+            headSignal.publish(head)
+            first = head + 1
+        }
+        return Subscription(store: self, firstPosition: first, filter: filter)
+    }
+}

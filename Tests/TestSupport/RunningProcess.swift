@@ -1,0 +1,115 @@
+import Foundation
+
+/// A child process whose output a test reads while it runs: wait for a line on standard output
+/// or standard error, send it a signal, wait for it to exit. Every wait has a timeout, and the
+/// child is killed when the value is released.
+public final class RunningProcess: Sendable {
+    private struct Output: Sendable {
+        var stdout: [UInt8] = []
+        var stderr: [UInt8] = []
+        var exitStatus: Int32?
+        var stdoutClosed = false
+        var stderrClosed = false
+        /// The exit status, once the process has exited and both pipes have been read to the end.
+        var status: Int32? { stdoutClosed && stderrClosed ? exitStatus : nil }
+    }
+
+    private let output = AwaitableState(Output())
+    private let process: Process
+    /// The command line, for messages.
+    public let commandLine: String
+
+    /// Starts `executable` with `arguments`.
+    public init(_ executable: URL, _ arguments: [String]) throws {
+        process = Process()
+        process.executableURL = executable
+        process.arguments = arguments
+        var environment = ProcessInfo.processInfo.environment
+        environment.removeValue(forKey: "ESCTL_DB")
+        process.environment = environment
+        process.standardInput = FileHandle.nullDevice
+        commandLine = ([executable.lastPathComponent] + arguments).joined(separator: " ")
+        process.standardOutput = Self.collect(into: output, bytes: \.stdout, closed: \.stdoutClosed)
+        process.standardError = Self.collect(into: output, bytes: \.stderr, closed: \.stderrClosed)
+        let output = self.output
+        process.terminationHandler = { finished in
+            let status = finished.terminationStatus
+            output.update { $0.exitStatus = status }
+        }
+        try process.run()
+    }
+
+    deinit {
+        if process.isRunning { kill(process.processIdentifier, SIGKILL) }
+    }
+
+    /// A pipe whose bytes are appended to one part of `output`, which is marked closed at the end.
+    private static func collect(
+        into output: AwaitableState<Output>, bytes: WritableKeyPath<Output, [UInt8]> & Sendable,
+        closed: WritableKeyPath<Output, Bool> & Sendable
+    ) -> Pipe {
+        let pipe = Pipe()
+        pipe.fileHandleForReading.readabilityHandler = { handle in
+            let data = handle.availableData
+            if data.isEmpty {
+                handle.readabilityHandler = nil
+                output.update { $0[keyPath: closed] = true }
+            } else {
+                output.update { $0[keyPath: bytes].append(contentsOf: data) }
+            }
+        }
+        return pipe
+    }
+
+    /// Standard output so far.
+    public var stdout: String { output.withValue { String(decoding: $0.stdout, as: UTF8.self) } }
+    /// Standard error so far.
+    public var stderr: String { output.withValue { String(decoding: $0.stderr, as: UTF8.self) } }
+    /// The complete lines of standard output so far.
+    public var stdoutLines: [String] { Self.lines(stdout) }
+
+    /// Waits until standard output holds at least `count` complete lines, and returns them all.
+    @discardableResult
+    public func waitForStdoutLines(_ count: Int, timeout: Duration = .seconds(30)) async throws -> [String] {
+        try await output.wait(timeout, "\(count) line(s) on standard output of `\(commandLine)`") {
+            Self.lines(String(decoding: $0.stdout, as: UTF8.self)).count >= count || $0.status != nil
+        }
+        let lines = stdoutLines
+        guard lines.count >= count else {
+            throw AwaitFailure(description: "`\(commandLine)` exited before printing \(count) line(s); stdout: \(stdout) stderr: \(stderr)")
+        }
+        return lines
+    }
+
+    /// Waits until standard error contains `text`.
+    public func waitForStderr(containing text: String, timeout: Duration = .seconds(30)) async throws {
+        try await output.wait(timeout, "'\(text)' on standard error of `\(commandLine)`") {
+            String(decoding: $0.stderr, as: UTF8.self).contains(text) || $0.status != nil
+        }
+        guard stderr.contains(text) else {
+            throw AwaitFailure(description: "`\(commandLine)` exited without printing '\(text)'; stderr: \(stderr)")
+        }
+    }
+
+    /// Sends a signal (SIGINT for Ctrl-C).
+    public func send(_ signal: Int32) {
+        kill(process.processIdentifier, signal)
+    }
+
+    /// Waits for the process to exit and returns its status; kills it on timeout.
+    public func waitForExit(timeout: Duration = .seconds(30)) async throws -> Int32 {
+        do {
+            try await output.wait(timeout, "`\(commandLine)` to exit") { $0.status != nil }
+        } catch {
+            kill(process.processIdentifier, SIGKILL)
+            throw error
+        }
+        return output.withValue { $0.status ?? -1 }
+    }
+
+    private static func lines(_ text: String) -> [String] {
+        var parts = text.split(separator: "\n", omittingEmptySubsequences: false).map(String.init)
+        parts.removeLast()  // the text after the last newline is not a complete line
+        return parts
+    }
+}
