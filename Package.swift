@@ -6,6 +6,7 @@ let package = Package(
     platforms: [.macOS(.v15)],
     products: [
         .library(name: "EventStore", targets: ["EventStore"]),
+        .library(name: "Projections", targets: ["Projections"]),
         .executable(name: "esctl", targets: ["esctl"]),
     ],
     dependencies: [
@@ -15,11 +16,13 @@ let package = Package(
         // liblmdb-dev, found through pkg-config; `make deps` installs it when missing.
         .systemLibrary(name: "CLMDB", pkgConfig: "lmdb", providers: [.apt(["liblmdb-dev"])]),
         .target(name: "EventStore", dependencies: ["CLMDB"]),
+        .target(name: "Projections", dependencies: ["EventStore"]),
         .executableTarget(
             name: "esctl",
-            dependencies: ["EventStore", .product(name: "ArgumentParser", package: "swift-argument-parser")]),
+            dependencies: ["Projections", .product(name: "ArgumentParser", package: "swift-argument-parser")]),
         .target(name: "TestSupport", dependencies: ["EventStore"], path: "Tests/TestSupport"),
         .testTarget(name: "EventStoreTests", dependencies: ["EventStore", "CLMDB", "TestSupport"]),
+        .testTarget(name: "ProjectionsTests", dependencies: ["Projections", "TestSupport"]),
         .testTarget(name: "EsctlTests", dependencies: ["esctl", "TestSupport"]),
     ],
     swiftLanguageModes: [.v6]

@@ -19,6 +19,7 @@ public final class EventStore: Sendable {
     private let isClosed = Atomic<Bool>(false)
     let headSignal: HeadSignal
     let commitWatcher: CommitWatcher
+    let tableRegistry = TableRegistry()
 
     /// Opens the store in `path`, creating the directory (mode 0700) and the store when missing.
     ///

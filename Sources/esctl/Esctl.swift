@@ -15,6 +15,7 @@ struct Esctl: AsyncParsableCommand {
             """,
         subcommands: [
             Append.self, Read.self, Replay.self, Subscribe.self, Stats.self,
+            ProjectionsCommand.self, Rebuild.self, Query.self,
         ]
     )
 }

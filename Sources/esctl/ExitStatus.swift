@@ -1,5 +1,6 @@
 import ArgumentParser
 import EventStore
+import Projections
 
 /// esctl's exit codes: the same for every command, so scripts can act on them. Documented in the
 /// README and in `esctl --help`; keep all three in step.
@@ -45,6 +46,15 @@ enum ExitStatus: Int32, CaseIterable {
             .joined(separator: "\n")
     }
 
+    init(_ code: ProjectionError.Code) {
+        switch code {
+        case .unknownProjection: self = .notFound
+        case .invalidQuery: self = .invalidInput
+        case .damagedState: self = .storeUnavailable
+        case .stopped, .invalidDefinition: self = .internalError
+        }
+    }
+
     init(_ code: EventStoreError.Code) {
         switch code {
         case .invalidInput: self = .invalidInput
@@ -79,6 +89,9 @@ func reportingErrors(_ work: () async throws -> Void) async throws {
         throw ExitCode(error.status.rawValue)
     } catch let error as EventStoreError {
         Console.error(error.description)
+        throw ExitCode(ExitStatus(error.code).rawValue)
+    } catch let error as ProjectionError {
+        Console.error(error.message)
         throw ExitCode(ExitStatus(error.code).rawValue)
     } catch let error as ExitCode {
         Console.flush()

@@ -8,10 +8,6 @@ import TestSupport
 /// and checks the document's worked example against the bytes on disk.
 @Suite("docs/FORMAT.md matches the bytes on disk")
 struct FormatDocumentTests {
-    static let documentPath = URL(fileURLWithPath: #filePath)
-        .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
-        .appendingPathComponent("docs/FORMAT.md").path
-
     /// The worked example of the document: one event, appended to a new store.
     static func writeExample(to path: String) async throws {
         let store = try EventStore(
@@ -87,8 +83,8 @@ struct FormatDocumentTests {
         defer { raw.close() }
         let record = try #require(try raw.get("events", bytes(of: 1)))
 
-        let document = try String(contentsOfFile: Self.documentPath, encoding: .utf8)
-        let hex = try #require(Self.block(named: "record-hex", in: document), "FORMAT.md lost its record-hex block")
+        let document = try Documents.text("docs/FORMAT.md")
+        let hex = try #require(Documents.block(named: "record-hex", in: document), "FORMAT.md lost its record-hex block")
         let documented = hex.split(whereSeparator: { $0 == " " || $0 == "\n" }).compactMap { UInt8($0, radix: 16) }
         #expect(documented == record, "FORMAT.md's example record differs from the bytes on disk")
     }
@@ -99,20 +95,12 @@ struct FormatDocumentTests {
         try await Self.writeExample(to: directory.path)
         let raw = try RawLMDB(path: directory.path)
         defer { raw.close() }
-        let document = try String(contentsOfFile: Self.documentPath, encoding: .utf8)
-        let listed = try #require(Self.block(named: "databases", in: document))
+        let document = try Documents.text("docs/FORMAT.md")
+        let listed = try #require(Documents.block(named: "databases", in: document))
             .split(separator: "\n").map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty }
         #expect(Set(listed) == Set(try raw.mainDatabaseKeys()))
     }
 
-    /// The text between `<!-- name -->` + a fenced block, as the document marks its tested parts.
-    static func block(named name: String, in document: String) -> String? {
-        guard let marker = document.range(of: "<!-- \(name) -->"),
-            let open = document.range(of: "```\n", range: marker.upperBound..<document.endIndex),
-            let close = document.range(of: "```", range: open.upperBound..<document.endIndex)
-        else { return nil }
-        return String(document[open.upperBound..<close.lowerBound])
-    }
 }
 
 func bytes(of value: UInt64) -> [UInt8] { withUnsafeBytes(of: value.bigEndian) { Array($0) } }

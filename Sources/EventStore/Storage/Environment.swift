@@ -26,6 +26,9 @@ struct Databases {
 /// and resizing or closing takes it exclusively, which is exactly LMDB's rule that
 /// `mdb_env_set_mapsize` and `mdb_env_close` run with no transaction active in the process.
 final class Environment: @unchecked Sendable {
+    /// How many named databases an environment holds: the log's five and the tables.
+    static let maximumDatabases: UInt32 = 128
+
     let directory: StoreDirectory
     private let handle: OpaquePointer
     private(set) var databases: Databases
@@ -56,7 +59,7 @@ final class Environment: @unchecked Sendable {
         handle = env
         databases = Databases(meta: 0, events: 0, streams: 0, streamIndex: 0, eventIDs: 0)
         do throws(EventStoreError) {
-            try Self.check(mdb_env_set_maxdbs(env, 128), "setting the number of tables")
+            try Self.check(mdb_env_set_maxdbs(env, Self.maximumDatabases), "setting the number of tables")
             try Self.check(mdb_env_set_maxreaders(env, 1024), "setting the number of readers")
             let mapSize = max(configuration.initialMapSize, 1 << 20)
             try Self.check(mdb_env_set_mapsize(env, mapSize), "setting the map size")

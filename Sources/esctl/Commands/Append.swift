@@ -1,5 +1,6 @@
 import ArgumentParser
 import EventStore
+import Projections
 import Foundation
 
 struct Append: AsyncParsableCommand {

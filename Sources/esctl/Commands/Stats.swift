@@ -1,5 +1,6 @@
 import ArgumentParser
 import EventStore
+import Projections
 
 struct Stats: AsyncParsableCommand {
     static let configuration = CommandConfiguration(

@@ -1,4 +1,5 @@
 import EventStore
+import Projections
 import Foundation
 
 /// One line of esctl's NDJSON event format, as read by `append --batch` and `import`:

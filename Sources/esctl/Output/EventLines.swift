@@ -1,4 +1,5 @@
 import EventStore
+import Projections
 import Foundation
 
 /// The one line an event is printed as, by `read`, `replay` and `subscribe` alike.

@@ -1,17 +1,25 @@
 /// Why a piece of text is not the JSON that was expected, and where (a byte offset).
-struct JSONError: Error, Equatable, CustomStringConvertible {
-    let message: String
-    let offset: Int
+public struct JSONError: Error, Equatable, CustomStringConvertible {
+    /// What is wrong.
+    public let message: String
+    /// Where, as a byte offset from 0.
+    public let offset: Int
 
-    var description: String { "\(message) at byte \(offset + 1)" }
+    public init(message: String, offset: Int) {
+        self.message = message
+        self.offset = offset
+    }
+
+    public var description: String { "\(message) at byte \(offset + 1)" }
 }
 
 /// A strict RFC 8259 JSON reader over bytes that validates values and hands back the exact bytes
 /// of each one, so esctl stores a caller's JSON as given, byte for byte.
 ///
 /// Nesting is limited (``maximumDepth``) so hostile input cannot exhaust the stack.
-struct JSONScanner {
-    static let maximumDepth = 512
+public struct JSONScanner {
+    /// The deepest nesting of arrays and objects accepted.
+    public static let maximumDepth = 512
 
     let bytes: [UInt8]
     private(set) var index = 0
@@ -22,12 +30,12 @@ struct JSONScanner {
     }
 
     /// Whether `bytes` is exactly one JSON value, with optional surrounding white space.
-    static func isValid(_ bytes: [UInt8]) -> Bool {
+    public static func isValid(_ bytes: [UInt8]) -> Bool {
         (try? validate(bytes)) != nil
     }
 
     /// Checks that `bytes` is exactly one JSON value; throws where it is not.
-    static func validate(_ bytes: [UInt8]) throws(JSONError) {
+    public static func validate(_ bytes: [UInt8]) throws(JSONError) {
         var scanner = JSONScanner(bytes)
         scanner.skipWhitespace()
         _ = try scanner.skipValue()
@@ -37,7 +45,7 @@ struct JSONScanner {
 
     /// Reads one object whose members are handed back as raw value byte ranges, in order; the
     /// whole input must be that object. Keys must be unique.
-    static func members(ofObject bytes: [UInt8]) throws(JSONError) -> [(key: String, value: Range<Int>)] {
+    public static func members(ofObject bytes: [UInt8]) throws(JSONError) -> [(key: String, value: Range<Int>)] {
         var scanner = JSONScanner(bytes)
         scanner.skipWhitespace()
         guard scanner.peek() == UInt8(ascii: "{") else { throw scanner.error("expected a JSON object") }
@@ -74,11 +82,95 @@ struct JSONScanner {
     }
 
     /// Decodes a JSON string value given as its raw bytes (quotes included).
-    static func string(_ raw: ArraySlice<UInt8>) throws(JSONError) -> String {
+    public static func string(_ raw: ArraySlice<UInt8>) throws(JSONError) -> String {
         var scanner = JSONScanner(Array(raw))
         let text = try scanner.readString()
         guard scanner.index == scanner.bytes.count else { throw scanner.error("expected a string") }
         return text
+    }
+
+    /// Parses `bytes`, exactly one JSON value with optional surrounding white space, into a tree.
+    public static func parse(_ bytes: [UInt8]) throws(JSONError) -> JSONValue {
+        var scanner = JSONScanner(bytes)
+        scanner.skipWhitespace()
+        let value = try scanner.readValue()
+        scanner.skipWhitespace()
+        guard scanner.index == bytes.count else { throw scanner.error("unexpected text after the JSON value") }
+        return value
+    }
+
+    private mutating func readValue() throws(JSONError) -> JSONValue {
+        guard let byte = peek() else { throw error("expected a JSON value but the text ended") }
+        switch byte {
+        case UInt8(ascii: "{"):
+            depth += 1
+            defer { depth -= 1 }
+            guard depth <= Self.maximumDepth else { throw error("the JSON is nested too deeply") }
+            index += 1
+            var members: [(String, JSONValue)] = []
+            skipWhitespace()
+            if peek() == UInt8(ascii: "}") {
+                index += 1
+                return .object(members)
+            }
+            while true {
+                skipWhitespace()
+                let key = try readString()
+                skipWhitespace()
+                try expect(UInt8(ascii: ":"))
+                skipWhitespace()
+                members.append((key, try readValue()))
+                skipWhitespace()
+                if peek() == UInt8(ascii: ",") {
+                    index += 1
+                    continue
+                }
+                try expect(UInt8(ascii: "}"))
+                return .object(members)
+            }
+        case UInt8(ascii: "["):
+            depth += 1
+            defer { depth -= 1 }
+            guard depth <= Self.maximumDepth else { throw error("the JSON is nested too deeply") }
+            index += 1
+            var elements: [JSONValue] = []
+            skipWhitespace()
+            if peek() == UInt8(ascii: "]") {
+                index += 1
+                return .array(elements)
+            }
+            while true {
+                skipWhitespace()
+                elements.append(try readValue())
+                skipWhitespace()
+                if peek() == UInt8(ascii: ",") {
+                    index += 1
+                    continue
+                }
+                try expect(UInt8(ascii: "]"))
+                return .array(elements)
+            }
+        case UInt8(ascii: "\""):
+            return .string(try readString())
+        case UInt8(ascii: "t"):
+            try skipLiteral("true")
+            return .bool(true)
+        case UInt8(ascii: "f"):
+            try skipLiteral("false")
+            return .bool(false)
+        case UInt8(ascii: "n"):
+            try skipLiteral("null")
+            return .null
+        default:
+            let start = index
+            try skipNumber()
+            let text = String(decoding: bytes[start..<index], as: UTF8.self)
+            if let integer = Int64(text) { return .int(integer) }
+            guard let double = Double(text), double.isFinite else {
+                throw JSONError(message: "the number is out of range", offset: start)
+            }
+            return .double(double)
+        }
     }
 
     // MARK: Scanning
@@ -160,6 +252,7 @@ struct JSONScanner {
     }
 
     private mutating func skipNumber() throws(JSONError) {
+        guard let first = peek(), first == UInt8(ascii: "-") || isDigit(first) else { throw error("expected a JSON value") }
         if peek() == UInt8(ascii: "-") { index += 1 }
         guard let first = peek(), isDigit(first) else { throw error("expected a digit") }
         index += 1

@@ -2,9 +2,11 @@ import Foundation
 
 /// Builds one line of JSON by hand, so values that are already JSON (an event's data) go in as
 /// they are, and keys keep the documented order.
-struct JSONObjectWriter {
+public struct JSONObjectWriter {
     private(set) var text = "{"
     private var isFirst = true
+
+    public init() {}
 
     private mutating func key(_ name: String) {
         if !isFirst { text += "," }
@@ -13,41 +15,42 @@ struct JSONObjectWriter {
         text += ":"
     }
 
-    mutating func add(_ name: String, _ value: String?) {
+    public mutating func add(_ name: String, _ value: String?) {
         key(name)
         text += value.map(JSONWriter.quote) ?? "null"
     }
 
-    mutating func add(_ name: String, _ value: UInt64) {
+    public mutating func add(_ name: String, _ value: UInt64) {
         key(name)
         text += String(value)
     }
 
-    mutating func add(_ name: String, _ value: Int) {
+    public mutating func add(_ name: String, _ value: Int) {
         key(name)
         text += String(value)
     }
 
-    mutating func add(_ name: String, _ value: Bool) {
+    public mutating func add(_ name: String, _ value: Bool) {
         key(name)
         text += value ? "true" : "false"
     }
 
     /// Adds text that is already valid JSON.
-    mutating func add(_ name: String, rawJSON: String) {
+    public mutating func add(_ name: String, rawJSON: String) {
         key(name)
         text += rawJSON
     }
 
     /// The finished object.
-    mutating func finish() -> String {
+    public mutating func finish() -> String {
         text + "}"
     }
 }
 
-enum JSONWriter {
+/// JSON text for single values.
+public enum JSONWriter {
     /// `text` as a JSON string literal, escaping quotes, backslashes and control characters.
-    static func quote(_ text: String) -> String {
+    public static func quote(_ text: String) -> String {
         var result = "\""
         result.reserveCapacity(text.utf8.count + 2)
         for scalar in text.unicodeScalars {
@@ -60,7 +63,8 @@ enum JSONWriter {
             case "\u{08}": result += "\\b"
             case "\u{0C}": result += "\\f"
             case "\u{00}"..."\u{1F}", "\u{7F}", "\u{2028}", "\u{2029}":
-                result += String(format: "\\u%04x", scalar.value)
+                let hex = String(scalar.value, radix: 16)
+                result += "\\u" + String(repeating: "0", count: 4 - hex.count) + hex
             default:
                 result.unicodeScalars.append(scalar)
             }
@@ -69,9 +73,18 @@ enum JSONWriter {
         return result
     }
 
+    /// A finite double in the shortest text that reads back as the same double; integral values
+    /// print without a fraction ("12", not "12.0"). Infinities and NaN, which JSON cannot hold,
+    /// print as null.
+    public static func number(_ value: Double) -> String {
+        guard value.isFinite else { return "null" }
+        if value == value.rounded(), abs(value) < 1e15 { return String(Int64(value)) }
+        return "\(value)"
+    }
+
     /// Stored bytes as a JSON value for output: the JSON itself when the bytes are valid JSON (with
     /// line breaks removed, which in valid JSON can only be white space), otherwise nil.
-    static func embeddable(_ data: Data) -> String? {
+    public static func embeddable(_ data: Data) -> String? {
         let bytes = [UInt8](data)
         guard JSONScanner.isValid(bytes) else { return nil }
         let oneLine = bytes.filter { $0 != 0x0A && $0 != 0x0D }

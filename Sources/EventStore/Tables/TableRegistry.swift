@@ -1,0 +1,73 @@
+import CLMDB
+import Synchronization
+
+/// The named tables this process has opened, with their LMDB handles.
+///
+/// A table is an LMDB named database called `t/NAME`. Its handle is opened once, by a write
+/// job, and becomes usable by every transaction only after that job's transaction committed
+/// (LMDB closes handles opened in an aborted transaction), so the registry learns a handle
+/// only after the commit.
+final class TableRegistry: Sendable {
+    /// The prefix of every table's LMDB name, keeping tables apart from the log's own databases.
+    static let prefix = "t/"
+
+    private let handles = Mutex<[String: MDB_dbi]>([:])
+
+    /// The handle of an open table; throws ``EventStoreError/Code/notFound`` for one never opened.
+    func handle(_ name: String) throws(EventStoreError) -> MDB_dbi {
+        guard let dbi = handles.withLock({ $0[name] }) else {
+            throw EventStoreError(.notFound, "The table '\(name)' is not open; open it with openTables first.")
+        }
+        return dbi
+    }
+
+    /// The names among `names` that are not open yet.
+    func missing(_ names: [String]) -> [String] {
+        handles.withLock { handles in names.filter { handles[$0] == nil } }
+    }
+
+    /// Records handles whose opening transaction has committed.
+    func register(_ opened: [String: MDB_dbi]) {
+        handles.withLock { $0.merge(opened) { old, _ in old } }
+    }
+}
+
+/// A write job that opens (creating when missing) the LMDB databases of some tables.
+final class OpenTablesJob: WriteJob, @unchecked Sendable {
+    // @unchecked Sendable: touched only by the writer thread after submission (see WriteJob).
+    private let names: [String]
+    private let registry: TableRegistry
+    private let continuation: CheckedContinuation<Void, any Error>
+    private var opened: [String: MDB_dbi] = [:]
+    let eventCount = 0
+
+    init(names: [String], registry: TableRegistry, continuation: CheckedContinuation<Void, any Error>) {
+        self.names = names
+        self.registry = registry
+        self.continuation = continuation
+    }
+
+    func run(in context: inout BatchContext) throws(JobFailure) {
+        opened = [:]
+        for name in names {
+            var dbi: MDB_dbi = 0
+            let rc = mdb_dbi_open(context.txn.handle, TableRegistry.prefix + name, UInt32(MDB_CREATE), &dbi)
+            if rc == MDB_DBS_FULL {
+                throw .poisoned(
+                    EventStoreError(
+                        .invalidInput,
+                        "The store cannot hold more tables (at most \(Environment.maximumDatabases - 5)); use fewer tables.",
+                        cause: .lmdb(code: rc, description: String(cString: mdb_strerror(rc)))))
+            }
+            guard rc == MDB_SUCCESS else { throw .transaction(.lmdb(rc, "opening the table '\(name)'")) }
+            opened[name] = dbi
+        }
+    }
+
+    func complete() {
+        registry.register(opened)
+        continuation.resume()
+    }
+
+    func fail(_ error: EventStoreError) { continuation.resume(throwing: error) }
+}

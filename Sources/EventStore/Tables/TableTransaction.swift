@@ -1,0 +1,276 @@
+import CLMDB
+import Foundation
+
+/// Named tables of keys and values kept beside the log, and the log itself, seen through one
+/// LMDB transaction: a read snapshot (``EventStore/readTables(_:)``) or the writer's transaction
+/// (``EventStore/writeTables(_:)``), where every change commits atomically with the others or not
+/// at all.
+///
+/// Keys and values are bytes; keys sort byte by byte. Valid only inside the closure it was given
+/// to: after the closure returns every call throws ``EventStoreError/Code/closed``.
+public final class TableTransaction {
+    private let txn: Transaction
+    private let databases: Databases
+    private let registry: TableRegistry
+    /// Whether this is the writer's transaction.
+    public let isWritable: Bool
+    private var isValid = true
+
+    init(txn: Transaction, databases: Databases, registry: TableRegistry, isWritable: Bool) {
+        self.txn = txn
+        self.databases = databases
+        self.registry = registry
+        self.isWritable = isWritable
+    }
+
+    func invalidate() { isValid = false }
+
+    private func table(_ name: String) throws(EventStoreError) -> MDB_dbi {
+        guard isValid else {
+            throw EventStoreError(.closed, "A table transaction was used after its closure returned; use it only inside the closure.")
+        }
+        return try registry.handle(name)
+    }
+
+    private func writableTable(_ name: String) throws(EventStoreError) -> MDB_dbi {
+        let dbi = try table(name)
+        guard isWritable else {
+            throw EventStoreError(.invalidInput, "The table '\(name)' was written in a read transaction; write inside writeTables.")
+        }
+        return dbi
+    }
+
+    // MARK: Tables
+
+    /// The value under `key`, copied out; nil when there is none.
+    public func get(_ table: String, _ key: [UInt8]) throws -> [UInt8]? {
+        try withValue(table, key) { Array($0) }
+    }
+
+    /// Runs `body` with the bytes stored under `key` without copying them; nil when there is none.
+    /// The bytes are valid only during `body`.
+    public func withValue<R>(_ table: String, _ key: [UInt8], _ body: (UnsafeRawBufferPointer) throws -> R) throws -> R? {
+        let dbi = try self.table(table)
+        return try key.withUnsafeBytes { keyBytes in
+            guard let value = try txn.get(dbi, keyBytes) else { return nil }
+            return try body(value)
+        }
+    }
+
+    /// Stores `value` under `key`, replacing what was there.
+    public func put(_ table: String, _ key: [UInt8], _ value: [UInt8]) throws {
+        let dbi = try writableTable(table)
+        try Self.checkKey(key, table)
+        try key.withUnsafeBytes { keyBytes in
+            try value.withUnsafeBytes { valueBytes in _ = try txn.put(dbi, keyBytes, valueBytes) }
+        }
+    }
+
+    /// Removes `key`; returns whether it was there.
+    @discardableResult
+    public func delete(_ table: String, _ key: [UInt8]) throws -> Bool {
+        let dbi = try writableTable(table)
+        try Self.checkKey(key, table)
+        return try key.withUnsafeBytes { try txn.delete(dbi, $0) }
+    }
+
+    /// Removes every entry of a table.
+    public func removeAll(_ table: String) throws {
+        try txn.empty(try writableTable(table))
+    }
+
+    /// The number of entries in a table.
+    public func count(_ table: String) throws -> Int {
+        try txn.entryCount(try self.table(table))
+    }
+
+    /// Visits the entries whose keys start with `prefix`, in key order (or reverse), until `body`
+    /// returns false. The bytes are valid only during each call of `body`.
+    public func scan(
+        _ table: String, prefix: [UInt8] = [], reverse: Bool = false,
+        _ body: (_ key: UnsafeRawBufferPointer, _ value: UnsafeRawBufferPointer) throws -> Bool
+    ) throws {
+        let dbi = try self.table(table)
+        let cursor = try txn.cursor(dbi)
+        var entry: Cursor.Entry?
+        if !reverse {
+            entry = prefix.isEmpty ? try cursor.first() : try prefix.withUnsafeBytes { try cursor.seek(atLeast: $0) }
+        } else if let successor = Self.successor(of: prefix) {
+            // The last key with the prefix is just before the first key past every such key.
+            let after = try successor.withUnsafeBytes { try cursor.seek(atLeast: $0) }
+            entry = after == nil ? try cursor.last() : try cursor.previous()
+        } else {
+            entry = try cursor.last()
+        }
+        while let (key, value) = entry, key.starts(with: prefix) {
+            guard try body(key, value) else { return }
+            entry = reverse ? try cursor.previous() : try cursor.next()
+        }
+    }
+
+    /// The smallest key greater than every key starting with `prefix`; nil when there is none
+    /// (an empty prefix, or one of 0xFF bytes only).
+    static func successor(of prefix: [UInt8]) -> [UInt8]? {
+        var bytes = prefix
+        while let last = bytes.last {
+            if last < 0xFF {
+                bytes[bytes.count - 1] = last + 1
+                return bytes
+            }
+            bytes.removeLast()
+        }
+        return nil
+    }
+
+    private static func checkKey(_ key: [UInt8], _ table: String) throws(EventStoreError) {
+        guard !key.isEmpty, key.count <= 511 else {
+            throw EventStoreError(.invalidInput, "A key of the table '\(table)' is \(key.count) bytes; keys hold 1 to 511 bytes.")
+        }
+    }
+
+    // MARK: The log
+
+    /// The position of the last event this transaction sees; 0 when the log is empty.
+    public func headPosition() throws -> UInt64 {
+        guard isValid else { throw EventStoreError.closedStore }
+        return try Writer.lastPosition(txn, databases)
+    }
+
+    /// Visits the events from `start` through `last` in position order until `body` returns
+    /// false, decoding only those whose type is in `types` (every event when nil). Returns the
+    /// last position examined (`start - 1` when there was none), so a caller can go on after it.
+    @discardableResult
+    public func forEachEvent(
+        from start: UInt64, through last: UInt64 = .max, types: Set<String>? = nil,
+        _ body: (RecordedEvent) throws -> Bool
+    ) throws -> UInt64 {
+        guard isValid else { throw EventStoreError.closedStore }
+        let filter = EventFilter(types: types).compiled
+        let cursor = try txn.cursor(databases.events)
+        var examined = start &- 1
+        var entry = try BigEndian.withBytes(of: max(start, 1)) { try cursor.seek(atLeast: $0) }
+        while let (key, value) = entry {
+            let position = try EventStore.position(of: key)
+            if position > last { break }
+            examined = position
+            let view = try RecordView(value, position: position)
+            if filter.matches(view) {
+                guard try body(try view.recordedEvent(at: position)) else { break }
+            }
+            entry = try cursor.next()
+        }
+        return examined
+    }
+}
+
+/// A write job that runs a caller's closure in the writer's transaction.
+final class TableWriteJob<T: Sendable>: WriteJob, @unchecked Sendable {
+    // @unchecked Sendable: touched only by the writer thread after submission (see WriteJob).
+    private let body: (TableTransaction) throws -> T
+    private let databases: Databases
+    private let registry: TableRegistry
+    private let continuation: CheckedContinuation<T, any Error>
+    private var result: T?
+    private var callerError: (any Error)?
+    let eventCount = 0
+
+    init(
+        databases: Databases, registry: TableRegistry, body: @escaping (TableTransaction) throws -> T,
+        continuation: CheckedContinuation<T, any Error>
+    ) {
+        self.databases = databases
+        self.registry = registry
+        self.body = body
+        self.continuation = continuation
+    }
+
+    func run(in context: inout BatchContext) throws(JobFailure) {
+        let transaction = TableTransaction(txn: context.txn, databases: databases, registry: registry, isWritable: true)
+        defer { transaction.invalidate() }
+        result = nil
+        callerError = nil
+        do {
+            result = try body(transaction)
+        } catch let error as EventStoreError where error.lmdbCode == MDB_MAP_FULL || error.lmdbCode == MDB_TXN_FULL {
+            // The map is full or the transaction too big: the writer grows or splits and retries.
+            throw .transaction(error)
+        } catch {
+            // The closure may have written before it threw: roll the batch back without it.
+            callerError = error
+            throw .poisoned(EventStoreError.wrapping(error))
+        }
+    }
+
+    func complete() {
+        guard let result else {
+            continuation.resume(throwing: EventStoreError(.storageFailure, "A table write finished without a result."))
+            return
+        }
+        continuation.resume(returning: result)
+    }
+
+    func fail(_ error: EventStoreError) { continuation.resume(throwing: callerError ?? error) }
+}
+
+extension EventStore {
+    /// Opens the named tables, creating those that do not exist yet. A table must be opened
+    /// (once per process) before it is read or written. Names follow the rules of stream names.
+    ///
+    /// Throws ``EventStoreError/Code/invalidInput`` for a bad name or when the store cannot hold
+    /// more tables (about 120).
+    public func openTables(_ names: [String]) async throws {
+        for name in names { try Limits.validateName(name, kind: "table") }
+        let missing = tableRegistry.missing(Array(Set(names)).sorted())
+        guard !missing.isEmpty else { return }
+        let registry = tableRegistry
+        try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
+            do {
+                try writer.submit(OpenTablesJob(names: missing, registry: registry, continuation: continuation))
+            } catch {
+                continuation.resume(throwing: error)
+            }
+        }
+    }
+
+    /// Runs `body` on the writer thread, in a write transaction it may share with appends and
+    /// other writes (group commit): everything it writes commits together, or, when it throws,
+    /// nothing it wrote is kept and its error is rethrown here.
+    ///
+    /// `body` must be synchronous and touch only the transaction: it may run more than once when
+    /// the writer has to retry (after growing the map). Never call the store from inside it.
+    public func writeTables<T: Sendable>(_ body: @escaping @Sendable (TableTransaction) throws -> T) async throws -> T {
+        let databases = environment.databases
+        let registry = tableRegistry
+        return try await withCheckedThrowingContinuation { continuation in
+            do {
+                try writer.submit(TableWriteJob(databases: databases, registry: registry, body: body, continuation: continuation))
+            } catch {
+                continuation.resume(throwing: error)
+            }
+        }
+    }
+
+    /// Runs `body` in one read snapshot of the tables and the log. Keep it short: a long read
+    /// holds back page reuse and map growth.
+    public func readTables<T>(_ body: (TableTransaction) throws -> T) throws -> T {
+        let databases = environment.databases
+        let registry = tableRegistry
+        return try environment.read { txn in
+            let transaction = TableTransaction(txn: txn, databases: databases, registry: registry, isWritable: false)
+            defer { transaction.invalidate() }
+            return try body(transaction)
+        }
+    }
+
+    /// Waits until the log's head is past `position` (committed by this or any other process)
+    /// and returns it. Throws `CancellationError` when cancelled, ``EventStoreError/Code/closed``
+    /// when the store closes.
+    public func waitForCommit(after position: UInt64) async throws -> UInt64 {
+        while true {
+            if let head = try commitWatcher.newHead() { headSignal.publish(head) }
+            let current = headSignal.current
+            if current > position { return current }
+            _ = try await headSignal.wait(after: position)
+        }
+    }
+}

@@ -1,0 +1,28 @@
+/// The state hash: SHA-256 over a canonical encoding of a projection's whole state, so that two
+/// states are equal exactly when their hashes are. `docs/FORMAT.md` documents the encoding:
+///
+/// for each table, in byte order of the names: the name's length (u32 big-endian), the name, the
+/// number of rows (u64 big-endian); then each row in key order: the key's length (u32), the key,
+/// the value's length (u32), the value.
+public enum StateHash {
+    /// The hash of a projection's state, as 64 lowercase hexadecimal digits.
+    public static func of(tables: [String], in state: some StateReader) throws -> String {
+        var hasher = SHA256()
+        for table in tables.sorted(by: { $0.utf8.lexicographicallyPrecedes($1.utf8) }) {
+            let rows = try state.rawRows(table)
+            hasher.update(bytes(UInt32(table.utf8.count)))
+            hasher.update(table.utf8)
+            hasher.update(bytes(UInt64(rows.count)))
+            for row in rows {
+                hasher.update(bytes(UInt32(row.key.count)))
+                hasher.update(row.key)
+                hasher.update(bytes(UInt32(row.value.count)))
+                hasher.update(row.value)
+            }
+        }
+        return SHA256.hexString(hasher.finalize())
+    }
+
+    private static func bytes(_ value: UInt32) -> [UInt8] { withUnsafeBytes(of: value.bigEndian) { Array($0) } }
+    private static func bytes(_ value: UInt64) -> [UInt8] { withUnsafeBytes(of: value.bigEndian) { Array($0) } }
+}

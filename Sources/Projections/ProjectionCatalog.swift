@@ -1,0 +1,8 @@
+/// The projections esctl knows by name.
+public enum ProjectionCatalog {
+    /// The example projections: a count per type and a per-stream summary.
+    public static let examples: [any Projection] = [EventCountByType(), StreamSummary()]
+
+    /// Every projection esctl registers.
+    public static var all: [any Projection] { examples }
+}

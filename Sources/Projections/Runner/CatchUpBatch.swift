@@ -1,0 +1,113 @@
+import EventStore
+
+/// How far one batch moved one projection.
+struct BatchProgress: Sendable {
+    /// The checkpoint after the batch (unchanged when the projection stopped in it).
+    var checkpoint: UInt64
+    var applied = 0
+    var skipped = 0
+    var isBuilding = false
+    var failure: ProjectionError?
+}
+
+/// One catch-up step, run inside the writer's transaction: read each projection's checkpoint,
+/// apply the events after the lowest one (up to `limit` positions), and write every projection's
+/// changed rows together with its new checkpoint. A projection whose `apply` throws (with the
+/// stop policy) writes nothing in the batch: its tables and checkpoint stay as they were.
+enum CatchUpBatch {
+    static func run(
+        _ txn: TableTransaction, projections: [any Projection], limit: UInt64
+    ) throws -> (head: UInt64, progress: [String: BatchProgress]) {
+        let head = try txn.headPosition()
+        var progress: [String: BatchProgress] = [:]
+        var states: [String: ProjectionState] = [:]
+        var active: [any Projection] = []
+        for projection in projections {
+            let stored = try readCheckpoint(projection.name, txn)
+            let checkpoint = stored ?? Checkpoint(version: Int64(projection.version), position: 0, isBuilding: true)
+            guard checkpoint.version == Int64(projection.version) else {
+                progress[projection.name] = BatchProgress(
+                    checkpoint: checkpoint.position, isBuilding: checkpoint.isBuilding,
+                    failure: ProjectionError(
+                        .stopped,
+                        "The stored state of '\(projection.name)' was built by version \(checkpoint.version), not \(projection.version); reopen the store to rebuild it.",
+                        projection: projection.name, position: checkpoint.position))
+                continue
+            }
+            progress[projection.name] = BatchProgress(checkpoint: checkpoint.position, isBuilding: checkpoint.isBuilding)
+            active.append(projection)
+            let name = projection.name
+            states[name] = ProjectionState(projection: name, tables: projection.tables) { table, key in
+                try txn.get(StoredState.tableName(name, table), key)
+            }
+        }
+        guard let start = active.compactMap({ progress[$0.name]?.checkpoint }).min().map({ $0 + 1 }), start <= head else {
+            return (head, progress)
+        }
+        let end = min(head, start &+ limit &- 1)
+        let wanted: Set<String>? = active.contains { $0.eventTypes == nil }
+            ? nil : active.reduce(into: Set<String>()) { $0.formUnion($1.eventTypes ?? []) }
+
+        try txn.forEachEvent(from: start, through: end, types: wanted) { event in
+            for projection in active {
+                let name = projection.name
+                guard var entry = progress[name], entry.failure == nil, event.position > entry.checkpoint,
+                    projection.eventTypes?.contains(event.type) ?? true, var state = states[name]
+                else { continue }
+                states[name] = nil  // keep the state uniquely referenced while applying
+                do {
+                    try state.apply(event, with: projection)
+                    entry.applied += 1
+                } catch {
+                    switch projection.errorPolicy {
+                    case .skip:
+                        entry.skipped += 1
+                    case .stop:
+                        entry.failure = .stopped(name, at: event.position, cause: "\(error)")
+                    }
+                }
+                states[name] = state
+                progress[name] = entry
+            }
+            return true
+        }
+
+        for projection in active {
+            let name = projection.name
+            guard var entry = progress[name], entry.failure == nil, let state = states[name] else { continue }
+            for (table, rows) in state.changes() {
+                let stored = StoredState.tableName(name, table)
+                for (key, value) in rows {
+                    if let value { try txn.put(stored, key, value) } else { try txn.delete(stored, key) }
+                }
+            }
+            entry.checkpoint = max(entry.checkpoint, end)
+            entry.isBuilding = entry.isBuilding && entry.checkpoint < head
+            try txn.put(
+                Checkpoint.table, Checkpoint.key(name),
+                Checkpoint(version: Int64(projection.version), position: entry.checkpoint, isBuilding: entry.isBuilding).encoded)
+            progress[name] = entry
+        }
+        return (head, progress)
+    }
+
+    /// A projection's checkpoint as stored; nil when it has none yet.
+    static func readCheckpoint(_ name: String, _ txn: TableTransaction) throws -> Checkpoint? {
+        guard let bytes = try txn.get(Checkpoint.table, Checkpoint.key(name)) else { return nil }
+        do {
+            return try Checkpoint(decoding: bytes)
+        } catch {
+            throw ProjectionError.damaged(name, "its checkpoint: \(error)")
+        }
+    }
+
+    /// Empties a projection's tables and sets its checkpoint to 0, building, with its version.
+    static func reset(_ projection: any Projection, _ txn: TableTransaction) throws {
+        for table in projection.tables {
+            try txn.removeAll(StoredState.tableName(projection.name, table))
+        }
+        try txn.put(
+            Checkpoint.table, Checkpoint.key(projection.name),
+            Checkpoint(version: Int64(projection.version), position: 0, isBuilding: true).encoded)
+    }
+}

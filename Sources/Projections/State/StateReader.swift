@@ -1,0 +1,70 @@
+import EventStore
+
+/// Read access to a projection's tables: the stored state (``StoredState``) or a state folded in
+/// memory (``ProjectionState``). Queries are written against this.
+public protocol StateReader {
+    /// The row under `key`, decoded as `V`; nil when there is none.
+    func value<V: RowValue>(_ table: String, _ key: RowKey, as type: V.Type) throws -> V?
+    /// The rows whose keys start with `prefix`, in key order (or reverse), at most `limit`.
+    func rows<V: RowValue>(
+        _ table: String, prefix: RowKey, reverse: Bool, limit: Int, as type: V.Type
+    ) throws -> [(key: RowKey, value: V)]
+    /// Every row of a table as bytes, in key order (for the state hash).
+    func rawRows(_ table: String) throws -> [(key: [UInt8], value: [UInt8])]
+}
+
+extension StateReader {
+    /// The rows whose keys start with `prefix`, in key order.
+    public func rows<V: RowValue>(_ table: String, prefix: RowKey = RowKey(), as type: V.Type) throws -> [(key: RowKey, value: V)] {
+        try rows(table, prefix: prefix, reverse: false, limit: .max, as: type)
+    }
+}
+
+/// A projection's stored tables, read in one snapshot of the store.
+public struct StoredState: StateReader {
+    let transaction: TableTransaction
+    let projection: String
+
+    init(transaction: TableTransaction, projection: String) {
+        self.transaction = transaction
+        self.projection = projection
+    }
+
+    /// The store's name for one of the projection's tables.
+    static func tableName(_ projection: String, _ table: String) -> String { "\(projection)/\(table)" }
+
+    public func value<V: RowValue>(_ table: String, _ key: RowKey, as type: V.Type) throws -> V? {
+        let bytes = try transaction.get(Self.tableName(projection, table), key.bytes)
+        return try bytes.map { bytes in
+            do { return try V(decoding: bytes) } catch { throw ProjectionError.damaged(projection, "\(table): \(error)") }
+        }
+    }
+
+    public func rows<V: RowValue>(
+        _ table: String, prefix: RowKey, reverse: Bool, limit: Int, as type: V.Type
+    ) throws -> [(key: RowKey, value: V)] {
+        var found: [(key: RowKey, value: V)] = []
+        guard limit > 0 else { return found }
+        var failure: RowDecodingError?
+        try transaction.scan(Self.tableName(projection, table), prefix: prefix.bytes, reverse: reverse) { key, value in
+            do throws(RowDecodingError) {
+                found.append((RowKey(bytes: Array(key)), try V(decoding: value)))
+            } catch {
+                failure = error
+                return false
+            }
+            return found.count < limit
+        }
+        if let failure { throw ProjectionError.damaged(projection, "\(table): \(failure)") }
+        return found
+    }
+
+    public func rawRows(_ table: String) throws -> [(key: [UInt8], value: [UInt8])] {
+        var rows: [(key: [UInt8], value: [UInt8])] = []
+        try transaction.scan(Self.tableName(projection, table)) { key, value in
+            rows.append((Array(key), Array(value)))
+            return true
+        }
+        return rows
+    }
+}

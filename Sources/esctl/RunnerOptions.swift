@@ -1,0 +1,42 @@
+import EventStore
+import Foundation
+import Projections
+
+extension StoreOptions {
+    /// Opens the store and a runner of every registered projection. Opening may rebuild
+    /// projections whose version changed, or finish an interrupted rebuild: it says so on
+    /// standard error, with progress when that is a terminal.
+    func openRunner() async throws -> (EventStore, ProjectionRunner) {
+        let store = try open()
+        do {
+            let progress = ProgressLine()
+            let runner = try await ProjectionRunner(
+                store: store, projections: ProjectionCatalog.all, progress: progress.report)
+            progress.finish()
+            for notice in runner.notices { Console.note("esctl: \(notice)\n") }
+            return (store, runner)
+        } catch {
+            store.close()
+            throw error
+        }
+    }
+}
+
+/// One line of progress on standard error, redrawn in place, shown only on a terminal.
+final class ProgressLine: Sendable {
+    private let isShown = Console.errorIsTerminal
+
+    /// Shows how far the named projections are.
+    var report: ProjectionRunner.Progress {
+        { [isShown] names, position, head in
+            guard isShown, head > 0 else { return }
+            let percent = Int(Double(position) / Double(head) * 100)
+            Console.note("\r\u{1B}[K\(names.joined(separator: ", ")): \(position)/\(head) (\(percent)%)")
+        }
+    }
+
+    /// Clears the line.
+    func finish() {
+        if isShown { Console.note("\r\u{1B}[K") }
+    }
+}

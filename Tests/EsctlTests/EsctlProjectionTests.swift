@@ -1,0 +1,83 @@
+import Foundation
+import Testing
+import TestSupport
+
+@Suite("esctl projections, rebuild and query")
+struct EsctlProjectionTests {
+    let sandbox: EsctlSandbox
+
+    init() throws {
+        sandbox = try EsctlSandbox(prefix: "esctl-projections")
+    }
+
+    func append(_ stream: String, _ type: String) async throws {
+        #expect(try await sandbox.esctl(["append", stream, type]).status == 0)
+    }
+
+    @Test("a query in a new esctl process reflects every append made before it")
+    func queryReflectsAppends() async throws {
+        try await append("s-1", "A")
+        try await append("s-2", "B")
+        let first = try await sandbox.esctl(["query", "count-by-type", "--json"])
+        #expect(first.status == 0, "\(first)")
+        #expect(first.stdout == #"{"types":{"A":1,"B":1},"total":2}"# + "\n")
+        try await append("s-1", "A")
+        let second = try await sandbox.esctl(["query", "count-by-type", "--json"])
+        #expect(second.stdout == #"{"types":{"A":2,"B":1},"total":3}"# + "\n")
+        let text = try await sandbox.esctl(["query", "count-by-type"])
+        #expect(text.lines == ["types.A  2", "types.B  1", "total    3"])
+    }
+
+    @Test("projections lists name, version, checkpoint, lag and hash without catching up")
+    func projectionsList() async throws {
+        try await append("s", "A")
+        let before = try sandbox.objects(try await sandbox.esctl(["projections", "--json"]))
+        #expect(before.map { $0["name"] as? String } == ["count-by-type", "stream-summary"])
+        #expect(before.map { $0["lag"] as? Int } == [1, 1])
+        #expect(before.map { $0["checkpoint"] as? Int } == [0, 0])
+        _ = try await sandbox.esctl(["query", "count-by-type"])
+        let after = try sandbox.objects(try await sandbox.esctl(["projections", "--json"]))
+        #expect(after.map { $0["checkpoint"] as? Int } == [1, 0])
+        #expect(after.map { $0["lag"] as? Int } == [0, 1])
+        #expect(after.allSatisfy { ($0["hash"] as? String)?.count == 64 && $0["version"] as? Int == 1 })
+        let text = try await sandbox.esctl(["projections"])
+        #expect(text.lines.first?.hasPrefix("NAME") == true)
+        #expect(text.lines.count == 3)
+    }
+
+    @Test("rebuild reports events applied, seconds and the same hash as the live state")
+    func rebuild() async throws {
+        for n in 0..<6 { try await append("s-\(n % 2)", "T\(n % 3)") }
+        _ = try await sandbox.esctl(["query", "stream-summary"])
+        let live = try sandbox.objects(try await sandbox.esctl(["projections", "--json"]))
+        let output = try await sandbox.esctl(["rebuild", "--all", "--json"])
+        #expect(output.status == 0, "\(output)")
+        #expect(output.stderr.isEmpty)  // no progress when piped
+        let reports = try sandbox.objects(output)
+        #expect(reports.map { $0["name"] as? String } == ["count-by-type", "stream-summary"])
+        #expect(reports.map { $0["eventsApplied"] as? Int } == [6, 6])
+        #expect(reports.allSatisfy { $0["seconds"] is Double || $0["seconds"] is Int })
+        #expect(reports[1]["hash"] as? String == live[1]["hash"] as? String)
+        let one = try await sandbox.esctl(["rebuild", "stream-summary"])
+        #expect(one.lines.count == 1 && one.lines[0].hasPrefix("stream-summary: 6 events applied in "))
+        #expect(try await sandbox.esctl(["rebuild"]).status == 64)
+        #expect(try await sandbox.esctl(["rebuild", "nope"]).status == 67)
+    }
+
+    @Test("query --as-of shows history; unknown names list the known ones; parameters are checked")
+    func queryOptions() async throws {
+        for type in ["A", "B", "A"] { try await append("fitness-x", type) }
+        try await append("chat-y", "C")
+        let asOf = try await sandbox.esctl(["query", "count-by-type", "--as-of", "2", "--json"])
+        #expect(asOf.stdout == #"{"types":{"A":1,"B":1},"total":2}"# + "\n")
+        let zero = try await sandbox.esctl(["query", "count-by-type", "--as-of", "0", "--json"])
+        #expect(zero.stdout == #"{"types":{},"total":0}"# + "\n")
+        let category = try await sandbox.esctl(["query", "stream-summary", "--category", "fitness-", "--json"])
+        let streams = try JSONSerialization.jsonObject(with: Data(category.stdout.utf8)) as? [String: [[String: Any]]]
+        #expect(streams?["streams"]?.map { $0["stream"] as? String } == ["fitness-x"])
+        let unknown = try await sandbox.esctl(["query", "nope"])
+        #expect(unknown.status == 67)
+        #expect(unknown.stderr.contains("count-by-type, stream-summary"))
+        #expect(try await sandbox.esctl(["query", "count-by-type", "--category", "x"]).status == 64)
+    }
+}

@@ -1,0 +1,105 @@
+import Foundation
+import Projections
+import Testing
+
+@Suite("Row keys and values")
+struct RowsTests {
+    @Test("string and number parts sort as their values do, NUL bytes and all")
+    func keyOrder() {
+        let strings = ["", "a", "a\u{0}", "a\u{0}b", "ab", "b", "é", "\u{0}"]
+        let sortedByKey = strings.sorted { RowKey($0) < RowKey($1) }
+        #expect(sortedByKey == strings.sorted { $0.utf8.lexicographicallyPrecedes($1.utf8) })
+        let numbers: [UInt64] = [0, 1, 255, 256, 65_535, 1 << 40, .max]
+        #expect(numbers.shuffled().sorted { RowKey($0) < RowKey($1) } == numbers)
+        // A composite key: the first part decides before the second.
+        #expect(RowKey("a").appending(UInt64.max) < RowKey("ab").appending(0))
+        #expect(RowKey("site").appending(2) < RowKey("site").appending(10))
+    }
+
+    @Test("parts read back what was appended, and refuse another shape")
+    func parts() {
+        let key = RowKey("camp\u{0}ground").appending(15).appending("Johnny Appleseed")
+        #expect(key.parts([.string, .number, .string]) == [.string("camp\u{0}ground"), .number(15), .string("Johnny Appleseed")])
+        #expect(key.parts([.string, .number]) == nil)
+        #expect(key.parts([.number, .string, .string]) == nil)
+        #expect(RowKey("x").hasPrefix(RowKey()) && RowKey("x").appending(1).hasPrefix(RowKey("x")) && !RowKey("xy").hasPrefix(RowKey("x")))
+    }
+
+    struct Sample: RowValue, Equatable {
+        var id: UInt64
+        var name: String
+        var score: Double
+        var flags: [Bool]
+        var note: String?
+
+        func encode(to writer: inout RowWriter) {
+            writer.write(id)
+            writer.write(name)
+            writer.write(score)
+            writer.write(flags)
+            writer.write(note)
+        }
+
+        init(id: UInt64, name: String, score: Double, flags: [Bool], note: String?) {
+            (self.id, self.name, self.score, self.flags, self.note) = (id, name, score, flags, note)
+        }
+
+        init(from reader: inout RowReader) throws(RowDecodingError) {
+            id = try reader.read(UInt64.self)
+            name = try reader.read(String.self)
+            score = try reader.read(Double.self)
+            flags = try reader.read([Bool].self)
+            note = try reader.read(String?.self)
+        }
+    }
+
+    @Test("values encode to exactly the documented bytes and decode back")
+    func valueEncoding() throws {
+        let sample = Sample(id: 1, name: "é", score: 1.5, flags: [true, false], note: nil)
+        #expect(sample.encoded == [
+            0, 0, 0, 0, 0, 0, 0, 1,  // id
+            0, 0, 0, 2, 0xC3, 0xA9,  // "é"
+            0x3F, 0xF8, 0, 0, 0, 0, 0, 0,  // 1.5
+            0, 0, 0, 2, 1, 0,  // [true, false]
+            0,  // nil
+        ])
+        #expect(try Sample(decoding: sample.encoded) == sample)
+        let noted = Sample(id: 2, name: "", score: -0.0, flags: [], note: "n")
+        #expect(try Sample(decoding: noted.encoded) == noted)
+        #expect(Int(-2).encoded == [0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFE])
+    }
+
+    @Test("truncated, overlong or malformed bytes are errors, not crashes")
+    func decodingErrors() {
+        let bytes = Sample(id: 1, name: "abc", score: 2, flags: [true], note: "x").encoded
+        for cut in 0..<bytes.count {
+            #expect(throws: RowDecodingError.self) { try Sample(decoding: bytes.prefix(cut)) }
+        }
+        #expect(throws: RowDecodingError.self) { try Sample(decoding: bytes + [0]) }
+        #expect(throws: RowDecodingError.self) { try Bool(decoding: [2]) }
+        #expect(throws: RowDecodingError.self) { try String(decoding: [0, 0, 0, 2, 0xFF, 0xFE]) }
+        #expect(throws: RowDecodingError.self) { try [Int](decoding: [0xFF, 0xFF, 0xFF, 0xFF]) }
+    }
+
+    @Test("a Codable value stored through CodableRow comes back, in canonical sorted-key JSON")
+    func codableRows() throws {
+        struct Point: Codable, Equatable, Sendable {
+            var y: Int
+            var x: Int
+        }
+        let row = CodableRow(Point(y: 2, x: 1))
+        #expect(Array(row.encoded.dropFirst(4)) == Array(#"{"x":1,"y":2}"#.utf8))
+        #expect(try CodableRow<Point>(decoding: row.encoded).value == Point(y: 2, x: 1))
+    }
+
+    @Test("JSON values parse and serialize compactly, in member order")
+    func jsonValues() throws {
+        let text = #"{ "b": [1, 2.5, -3e2, true, null], "a": {"s": "q\"\u00e9\n"} }"#
+        let value = try JSONValue(parsing: Array(text.utf8))
+        #expect(value.serialized == #"{"b":[1,2.5,-300,true,null],"a":{"s":"q\"é\n"}}"#)
+        #expect(value["b"]?.arrayValue?.count == 5)
+        #expect(value["a"]?["s"]?.stringValue == "q\"é\n")
+        #expect(throws: JSONError.self) { try JSONValue(parsing: Array("[1,]".utf8)) }
+        #expect(throws: JSONError.self) { try JSONValue(parsing: Array(String(repeating: "[", count: 600).utf8)) }
+    }
+}

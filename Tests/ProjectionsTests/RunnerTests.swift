@@ -1,0 +1,202 @@
+@testable import Projections
+import EventStore
+import Foundation
+import Testing
+import TestSupport
+
+@Suite("Projection runner")
+struct RunnerTests {
+    @Test("a query through the runner reflects every append that returned before it")
+    func readYourWrites() async throws {
+        let f = try ProjectionFixture()
+        let runner = try await ProjectionRunner(store: f.store, projections: [EventCountByType()])
+        #expect(try await runner.query("count-by-type") == ["types": [:], "total": 0])
+        _ = try await f.store.append(to: "s", events: [event("A"), event("B"), event("A")])
+        #expect(try await runner.query("count-by-type") == ["types": ["A": 2, "B": 1], "total": 3])
+        _ = try await f.store.append(to: "t", events: [event("C")])
+        #expect(try await runner.query("count-by-type") == ["types": ["A": 2, "B": 1, "C": 1], "total": 4])
+        let status = try #require(try runner.statuses().first)
+        #expect(status.checkpoint == 4 && status.lag == 0 && !status.isBuilding && status.failure == nil)
+    }
+
+    @Test("statuses show the lag of a projection that has not caught up")
+    func statusesShowLag() async throws {
+        let f = try ProjectionFixture()
+        let runner = try await ProjectionRunner(store: f.store, projections: [EventCountByType(), StreamSummary()])
+        _ = try await f.store.append(to: "s", events: [event("A"), event("B")])
+        try await runner.catchUp(["count-by-type"])
+        _ = try await f.store.append(to: "s", events: [event("C")])
+        let statuses = try runner.statuses()
+        #expect(statuses.map(\.name) == ["count-by-type", "stream-summary"])
+        #expect(statuses.map(\.checkpoint) == [2, 0])
+        #expect(statuses.map(\.lag) == [1, 3])
+        #expect(statuses.map(\.isBuilding) == [false, true])
+    }
+
+    @Test("a rebuild gives the live state's hash, and two rebuilds give the same bytes")
+    func rebuildMatchesLive() async throws {
+        let f = try ProjectionFixture()
+        let projections: [any Projection] = [EventCountByType(), StreamSummary(), Ledger()]
+        let runner = try await ProjectionRunner(store: f.store, projections: projections, batchSize: 7)
+        for n in 0..<40 {
+            _ = try await f.store.append(to: "acct-\(n % 5)", events: [event(n % 5 == n ? "Opened" : "Deposited", #"{"amount":\#(n)}"#)])
+            if n % 9 == 0 { try await runner.catchUp() }
+        }
+        _ = try await f.store.append(to: "acct-2", events: [event("Closed")])
+        try await runner.catchUp()
+        let live = try projections.map { try runner.storedHash(of: $0.name) }
+        let liveRows = try dump(f.store, projections)
+
+        let first = try await runner.rebuild()
+        #expect(first.map(\.hash) == live)
+        #expect(first.map(\.checkpoint) == [41, 41, 41])
+        #expect(first.map(\.eventsApplied) == [41, 41, 41])
+        #expect(try dump(f.store, projections) == liveRows)
+        let second = try await runner.rebuild(["ledger"])
+        #expect(second.map(\.hash) == [live[2]])
+        #expect(try dump(f.store, projections) == liveRows)
+    }
+
+    /// Every stored row of the projections, as bytes.
+    func dump(_ store: EventStore, _ projections: [any Projection]) throws -> [[UInt8]] {
+        try store.readTables { txn in
+            try projections.flatMap { projection in
+                try projection.tables.flatMap { table in
+                    try StoredState(transaction: txn, projection: projection.name).rawRows(table).map { $0.key + [0xFF] + $0.value }
+                }
+            }
+        }
+    }
+
+    @Test("a changed version is rebuilt when the runner opens, and it says so")
+    func versionBumpRebuilds() async throws {
+        let f = try ProjectionFixture()
+        _ = try await f.store.append(to: "acct-1", events: [event("Opened"), event("Deposited", #"{"amount":5}"#)])
+        let first = try await ProjectionRunner(store: f.store, projections: [Ledger()])
+        #expect(first.notices.isEmpty)
+        try await first.catchUp()
+        var changed = Ledger()
+        changed.version = 2
+        let second = try await ProjectionRunner(store: f.store, projections: [changed])
+        #expect(second.notices == ["Projection 'ledger' changed from version 1 to 2; rebuilding it."])
+        let status = try #require(try second.statuses().first)
+        #expect(status.version == 2 && status.checkpoint == 2 && !status.isBuilding)
+        let again = try await ProjectionRunner(store: f.store, projections: [changed])
+        #expect(again.notices.isEmpty)
+    }
+
+    @Test("a rebuild interrupted by a crash is detected and finished at the next open")
+    func interruptedRebuildIsFinished() async throws {
+        // Given a store whose ledger was caught up, then half rebuilt when the process died
+        let f = try ProjectionFixture()
+        for n in 0..<30 {
+            _ = try await f.store.append(to: "acct-\(n % 3)", events: [event(n < 3 ? "Opened" : "Deposited", #"{"amount":\#(n)}"#)])
+        }
+        let runner = try await ProjectionRunner(store: f.store, projections: [Ledger()])
+        let expected = try await runner.rebuild()[0].hash
+        try await f.store.writeTables { txn in try CatchUpBatch.reset(Ledger(), txn) }
+        let partial = try await f.store.writeTables { txn in try CatchUpBatch.run(txn, projections: [Ledger()], limit: 12) }
+        #expect(partial.progress["ledger"]?.checkpoint == 12)
+        let store = try f.reopen()
+        defer { store.close() }
+        // When a runner opens it
+        let reopened = try await ProjectionRunner(store: store, projections: [Ledger()])
+        // Then it says so, and finishes the rebuild to the same state as a whole one
+        #expect(reopened.notices == ["Projection 'ledger' was being rebuilt when the store last closed (at position 12); finishing the rebuild."])
+        let status = try #require(try reopened.statuses().first)
+        #expect(status.checkpoint == 30 && !status.isBuilding && status.hash == expected)
+    }
+
+    @Test("history: the state as of 0, as of the head and in between, without touching the stored tables")
+    func asOf() async throws {
+        let f = try ProjectionFixture()
+        let runner = try await ProjectionRunner(store: f.store, projections: [EventCountByType()])
+        _ = try await f.store.append(to: "s", events: [event("A"), event("B"), event("A"), event("C")])
+        let storedBefore = try runner.storedHash(of: "count-by-type")
+        #expect(try await runner.query("count-by-type", asOf: 0) == ["types": [:], "total": 0])
+        #expect(try await runner.query("count-by-type", asOf: 2) == ["types": ["A": 1, "B": 1], "total": 2])
+        #expect(try await runner.query("count-by-type", asOf: 4) == ["types": ["A": 2, "B": 1, "C": 1], "total": 4])
+        #expect(try await runner.query("count-by-type", asOf: 99) == ["types": ["A": 2, "B": 1, "C": 1], "total": 4])
+        #expect(try runner.storedHash(of: "count-by-type") == storedBefore)
+        #expect(try runner.statuses()[0].checkpoint == 0)
+        let atHead = try runner.state(of: "count-by-type", asOf: 4)
+        try await runner.catchUp()
+        #expect(try StateHash.of(tables: ["counts"], in: atHead) == (try runner.storedHash(of: "count-by-type")))
+    }
+
+    @Test("a projection that fails halfway through a batch keeps its tables and checkpoint; the others go on")
+    func failureLeavesStateAsItWas() async throws {
+        // Given a ledger caught up through position 2
+        let f = try ProjectionFixture()
+        let runner = try await ProjectionRunner(store: f.store, projections: [Ledger(), EventCountByType()])
+        _ = try await f.store.append(to: "acct-1", events: [event("Opened"), event("Deposited", #"{"amount":5}"#)])
+        try await runner.catchUp()
+        let ledgerBefore = try runner.storedHash(of: "ledger")
+        // When a batch holds good events, then one the ledger cannot apply, then more good ones
+        _ = try await f.store.append(to: "acct-1", events: [event("Deposited", #"{"amount":1}"#)])
+        _ = try await f.store.append(to: "acct-9", events: [event("Deposited", #"{"amount":1}"#)])
+        _ = try await f.store.append(to: "acct-1", events: [event("Deposited", #"{"amount":1}"#)])
+        let error = await #expect(throws: ProjectionError.self) { try await runner.catchUp() }
+        // Then the error names the projection, the position and the cause
+        #expect(error?.code == .stopped)
+        #expect(error?.projection == "ledger" && error?.position == 4)
+        #expect(error?.message.contains("no account 'acct-9'") == true)
+        // And the ledger is exactly as before the batch, while the other projection went on
+        let statuses = try runner.statuses()
+        #expect(statuses.map(\.checkpoint) == [2, 5])
+        #expect(try runner.storedHash(of: "ledger") == ledgerBefore)
+        #expect(statuses[0].failure?.contains("position 4") == true)
+        // And a query of the stopped projection fails the same way
+        await #expect(throws: ProjectionError.self) { try await runner.query("ledger") }
+    }
+
+    @Test("with the skip policy the failing event is undone, counted and passed over")
+    func skipPolicy() async throws {
+        let f = try ProjectionFixture()
+        var ledger = Ledger()
+        ledger.errorPolicy = .skip
+        let runner = try await ProjectionRunner(store: f.store, projections: [ledger])
+        _ = try await f.store.append(to: "acct-1", events: [event("Opened"), event("Poison"), event("Deposited", #"{"amount":5}"#)])
+        _ = try await f.store.append(to: "acct-9", events: [event("Deposited", #"{"amount":1}"#)])
+        // The totals row counts applied events only: the two failures changed it, and were undone.
+        #expect(try await runner.query("ledger") == ["accounts": ["acct-1": 5], "events": 2])
+        let report = try await runner.rebuild()
+        #expect(report.map(\.eventsApplied) == [2])
+        #expect(report.map(\.eventsSkipped) == [2])
+    }
+
+    @Test("unknown names are refused, listing the known ones; bad definitions are refused at open")
+    func unknownAndInvalid() async throws {
+        let f = try ProjectionFixture()
+        let runner = try await ProjectionRunner(store: f.store, projections: [EventCountByType(), StreamSummary()])
+        let unknown = await #expect(throws: ProjectionError.self) { try await runner.query("nope") }
+        #expect(unknown?.code == .unknownProjection)
+        #expect(unknown?.message.contains("count-by-type, stream-summary") == true)
+        let parameter = await #expect(throws: ProjectionError.self) { try await runner.query("count-by-type", parameters: ["user": "x"]) }
+        #expect(parameter?.code == .invalidQuery)
+        var badName = Ledger()
+        badName.name = "bad name"
+        let invalid = await #expect(throws: ProjectionError.self) { try await ProjectionRunner(store: f.store, projections: [badName]) }
+        #expect(invalid?.code == .invalidDefinition)
+        await #expect(throws: ProjectionError.self) { try await ProjectionRunner(store: f.store, projections: [Ledger(), Ledger()]) }
+    }
+
+    @Test("runLive keeps projections caught up as commits arrive")
+    func live() async throws {
+        let f = try ProjectionFixture()
+        let runner = try await ProjectionRunner(store: f.store, projections: [EventCountByType()])
+        let live = runner.runLive()
+        defer { live.cancel() }
+        _ = try await f.store.append(to: "s", events: [event("A"), event("B")])
+        try await withTimeout(.seconds(10), "the live runner to reach position 2") {
+            while try runner.statuses()[0].checkpoint < 2 { await Task.yield() }
+        }
+        #expect(try runner.statuses()[0].hash == (try runner.state(of: "count-by-type", asOf: 2)).hashFor(EventCountByType()))
+    }
+}
+
+extension ProjectionState {
+    func hashFor(_ projection: some Projection) throws -> String {
+        try StateHash.of(tables: projection.tables, in: self)
+    }
+}
