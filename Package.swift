@@ -7,6 +7,7 @@ let package = Package(
     products: [
         .library(name: "EventStore", targets: ["EventStore"]),
         .library(name: "Projections", targets: ["Projections"]),
+        .library(name: "Commands", targets: ["Commands"]),
         .executable(name: "esctl", targets: ["esctl"]),
     ],
     dependencies: [
@@ -17,12 +18,14 @@ let package = Package(
         .systemLibrary(name: "CLMDB", pkgConfig: "lmdb", providers: [.apt(["liblmdb-dev"])]),
         .target(name: "EventStore", dependencies: ["CLMDB"]),
         .target(name: "Projections", dependencies: ["EventStore"]),
+        .target(name: "Commands", dependencies: ["Projections"]),
         .executableTarget(
             name: "esctl",
-            dependencies: ["Projections", .product(name: "ArgumentParser", package: "swift-argument-parser")]),
+            dependencies: ["Commands", .product(name: "ArgumentParser", package: "swift-argument-parser")]),
         .target(name: "TestSupport", dependencies: ["EventStore"], path: "Tests/TestSupport"),
         .testTarget(name: "EventStoreTests", dependencies: ["EventStore", "CLMDB", "TestSupport"]),
         .testTarget(name: "ProjectionsTests", dependencies: ["Projections", "TestSupport"]),
+        .testTarget(name: "CommandsTests", dependencies: ["Commands", "TestSupport"]),
         .testTarget(name: "EsctlTests", dependencies: ["esctl", "TestSupport"]),
     ],
     swiftLanguageModes: [.v6]

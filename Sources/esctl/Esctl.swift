@@ -16,6 +16,7 @@ struct Esctl: AsyncParsableCommand {
         subcommands: [
             Append.self, Read.self, Replay.self, Subscribe.self, Stats.self,
             ProjectionsCommand.self, Rebuild.self, Query.self,
+            Fitness.self, Alerts.self, Chat.self, Camp.self,
         ]
     )
 }

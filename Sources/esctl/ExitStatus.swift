@@ -1,4 +1,5 @@
 import ArgumentParser
+import Commands
 import EventStore
 import Projections
 
@@ -42,8 +43,17 @@ enum ExitStatus: Int32, CaseIterable {
 
     /// The exit code table as help text.
     static var helpText: String {
-        allCases.map { "  \(String($0.rawValue).padding(toLength: 4, withPad: " ", startingAt: 0)) \($0.summary)" }
+        allCases.map { "  \(String($0.rawValue).padded(to: 4)) \($0.summary)" }
             .joined(separator: "\n")
+    }
+
+    init(_ code: CommandError.Code) {
+        switch code {
+        case .goalNotSet, .invalidState, .duplicate, .recordedInvalid: self = .rejected
+        case .invalidInput: self = .invalidInput
+        case .notFound: self = .notFound
+        case .conflict: self = .versionConflict
+        }
     }
 
     init(_ code: ProjectionError.Code) {
@@ -89,6 +99,9 @@ func reportingErrors(_ work: () async throws -> Void) async throws {
         throw ExitCode(error.status.rawValue)
     } catch let error as EventStoreError {
         Console.error(error.description)
+        throw ExitCode(ExitStatus(error.code).rawValue)
+    } catch let error as CommandError {
+        Console.error(error.message)
         throw ExitCode(ExitStatus(error.code).rawValue)
     } catch let error as ProjectionError {
         Console.error(error.message)

@@ -46,6 +46,13 @@ struct TablesTests {
         #expect(try f.store.readTables { try $0.get("t", [1]) } == nil)
     }
 
+    @Test("a read closure's own error comes back as it was thrown")
+    func readErrorsPassThrough() async throws {
+        let f = try StoreFixture()
+        try await f.store.openTables(["t"])
+        #expect(throws: Refused.self) { try f.store.readTables { _ in throw Refused() } }
+    }
+
     @Test("scans follow a prefix, forward and backward")
     func prefixScans() async throws {
         let f = try StoreFixture()

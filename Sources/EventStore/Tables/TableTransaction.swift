@@ -255,10 +255,21 @@ extension EventStore {
     public func readTables<T>(_ body: (TableTransaction) throws -> T) throws -> T {
         let databases = environment.databases
         let registry = tableRegistry
-        return try environment.read { txn in
-            let transaction = TableTransaction(txn: txn, databases: databases, registry: registry, isWritable: false)
-            defer { transaction.invalidate() }
-            return try body(transaction)
+        // The caller's own errors come back as they were thrown, not wrapped.
+        var callerError: (any Error)?
+        do {
+            return try environment.read { txn in
+                let transaction = TableTransaction(txn: txn, databases: databases, registry: registry, isWritable: false)
+                defer { transaction.invalidate() }
+                do {
+                    return try body(transaction)
+                } catch {
+                    callerError = error
+                    throw error
+                }
+            }
+        } catch {
+            throw callerError ?? error
         }
     }
 

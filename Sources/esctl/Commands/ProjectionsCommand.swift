@@ -104,9 +104,12 @@ struct Query: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Print a projection's state, caught up with every append made before.",
         discussion: """
-            With --as-of P, the state as of position P, folded from the log without touching the \
-            stored tables. Each projection takes only the parameters it understands. Unknown \
-            projection names exit 67 and list the known ones.
+            The projections: app-state (--user), alerts (--user), messages (--room), campers, \
+            campsites, reservations (--campground; reservations also --camper, --site, --date), and \
+            the examples count-by-type and stream-summary (--category). With --as-of P, the state as \
+            of position P, folded from the log without touching the stored tables. Each projection \
+            takes only the parameters it understands (others exit 64). Unknown projection names \
+            exit 67 and list the known ones.
             """)
 
     @OptionGroup var store: StoreOptions
@@ -117,7 +120,25 @@ struct Query: AsyncParsableCommand {
     @Option(name: .customLong("as-of"), help: ArgumentHelp("The state as of this position.", valueName: "P"))
     var asOf: UInt64?
 
-    @Option(help: ArgumentHelp("Only streams starting with this prefix (stream-summary).", valueName: "C"))
+    @Option(help: ArgumentHelp("The user (app-state, alerts; default: default).", valueName: "U"))
+    var user: String?
+
+    @Option(help: ArgumentHelp("The chat room (messages; default: default).", valueName: "R"))
+    var room: String?
+
+    @Option(help: ArgumentHelp("The campground (campers, campsites, reservations; default: default).", valueName: "C"))
+    var campground: String?
+
+    @Option(help: ArgumentHelp("Only this camper's reservations.", valueName: "ID"))
+    var camper: String?
+
+    @Option(help: ArgumentHelp("Only this site's reservations.", valueName: "N"))
+    var site: String?
+
+    @Option(help: ArgumentHelp("Only reservations covering this date.", valueName: "YYYY-MM-DD"))
+    var date: String?
+
+    @Option(help: ArgumentHelp("Only streams starting with this prefix (stream-summary).", valueName: "PREFIX"))
     var category: String?
 
     @Flag(help: "Print the state as JSON.")
@@ -128,7 +149,11 @@ struct Query: AsyncParsableCommand {
             let (store, runner) = try await self.store.openRunner()
             defer { store.close() }
             var parameters: [String: String] = [:]
-            if let category { parameters["category"] = category }
+            let given: [(String, String?)] = [
+                ("user", user), ("room", room), ("campground", campground), ("camper", camper), ("site", site),
+                ("date", date), ("category", category),
+            ]
+            for case let (name, value?) in given { parameters[name] = value }
             let result = try await runner.query(name, parameters: QueryParameters(parameters), asOf: asOf)
             if json {
                 Console.print(result.serialized)

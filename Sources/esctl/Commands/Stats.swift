@@ -44,7 +44,7 @@ struct Stats: AsyncParsableCommand {
                     ("page size", "\(stats.pageSize) bytes"),
                 ]
                 for (name, value) in rows {
-                    Console.print(name.padding(toLength: 16, withPad: " ", startingAt: 0) + value)
+                    Console.print(name.padded(to: 16) + value)
                 }
             }
         }

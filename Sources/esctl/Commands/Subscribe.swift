@@ -79,7 +79,7 @@ struct Subscribe: AsyncParsableCommand {
                     if let wanted, total >= wanted { return }
                 }
             }
-            let interrupt = Self.onInterrupt {
+            let interrupt = Interrupts.onInterrupt {
                 session.end(.interrupted)
                 consumer.cancel()
             }
@@ -123,14 +123,5 @@ struct Subscribe: AsyncParsableCommand {
         func end(_ why: Ending) {
             reason.withLock { $0 = $0 ?? why }
         }
-    }
-
-    /// Runs `handler` on SIGINT (Ctrl-C) instead of dying, until the returned source is cancelled.
-    private static func onInterrupt(_ handler: @escaping @Sendable () -> Void) -> any DispatchSourceSignal {
-        signal(SIGINT, SIG_IGN)
-        let source = DispatchSource.makeSignalSource(signal: SIGINT, queue: .global())
-        source.setEventHandler(handler: handler)
-        source.resume()
-        return source
     }
 }

@@ -8,7 +8,7 @@ enum JSONText {
         var sections: [String] = []
         collect(value, path: "", scalars: &scalars, sections: &sections)
         let width = scalars.map(\.0.count).max() ?? 0
-        var lines = scalars.map { $0.0.padding(toLength: width + 2, withPad: " ", startingAt: 0) + $0.1 }
+        var lines = scalars.map { $0.0.padded(to: width + 2) + $0.1 }
         for section in sections {
             if !lines.isEmpty { lines.append("") }
             lines.append(contentsOf: section.split(separator: "\n", omittingEmptySubsequences: false).map(String.init))
@@ -48,7 +48,7 @@ enum JSONText {
         let cells = rows.map { row in columns.map { column in row.first { $0.0 == column }.map { scalar($0.1) } ?? "" } }
         let widths = columns.indices.map { index in max(columns[index].count, cells.map { $0[index].count }.max() ?? 0) }
         func line(_ values: [String]) -> String {
-            zip(values, widths).map { $0.padding(toLength: $1, withPad: " ", startingAt: 0) }.joined(separator: "  ")
+            zip(values, widths).map { $0.padded(to: $1) }.joined(separator: "  ")
                 .trimmingTrailingSpaces()
         }
         var lines: [String] = []
@@ -79,6 +79,11 @@ enum JSONText {
 }
 
 extension String {
+    /// The text followed by spaces up to `width` characters; never cut.
+    func padded(to width: Int) -> String {
+        self + String(repeating: " ", count: max(0, width - count))
+    }
+
     func trimmingTrailingSpaces() -> String {
         var text = self
         while text.last == " " { text.removeLast() }

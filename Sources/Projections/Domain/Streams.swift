@@ -1,0 +1,26 @@
+/// How the domains name their streams: one stream per key (a user, a room, a campground), so one
+/// log serves many. Keys follow the rules of stream names.
+public enum DomainStreams {
+    /// The key used when none is given.
+    public static let defaultKey = "default"
+
+    public static let fitnessPrefix = "fitness-"
+    public static let alertsPrefix = "alerts-"
+    public static let chatPrefix = "chat-"
+    public static let campgroundPrefix = "campground-"
+
+    /// A user's workout.
+    public static func fitness(_ user: String) -> String { fitnessPrefix + user }
+    /// A user's alert queue.
+    public static func alerts(_ user: String) -> String { alertsPrefix + user }
+    /// A chat room.
+    public static func chat(_ room: String) -> String { chatPrefix + room }
+    /// A campground.
+    public static func campground(_ name: String) -> String { campgroundPrefix + name }
+
+    /// The key of a stream with the given prefix; nil for another stream.
+    public static func key(of stream: String, prefix: String) -> String? {
+        guard stream.hasPrefix(prefix), stream.utf8.count > prefix.utf8.count else { return nil }
+        return String(stream.dropFirst(prefix.count))
+    }
+}

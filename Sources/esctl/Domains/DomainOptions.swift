@@ -1,0 +1,50 @@
+import ArgumentParser
+import Commands
+import EventStore
+import Foundation
+import Projections
+
+/// What every domain command shares: the store, and `--json` to print what was recorded.
+struct DomainOptions: ParsableArguments {
+    @OptionGroup var store: StoreOptions
+
+    @Flag(help: "Print the events recorded, one JSON object per line (as replay --json).")
+    var json = false
+
+    /// Opens the store and a backend over it (system clock), runs `body`, closes the store.
+    func withBackend(_ body: (Backend) async throws -> Void) async throws {
+        let store = try self.store.open()
+        defer { store.close() }
+        try await body(Backend(store: store))
+    }
+
+    /// Prints recorded events as JSON lines when `--json` was given; returns whether it did.
+    func printJSON(_ events: [RecordedEvent]) -> Bool {
+        guard json else { return false }
+        events.forEach { Console.print(EventLines.json($0)) }
+        return true
+    }
+}
+
+/// `--user U`, defaulting to "default".
+struct UserOption: ParsableArguments {
+    @Option(help: ArgumentHelp("The user (default: default).", valueName: "U"))
+    var user: String = DomainStreams.defaultKey
+}
+
+/// `--room R`, defaulting to "default".
+struct RoomOption: ParsableArguments {
+    @Option(help: ArgumentHelp("The chat room (default: default).", valueName: "R"))
+    var room: String = DomainStreams.defaultKey
+}
+
+/// `--campground C`, defaulting to "default".
+struct CampgroundOption: ParsableArguments {
+    @Option(help: ArgumentHelp("The campground (default: default).", valueName: "C"))
+    var campground: String = DomainStreams.defaultKey
+}
+
+/// A number of meters on the command line.
+func formatMeters(_ value: Double) -> String {
+    JSONWriter.number(value) + " m"
+}
