@@ -107,7 +107,9 @@ public final class EventStore: Sendable {
     ///
     /// Idempotency by event id holds across the whole call. A version conflict names every stream
     /// whose expectation failed (``EventStoreError/conflicts``). Errors as in
-    /// ``append(to:events:expectedVersion:)``; a stream may appear once per call.
+    /// ``append(to:events:expectedVersion:)``. A stream may come back in a later part of the same
+    /// call (to keep an interleaved order) only with the expectation `.any`: the expectation
+    /// belongs on its first part.
     public func append(_ appends: [StreamAppend]) async throws -> [AppendResult] {
         try Limits.validate(appends)
         let generator = configuration.idGenerator

@@ -29,8 +29,8 @@ public enum Limits {
         }
     }
 
-    /// Checks a whole append against every limit: at least one stream, each stream once, valid
-    /// names, sizes, event counts, and no event id given twice.
+    /// Checks a whole append against every limit: at least one stream, an expectation only on a
+    /// stream's first part, valid names, sizes, event counts, and no event id given twice.
     static func validate(_ appends: [StreamAppend]) throws(EventStoreError) {
         if appends.isEmpty {
             throw EventStoreError(.invalidInput, "The append names no stream; give at least one stream and event.")
@@ -40,10 +40,10 @@ public enum Limits {
         var ids = Set<UUID>()
         for append in appends {
             try validateName(append.stream, kind: "stream")
-            if !streams.insert(append.stream).inserted {
+            if !streams.insert(append.stream).inserted && append.expectedVersion != .any {
                 throw EventStoreError(
                     .invalidInput,
-                    "The stream '\(append.stream)' appears twice in one append; give each stream once with all its events.")
+                    "The stream '\(append.stream)' appears again in one append with an expected version; give its expectation on its first part only.")
             }
             if append.events.isEmpty {
                 throw EventStoreError(

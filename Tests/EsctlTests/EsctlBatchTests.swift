@@ -19,7 +19,7 @@ struct EsctlBatchTests {
         try await sandbox.eventCount()
     }
 
-    @Test("a batch is appended atomically and reports one result per event in input order")
+    @Test("a batch is appended atomically, in input order, with one result per event")
     func batchInInputOrder() async throws {
         _ = try await esctl(["append", "camper-1", "CamperAdded"])
         let batch = """
@@ -32,13 +32,13 @@ struct EsctlBatchTests {
         #expect(output.status == 0, "\(output)")
         #expect(output.lines == [
             #"{"position":2,"stream":"camper-1","version":2,"alreadyRecorded":false}"#,
-            #"{"position":4,"stream":"site-15","version":1,"alreadyRecorded":false}"#,
-            #"{"position":3,"stream":"camper-1","version":3,"alreadyRecorded":false}"#,
+            #"{"position":3,"stream":"site-15","version":1,"alreadyRecorded":false}"#,
+            #"{"position":4,"stream":"camper-1","version":3,"alreadyRecorded":false}"#,
         ])
         let replay = try await esctl(["replay", "--json"])
         #expect(replay.lines.count == 4)
-        #expect(replay.lines[3].contains(#""data":{"camper":1},"metadata":{"by":"desk"}"#))
-        #expect(replay.lines[2].contains(#""id":"6f1c1a52-8a2b-4c3d-9e4f-0a1b2c3d4e5f""#))
+        #expect(replay.lines[2].contains(#""data":{"camper":1},"metadata":{"by":"desk"}"#))
+        #expect(replay.lines[3].contains(#""id":"6f1c1a52-8a2b-4c3d-9e4f-0a1b2c3d4e5f""#))
     }
 
     @Test("a batch read from a file, retried with the same ids, returns the originals and writes nothing")

@@ -17,7 +17,7 @@ struct LimitsTests {
         ("a 201-byte type", [StreamAppend(stream: "s", events: [event(String(repeating: "t", count: 201))])]),
         ("a tab in a type", [StreamAppend(stream: "s", events: [event("a\tb")])]),
         ("no events", [StreamAppend(stream: "s", events: [])]),
-        ("one stream twice", [StreamAppend(stream: "s", events: [event("T")]), StreamAppend(stream: "s", events: [event("T")])]),
+        ("an expectation on a stream's second part", [StreamAppend(stream: "s", events: [event("T")]), StreamAppend(stream: "s", events: [event("T")], expectedVersion: .exact(1))]),
         ("data over 16 MiB", [StreamAppend(stream: "s", events: [NewEvent(type: "T", data: Data(count: (16 << 20) + 1))])]),
         ("metadata over 64 KiB", [StreamAppend(stream: "s", events: [NewEvent(type: "T", metadata: Data(count: (64 << 10) + 1))])]),
         ("10,001 events", [StreamAppend(stream: "s", events: Array(repeating: event("T"), count: 10_001))]),

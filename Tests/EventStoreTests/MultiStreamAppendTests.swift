@@ -22,6 +22,36 @@ struct MultiStreamAppendTests {
         #expect(try f.store.read().map { "\($0.stream)@\($0.version)" } == ["camper-1@1", "camper-1@2", "site-15@1", "site-15@2"])
     }
 
+    @Test("a stream may come back in a later part of a call: events keep the order given")
+    func interleavedParts() async throws {
+        let f = try StoreFixture()
+        _ = try await f.store.append(to: "a", events: [event("A0")])
+        let results = try await f.store.append([
+            StreamAppend(stream: "a", events: [event("A1")], expectedVersion: .exact(1)),
+            StreamAppend(stream: "b", events: [event("B1"), event("B2")], expectedVersion: .noStream),
+            StreamAppend(stream: "a", events: [event("A2"), event("A3")]),
+            StreamAppend(stream: "b", events: [event("B3")]),
+        ])
+        #expect(results == [
+            AppendResult(stream: "a", positions: [2], version: 2, alreadyRecorded: false),
+            AppendResult(stream: "b", positions: [3, 4], version: 2, alreadyRecorded: false),
+            AppendResult(stream: "a", positions: [5, 6], version: 4, alreadyRecorded: false),
+            AppendResult(stream: "b", positions: [7], version: 3, alreadyRecorded: false),
+        ])
+        #expect(try f.store.read().map(\.type) == ["A0", "A1", "B1", "B2", "A2", "A3", "B3"])
+        #expect(try f.store.readStream("a").map(\.type) == ["A0", "A1", "A2", "A3"])
+        #expect(try f.store.statistics().streamCount == 2)
+        // The same call again, with ids, is recognised as already recorded.
+        let ids = (1...3).map { SequentialIDs.id(900 + $0) }
+        let withIDs = [
+            StreamAppend(stream: "c", events: [event("C", id: ids[0])]), StreamAppend(stream: "d", events: [event("D", id: ids[1])]),
+            StreamAppend(stream: "c", events: [event("C", id: ids[2])]),
+        ]
+        let first = try await f.store.append(withIDs)
+        let again = try await f.store.append(withIDs)
+        #expect(again.map(\.positions) == first.map(\.positions) && again.allSatisfy(\.alreadyRecorded))
+    }
+
     @Test("one failing expectation leaves every stream untouched, and the error names each failing stream")
     func oneFailingExpectationWritesNothing() async throws {
         // Given three streams

@@ -90,17 +90,19 @@ final class AppendJob: WriteJob, @unchecked Sendable {
         return results
     }
 
-    /// Reads each stream's head and checks its expectation; rejects with every failed one.
-    private func checkExpectations(_ context: BatchContext) throws -> [StreamHead?] {
-        var heads: [StreamHead?] = []
+    /// Reads each stream's head and checks its expectation (a stream's later parts expect
+    /// `.any`); rejects with every failed one. Returns the heads before the append, per stream.
+    private func checkExpectations(_ context: BatchContext) throws -> [String: StreamHead] {
+        var heads: [String: StreamHead] = [:]
+        var seen = Set<String>()
         var conflicts: [VersionConflict] = []
-        for append in appends {
+        for append in appends where seen.insert(append.stream).inserted {
             let head = try Self.head(of: append.stream, context)
             let actual = head?.version ?? 0
             if !append.expectedVersion.isSatisfied(by: actual) {
                 conflicts.append(VersionConflict(stream: append.stream, expected: append.expectedVersion, actual: actual))
             }
-            heads.append(head)
+            heads[append.stream] = head
         }
         if !conflicts.isEmpty {
             let text = conflicts.map(\.description).joined(separator: "; ")
@@ -123,13 +125,15 @@ final class AppendJob: WriteJob, @unchecked Sendable {
         return head
     }
 
-    private func write(heads: [StreamHead?], context: inout BatchContext) throws -> [AppendResult] {
+    private func write(heads: [String: StreamHead], context: inout BatchContext) throws -> [AppendResult] {
         let txn = context.txn
         let databases = context.databases
+        var heads = heads
         var results: [AppendResult] = []
         results.reserveCapacity(appends.count)
-        for ((append, ids), existing) in zip(zip(appends, ids), heads) {
-            var head = try existing ?? StreamHead(number: UInt64(txn.entryCount(databases.streams)) + 1, version: 0)
+        for (append, ids) in zip(appends, ids) {
+            // A new stream takes the next number once its first part is written.
+            var head = try heads[append.stream] ?? StreamHead(number: UInt64(txn.entryCount(databases.streams)) + 1, version: 0)
             var positions: [UInt64] = []
             positions.reserveCapacity(append.events.count)
             var streamName = append.stream
@@ -175,6 +179,7 @@ final class AppendJob: WriteJob, @unchecked Sendable {
                 }
                 _ = try head.withBytes { try txn.put(databases.streams, UnsafeRawBufferPointer(streamBytes), $0) }
             }
+            heads[append.stream] = head
             results.append(AppendResult(stream: append.stream, positions: positions, version: head.version, alreadyRecorded: false))
         }
         return results

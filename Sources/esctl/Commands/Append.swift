@@ -17,8 +17,8 @@ struct Append: AsyncParsableCommand {
             all of them are appended in one atomic transaction (at most 10,000): every expectation \
             holds and every event is written, or nothing is. An expectedVersion ("any", \
             "no-stream", "exists" or a number) may be given on the first line of a stream and \
-            applies to that stream. Each stream's events are written together, streams in the \
-            order they first appear. One result per event is printed in input order; with --json, \
+            applies to that stream. Events take positions in input order. One result per event is \
+            printed in input order; with --json, \
             {"position":P,"stream":S,"version":V} per line. A malformed line is reported with its \
             number and nothing is written.
             """)

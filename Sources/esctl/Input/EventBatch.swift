@@ -1,27 +1,27 @@
 import EventStore
 
-/// NDJSON event lines gathered into one atomic append: the events of each stream together,
-/// streams in the order they first appear, and for every input line where its event went.
+/// NDJSON event lines gathered into one atomic append that keeps their order: consecutive lines
+/// of one stream form one part, and a stream may come back in a later part.
 struct EventBatch {
     private(set) var appends: [StreamAppend] = []
     /// For each event in input order: which append and which event of it.
     private(set) var placements: [(append: Int, event: Int)] = []
-    private var appendOfStream: [String: Int] = [:]
+    private var streams = Set<String>()
 
     var eventCount: Int { placements.count }
 
     /// Adds one parsed line. An expected version is only allowed on a stream's first line.
     mutating func add(_ line: EventLine, number: Int) throws {
-        if let index = appendOfStream[line.stream] {
-            if line.expectedVersion != nil {
-                throw CLIError(
-                    .invalidInput,
-                    "Line \(number) gives an expectedVersion, but only the first line of stream '\(line.stream)' may; nothing was written.")
-            }
-            appends[index].events.append(line.event)
-            placements.append((index, appends[index].events.count - 1))
+        let isNewStream = streams.insert(line.stream).inserted
+        if !isNewStream && line.expectedVersion != nil {
+            throw CLIError(
+                .invalidInput,
+                "Line \(number) gives an expectedVersion, but only the first line of stream '\(line.stream)' may; nothing was written.")
+        }
+        if let last = appends.indices.last, appends[last].stream == line.stream {
+            appends[last].events.append(line.event)
+            placements.append((last, appends[last].events.count - 1))
         } else {
-            appendOfStream[line.stream] = appends.count
             appends.append(StreamAppend(stream: line.stream, events: [line.event], expectedVersion: line.expectedVersion ?? .any))
             placements.append((appends.count - 1, 0))
         }
