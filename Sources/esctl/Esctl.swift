@@ -14,7 +14,7 @@ struct Esctl: AsyncParsableCommand {
             \(ExitStatus.helpText)
             """,
         subcommands: [
-            Append.self, Read.self, Replay.self, Subscribe.self, Stats.self,
+            Append.self, Read.self, Replay.self, Subscribe.self, Stats.self, Import.self, Export.self,
             ProjectionsCommand.self, Rebuild.self, Query.self,
             Fitness.self, Alerts.self, Chat.self, Camp.self,
         ]

@@ -4,7 +4,9 @@ import Foundation
 
 /// One line of esctl's NDJSON event format, as read by `append --batch` and `import`:
 /// `{"stream":S,"type":T,"data":JSON,"id":UUID?,"metadata":JSON?,"expectedVersion":V?}`.
-/// Other keys (such as the `position` or `recordedAt` that `export` writes) are ignored.
+/// Data or metadata that is not JSON comes as a base64 string with `"dataEncoding":"base64"`
+/// (or `"metadataEncoding"`), as `export` and `replay --json` write it. Other keys (such as the
+/// `position` or `recordedAt` that `export` writes) are ignored.
 struct EventLine {
     let stream: String
     let event: NewEvent
@@ -33,10 +35,19 @@ struct EventLine {
         }
         guard let stream = try string("stream") else { throw fail("\"stream\" is missing") }
         guard let type = try string("type") else { throw fail("\"type\" is missing") }
-        guard let data = raw("data") else { throw fail("\"data\" is missing (use {} for none)") }
+        guard let rawData = raw("data") else { throw fail("\"data\" is missing (use {} for none)") }
+        func decoded(_ value: ArraySlice<UInt8>, encoding key: String) throws -> Data {
+            guard let encoding = try string(key) else { return Data(value) }
+            guard encoding == "base64" else { throw fail("\"\(key)\" must be \"base64\"") }
+            guard value.first == UInt8(ascii: "\""), let bytes = Data(base64Encoded: try JSONScanner.string(value)) else {
+                throw fail("a value marked \"\(key)\":\"base64\" must be a base64 string")
+            }
+            return bytes
+        }
+        let data = try decoded(rawData, encoding: "dataEncoding")
         var metadata = Data()
         if let value = raw("metadata"), !value.elementsEqual("null".utf8) {
-            metadata = Data(value)
+            metadata = try decoded(value, encoding: "metadataEncoding")
         }
         var id: UUID?
         if let text = try string("id") {
@@ -58,8 +69,14 @@ struct EventLine {
             }
         }
         self.stream = stream
-        self.event = NewEvent(id: id, type: type, data: Data(data), metadata: metadata)
+        self.event = NewEvent(id: id, type: type, data: data, metadata: metadata)
         self.expectedVersion = expected
+    }
+
+    init(stream: String, event: NewEvent, expectedVersion: ExpectedVersion?) {
+        self.stream = stream
+        self.event = event
+        self.expectedVersion = expectedVersion
     }
 
     /// Whether a line holds only white space (such lines are skipped).

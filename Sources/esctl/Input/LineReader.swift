@@ -12,6 +12,8 @@ final class LineReader {
     private var buffer: [UInt8] = []
     private var start = 0
     private var atEnd = false
+    /// Where each read lands before it joins `buffer`.
+    private let chunk = UnsafeMutableBufferPointer<UInt8>.allocate(capacity: 1 << 20)
     /// The number of the line last returned (from 1).
     private(set) var lineNumber = 0
 
@@ -31,6 +33,7 @@ final class LineReader {
 
     deinit {
         if ownsDescriptor { close(descriptor) }
+        chunk.deallocate()
     }
 
     /// The next line without its line break, or nil at the end of the input.
@@ -60,22 +63,14 @@ final class LineReader {
             buffer.removeFirst(start)
             start = 0
         }
-        let chunk = 1 << 20
-        let oldCount = buffer.count
-        buffer.reserveCapacity(oldCount + chunk)
-        buffer.append(contentsOf: repeatElement(0, count: chunk))
         var count = 0
-        while true {
-            count = buffer.withUnsafeMutableBytes { raw in
-                read(descriptor, raw.baseAddress.map { $0 + oldCount }, chunk)
-            }
-            if count >= 0 || errno != EINTR { break }
-        }
+        repeat {
+            count = read(descriptor, chunk.baseAddress, chunk.count)
+        } while count < 0 && errno == EINTR
         guard count >= 0 else {
-            buffer.removeLast(chunk)
             throw CLIError(.invalidInput, "Reading the input failed (\(String(cString: strerror(errno)))).")
         }
-        buffer.removeLast(chunk - count)
+        buffer.append(contentsOf: UnsafeBufferPointer(rebasing: chunk[0..<count]))
         if count == 0 { atEnd = true }
     }
 }

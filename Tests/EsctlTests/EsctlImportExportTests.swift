@@ -1,0 +1,114 @@
+import EventStore
+import Foundation
+import Testing
+import TestSupport
+
+@Suite("esctl import and export")
+struct EsctlImportExportTests {
+    let sandbox: EsctlSandbox
+
+    init() throws {
+        sandbox = try EsctlSandbox(prefix: "esctl-import")
+    }
+
+    /// Replay of a store as JSON objects, without the recorded times (an import records its own).
+    func replay(_ db: String) async throws -> [String] {
+        let output = try await ProcessRunner.esctl(["replay", "--json"], db: db)
+        #expect(output.status == 0, "\(output)")
+        return output.lines.map { $0.replacing(/,"recordedAt":"[^"]*"/, with: "") }
+    }
+
+    @Test("export, then import into a new store, gives the same streams, versions, ids, data and metadata")
+    func roundTrip() async throws {
+        // Given a store with interleaved streams, metadata, ids, and bytes that are not JSON
+        let batch = """
+            {"stream":"a","type":"T","data":{"x":1},"metadata":{"by":"ann"},"id":"00000000-0000-0000-0000-00000000000a"}
+            {"stream":"b","type":"U","data":[1,"two",null]}
+            {"stream":"a","type":"V","data":"text"}
+            """
+        #expect(try await sandbox.esctl(["append", "--batch", "-"], stdin: batch).status == 0)
+        let store = try EventStore(path: sandbox.db)
+        _ = try await store.append(to: "c", events: [NewEvent(type: "Binary", data: Data([0, 1, 2, 255]), metadata: Data([9, 9]))])
+        store.close()
+        let exported = try await sandbox.esctl(["export"])
+        #expect(exported.status == 0 && exported.lines.count == 4)
+        // When it is imported into a new store
+        let copy = sandbox.directory.appending("copy")
+        let imported = try await ProcessRunner.esctl(["import", "-"], db: copy, stdin: Data(exported.stdout.utf8))
+        #expect(imported.status == 0, "\(imported)")
+        #expect(imported.stdout.hasPrefix("Imported 4 events from 4 lines"))
+        // Then everything but the recorded times is the same, and an export of the copy is too
+        #expect(try await replay(copy) == (try await replay(sandbox.db)))
+        let again = try await ProcessRunner.esctl(["export"], db: copy)
+        #expect(again.lines.map { $0.replacing(/,"recordedAt":"[^"]*"/, with: "") } == exported.lines.map { $0.replacing(/,"recordedAt":"[^"]*"/, with: "") })
+        let reopened = try EventStore(path: copy)
+        defer { reopened.close() }
+        #expect(try reopened.readStream("c").first?.data == Data([0, 1, 2, 255]))
+        #expect(try reopened.readStream("c").first?.metadata == Data([9, 9]))
+    }
+
+    @Test("export takes --from, --to, --category and --type")
+    func exportFilters() async throws {
+        for (stream, type) in [("a-1", "X"), ("b-1", "Y"), ("a-2", "Y"), ("a-1", "X")] {
+            #expect(try await sandbox.esctl(["append", stream, type]).status == 0)
+        }
+        let positions = { (arguments: [String]) async throws -> [Int] in
+            try self.sandbox.objects(try await self.sandbox.esctl(["export"] + arguments)).compactMap { $0["position"] as? Int }
+        }
+        #expect(try await positions(["--from", "2", "--to", "3"]) == [2, 3])
+        #expect(try await positions(["--category", "a-"]) == [1, 3, 4])
+        #expect(try await positions(["--type", "Y"]) == [2, 3])
+    }
+
+    @Test("a malformed line stops the import; everything before it is kept and --skip resumes")
+    func malformedLine() async throws {
+        var lines = (1...10).map { #"{"stream":"s","type":"T","data":{"n":\#($0)}}"# }
+        lines[4] = #"{"stream":"s","type":"T","data":{"n":5}"#
+        let file = sandbox.directory.appending("events.ndjson")
+        try Data(lines.joined(separator: "\n").utf8).write(to: URL(fileURLWithPath: file))
+        let output = try await sandbox.esctl(["import", file, "--batch-size", "3"])
+        #expect(output.status == 64)
+        #expect(output.stderr.contains("Line 5 is not a valid event"))
+        #expect(output.stderr.contains("Imported 4 events from 4 lines"))
+        #expect(output.stderr.contains("resume with --skip 4"))
+        #expect(try await sandbox.eventCount() == 4)
+        lines[4] = #"{"stream":"s","type":"T","data":{"n":5}}"#
+        try Data(lines.joined(separator: "\n").utf8).write(to: URL(fileURLWithPath: file))
+        let resumed = try await sandbox.esctl(["import", file, "--skip", "4"])
+        #expect(resumed.status == 0, "\(resumed)")
+        let values = try sandbox.objects(try await sandbox.esctl(["read", "s", "--json"])).compactMap { ($0["data"] as? [String: Int])?["n"] }
+        #expect(values == Array(1...10))
+    }
+
+    @Test("importing again, or from an earlier line, passes over events with recorded ids")
+    func idempotentImport() async throws {
+        let lines = (1...7).map { #"{"stream":"s-\#($0 % 2)","type":"T","data":{},"id":"00000000-0000-0000-0000-00000000000\#($0)"}"# }
+        let file = sandbox.directory.appending("ids.ndjson")
+        try Data(lines.joined(separator: "\n").utf8).write(to: URL(fileURLWithPath: file))
+        #expect(try await sandbox.esctl(["import", file, "--batch-size", "3", "--json"]).stdout.contains(#""imported":7,"alreadyRecorded":0"#))
+        let again = try await sandbox.esctl(["import", file, "--batch-size", "3", "--json"])
+        #expect(again.stdout.contains(#""imported":0,"alreadyRecorded":7"#), "\(again)")
+        let offset = try await sandbox.esctl(["import", file, "--skip", "2", "--batch-size", "4", "--json"])
+        #expect(offset.stdout.contains(#""imported":0,"alreadyRecorded":5"#), "\(offset)")
+        #expect(try await sandbox.eventCount() == 7)
+    }
+
+    @Test("100,000 events import in one run")
+    func hundredThousand() async throws {
+        var text = ""
+        text.reserveCapacity(100_000 * 80)
+        for n in 0..<100_000 {
+            text += #"{"stream":"s-\#(n % 1000)","type":"T","data":{"n":\#(n)}}"#
+            text += "\n"
+        }
+        let file = sandbox.directory.appending("big.ndjson")
+        try Data(text.utf8).write(to: URL(fileURLWithPath: file))
+        let output = try await sandbox.esctl(["import", file, "--json"], timeout: .seconds(300))
+        #expect(output.status == 0, "\(output)")
+        #expect(output.stdout.contains(#""imported":100000"#))
+        let stats = try sandbox.objects(try await sandbox.esctl(["stats", "--json"]))[0]
+        #expect(stats["eventCount"] as? Int == 100_000 && stats["streamCount"] as? Int == 1000)
+        let last = try sandbox.objects(try await sandbox.esctl(["read", "s-999", "--backwards", "--limit", "1", "--json"]))
+        #expect(last.first?["version"] as? Int == 100 && (last.first?["data"] as? [String: Int])?["n"] == 99_999)
+    }
+}
