@@ -1,0 +1,30 @@
+// swift-tools-version:6.1
+// The side-by-side benchmark: this store, raw LMDB with the same schema, and SQLite through
+// GRDB. A package of its own, so the project's build and tests never compile the comparators.
+// Run it with ../scripts/bench.sh (it installs what it needs and builds in release mode).
+import Foundation
+import PackageDescription
+
+// A path dependency is identified by its directory's name, which is whatever the clone is called.
+let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().lastPathComponent.lowercased()
+
+let package = Package(
+    name: "EventStoreBenchmarks",
+    platforms: [.macOS(.v15)],
+    dependencies: [
+        .package(path: ".."),
+        .package(url: "https://github.com/groue/GRDB.swift", from: "7.10.0"),
+    ],
+    targets: [
+        // Raw LMDB for the baseline contender (the root package's CLMDB is not a product).
+        .systemLibrary(name: "CLMDBBench", pkgConfig: "lmdb", providers: [.apt(["liblmdb-dev"])]),
+        .executableTarget(
+            name: "esbench",
+            dependencies: [
+                .product(name: "EventStore", package: root), .product(name: "Projections", package: root),
+                .product(name: "Commands", package: root), "CLMDBBench",
+                .product(name: "GRDB", package: "GRDB.swift"),
+            ]),
+    ],
+    swiftLanguageModes: [.v6]
+)

@@ -1,0 +1,86 @@
+import Foundation
+
+// esbench: the side-by-side benchmark. `esbench --help` lists the options.
+let arguments = Array(CommandLine.arguments.dropFirst())
+
+func value(after flag: String) -> String? {
+    guard let index = arguments.firstIndex(of: flag), index + 1 < arguments.count else { return nil }
+    return arguments[index + 1]
+}
+
+func intValue(_ flag: String) -> Int? { value(after: flag).flatMap { Int($0.replacingOccurrences(of: "_", with: "")) } }
+
+if arguments.contains("--help") {
+    print("""
+        esbench [--json] [--scenarios s1,s2,s3,s4,s5,s6] [--full] [--dir DIR]
+                [--events N] [--writer-events N] [--single-events N] [--domain-events N]
+                [--latency-events N] [--memory-sizes A,B] [--reads N]
+
+        Runs each scenario with three contenders side by side (this store, raw LMDB with the same
+        schema, SQLite through GRDB) and prints a table of figures and targets; --json prints the
+        same figures as JSON. The defaults finish in about two minutes; --full uses the sizes the
+        issue names for S5 (1M and 4M events).
+        """)
+    exit(0)
+}
+
+var options = Options()
+if let list = value(after: "--scenarios") { options.scenarios = Set(list.lowercased().split(separator: ",").map(String.init)) }
+if arguments.contains("--full") { options.memorySizes = [1_000_000, 4_000_000] }
+if let n = intValue("--events") { options.bulkEvents = n }
+if let n = intValue("--writer-events") { options.writerEvents = n }
+if let n = intValue("--single-events") { options.singleEvents = n }
+if let n = intValue("--domain-events") { options.domainEvents = n }
+if let n = intValue("--latency-events") { options.latencyEvents = n }
+if let n = intValue("--reads") { options.reads = n }
+if let sizes = value(after: "--memory-sizes") { options.memorySizes = sizes.split(separator: ",").compactMap { Int($0) } }
+if let directory = value(after: "--dir") { options.directory = directory }
+options.json = arguments.contains("--json")
+
+let executable = (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe")) ?? CommandLine.arguments[0]
+
+if let mode = value(after: "--child") {
+    let directory = value(after: "--dir") ?? options.directory
+    let count = intValue("--count") ?? 0
+    do {
+        if mode == "s4-appender" {
+            try await Bench.s4Appender(directory: directory, count: count)
+        } else {
+            try await Bench.memoryChild(mode, directory: directory, count: count, options: options)
+        }
+        exit(0)
+    } catch {
+        FileHandle.standardError.write(Data("esbench child \(mode) failed: \(error)\n".utf8))
+        exit(1)
+    }
+}
+
+let report = Report()
+let machine = ProcessInfo.processInfo
+report.settings = [
+    ("date", ISO8601DateFormatter().string(from: Date())),
+    ("machine", "\(machine.processorCount) cores, \(machine.physicalMemory / 1_073_741_824) GiB, \(machine.operatingSystemVersionString)"),
+    ("command", "esbench " + arguments.joined(separator: " ")),
+]
+let bench = Bench(options: options, report: report, executable: executable)
+try? FileManager.default.createDirectory(atPath: options.directory, withIntermediateDirectories: true)
+let started = ContinuousClock.now
+for scenario in ["s1", "s2", "s3", "s4", "s5", "s6"] where options.scenarios.contains(scenario) {
+    FileHandle.standardError.write(Data("running \(scenario.uppercased())...\n".utf8))
+    do {
+        switch scenario {
+        case "s1": try await bench.s1()
+        case "s2": try await bench.s2()
+        case "s3": try await bench.s3()
+        case "s4": try await bench.s4()
+        case "s5": try await bench.s5()
+        default: try await bench.s6()
+        }
+    } catch {
+        FileHandle.standardError.write(Data("\(scenario) failed: \(error)\n".utf8))
+        report.judge(scenario.uppercased(), "runs", measured: "failed: \(error)", false)
+    }
+}
+report.settings.append(("duration", String(format: "%.0f s", Measure.elapsed(since: started))))
+try? FileManager.default.removeItem(atPath: options.directory)
+print(options.json ? report.json() : report.table())

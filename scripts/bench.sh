@@ -1,0 +1,17 @@
+#!/usr/bin/env bash
+# The side-by-side benchmark (BENCHMARKS.md): installs LMDB and SQLite's headers when missing,
+# builds Benchmarks/ in release mode, and runs esbench with the given options
+# (for example --json, --scenarios s1,s3, --full). See `scripts/bench.sh --help`.
+set -euo pipefail
+cd "$(dirname "$0")/../Benchmarks"
+SUDO=""; [ "$(id -u)" = 0 ] || SUDO=sudo
+missing=()
+pkg-config --exists lmdb 2>/dev/null || missing+=(liblmdb-dev)
+pkg-config --exists sqlite3 2>/dev/null || missing+=(libsqlite3-dev)
+command -v pkg-config >/dev/null || missing+=(pkg-config)
+if [ ${#missing[@]} -gt 0 ]; then
+  echo "installing ${missing[*]} with apt-get..." >&2
+  $SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq "${missing[@]}" >/dev/null
+fi
+swift build -c release --product esbench >&2
+exec "$(swift build -c release --show-bin-path)/esbench" "$@"
