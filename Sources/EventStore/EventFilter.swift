@@ -1,3 +1,9 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
 /// Which events a read or subscription wants: any combination of one stream, a category (a
 /// stream-name prefix) and a set of event types. An empty filter matches every event.
 public struct EventFilter: Sendable, Equatable {
@@ -46,9 +52,22 @@ struct CompiledFilter {
 
     func matches(_ record: RecordView) -> Bool {
         if isEmpty { return true }
-        if let stream, !record.streamBytes.elementsEqual(stream) { return false }
+        if let stream, !Self.equal(record.streamBytes, stream) { return false }
         if let category, !record.streamHasPrefix(category) { return false }
-        if let types, !types.contains(where: { record.typeBytes.elementsEqual($0) }) { return false }
+        if let types {
+            let type = record.typeBytes
+            if !types.contains(where: { Self.equal(type, $0) }) { return false }
+        }
         return true
+    }
+
+    /// Byte equality by length, then memcmp.
+    @inline(__always)
+    static func equal(_ bytes: UnsafeRawBufferPointer, _ other: [UInt8]) -> Bool {
+        guard bytes.count == other.count else { return false }
+        return other.withUnsafeBytes { otherBytes in
+            guard bytes.count > 0, let base = bytes.baseAddress, let otherBase = otherBytes.baseAddress else { return true }
+            return memcmp(base, otherBase, bytes.count) == 0
+        }
     }
 }

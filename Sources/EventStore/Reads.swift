@@ -65,6 +65,7 @@ extension EventStore {
         let compiled = filter.compiled
         return try environment.read { txn in
             var events: [RecordedEvent] = []
+            var interner = StringInterner(capacity: 64)
             guard limit > 0, position <= last else { return events }
             let cursor = try txn.cursor(databases.events)
             var entry = try BigEndian.withBytes(of: max(position, 1)) { try cursor.seek(atLeast: $0) }
@@ -73,7 +74,7 @@ extension EventStore {
                 if current > last { break }
                 let view = try RecordView(value, position: current)
                 if compiled.matches(view) {
-                    events.append(try view.recordedEvent(at: current))
+                    events.append(try view.recordedEvent(at: current, interner: &interner))
                 }
                 entry = try cursor.next()
             }
@@ -90,6 +91,7 @@ extension EventStore {
         let databases = environment.databases
         return try environment.read { txn in
             var events: [RecordedEvent] = []
+            var interner = StringInterner(capacity: 64)
             var scannedThrough = position - 1
             var examined = 0
             let cursor = try txn.cursor(databases.events)
@@ -97,7 +99,7 @@ extension EventStore {
             while let (key, value) = entry {
                 let current = try Self.position(of: key)
                 let view = try RecordView(value, position: current)
-                if filter.matches(view) { events.append(try view.recordedEvent(at: current)) }
+                if filter.matches(view) { events.append(try view.recordedEvent(at: current, interner: &interner)) }
                 scannedThrough = current
                 examined += 1
                 if events.count >= limit || examined >= scanLimit { break }

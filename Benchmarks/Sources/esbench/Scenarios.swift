@@ -323,10 +323,11 @@ struct Bench {
             let sampler = Measure.AnonymousPeak()
             let store = try EventStore(path: directory, configuration: Configuration(durability: .noSync))
             let runner = try await ProjectionRunner(store: store, projections: ProjectionCatalog.domain)
-            _ = try await runner.rebuild()
+            let reports = try await runner.rebuild()
             let anonymous = sampler.stop()
             store.close()
             print("\(Measure.status("VmHWM")) \(anonymous)")
+            FileHandle.standardError.write(Data("rebuild \(reports.first?.seconds ?? 0) s\n".utf8))
         default:
             throw Failure("unknown child mode \(mode)")
         }

@@ -119,13 +119,25 @@ struct RecordView {
     func recordedEvent(at position: UInt64) throws(EventStoreError) -> RecordedEvent {
         guard let stream = String(validating: streamBytes, as: UTF8.self),
             let type = String(validating: typeBytes, as: UTF8.self)
-        else {
-            throw EventStoreError(
-                .damaged, "The record at position \(position) has a name that is not UTF-8; run `esctl verify` and restore from a backup.")
-        }
+        else { throw notUTF8(position) }
         return RecordedEvent(
             position: position, stream: stream, version: version, id: id, type: type,
             data: Data(dataBytes), metadata: Data(metadataBytes), recordedAtMicroseconds: recordedAt)
+    }
+
+    /// Copies the record out, sharing the stream and type strings of earlier records through
+    /// `interner` (for reads of many records).
+    func recordedEvent(at position: UInt64, interner: inout StringInterner) throws(EventStoreError) -> RecordedEvent {
+        guard UTF8Check.isValid(streamBytes), UTF8Check.isValid(typeBytes) else { throw notUTF8(position) }
+        return RecordedEvent(
+            position: position, stream: interner.string(streamBytes), version: version, id: id, type: interner.string(typeBytes),
+            data: metadataLength == 0 && dataLength == 0 ? Data() : Data(dataBytes),
+            metadata: metadataLength == 0 ? Data() : Data(metadataBytes), recordedAtMicroseconds: recordedAt)
+    }
+
+    private func notUTF8(_ position: UInt64) -> EventStoreError {
+        EventStoreError(
+            .damaged, "The record at position \(position) has a name that is not UTF-8; run `esctl verify` and restore from a backup.")
     }
 
     /// Whether the stream name starts with the given UTF-8 bytes.

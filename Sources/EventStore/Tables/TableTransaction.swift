@@ -147,6 +147,7 @@ public final class TableTransaction {
         guard isValid else { throw EventStoreError.closedStore }
         let filter = EventFilter(types: types).compiled
         let cursor = try txn.cursor(databases.events)
+        var interner = StringInterner()
         var examined = start &- 1
         var entry = try BigEndian.withBytes(of: max(start, 1)) { try cursor.seek(atLeast: $0) }
         while let (key, value) = entry {
@@ -155,7 +156,7 @@ public final class TableTransaction {
             examined = position
             let view = try RecordView(value, position: position)
             if filter.matches(view) {
-                guard try body(try view.recordedEvent(at: position)) else { break }
+                guard try body(try view.recordedEvent(at: position, interner: &interner)) else { break }
             }
             entry = try cursor.next()
         }

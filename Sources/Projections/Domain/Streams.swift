@@ -18,6 +18,16 @@ public enum DomainStreams {
     /// A campground.
     public static func campground(_ name: String) -> String { campgroundPrefix + name }
 
+    /// A row key of one string part, the key of a stream with the given prefix (made from its
+    /// bytes without an intermediate string); nil for another stream.
+    public static func rowKey(of stream: String, prefix: String) -> RowKey? {
+        let prefixLength = prefix.utf8.count
+        guard stream.utf8.count > prefixLength, stream.utf8.starts(with: prefix.utf8) else { return nil }
+        var key = RowKey()
+        key.append(utf8: stream.utf8.dropFirst(prefixLength))
+        return key
+    }
+
     /// The key of a stream with the given prefix; nil for another stream.
     public static func key(of stream: String, prefix: String) -> String? {
         guard stream.hasPrefix(prefix), stream.utf8.count > prefix.utf8.count else { return nil }

@@ -92,41 +92,41 @@ public struct SHA256: Sendable {
 
     private mutating func compress(_ chunk: some RandomAccessCollection<UInt8>) {
         counted += 64
-        var w = [UInt32](repeating: 0, count: 64)
-        var i = 0
-        var byteIndex = chunk.startIndex
-        while i < 16 {
-            var word: UInt32 = 0
-            for _ in 0..<4 {
-                word = word << 8 | UInt32(chunk[byteIndex])
-                byteIndex = chunk.index(after: byteIndex)
+        // The message schedule lives on the stack: no allocation per block.
+        withUnsafeTemporaryAllocation(of: UInt32.self, capacity: 64) { w in
+            var byteIndex = chunk.startIndex
+            for i in 0..<16 {
+                var word: UInt32 = 0
+                for _ in 0..<4 {
+                    word = word << 8 | UInt32(chunk[byteIndex])
+                    byteIndex = chunk.index(after: byteIndex)
+                }
+                w[i] = word
             }
-            w[i] = word
-            i += 1
+            for i in 16..<64 {
+                let s0 = rotate(w[i - 15], 7) ^ rotate(w[i - 15], 18) ^ (w[i - 15] >> 3)
+                let s1 = rotate(w[i - 2], 17) ^ rotate(w[i - 2], 19) ^ (w[i - 2] >> 10)
+                w[i] = w[i - 16] &+ s0 &+ w[i - 7] &+ s1
+            }
+            var (a, b, c, d, e, f, g, h) = (hash[0], hash[1], hash[2], hash[3], hash[4], hash[5], hash[6], hash[7])
+            for i in 0..<64 {
+                let s1 = rotate(e, 6) ^ rotate(e, 11) ^ rotate(e, 25)
+                let choice = (e & f) ^ (~e & g)
+                let t1 = h &+ s1 &+ choice &+ Self.roundConstants[i] &+ w[i]
+                let s0 = rotate(a, 2) ^ rotate(a, 13) ^ rotate(a, 22)
+                let majority = (a & b) ^ (a & c) ^ (b & c)
+                let t2 = s0 &+ majority
+                (h, g, f, e, d, c, b, a) = (g, f, e, d &+ t1, c, b, a, t1 &+ t2)
+            }
+            hash[0] &+= a
+            hash[1] &+= b
+            hash[2] &+= c
+            hash[3] &+= d
+            hash[4] &+= e
+            hash[5] &+= f
+            hash[6] &+= g
+            hash[7] &+= h
         }
-        for i in 16..<64 {
-            let s0 = rotate(w[i - 15], 7) ^ rotate(w[i - 15], 18) ^ (w[i - 15] >> 3)
-            let s1 = rotate(w[i - 2], 17) ^ rotate(w[i - 2], 19) ^ (w[i - 2] >> 10)
-            w[i] = w[i - 16] &+ s0 &+ w[i - 7] &+ s1
-        }
-        var (a, b, c, d, e, f, g, h) = (hash[0], hash[1], hash[2], hash[3], hash[4], hash[5], hash[6], hash[7])
-        for i in 0..<64 {
-            let s1 = rotate(e, 6) ^ rotate(e, 11) ^ rotate(e, 25)
-            let choice = (e & f) ^ (~e & g)
-            let t1 = h &+ s1 &+ choice &+ Self.roundConstants[i] &+ w[i]
-            let s0 = rotate(a, 2) ^ rotate(a, 13) ^ rotate(a, 22)
-            let majority = (a & b) ^ (a & c) ^ (b & c)
-            let t2 = s0 &+ majority
-            (h, g, f, e, d, c, b, a) = (g, f, e, d &+ t1, c, b, a, t1 &+ t2)
-        }
-        hash[0] &+= a
-        hash[1] &+= b
-        hash[2] &+= c
-        hash[3] &+= d
-        hash[4] &+= e
-        hash[5] &+= f
-        hash[6] &+= g
-        hash[7] &+= h
     }
 
     @inline(__always)

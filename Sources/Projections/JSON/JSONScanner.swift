@@ -1,3 +1,5 @@
+import EventStore
+
 /// Why a piece of text is not the JSON that was expected, and where (a byte offset).
 public struct JSONError: Error, Equatable, CustomStringConvertible {
     /// What is wrong.
@@ -21,12 +23,23 @@ public struct JSONScanner {
     /// The deepest nesting of arrays and objects accepted.
     public static let maximumDepth = 512
 
-    let bytes: [UInt8]
+    /// The bytes being read; valid only while the scanner is (scanners never escape the
+    /// functions that make them).
+    let bytes: UnsafeRawBufferPointer
     private(set) var index = 0
     private var depth = 0
 
-    init(_ bytes: [UInt8]) {
+    init(_ bytes: UnsafeRawBufferPointer) {
         self.bytes = bytes
+    }
+
+    /// Runs `body` with a scanner over `bytes`.
+    static func scanning<R>(_ bytes: [UInt8], _ body: (inout JSONScanner) throws(JSONError) -> R) throws(JSONError) -> R {
+        let result: Result<R, JSONError> = bytes.withUnsafeBytes { raw in
+            var scanner = JSONScanner(raw)
+            do throws(JSONError) { return .success(try body(&scanner)) } catch { return .failure(error) }
+        }
+        return try result.get()
     }
 
     /// Whether `bytes` is exactly one JSON value, with optional surrounding white space.
@@ -36,21 +49,50 @@ public struct JSONScanner {
 
     /// Checks that `bytes` is exactly one JSON value; throws where it is not.
     public static func validate(_ bytes: [UInt8]) throws(JSONError) {
+        try scanning(bytes) { scanner throws(JSONError) in try scanner.validateWhole() }
+    }
+
+    /// Checks that the bytes are exactly one JSON value.
+    public static func validate(_ bytes: UnsafeRawBufferPointer) throws(JSONError) {
         var scanner = JSONScanner(bytes)
-        scanner.skipWhitespace()
-        _ = try scanner.skipValue()
-        scanner.skipWhitespace()
-        guard scanner.index == bytes.count else { throw scanner.error("unexpected text after the JSON value") }
+        try scanner.validateWhole()
+    }
+
+    private mutating func validateWhole() throws(JSONError) {
+        skipWhitespace()
+        _ = try skipValue()
+        skipWhitespace()
+        guard index == bytes.count else { throw error("unexpected text after the JSON value") }
     }
 
     /// Reads one object whose members are handed back as raw value byte ranges, in order; the
     /// whole input must be that object. Keys must be unique.
     public static func members(ofObject bytes: [UInt8]) throws(JSONError) -> [(key: String, value: Range<Int>)] {
+        try scanning(bytes) { scanner throws(JSONError) in
+            try scanner.readMembers().map { member throws(JSONError) in
+                var keyScanner = JSONScanner(UnsafeRawBufferPointer(rebasing: scanner.bytes[member.key]))
+                return (try keyScanner.readString(), member.value)
+            }
+        }
+    }
+
+    /// Reads one object: the byte range of each member's key (its quotes included) and value,
+    /// in order; the whole input must be that object, with unique keys.
+    static func memberRanges(ofObject bytes: UnsafeRawBufferPointer) throws(JSONError) -> [(key: Range<Int>, value: Range<Int>)] {
+        var scanner = JSONScanner(bytes)
+        return try scanner.readMembers()
+    }
+
+    /// Reads one object, handing each member's key range (quotes included) and value range to
+    /// `body` as it goes, without allocating; the whole input must be that object. Does not check
+    /// that keys are unique.
+    static func forEachMember(
+        ofObject bytes: UnsafeRawBufferPointer, _ body: (Range<Int>, Range<Int>) -> Void
+    ) throws(JSONError) {
         var scanner = JSONScanner(bytes)
         scanner.skipWhitespace()
         guard scanner.peek() == UInt8(ascii: "{") else { throw scanner.error("expected a JSON object") }
         scanner.index += 1
-        var members: [(key: String, value: Range<Int>)] = []
         scanner.skipWhitespace()
         if scanner.peek() == UInt8(ascii: "}") {
             scanner.index += 1
@@ -58,15 +100,53 @@ public struct JSONScanner {
             while true {
                 scanner.skipWhitespace()
                 let keyOffset = scanner.index
-                let key = try scanner.readString()
-                if members.contains(where: { $0.key == key }) {
+                guard scanner.peek() == UInt8(ascii: "\"") else { throw scanner.error("expected a string key") }
+                try scanner.skipValue()
+                let keyRange = keyOffset..<scanner.index
+                scanner.skipWhitespace()
+                try scanner.expect(UInt8(ascii: ":"))
+                scanner.skipWhitespace()
+                body(keyRange, try scanner.skipValue())
+                scanner.skipWhitespace()
+                if scanner.peek() == UInt8(ascii: ",") {
+                    scanner.index += 1
+                    continue
+                }
+                try scanner.expect(UInt8(ascii: "}"))
+                break
+            }
+        }
+        scanner.skipWhitespace()
+        guard scanner.index == bytes.count else { throw scanner.error("unexpected text after the object") }
+    }
+
+    private mutating func readMembers() throws(JSONError) -> [(key: Range<Int>, value: Range<Int>)] {
+        var scanner = self
+        defer { self = scanner }
+        scanner.skipWhitespace()
+        guard scanner.peek() == UInt8(ascii: "{") else { throw scanner.error("expected a JSON object") }
+        scanner.index += 1
+        var members: [(key: Range<Int>, value: Range<Int>)] = []
+        scanner.skipWhitespace()
+        if scanner.peek() == UInt8(ascii: "}") {
+            scanner.index += 1
+        } else {
+            while true {
+                scanner.skipWhitespace()
+                let keyOffset = scanner.index
+                guard scanner.peek() == UInt8(ascii: "\"") else { throw scanner.error("expected a string key") }
+                try scanner.skipValue()
+                let keyRange = keyOffset..<scanner.index
+                if members.contains(where: { scanner.bytes[$0.key].elementsEqual(scanner.bytes[keyRange]) }) {
+                    var keyScanner = JSONScanner(UnsafeRawBufferPointer(rebasing: scanner.bytes[keyRange]))
+                    let key = (try? keyScanner.readString()) ?? "?"
                     throw JSONError(message: "the key \"\(key)\" appears twice", offset: keyOffset)
                 }
                 scanner.skipWhitespace()
                 try scanner.expect(UInt8(ascii: ":"))
                 scanner.skipWhitespace()
                 let value = try scanner.skipValue()
-                members.append((key, value))
+                members.append((keyRange, value))
                 scanner.skipWhitespace()
                 if scanner.peek() == UInt8(ascii: ",") {
                     scanner.index += 1
@@ -83,20 +163,30 @@ public struct JSONScanner {
 
     /// Decodes a JSON string value given as its raw bytes (quotes included).
     public static func string(_ raw: ArraySlice<UInt8>) throws(JSONError) -> String {
-        var scanner = JSONScanner(Array(raw))
-        let text = try scanner.readString()
-        guard scanner.index == scanner.bytes.count else { throw scanner.error("expected a string") }
+        try scanning(Array(raw)) { scanner throws(JSONError) in try scanner.readWholeString() }
+    }
+
+    /// Decodes a JSON string value given as its raw bytes (quotes included).
+    static func string(_ raw: UnsafeRawBufferPointer) throws(JSONError) -> String {
+        var scanner = JSONScanner(raw)
+        return try scanner.readWholeString()
+    }
+
+    private mutating func readWholeString() throws(JSONError) -> String {
+        let text = try readString()
+        guard index == bytes.count else { throw error("expected a string") }
         return text
     }
 
     /// Parses `bytes`, exactly one JSON value with optional surrounding white space, into a tree.
     public static func parse(_ bytes: [UInt8]) throws(JSONError) -> JSONValue {
-        var scanner = JSONScanner(bytes)
-        scanner.skipWhitespace()
-        let value = try scanner.readValue()
-        scanner.skipWhitespace()
-        guard scanner.index == bytes.count else { throw scanner.error("unexpected text after the JSON value") }
-        return value
+        try scanning(bytes) { scanner throws(JSONError) in
+            scanner.skipWhitespace()
+            let value = try scanner.readValue()
+            scanner.skipWhitespace()
+            guard scanner.index == scanner.bytes.count else { throw scanner.error("unexpected text after the JSON value") }
+            return value
+        }
     }
 
     private mutating func readValue() throws(JSONError) -> JSONValue {
@@ -200,7 +290,7 @@ public struct JSONScanner {
         switch byte {
         case UInt8(ascii: "{"): try skipContainer(close: UInt8(ascii: "}"), isObject: true)
         case UInt8(ascii: "["): try skipContainer(close: UInt8(ascii: "]"), isObject: false)
-        case UInt8(ascii: "\""): _ = try readString()
+        case UInt8(ascii: "\""): try skipString()
         case UInt8(ascii: "t"): try skipLiteral("true")
         case UInt8(ascii: "f"): try skipLiteral("false")
         case UInt8(ascii: "n"): try skipLiteral("null")
@@ -224,7 +314,7 @@ public struct JSONScanner {
             skipWhitespace()
             if isObject {
                 guard peek() == UInt8(ascii: "\"") else { throw error("expected a string key") }
-                _ = try readString()
+                try skipString()
                 skipWhitespace()
                 try expect(UInt8(ascii: ":"))
                 skipWhitespace()
@@ -276,6 +366,12 @@ public struct JSONScanner {
 
     /// Reads a string value, checking its escapes and its UTF-8, and returns its text.
     mutating func readString() throws(JSONError) -> String {
+        // The common case, no escapes: one check of the run, then one String.
+        let start = index
+        if let end = try skipPlainString() {
+            return String(decoding: bytes[(start + 1)..<end], as: UTF8.self)
+        }
+        index = start
         try expect(UInt8(ascii: "\""))
         var scalars = String.UnicodeScalarView()
         var runStart = index
@@ -298,6 +394,40 @@ public struct JSONScanner {
                 index += 1
                 scalars.append(try readEscape())
                 runStart = index
+            case 0x00..<0x20:
+                throw error("a control character must be escaped in a string")
+            default:
+                index += 1
+            }
+        }
+    }
+
+    /// Skips a string, checking it, without making it.
+    private mutating func skipString() throws(JSONError) {
+        let start = index
+        if try skipPlainString() == nil {
+            index = start
+            _ = try readString()
+        }
+    }
+
+    /// Skips a string without escapes, checking its UTF-8 and that it holds no control character,
+    /// and returns the index of its closing quote (the scanner is then past it). Returns nil,
+    /// with the scanner anywhere, when the string has an escape.
+    private mutating func skipPlainString() throws(JSONError) -> Int? {
+        try expect(UInt8(ascii: "\""))
+        let start = index
+        while true {
+            guard let byte = peek() else { throw error("the text ended inside a string") }
+            switch byte {
+            case UInt8(ascii: "\""):
+                guard UTF8Check.isValid(UnsafeRawBufferPointer(rebasing: bytes[start..<index])) else {
+                    throw JSONError(message: "the string is not valid UTF-8", offset: start)
+                }
+                index += 1
+                return index - 1
+            case UInt8(ascii: "\\"):
+                return nil
             case 0x00..<0x20:
                 throw error("a control character must be escaped in a string")
             default:

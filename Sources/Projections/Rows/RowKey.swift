@@ -1,3 +1,9 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
 /// The key of a row in a projection's table: bytes that sort the way their parts do.
 ///
 /// Build keys from parts: a string part is its UTF-8 bytes, with each 0x00 byte written as
@@ -32,7 +38,12 @@ public struct RowKey: Hashable, Comparable, Sendable, CustomStringConvertible {
 
     /// Adds a string part.
     public mutating func append(_ string: String) {
-        for byte in string.utf8 {
+        append(utf8: string.utf8)
+    }
+
+    /// Adds a string part given as UTF-8 bytes (a slice of a longer string, say).
+    public mutating func append(utf8: some Sequence<UInt8>) {
+        for byte in utf8 {
             bytes.append(byte)
             if byte == 0 { bytes.append(0xFF) }
         }
@@ -98,8 +109,32 @@ public struct RowKey: Hashable, Comparable, Sendable, CustomStringConvertible {
         return index == bytes.count ? values : nil
     }
 
+    /// Hashes the bytes in one piece (an array of bytes would feed them one by one).
+    public func hash(into hasher: inout Hasher) {
+        bytes.withUnsafeBytes { hasher.combine(bytes: $0) }
+    }
+
+    public static func == (lhs: RowKey, rhs: RowKey) -> Bool {
+        lhs.bytes == rhs.bytes
+    }
+
     public static func < (lhs: RowKey, rhs: RowKey) -> Bool {
-        lhs.bytes.lexicographicallyPrecedes(rhs.bytes)
+        precedes(lhs.bytes, rhs.bytes)
+    }
+
+    /// Whether `lhs` sorts before `rhs` byte by byte (a shorter key first when one is the
+    /// other's prefix), as LMDB orders keys.
+    public static func precedes(_ lhs: [UInt8], _ rhs: [UInt8]) -> Bool {
+        lhs.withUnsafeBytes { left in
+            rhs.withUnsafeBytes { right in
+                let common = min(left.count, right.count)
+                if common > 0, let l = left.baseAddress, let r = right.baseAddress {
+                    let order = memcmp(l, r, common)
+                    if order != 0 { return order < 0 }
+                }
+                return left.count < right.count
+            }
+        }
     }
 
     public var description: String {

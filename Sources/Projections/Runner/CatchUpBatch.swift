@@ -48,33 +48,53 @@ enum CatchUpBatch {
         let wanted: Set<String>? = active.contains { $0.eventTypes == nil }
             ? nil : active.reduce(into: Set<String>()) { $0.formUnion($1.eventTypes ?? []) }
 
+        // The hot loop works on arrays indexed like `active`, and routes each event type once to
+        // the projections that want it: one lookup per event, not several per projection.
+        var entries = active.map { progress[$0.name] ?? BatchProgress(checkpoint: 0) }
+        var lanes = active.map { states[$0.name] }
+        states = [:]
+        let appliers = active.map { projection in
+            { (event: RecordedEvent, state: inout ProjectionState) throws in try projection.apply(event, to: &state) }
+        }
+        let undoable = active.map { $0.errorPolicy == .skip }
+        var routes: [String: [Int]] = [:]
+        func route(_ type: String) -> [Int] {
+            if let known = routes[type] { return known }
+            let indices = active.indices.filter { active[$0].eventTypes?.contains(type) ?? true }
+            routes[type] = indices
+            return indices
+        }
         try txn.forEachEvent(from: start, through: end, types: wanted) { event in
-            for projection in active {
-                let name = projection.name
-                guard var entry = progress[name], entry.failure == nil, event.position > entry.checkpoint,
-                    projection.eventTypes?.contains(event.type) ?? true, var state = states[name]
-                else { continue }
-                states[name] = nil  // keep the state uniquely referenced while applying
+            for index in route(event.type) {
+                guard entries[index].failure == nil, event.position > entries[index].checkpoint, var state = lanes[index] else {
+                    continue
+                }
+                lanes[index] = nil  // keep the state uniquely referenced while applying
                 do {
-                    try state.apply(event, with: projection)
-                    entry.applied += 1
+                    // Under the stop policy a failure throws the batch's state away: no undo needed.
+                    try state.apply(event, undoable: undoable[index], appliers[index])
+                    entries[index].applied += 1
                 } catch {
-                    switch projection.errorPolicy {
-                    case .skip:
-                        entry.skipped += 1
-                    case .stop:
-                        entry.failure = .stopped(name, at: event.position, cause: "\(error)")
+                    if undoable[index] {
+                        entries[index].skipped += 1
+                    } else {
+                        entries[index].failure = .stopped(active[index].name, at: event.position, cause: "\(error)")
+                        lanes[index] = nil
+                        continue
                     }
                 }
-                states[name] = state
-                progress[name] = entry
+                lanes[index] = state
             }
             return true
         }
 
-        for projection in active {
+        for (index, projection) in active.enumerated() {
             let name = projection.name
-            guard var entry = progress[name], entry.failure == nil, let state = states[name] else { continue }
+            var entry = entries[index]
+            guard entry.failure == nil, let state = lanes[index] else {
+                progress[name] = entry
+                continue
+            }
             for (table, rows) in state.changes() {
                 let stored = StoredState.tableName(name, table)
                 for (key, value) in rows {

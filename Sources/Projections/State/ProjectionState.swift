@@ -2,13 +2,13 @@ import EventStore
 
 /// A projection's tables as `apply` sees them: rows are read from the stored state (or start
 /// empty, for a state folded in memory) and changes are kept here, decoded, until the runner
-/// writes them together with the checkpoint. A row written many times in one batch is encoded
-/// once.
+/// writes them together with the checkpoint. A row changed many times in one batch is changed in
+/// place and encoded once.
 public struct ProjectionState: StateReader {
     /// One row as this state knows it.
     private struct Entry {
         /// The value, or nil for a deleted row.
-        var value: (any RowValue)?
+        var box: RowBox?
         /// Whether it differs from the stored row.
         var isDirty: Bool
     }
@@ -60,13 +60,13 @@ public struct ProjectionState: StateReader {
     public mutating func get<V: RowValue>(_ table: String, _ key: RowKey, as type: V.Type = V.self) throws -> V? {
         let index = try tableIndex(table)
         if let entry = tables[index].rows[key] {
-            guard let value = entry.value else { return nil }
-            if let typed = value as? V { return typed }
-            return try decode(value.encoded, table, as: V.self)
+            guard let box = entry.box else { return nil }
+            if let typed = box as? TypedRowBox<V> { return typed.value }
+            return try decode(box.encoded(), table, as: V.self)
         }
         guard let stored, let bytes = try stored(table, key.bytes) else { return nil }
         let value = try decode(bytes, table, as: V.self)
-        tables[index].rows[key] = Entry(value: value, isDirty: false)
+        tables[index].rows[key] = Entry(box: TypedRowBox(value), isDirty: false)
         return value
     }
 
@@ -74,17 +74,29 @@ public struct ProjectionState: StateReader {
     public mutating func put<V: RowValue>(_ table: String, _ key: RowKey, _ value: V) throws {
         let index = try tableIndex(table)
         try checkKey(key, table)
-        recordUndo(index, key)
-        tables[index].rows[key] = Entry(value: value, isDirty: true)
+        if isRecordingUndo { recordUndo(index, key) }
+        let missing = Entry(box: nil, isDirty: false)
+        // One lookup: the entry is changed where it lies, its box reused when it holds a V.
+        modify(&tables[index].rows[key, default: missing]) { entry in
+            if let typed = entry.box as? TypedRowBox<V> {
+                typed.value = value
+            } else {
+                entry.box = TypedRowBox(value)
+            }
+            entry.isDirty = true
+        }
     }
 
     /// Removes the row under `key`, if there is one.
     public mutating func delete(_ table: String, _ key: RowKey) throws {
         let index = try tableIndex(table)
         try checkKey(key, table)
-        recordUndo(index, key)
-        tables[index].rows[key] = Entry(value: nil, isDirty: true)
+        if isRecordingUndo { recordUndo(index, key) }
+        tables[index].rows[key] = Entry(box: nil, isDirty: true)
     }
+
+    @inline(__always)
+    private func modify<T>(_ value: inout T, _ body: (inout T) -> Void) { body(&value) }
 
     private func checkKey(_ key: RowKey, _ table: String) throws(ProjectionError) {
         guard !key.bytes.isEmpty, key.bytes.count <= 511 else {
@@ -107,11 +119,29 @@ public struct ProjectionState: StateReader {
     /// Applies `event` with `projection`; when `apply` throws, every change it made is undone
     /// before the error is rethrown, so the state is as it was before the event.
     public mutating func apply(_ event: RecordedEvent, with projection: some Projection) throws {
+        try apply(event, with: projection, undoable: true)
+    }
+
+    /// Applies `event`; with `undoable` false a failed apply may leave its changes behind (for a
+    /// caller that then throws the whole state away), which spares recording them.
+    mutating func apply(_ event: RecordedEvent, with projection: some Projection, undoable: Bool) throws {
+        try apply(event, undoable: undoable) { event, state in try projection.apply(event, to: &state) }
+    }
+
+    /// Applies `event` with an `apply` function (the runner keeps one per projection, so the
+    /// projection value is not copied for every event).
+    mutating func apply(
+        _ event: RecordedEvent, undoable: Bool, _ apply: (RecordedEvent, inout ProjectionState) throws -> Void
+    ) throws {
+        guard undoable else {
+            try apply(event, &self)
+            return
+        }
         undoLog.removeAll(keepingCapacity: true)
         isRecordingUndo = true
         defer { isRecordingUndo = false }
         do {
-            try projection.apply(event, to: &self)
+            try apply(event, &self)
         } catch {
             for undo in undoLog.reversed() {
                 tables[undo.table].rows[undo.key] = undo.previous
@@ -128,9 +158,11 @@ public struct ProjectionState: StateReader {
         }
     }
 
+    /// Remembers the row under `key` as it is before this event changes it: a copy, since rows
+    /// are changed in place.
     private mutating func recordUndo(_ table: Int, _ key: RowKey) {
-        guard isRecordingUndo else { return }
-        undoLog.append(Undo(table: table, key: key, previous: tables[table].rows[key]))
+        let previous = tables[table].rows[key].map { Entry(box: $0.box?.copy(), isDirty: $0.isDirty) }
+        undoLog.append(Undo(table: table, key: key, previous: previous))
     }
 
     // MARK: Reading (StateReader)
@@ -138,8 +170,8 @@ public struct ProjectionState: StateReader {
     public func value<V: RowValue>(_ table: String, _ key: RowKey, as type: V.Type) throws -> V? {
         let index = try tableIndex(table)
         if let entry = tables[index].rows[key] {
-            guard let value = entry.value else { return nil }
-            return try (value as? V) ?? decode(value.encoded, table, as: V.self)
+            guard let box = entry.box else { return nil }
+            return try (box as? TypedRowBox<V>)?.value ?? decode(box.encoded(), table, as: V.self)
         }
         guard let stored, let bytes = try stored(table, key.bytes) else { return nil }
         return try decode(bytes, table, as: V.self)
@@ -151,7 +183,7 @@ public struct ProjectionState: StateReader {
         _ table: String, prefix: RowKey, reverse: Bool, limit: Int, as type: V.Type
     ) throws -> [(key: RowKey, value: V)] {
         let index = try tableIndex(table)
-        var keys = tables[index].rows.keys.filter { $0.hasPrefix(prefix) && tables[index].rows[$0]?.value != nil }.sorted()
+        var keys = tables[index].rows.filter { $0.key.hasPrefix(prefix) && $0.value.box != nil }.map(\.key).sorted()
         if reverse { keys.reverse() }
         return try keys.prefix(limit).compactMap { key in
             try value(table, key, as: V.self).map { (key, $0) }
@@ -160,8 +192,8 @@ public struct ProjectionState: StateReader {
 
     public func rawRows(_ table: String) throws -> [(key: [UInt8], value: [UInt8])] {
         let index = try tableIndex(table)
-        return tables[index].rows.compactMap { key, entry in entry.value.map { (key.bytes, $0.encoded) } }
-            .sorted { $0.key.lexicographicallyPrecedes($1.key) }
+        return tables[index].rows.compactMap { key, entry in entry.box.map { (key.bytes, $0.encoded()) } }
+            .sorted { RowKey.precedes($0.key, $1.key) }
     }
 
     // MARK: Writing back (the runner)
@@ -169,8 +201,31 @@ public struct ProjectionState: StateReader {
     /// The changed rows of each table, encoded, in key order: a nil value deletes the row.
     func changes() -> [(table: String, rows: [(key: [UInt8], value: [UInt8]?)])] {
         tables.map { table in
-            let dirty = table.rows.filter { $0.value.isDirty }.sorted { $0.key < $1.key }
-            return (table.name, dirty.map { ($0.key.bytes, $0.value.value?.encoded) })
+            var dirty: [(key: [UInt8], value: [UInt8]?)] = []
+            dirty.reserveCapacity(table.rows.count)
+            for (key, entry) in table.rows where entry.isDirty {
+                dirty.append((key.bytes, entry.box?.encoded()))
+            }
+            dirty.sort { RowKey.precedes($0.key, $1.key) }
+            return (table.name, dirty)
         }
     }
+}
+
+/// A decoded row in a class, so repeated changes in a batch change it in place.
+class RowBox {
+    func encoded() -> [UInt8] { [] }
+    func copy() -> RowBox { self }
+}
+
+/// A row of values of type `V`.
+final class TypedRowBox<V: RowValue>: RowBox {
+    var value: V
+
+    init(_ value: V) {
+        self.value = value
+    }
+
+    override func encoded() -> [UInt8] { value.encoded }
+    override func copy() -> RowBox { TypedRowBox(value) }
 }

@@ -6,8 +6,7 @@ public struct AlertPosted: DomainEvent {
     public var alert: Alert
     public init(alert: Alert) { self.alert = alert }
     public var json: JSONValue { alert.json }
-    public init(json: JSONValue) throws(DomainDataError) {
-        let fields = try EventFields(json, Self.type)
+    public init(fields: EventFields) throws(DomainDataError) {
         let name = try fields.optionalString("name")
         guard let severity = Severity(rawValue: try fields.string("severity")) else {
             throw DomainDataError("AlertPosted needs \"severity\" as good or bad")
@@ -31,7 +30,7 @@ public struct AlertCleared: DomainEvent {
     public var text: String
     public init(text: String) { self.text = text }
     public var json: JSONValue { ["text": .string(text)] }
-    public init(json: JSONValue) throws(DomainDataError) { text = try EventFields(json, Self.type).string("text") }
+    public init(fields: EventFields) throws(DomainDataError) { text = try fields.string("text") }
 }
 
 /// The queue was emptied.
@@ -39,7 +38,7 @@ public struct AllAlertsCleared: DomainEvent {
     public static let type = "AllAlertsCleared"
     public init() {}
     public var json: JSONValue { [:] }
-    public init(json: JSONValue) throws(DomainDataError) { _ = try EventFields(json, Self.type) }
+    public init(fields: EventFields) throws(DomainDataError) {}
 }
 
 /// Every event of a user's alert stream.

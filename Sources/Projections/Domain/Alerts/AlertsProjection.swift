@@ -12,8 +12,7 @@ public struct AlertsProjection: Projection {
     public init() {}
 
     public func apply(_ event: RecordedEvent, to state: inout ProjectionState) throws {
-        guard let user = DomainStreams.key(of: event.stream, prefix: DomainStreams.alertsPrefix) else { return }
-        let key = RowKey(user)
+        guard let key = DomainStreams.rowKey(of: event.stream, prefix: DomainStreams.alertsPrefix) else { return }
         var queue = try state.get("queues", key, as: AlertQueue.self) ?? AlertQueue()
         queue.apply(try AlertEvent(event))
         try state.put("queues", key, queue)

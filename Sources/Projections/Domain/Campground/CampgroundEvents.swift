@@ -14,8 +14,7 @@ public struct CamperAdded: DomainEvent {
     public var json: JSONValue {
         ["camperId": .string(camperId), "fullName": .string(fullName), "phoneNumber": .string(phoneNumber)]
     }
-    public init(json: JSONValue) throws(DomainDataError) {
-        let fields = try EventFields(json, Self.type)
+    public init(fields: EventFields) throws(DomainDataError) {
         camperId = try fields.string("camperId")
         fullName = try fields.string("fullName")
         phoneNumber = try fields.string("phoneNumber")
@@ -34,8 +33,7 @@ public struct SiteAdded: DomainEvent {
         self.water = water
     }
     public var json: JSONValue { ["number": .int(number), "electricity": .bool(electricity), "water": .bool(water)] }
-    public init(json: JSONValue) throws(DomainDataError) {
-        let fields = try EventFields(json, Self.type)
+    public init(fields: EventFields) throws(DomainDataError) {
         number = try fields.int("number")
         electricity = try fields.bool("electricity")
         water = try fields.bool("water")
@@ -48,7 +46,7 @@ public struct SiteDeleted: DomainEvent {
     public var number: Int
     public init(number: Int) { self.number = number }
     public var json: JSONValue { ["number": .int(number)] }
-    public init(json: JSONValue) throws(DomainDataError) { number = try EventFields(json, Self.type).int("number") }
+    public init(fields: EventFields) throws(DomainDataError) { number = try fields.int("number") }
 }
 
 /// The state of a reservation.
@@ -94,8 +92,7 @@ public struct ReservationRecorded: DomainEvent {
         ]
     }
 
-    public init(json: JSONValue) throws(DomainDataError) {
-        let fields = try EventFields(json, Self.type)
+    public init(fields: EventFields) throws(DomainDataError) {
         reservationId = try fields.string("reservationId")
         camperId = try fields.string("camperId")
         site = try fields.int("site")
@@ -143,8 +140,8 @@ public struct ReservationCancelled: DomainEvent {
     public var reservationId: String
     public init(reservationId: String) { self.reservationId = reservationId }
     public var json: JSONValue { ["reservationId": .string(reservationId)] }
-    public init(json: JSONValue) throws(DomainDataError) {
-        reservationId = try EventFields(json, Self.type).string("reservationId")
+    public init(fields: EventFields) throws(DomainDataError) {
+        reservationId = try fields.string("reservationId")
     }
 }
 

@@ -22,8 +22,7 @@ public struct MessagePosted: DomainEvent {
         self.kind = kind
     }
     public var json: JSONValue { ["user": .string(user), "text": .string(text), "kind": .string(kind.rawValue)] }
-    public init(json: JSONValue) throws(DomainDataError) {
-        let fields = try EventFields(json, Self.type)
+    public init(fields: EventFields) throws(DomainDataError) {
         user = try fields.string("user")
         text = try fields.string("text")
         guard let kind = MessageKind(rawValue: try fields.string("kind")) else {
@@ -59,8 +58,7 @@ public struct PresenceChanged: DomainEvent {
         self.presence = presence
     }
     public var json: JSONValue { ["user": .string(user), "presence": .string(presence.rawValue)] }
-    public init(json: JSONValue) throws(DomainDataError) {
-        let fields = try EventFields(json, Self.type)
+    public init(fields: EventFields) throws(DomainDataError) {
         user = try fields.string("user")
         guard let presence = Presence(rawValue: try fields.string("presence")) else {
             throw DomainDataError("PresenceChanged needs \"presence\" as connected, wentAway or cameBack")

@@ -1,16 +1,17 @@
 import EventStore
+import Foundation
 
 /// One message as a room shows it.
 public struct ChatMessage: Sendable, Equatable, RowValue {
     /// The id of the event that posted it.
-    public var id: String
+    public var id: UUID
     /// Nil for a system message.
     public var user: String?
     public var text: String
     /// When it was recorded, in microseconds since 1970.
     public var date: Int64
 
-    public init(id: String, user: String?, text: String, date: Int64) {
+    public init(id: UUID, user: String?, text: String, date: Int64) {
         self.id = id
         self.user = user
         self.text = text
@@ -18,129 +19,102 @@ public struct ChatMessage: Sendable, Equatable, RowValue {
     }
 
     public func encode(to writer: inout RowWriter) {
-        writer.write(id)
+        withUnsafeBytes(of: id.uuid) { writer.write(bytes: $0) }
         writer.write(user)
         writer.write(text)
         writer.write(date)
     }
 
     public init(from reader: inout RowReader) throws(RowDecodingError) {
-        id = try reader.read(String.self)
+        let bytes = try reader.readBytes()
+        guard bytes.count == 16 else { throw RowDecodingError("a message id is not 16 bytes") }
+        id = UUID(uuid: (bytes[0], bytes[1], bytes[2], bytes[3], bytes[4], bytes[5], bytes[6], bytes[7],
+                         bytes[8], bytes[9], bytes[10], bytes[11], bytes[12], bytes[13], bytes[14], bytes[15]))
         user = try reader.read(String?.self)
         text = try reader.read(String.self)
         date = try reader.read(Int64.self)
     }
 
-    /// `{"id","user","text","date"}`, the date in ISO 8601.
+    /// `{"id","user","text","date"}`, the id as a lowercase UUID, the date in ISO 8601.
     public var json: JSONValue {
-        ["id": .string(id), "user": .string(user), "text": .string(text), "date": .string(ISO8601.string(microseconds: date))]
+        [
+            "id": .string(id.uuidString.lowercased()), "user": .string(user), "text": .string(text),
+            "date": .string(ISO8601.string(microseconds: date)),
+        ]
     }
 }
 
-/// When each user of a room was last seen, and the room's newest event: enough to count the
-/// users active in the last 300 seconds as of that event.
-public struct RoomActivity: Sendable, Equatable, RowValue {
-    public struct Seen: Sendable, Equatable, RowValue {
-        public var user: String
-        public var at: Int64
-        public var isAway: Bool
+/// When a user of a room was last seen, and whether they went away then.
+public struct LastSeen: Sendable, Equatable, RowValue {
+    /// Microseconds since 1970.
+    public var at: Int64
+    public var isAway: Bool
 
-        public func encode(to writer: inout RowWriter) {
-            writer.write(user)
-            writer.write(at)
-            writer.write(isAway)
-        }
-
-        public init(user: String, at: Int64, isAway: Bool) {
-            self.user = user
-            self.at = at
-            self.isAway = isAway
-        }
-
-        public init(from reader: inout RowReader) throws(RowDecodingError) {
-            user = try reader.read(String.self)
-            at = try reader.read(Int64.self)
-            isAway = try reader.read(Bool.self)
-        }
-    }
-
-    /// Every user of the room, in the order first seen.
-    public var users: [Seen] = []
-    /// The newest event's time, in microseconds since 1970.
-    public var newest: Int64 = 0
-
-    /// How far back "active" reaches.
-    public static let window: Int64 = 300 * 1_000_000
-
-    public init() {}
-
-    /// Notes that `user` did something at `at` (went away when `isAway`).
-    public mutating func saw(_ user: String, at: Int64, isAway: Bool) {
-        newest = max(newest, at)
-        if let index = users.firstIndex(where: { $0.user == user }) {
-            users[index] = Seen(user: user, at: at, isAway: isAway)
-        } else {
-            users.append(Seen(user: user, at: at, isAway: isAway))
-        }
-    }
-
-    /// Users who posted, connected or came back within 300 seconds of the newest event and have
-    /// not gone away since.
-    public var activeUsers: [String] {
-        users.filter { !$0.isAway && newest - $0.at <= Self.window }.map(\.user)
+    public init(at: Int64, isAway: Bool) {
+        self.at = at
+        self.isAway = isAway
     }
 
     public func encode(to writer: inout RowWriter) {
-        writer.write(users)
-        writer.write(newest)
+        writer.write(at)
+        writer.write(isAway)
     }
 
     public init(from reader: inout RowReader) throws(RowDecodingError) {
-        users = try reader.read([Seen].self)
-        newest = try reader.read(Int64.self)
+        at = try reader.read(Int64.self)
+        isAway = try reader.read(Bool.self)
     }
 }
 
 /// Each room's timeline: its messages in order (system messages included), the last three for
-/// a new reader, and the users active in the last 300 seconds. Query parameter: `room`
-/// (default "default").
+/// a new reader, and the users active in the last 300 seconds as of the room's newest event.
+/// Query parameter: `room` (default "default").
+///
+/// Tables: `messages` (room, position) → message; `newest` room → the newest event's time;
+/// `seen` (room, user) → when the user last posted, connected, came back or went away.
 public struct MessagesProjection: Projection {
     public let name = "messages"
-    public let version = 1
-    public let tables = ["messages", "rooms"]
+    public let version = 2
+    public let tables = ["messages", "newest", "seen"]
     public let eventTypes: Set<String>? = ChatEvent.types
     public let queryParameters = ["room"]
 
     /// How many messages a new reader is first given.
     public static let newReaderCount = 3
+    /// How far back "active" reaches, in microseconds.
+    public static let activeWindow: Int64 = 300 * 1_000_000
 
     public init() {}
 
     public func apply(_ event: RecordedEvent, to state: inout ProjectionState) throws {
-        guard let room = DomainStreams.key(of: event.stream, prefix: DomainStreams.chatPrefix) else { return }
+        guard let room = DomainStreams.rowKey(of: event.stream, prefix: DomainStreams.chatPrefix) else { return }
         let chat = try ChatEvent(event)
         let shown = chat.shown
-        try state.put(
-            "messages", RowKey(room).appending(event.position),
-            ChatMessage(id: event.id.uuidString.lowercased(), user: shown.user, text: shown.text, date: event.recordedAtMicroseconds))
-        var activity = try state.get("rooms", RowKey(room), as: RoomActivity.self) ?? RoomActivity()
+        let at = event.recordedAtMicroseconds
+        try state.put("messages", room.appending(event.position), ChatMessage(id: event.id, user: shown.user, text: shown.text, date: at))
+        let newest = try state.get("newest", room, as: Int64.self) ?? .min
+        if at > newest { try state.put("newest", room, at) }
         switch chat {
         case let .message(message):
-            activity.saw(message.user, at: event.recordedAtMicroseconds, isAway: false)
+            try state.put("seen", room.appending(message.user), LastSeen(at: at, isAway: false))
         case let .presence(change):
-            activity.saw(change.user, at: event.recordedAtMicroseconds, isAway: change.presence == .wentAway)
+            try state.put("seen", room.appending(change.user), LastSeen(at: at, isAway: change.presence == .wentAway))
         }
-        try state.put("rooms", RowKey(room), activity)
     }
 
-    /// `{"room","activeUsers","messages":[{"id","user","text","date"}],"newReader":[...],"active":[...]}`.
+    /// `{"room","activeUsers","messages":[{"id","user","text","date"}],"newReader":[...],"active":[...]}`:
+    /// active users are those who posted, connected or came back within 300 seconds of the
+    /// room's newest event and have not gone away since.
     public func query(_ state: some StateReader, _ parameters: QueryParameters) throws -> JSONValue {
-        let room = parameters.value("room", default: DomainStreams.defaultKey)
-        let messages = try state.rows("messages", prefix: RowKey(room), as: ChatMessage.self).map(\.value)
-        let activity = try state.value("rooms", RowKey(room), as: RoomActivity.self) ?? RoomActivity()
-        let active = activity.activeUsers
+        let roomName = parameters.value("room", default: DomainStreams.defaultKey)
+        let room = RowKey(roomName)
+        let messages = try state.rows("messages", prefix: room, as: ChatMessage.self).map(\.value)
+        let newest = try state.value("newest", room, as: Int64.self) ?? 0
+        let active = try state.rows("seen", prefix: room, as: LastSeen.self)
+            .filter { !$0.value.isAway && newest - $0.value.at <= Self.activeWindow }
+            .compactMap { $0.key.parts([.string, .string])?.last?.string }
         return [
-            "room": .string(room), "activeUsers": .int(active.count), "messages": .array(messages.map(\.json)),
+            "room": .string(roomName), "activeUsers": .int(active.count), "messages": .array(messages.map(\.json)),
             "newReader": .array(messages.suffix(Self.newReaderCount).map(\.json)), "active": .array(active.map { .string($0) }),
         ]
     }

@@ -12,8 +12,7 @@ public struct AppStateProjection: Projection {
     public init() {}
 
     public func apply(_ event: RecordedEvent, to state: inout ProjectionState) throws {
-        guard let user = DomainStreams.key(of: event.stream, prefix: DomainStreams.fitnessPrefix) else { return }
-        let key = RowKey(user)
+        guard let key = DomainStreams.rowKey(of: event.stream, prefix: DomainStreams.fitnessPrefix) else { return }
         var workout = try state.get("workouts", key, as: Workout.self) ?? Workout()
         workout.apply(try FitnessEvent(event))
         try state.put("workouts", key, workout)

@@ -6,7 +6,7 @@ public struct GoalSet: DomainEvent {
     public var goal: Int
     public init(goal: Int) { self.goal = goal }
     public var json: JSONValue { ["goal": .int(goal)] }
-    public init(json: JSONValue) throws(DomainDataError) { goal = try EventFields(json, Self.type).int("goal") }
+    public init(fields: EventFields) throws(DomainDataError) { goal = try fields.int("goal") }
 }
 
 /// The workout started or resumed.
@@ -14,7 +14,7 @@ public struct WorkoutStarted: DomainEvent {
     public static let type = "WorkoutStarted"
     public init() {}
     public var json: JSONValue { [:] }
-    public init(json: JSONValue) throws(DomainDataError) { _ = try EventFields(json, Self.type) }
+    public init(fields: EventFields) throws(DomainDataError) {}
 }
 
 /// The workout was paused.
@@ -22,7 +22,7 @@ public struct WorkoutPaused: DomainEvent {
     public static let type = "WorkoutPaused"
     public init() {}
     public var json: JSONValue { [:] }
-    public init(json: JSONValue) throws(DomainDataError) { _ = try EventFields(json, Self.type) }
+    public init(fields: EventFields) throws(DomainDataError) {}
 }
 
 /// The workout was reset to its start: goal, steps, distances and sent alerts cleared.
@@ -30,7 +30,7 @@ public struct WorkoutRestarted: DomainEvent {
     public static let type = "WorkoutRestarted"
     public init() {}
     public var json: JSONValue { [:] }
-    public init(json: JSONValue) throws(DomainDataError) { _ = try EventFields(json, Self.type) }
+    public init(fields: EventFields) throws(DomainDataError) {}
 }
 
 /// The pedometer reported steps and meters walked since its last report.
@@ -43,8 +43,7 @@ public struct PedometerUpdated: DomainEvent {
         self.distance = distance
     }
     public var json: JSONValue { ["steps": .int(steps), "distance": .double(distance)] }
-    public init(json: JSONValue) throws(DomainDataError) {
-        let fields = try EventFields(json, Self.type)
+    public init(fields: EventFields) throws(DomainDataError) {
         steps = try fields.int("steps")
         distance = try fields.double("distance")
     }
@@ -56,7 +55,7 @@ public struct NessieMoved: DomainEvent {
     public var distance: Double
     public init(distance: Double) { self.distance = distance }
     public var json: JSONValue { ["distance": .double(distance)] }
-    public init(json: JSONValue) throws(DomainDataError) { distance = try EventFields(json, Self.type).double("distance") }
+    public init(fields: EventFields) throws(DomainDataError) { distance = try fields.double("distance") }
 }
 
 /// The steps reached the goal without Nessie catching the user.
@@ -64,7 +63,7 @@ public struct WorkoutCompleted: DomainEvent {
     public static let type = "WorkoutCompleted"
     public init() {}
     public var json: JSONValue { [:] }
-    public init(json: JSONValue) throws(DomainDataError) { _ = try EventFields(json, Self.type) }
+    public init(fields: EventFields) throws(DomainDataError) {}
 }
 
 /// Nessie caught the user.
@@ -72,7 +71,7 @@ public struct WorkoutCaught: DomainEvent {
     public static let type = "WorkoutCaught"
     public init() {}
     public var json: JSONValue { [:] }
-    public init(json: JSONValue) throws(DomainDataError) { _ = try EventFields(json, Self.type) }
+    public init(fields: EventFields) throws(DomainDataError) {}
 }
 
 /// The workout sent one of its alerts (each at most once until a restart).
@@ -81,8 +80,8 @@ public struct AlertTriggered: DomainEvent {
     public var alert: AlertName
     public init(alert: AlertName) { self.alert = alert }
     public var json: JSONValue { ["alert": .string(alert.rawValue)] }
-    public init(json: JSONValue) throws(DomainDataError) {
-        let name = try EventFields(json, Self.type).string("alert")
+    public init(fields: EventFields) throws(DomainDataError) {
+        let name = try fields.string("alert")
         guard let alert = AlertName(rawValue: name) else { throw DomainDataError("AlertTriggered names an unknown alert '\(name)'") }
         self.alert = alert
     }
