@@ -26,28 +26,79 @@ extension EventStore {
         let databases = environment.databases
         return try environment.read { txn in
             guard limit > 0, let head = try Self.streamHead(stream, txn, databases) else { return [] }
-            var start: UInt64
+            let start: UInt64
             switch direction {
             case .forward: start = max(version ?? 1, 1)
             case .backward: start = min(version ?? head.version, head.version)
             }
             guard start >= 1, start <= head.version else { return [] }
-            var events: [RecordedEvent] = []
-            let cursor = try txn.cursor(databases.streamIndex)
-            var entry = try BigEndian.withIndexKey(stream: head.number, version: start) {
-                try cursor.seek(atLeast: $0)
-            }
-            while let (key, value) = entry, events.count < limit {
-                guard key.count == 16, BigEndian.uint64(key) == head.number else { break }
-                guard value.count == 8 else {
-                    throw EventStoreError(.damaged, "The stream index of '\(stream)' holds a value that is not a position; run `esctl verify`.")
-                }
-                let position = BigEndian.uint64(value)
-                events.append(try Self.record(at: position, txn, databases))
-                entry = try direction == .forward ? cursor.next() : cursor.previous()
-            }
-            return events
+            let positions = try Self.positions(of: head, stream: stream, from: start, direction: direction, limit: limit, txn, databases)
+            return try positions.map { position in try Self.record(at: position, txn, databases) }
         }
+    }
+
+    /// The positions of a stream's versions from `start` (which exists) in `direction`, at most
+    /// `limit`: from the index's full chunks, then from the head's pending positions.
+    static func positions(
+        of head: StreamHead, stream: String, from start: UInt64, direction: ReadDirection, limit: Int,
+        _ txn: Transaction, _ databases: Databases
+    ) throws -> [UInt64] {
+        let firstPending = head.firstPendingVersion
+        var result: [UInt64] = []
+        result.reserveCapacity(min(limit, 256))
+        func missing(_ version: UInt64) -> EventStoreError {
+            EventStoreError(.damaged, "The stream index lacks version \(version) of '\(stream)'; run `esctl verify`.")
+        }
+        var version = start
+        switch direction {
+        case .forward:
+            if version < firstPending {
+                let cursor = try txn.cursor(databases.streamIndex)
+                var entry = try BigEndian.withIndexKey(stream: head.number, version: StreamHead.chunkStart(of: version)) {
+                    try cursor.seek(atLeast: $0)
+                }
+                while result.count < limit, version < firstPending {
+                    guard let (key, value) = entry, key.count == 16, BigEndian.uint64(key) == head.number,
+                        BigEndian.uint64(key, at: 8) == StreamHead.chunkStart(of: version), value.count == 8 * Schema.indexChunk
+                    else { throw missing(version) }
+                    var offset = Int(version - BigEndian.uint64(key, at: 8))
+                    while offset < Schema.indexChunk, result.count < limit {
+                        result.append(BigEndian.uint64(value, at: 8 * offset))
+                        offset += 1
+                        version += 1
+                    }
+                    entry = try cursor.next()
+                }
+            }
+            while result.count < limit, version <= head.version {
+                result.append(head.pending[Int(version - firstPending)])
+                version += 1
+            }
+        case .backward:
+            while result.count < limit, version >= firstPending, version >= 1 {
+                result.append(head.pending[Int(version - firstPending)])
+                version -= 1
+            }
+            if result.count < limit, version >= 1 {
+                let cursor = try txn.cursor(databases.streamIndex)
+                var entry = try BigEndian.withIndexKey(stream: head.number, version: StreamHead.chunkStart(of: version)) {
+                    try cursor.get(MDB_SET_KEY, key: $0)
+                }
+                while result.count < limit, version >= 1 {
+                    guard let (key, value) = entry, key.count == 16, BigEndian.uint64(key) == head.number,
+                        BigEndian.uint64(key, at: 8) == StreamHead.chunkStart(of: version), value.count == 8 * Schema.indexChunk
+                    else { throw missing(version) }
+                    var offset = Int(version - BigEndian.uint64(key, at: 8))
+                    while offset >= 0, result.count < limit {
+                        result.append(BigEndian.uint64(value, at: 8 * offset))
+                        offset -= 1
+                        version -= 1
+                    }
+                    entry = version >= 1 ? try cursor.previous() : nil
+                }
+            }
+        }
+        return result
     }
 
     /// Reads up to `limit` events of the whole log that pass `filter`, starting at position `from`

@@ -31,17 +31,17 @@ struct FormatDocumentTests {
         // meta: "format" -> u32 BE 1
         #expect(try raw.get("meta", Array("format".utf8)) == [0, 0, 0, 1])
 
-        // streams: name -> u64 stream number, u64 last version
+        // streams: name -> u64 stream number, u64 last version, the pending positions (version mod 16 of them)
         let head = try #require(try raw.get("streams", Array("orders-1".utf8)))
-        #expect(head.count == 16)
+        #expect(head.count == 24)
         let streamNumber = be64(head, 0)
         #expect(streamNumber == 1)
         #expect(be64(head, 8) == 1)
-
-        // stream_index: u64 stream number, u64 version -> u64 position
-        let indexKey = bytes(of: streamNumber) + bytes(of: 1)
-        let position = try #require(try raw.get("stream_index", indexKey))
+        let position = Array(head[16..<24])
         #expect(position == bytes(of: 1))
+
+        // stream_index: nothing until a chunk of 16 versions is full
+        #expect(try raw.get("stream_index", bytes(of: streamNumber) + bytes(of: 1)) == nil)
 
         // event_ids: 16-byte id -> u64 position
         let id = withUnsafeBytes(of: SequentialIDs.id(1).uuid) { Array($0) }
@@ -73,6 +73,23 @@ struct FormatDocumentTests {
         #expect(type == "OrderPlaced")
         #expect(data == #"{"total":12}"#)
         #expect(metadata == #"{"by":"ann"}"#)
+    }
+
+    @Test("a full chunk of the stream index is where the document says")
+    func chunkByTheDocument() async throws {
+        let directory = try TemporaryDirectory()
+        let store = try EventStore(path: directory.path, configuration: Configuration(durability: .noSync))
+        _ = try await store.append(to: "s", events: (1...20).map { NewEvent(type: "T", data: Data("{\"n\":\($0)}".utf8)) })
+        store.close()
+        let raw = try RawLMDB(path: directory.path)
+        defer { raw.close() }
+        let head = try #require(try raw.get("streams", Array("s".utf8)))
+        #expect(head == bytes(of: 1) + bytes(of: 20) + (17...20).flatMap { bytes(of: UInt64($0)) })
+        let chunk = try #require(try raw.get("stream_index", bytes(of: 1) + bytes(of: 1)))
+        #expect(chunk == (1...16).flatMap { bytes(of: UInt64($0)) })
+        let document = try Documents.text("docs/FORMAT.md")
+        let example = try #require(Documents.block(named: "chunk-example", in: document))
+        #expect(example.contains("key    " + (bytes(of: 1) + bytes(of: 1)).map { String(format: "%02x", $0) }.joined(separator: " ")))
     }
 
     @Test("the worked example's hex dump in the document is the record on disk")

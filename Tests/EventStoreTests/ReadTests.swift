@@ -86,3 +86,27 @@ struct ReadTests {
         #expect(try f.store.streamVersion("chat-main") == 2)
     }
 }
+
+@Suite("Reading across index chunks")
+struct ChunkedReadTests {
+    @Test("every start, direction and limit reads the versions it should, across full chunks and pending ones")
+    func allReads() async throws {
+        let f = try StoreFixture()
+        // 41 events in "s", interleaved with another stream so positions and versions differ
+        for n in 1...41 {
+            _ = try await f.store.append([
+                StreamAppend(stream: "s", events: [event("E", #"{"v":\#(n)}"#)]), StreamAppend(stream: "other", events: [event("O")]),
+            ])
+        }
+        let all = try f.store.read(filter: EventFilter(stream: "s"))
+        #expect(all.map(\.version) == Array(1...41))
+        for start in [UInt64(1), 2, 15, 16, 17, 18, 32, 33, 40, 41, 42] {
+            for limit in [1, 3, 16, 17, 100] {
+                let forward = try f.store.readStream("s", from: start, limit: limit)
+                #expect(forward == Array(all.filter { $0.version >= start }.prefix(limit)), "forward from \(start), limit \(limit)")
+                let backward = try f.store.readStream("s", from: start, direction: .backward, limit: limit)
+                #expect(backward == Array(all.filter { $0.version <= start }.reversed().prefix(limit)), "backward from \(start), limit \(limit)")
+            }
+        }
+    }
+}

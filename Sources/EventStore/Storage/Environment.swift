@@ -1,5 +1,6 @@
 import CLMDB
 import Foundation
+import Synchronization
 
 #if canImport(Glibc)
 import Glibc
@@ -35,6 +36,14 @@ final class Environment: @unchecked Sendable {
     private let gate: UnsafeMutablePointer<pthread_rwlock_t>
     /// Guarded by `gate` (written only under the exclusive hold).
     private var isClosed = false
+    /// Reset read transactions waiting to be renewed (see `read`).
+    private let readers = Mutex<[PooledReader]>([])
+
+    /// A reset read transaction. `@unchecked Sendable`: with `MDB_NOTLS` a read transaction is
+    /// not tied to a thread, and a pooled one is only ever used by the one caller that took it.
+    private struct PooledReader: @unchecked Sendable {
+        let handle: OpaquePointer
+    }
 
     /// Opens (creating when new) the environment in `directory`, checks the data file against what
     /// its meta page claims, and opens or creates the store's databases.
@@ -249,7 +258,65 @@ final class Environment: @unchecked Sendable {
     /// Runs a read-only transaction.
     @inline(__always)
     func read<R>(_ body: (Transaction) throws -> R) throws(EventStoreError) -> R {
-        try transaction(readOnly: true, commit: false, body)
+        while true {
+            pthread_rwlock_rdlock(gate)
+            if isClosed {
+                pthread_rwlock_unlock(gate)
+                throw EventStoreError.closedStore
+            }
+            // A reset read transaction keeps its reader slot: renewing it is much cheaper than
+            // beginning a new one.
+            var txn = readers.withLock { $0.popLast() }?.handle
+            var rc: Int32 = MDB_SUCCESS
+            if let pooled = txn {
+                rc = mdb_txn_renew(pooled)
+                if rc != MDB_SUCCESS {
+                    mdb_txn_abort(pooled)
+                    txn = nil
+                }
+            }
+            if txn == nil, rc != MDB_MAP_RESIZED {
+                rc = mdb_txn_begin(handle, nil, UInt32(MDB_RDONLY), &txn)
+            }
+            if rc == MDB_MAP_RESIZED {
+                pthread_rwlock_unlock(gate)
+                try adoptMapSize()
+                continue
+            }
+            guard rc == MDB_SUCCESS, let txn else {
+                pthread_rwlock_unlock(gate)
+                throw .lmdb(rc, "starting a read")
+            }
+            defer {
+                mdb_txn_reset(txn)
+                let pooled = PooledReader(handle: txn)
+                let kept = readers.withLock { readers -> Bool in
+                    guard readers.count < Self.pooledReaders else { return false }
+                    readers.append(pooled)
+                    return true
+                }
+                if !kept { mdb_txn_abort(txn) }
+                pthread_rwlock_unlock(gate)
+            }
+            do {
+                return try body(Transaction(handle: txn))
+            } catch {
+                throw EventStoreError.wrapping(error)
+            }
+        }
+    }
+
+    /// How many reset read transactions are kept for reuse.
+    private static let pooledReaders = 32
+
+    /// Ends the pooled read transactions. Called under the exclusive hold of the gate.
+    private func drainReaders() {
+        for reader in readers.withLock({ readers -> [PooledReader] in
+            defer { readers.removeAll() }
+            return readers
+        }) {
+            mdb_txn_abort(reader.handle)
+        }
     }
 
     /// Adopts a larger map made by another process (after `MDB_MAP_RESIZED`).
@@ -257,6 +324,7 @@ final class Environment: @unchecked Sendable {
         pthread_rwlock_wrlock(gate)
         defer { pthread_rwlock_unlock(gate) }
         if isClosed { throw EventStoreError.closedStore }
+        drainReaders()
         try Self.check(mdb_env_set_mapsize(handle, 0), "adopting another process's map size")
     }
 
@@ -267,6 +335,7 @@ final class Environment: @unchecked Sendable {
         if isClosed { throw EventStoreError.closedStore }
         var info = MDB_envinfo()
         try Self.check(mdb_env_info(handle, &info), "reading the map size")
+        drainReaders()
         let (doubled, overflow) = info.me_mapsize.multipliedReportingOverflow(by: 2)
         guard !overflow else {
             throw EventStoreError(.storageFull, "The store's map cannot grow any further.")
@@ -306,6 +375,7 @@ final class Environment: @unchecked Sendable {
         defer { pthread_rwlock_unlock(gate) }
         if isClosed { return }
         isClosed = true
+        drainReaders()
         mdb_env_close(handle)
     }
 }

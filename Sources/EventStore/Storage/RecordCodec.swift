@@ -117,12 +117,18 @@ struct RecordView {
 
     /// Copies the record out into a value that outlives the transaction.
     func recordedEvent(at position: UInt64) throws(EventStoreError) -> RecordedEvent {
-        guard let stream = String(validating: streamBytes, as: UTF8.self),
-            let type = String(validating: typeBytes, as: UTF8.self)
-        else { throw notUTF8(position) }
+        guard UTF8Check.isValid(streamBytes), UTF8Check.isValid(typeBytes) else { throw notUTF8(position) }
         return RecordedEvent(
-            position: position, stream: stream, version: version, id: id, type: type,
-            data: Data(dataBytes), metadata: Data(metadataBytes), recordedAtMicroseconds: recordedAt)
+            position: position, stream: String(decoding: streamBytes, as: UTF8.self), version: version, id: id,
+            type: String(decoding: typeBytes, as: UTF8.self), data: Self.copy(dataBytes), metadata: Self.copy(metadataBytes),
+            recordedAtMicroseconds: recordedAt)
+    }
+
+    /// The bytes as Data, with one plain copy.
+    @inline(__always)
+    static func copy(_ bytes: UnsafeRawBufferPointer) -> Data {
+        guard let base = bytes.baseAddress, bytes.count > 0 else { return Data() }
+        return Data(bytes: base, count: bytes.count)
     }
 
     /// Copies the record out, sharing the stream and type strings of earlier records through
@@ -131,8 +137,7 @@ struct RecordView {
         guard UTF8Check.isValid(streamBytes), UTF8Check.isValid(typeBytes) else { throw notUTF8(position) }
         return RecordedEvent(
             position: position, stream: interner.string(streamBytes), version: version, id: id, type: interner.string(typeBytes),
-            data: metadataLength == 0 && dataLength == 0 ? Data() : Data(dataBytes),
-            metadata: metadataLength == 0 ? Data() : Data(metadataBytes), recordedAtMicroseconds: recordedAt)
+            data: Self.copy(dataBytes), metadata: Self.copy(metadataBytes), recordedAtMicroseconds: recordedAt)
     }
 
     private func notUTF8(_ position: UInt64) -> EventStoreError {

@@ -125,6 +125,23 @@ final class AppendJob: WriteJob, @unchecked Sendable {
         return head
     }
 
+    /// Writes the head's pending positions, a full chunk, under (stream number, first version).
+    private static func writeChunk(_ head: StreamHead, txn: Transaction, databases: Databases, stream: String) throws {
+        let start = head.version - UInt64(Schema.indexChunk) + 1
+        let written = try withUnsafeTemporaryAllocation(byteCount: 8 * Schema.indexChunk, alignment: 8) { buffer in
+            guard let base = buffer.baseAddress else { return false }
+            for (index, position) in head.pending.enumerated() { BigEndian.store(position, into: base, at: 8 * index) }
+            return try BigEndian.withIndexKey(stream: head.number, version: start) {
+                try txn.put(databases.streamIndex, $0, UnsafeRawBufferPointer(buffer), flags: MDB_NOOVERWRITE)
+            }
+        }
+        guard written else {
+            throw JobFailure.transaction(
+                EventStoreError(
+                    .damaged, "The stream index already holds versions \(start)... of '\(stream)'; run `esctl verify`."))
+        }
+    }
+
     private func write(heads: [String: StreamHead], context: inout BatchContext) throws -> [AppendResult] {
         let txn = context.txn
         let databases = context.databases
@@ -154,16 +171,13 @@ final class AppendJob: WriteJob, @unchecked Sendable {
                             type: UnsafeRawBufferPointer(typeBytes), version: head.version,
                             recordedAt: context.recordedAt, id: id, data: event.data, metadata: event.metadata)
                     }
+                    head.pending.append(position)
+                    if head.pending.count == Schema.indexChunk {
+                        // A full chunk goes to the stream index; the head keeps only the rest.
+                        try Self.writeChunk(head, txn: txn, databases: databases, stream: append.stream)
+                        head.pending.removeAll(keepingCapacity: true)
+                    }
                     try BigEndian.withBytes(of: position) { positionBytes in
-                        let indexed = try BigEndian.withIndexKey(stream: head.number, version: head.version) {
-                            try txn.put(databases.streamIndex, $0, positionBytes, flags: MDB_NOOVERWRITE)
-                        }
-                        guard indexed else {
-                            throw JobFailure.transaction(
-                                EventStoreError(
-                                    .damaged,
-                                    "The stream index already holds version \(head.version) of '\(append.stream)'; run `esctl verify`."))
-                        }
                         let isNewID = try withUnsafeBytes(of: id.uuid) {
                             try txn.put(databases.eventIDs, $0, positionBytes, flags: MDB_NOOVERWRITE)
                         }
