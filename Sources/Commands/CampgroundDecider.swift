@@ -45,12 +45,12 @@ public enum CampgroundDecider {
             }
             return .siteDeleted(SiteDeleted(number: number))
         case let .reserve(site, camperId, date, nights):
+            guard nights >= -36_500, nights <= 36_500 else {
+                throw CommandError(.invalidInput, "A stay of \(nights) nights is out of range; give at most 36500.")
+            }
             guard campground.sites[site] != nil else { throw unknownSite(site) }
             guard campground.campers[camperId] != nil else {
                 throw CommandError(.notFound, "There is no camper '\(camperId)'; `esctl query campers` lists them.")
-            }
-            guard abs(nights) <= 36_500 else {
-                throw CommandError(.invalidInput, "A stay of \(nights) nights is out of range; give at most 36500.")
             }
             var problem: String?
             if nights <= 0 {

@@ -116,9 +116,9 @@ extension EventStoreError {
         case MDB_CORRUPTED, MDB_PAGE_NOTFOUND, MDB_PANIC:
             return EventStoreError(
                 .damaged, "The data file is damaged (\(operation)); restore it from a backup.", cause: cause)
-        case ENOSPC, EDQUOT:
+        case ENOSPC, EDQUOT, EFBIG:
             return EventStoreError(
-                .storageFull, "The disk is full while \(operation); free some space and try again.", cause: cause)
+                .storageFull, "The disk is full (or the file size limit reached) while \(operation); free some space and try again.", cause: cause)
         case EACCES, EPERM, EROFS:
             return EventStoreError(
                 .storeUnavailable,

@@ -33,7 +33,12 @@ extension EventStore {
             }
             guard start >= 1, start <= head.version else { return [] }
             let positions = try Self.positions(of: head, stream: stream, from: start, direction: direction, limit: limit, txn, databases)
-            return try positions.map { position in try Self.record(at: position, txn, databases) }
+            return try positions.map { position in
+                guard let value = try BigEndian.withBytes(of: position, { bytes in try txn.get(databases.events, bytes) }) else {
+                    throw EventStoreError(.damaged, "The stream index points to position \(position), which is not in the log; run `esctl verify`.")
+                }
+                return try RecordView(value, position: position).recordedEvent(at: position, stream: stream)
+            }
         }
     }
 
@@ -216,13 +221,6 @@ extension EventStore {
             throw EventStoreError(.damaged, "The head of stream '\(stream)' is unreadable; run `esctl verify`.")
         }
         return head
-    }
-
-    static func record(at position: UInt64, _ txn: Transaction, _ databases: Databases) throws -> RecordedEvent {
-        guard let value = try BigEndian.withBytes(of: position, { bytes in try txn.get(databases.events, bytes) }) else {
-            throw EventStoreError(.damaged, "The stream index points to position \(position), which is not in the log; run `esctl verify`.")
-        }
-        return try RecordView(value, position: position).recordedEvent(at: position)
     }
 
     static func position(of key: UnsafeRawBufferPointer) throws(EventStoreError) -> UInt64 {

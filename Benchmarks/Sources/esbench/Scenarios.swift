@@ -152,9 +152,13 @@ struct Bench {
         let runner = try await ProjectionRunner(store: store, projections: ProjectionCatalog.domain)
         var reports: [RebuildReport] = []
         let seconds = try await Measure.seconds { reports = try await runner.rebuild() }
-        let rate = Double(head) / seconds
+        // The rate counts the fold and its writes (the reports' time); the state hashes the
+        // reports carry are computed after, and reported apart.
+        let foldSeconds = reports.first?.seconds ?? seconds
+        let rate = Double(head) / foldSeconds
         report.add(Figure(scenario: "S3", contender: "eventstore", metric: "rebuild", value: rate, unit: "events/s",
                        note: "6 domain projections, \(head) events, \(reports.map(\.eventsApplied).reduce(0, +)) applied"))
+        report.add(Figure(scenario: "S3", contender: "eventstore", metric: "state hashes", value: seconds - foldSeconds, unit: "s", note: "SHA-256 of the 6 states, after the fold"))
         store.close()
 
         let raw = try RawLMDB(readOnly: storePath)
@@ -266,6 +270,7 @@ struct Bench {
 
     func s5() async throws {
         var peaks: [String: [Double]] = [:]
+        var rssPeaks: [String: [Double]] = [:]
         for size in options.memorySizes {
             for scenario in ["s1", "s3"] {
                 let path = directory("s5-\(scenario)-\(size)")
@@ -280,11 +285,18 @@ struct Bench {
                 report.add(Figure(scenario: "S5", contender: "eventstore", metric: "\(name) peak RSS", value: values[0] / 1_048_576, unit: "MiB", note: "\(size) events (includes mapped store pages)"))
                 report.add(Figure(scenario: "S5", contender: "eventstore", metric: "\(name) peak heap", value: values[1] / 1_048_576, unit: "MiB", note: "\(size) events (anonymous memory)"))
                 peaks[name, default: []].append(values[1])
+                rssPeaks[name, default: []].append(values[0])
             }
         }
         for (name, values) in peaks.sorted(by: { $0.key < $1.key }) where values.count == 2 {
             let ratio = values[1] / values[0]
-            report.judge("S5", "\(name) heap at \(options.memorySizes[1]) ≤ 1.2 × at \(options.memorySizes[0])", measured: String(format: "%.2f ×", ratio), ratio <= 1.2)
+            report.judge(
+                "S5", "\(name) heap at \(options.memorySizes[1]) ≤ 1.2 × at \(options.memorySizes[0]) events" + (options.memorySizes == [1_000_000, 4_000_000] ? "" : " (the issue's sizes need --full)"),
+                measured: String(format: "%.2f ×", ratio), ratio <= 1.2)
+        }
+        for (name, values) in rssPeaks.sorted(by: { $0.key < $1.key }) where values.count == 2 {
+            let ratio = values[1] / values[0]
+            report.judge("S5", "\(name) RSS at \(options.memorySizes[1]) ≤ 1.2 × at \(options.memorySizes[0]) events", measured: String(format: "%.2f ×", ratio), ratio <= 1.2)
         }
         report.add(Figure(scenario: "S5", contender: "raw-lmdb", metric: "memory", value: .nan, unit: "-", note: "not measured: the baseline holds nothing"))
         report.add(Figure(scenario: "S5", contender: "sqlite-grdb", metric: "memory", value: .nan, unit: "-", note: "not measured"))

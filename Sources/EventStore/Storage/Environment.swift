@@ -29,6 +29,8 @@ struct Databases {
 final class Environment: @unchecked Sendable {
     /// How many named databases an environment holds: the log's five and the tables.
     static let maximumDatabases: UInt32 = 128
+    /// LMDB's main database, whose keys are the names of the named databases (always open).
+    static let mainDatabase: MDB_dbi = 1
 
     let directory: StoreDirectory
     private let handle: OpaquePointer
@@ -36,6 +38,8 @@ final class Environment: @unchecked Sendable {
     private let gate: UnsafeMutablePointer<pthread_rwlock_t>
     /// Guarded by `gate` (written only under the exclusive hold).
     private var isClosed = false
+    /// The map's address range, once found (see `mappedRegion`), with the map size it was found for.
+    private let mapped = Mutex<(start: UInt, length: Int, size: Int)?>(nil)
     /// Reset read transactions waiting to be renewed (see `read`).
     private let readers = Mutex<[PooledReader]>([])
 
@@ -249,7 +253,14 @@ final class Environment: @unchecked Sendable {
                 mdb_txn_abort(txn)
             } else {
                 let rc = mdb_txn_commit(txn)
-                guard rc == MDB_SUCCESS else { throw .lmdb(rc, "committing") }
+                guard rc == MDB_SUCCESS else {
+                    // LMDB reports a short write as EIO; a full disk or a file size limit is the
+                    // usual reason, and the only one the user can act on.
+                    if rc == EIO && (directory.isNearlyFull() || directory.isAtFileSizeLimit()) {
+                        throw .lmdb(ENOSPC, "committing")
+                    }
+                    throw .lmdb(rc, "committing")
+                }
             }
             return result
         }
@@ -347,6 +358,55 @@ final class Environment: @unchecked Sendable {
                 cause: .lmdb(code: rc, description: String(cString: mdb_strerror(rc))))
         }
         try Self.check(rc, "growing the map to \(doubled) bytes")
+    }
+
+    /// Drops the map's pages from this process's page tables (they stay in the page cache). Safe
+    /// with readers running: the map is a shared read-only file mapping, so a page read again is
+    /// faulted back in from the cache.
+    func releaseMappedPages() {
+        pthread_rwlock_rdlock(gate)
+        defer { pthread_rwlock_unlock(gate) }
+        guard !isClosed else { return }
+        releaseMappedPagesHoldingGate()
+    }
+
+    /// The same, for a caller inside a transaction (which already holds the gate).
+    func releaseMappedPagesHoldingGate() {
+        #if os(Linux)
+        guard let region = mappedRegion() else { return }
+        _ = madvise(UnsafeMutableRawPointer(bitPattern: region.start), region.length, Int32(MADV_DONTNEED))
+        #endif
+    }
+
+    /// Where LMDB mapped the data file, read from /proc/self/maps (LMDB does not say: its
+    /// `me_mapaddr` is only the fixed address it was asked for). Found again after every resize,
+    /// since resizing maps the file anew.
+    private func mappedRegion() -> (start: UInt, length: Int)? {
+        var info = MDB_envinfo()
+        guard mdb_env_info(handle, &info) == MDB_SUCCESS else { return nil }
+        if let known = mapped.withLock({ $0 }), known.size == info.me_mapsize { return (known.start, known.length) }
+        guard let maps = try? String(contentsOfFile: "/proc/self/maps", encoding: .utf8) else { return nil }
+        let dataPath = directory.path + "/" + StoreDirectory.dataFileName
+        let dataInode = (try? FileManager.default.attributesOfItem(atPath: dataPath)[.systemFileNumber] as? NSNumber)?.uint64Value
+        for line in maps.split(separator: "\n") where line.hasSuffix("/" + StoreDirectory.dataFileName) {
+            let fields = line.split(separator: " ", omittingEmptySubsequences: true)
+            guard fields.count >= 6, UInt64(fields[4]) == dataInode else { continue }
+            let bounds = fields[0].split(separator: "-")
+            guard bounds.count == 2, let start = UInt(bounds[0], radix: 16), let end = UInt(bounds[1], radix: 16), end > start else { continue }
+            // The mapping spans the whole map size; anything else is another mapping of the file.
+            guard Int(end - start) == info.me_mapsize else { continue }
+            mapped.withLock { $0 = (start, Int(end - start), info.me_mapsize) }
+            return (start, Int(end - start))
+        }
+        return nil
+    }
+
+    /// Copies the environment into `path` (an existing empty directory) from one read snapshot.
+    func copy(to path: String, compact: Bool) throws(EventStoreError) {
+        pthread_rwlock_rdlock(gate)
+        defer { pthread_rwlock_unlock(gate) }
+        if isClosed { throw EventStoreError.closedStore }
+        try Self.check(mdb_env_copy2(handle, path, compact ? UInt32(MDB_CP_COMPACT) : 0), "copying the store to '\(path)'")
     }
 
     /// The environment's current information (map size, last page, last transaction id).

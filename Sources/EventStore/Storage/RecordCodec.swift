@@ -1,5 +1,11 @@
 import Foundation
 
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
 /// The byte layout of one record in the `events` database (format 1), all integers big-endian:
 ///
 /// | offset | size | field |
@@ -122,6 +128,25 @@ struct RecordView {
             position: position, stream: String(decoding: streamBytes, as: UTF8.self), version: version, id: id,
             type: String(decoding: typeBytes, as: UTF8.self), data: Self.copy(dataBytes), metadata: Self.copy(metadataBytes),
             recordedAtMicroseconds: recordedAt)
+    }
+
+    /// Copies the record out, reusing `stream` as its stream name when the record's name is
+    /// those bytes (a stream read gets many records of one stream); damaged when it is not.
+    func recordedEvent(at position: UInt64, stream: String) throws(EventStoreError) -> RecordedEvent {
+        var name = stream
+        let same = name.withUTF8 { expected in
+            guard expected.count == streamBytes.count else { return false }
+            guard let left = expected.baseAddress, let right = streamBytes.baseAddress else { return true }
+            return memcmp(left, right, expected.count) == 0
+        }
+        guard same else {
+            throw EventStoreError(
+                .damaged, "The stream index of '\(stream)' points to position \(position), a record of another stream; run `esctl verify`.")
+        }
+        guard UTF8Check.isValid(typeBytes) else { throw notUTF8(position) }
+        return RecordedEvent(
+            position: position, stream: stream, version: version, id: id, type: String(decoding: typeBytes, as: UTF8.self),
+            data: Self.copy(dataBytes), metadata: Self.copy(metadataBytes), recordedAtMicroseconds: recordedAt)
     }
 
     /// The bytes as Data, with one plain copy.

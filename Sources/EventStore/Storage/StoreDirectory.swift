@@ -68,6 +68,29 @@ struct StoreDirectory: Hashable {
         }
         return Int(info.st_size)
     }
+
+    /// Whether the file system holding the directory has almost no space left for unprivileged
+    /// writers; `false` when that cannot be told.
+    func isNearlyFull() -> Bool {
+        var info = statvfs()
+        guard statvfs(path, &info) == 0 else { return false }
+        let free = UInt64(info.f_bavail) * UInt64(info.f_frsize)
+        return free < Self.nearlyFullBytes
+    }
+
+    /// Whether the data file has grown to this process's file size limit (`ulimit -f`), which a
+    /// write that straddles the limit reaches before it stops short.
+    func isAtFileSizeLimit() -> Bool {
+        var limit = rlimit()
+        guard getrlimit(Int32(RLIMIT_FSIZE.rawValue), &limit) == 0, limit.rlim_cur != rlim_t.max,
+            let size = try? dataFileSize()
+        else { return false }
+        return UInt64(size) >= UInt64(limit.rlim_cur)
+    }
+
+    /// Below this much free space a failed write is reported as a full disk: LMDB turns a short
+    /// write (what a filling disk gives) into `EIO`, so the free space is the only way to tell.
+    static let nearlyFullBytes: UInt64 = 16 << 20
 }
 
 /// The directories this process has open, so that a second open of one is refused.

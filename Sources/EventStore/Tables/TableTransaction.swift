@@ -12,15 +12,25 @@ public final class TableTransaction {
     private let txn: Transaction
     private let databases: Databases
     private let registry: TableRegistry
+    private let environment: Environment
     /// Whether this is the writer's transaction.
     public let isWritable: Bool
     private var isValid = true
 
-    init(txn: Transaction, databases: Databases, registry: TableRegistry, isWritable: Bool) {
+    init(txn: Transaction, environment: Environment, registry: TableRegistry, isWritable: Bool) {
         self.txn = txn
-        self.databases = databases
+        self.environment = environment
+        self.databases = environment.databases
         self.registry = registry
         self.isWritable = isWritable
+    }
+
+    /// Tells the kernel that the store's pages this process has read so far need not stay in
+    /// its page tables (they stay in the page cache). A long scan calls it now and then, so its
+    /// resident size does not grow with what it has read.
+    public func releaseReadPages() {
+        guard isValid else { return }
+        environment.releaseMappedPagesHoldingGate()
     }
 
     func invalidate() { isValid = false }
@@ -168,7 +178,7 @@ public final class TableTransaction {
 final class TableWriteJob<T: Sendable>: WriteJob, @unchecked Sendable {
     // @unchecked Sendable: touched only by the writer thread after submission (see WriteJob).
     private let body: (TableTransaction) throws -> T
-    private let databases: Databases
+    private let environment: Environment
     private let registry: TableRegistry
     private let continuation: CheckedContinuation<T, any Error>
     private var result: T?
@@ -176,17 +186,17 @@ final class TableWriteJob<T: Sendable>: WriteJob, @unchecked Sendable {
     let eventCount = 0
 
     init(
-        databases: Databases, registry: TableRegistry, body: @escaping (TableTransaction) throws -> T,
+        environment: Environment, registry: TableRegistry, body: @escaping (TableTransaction) throws -> T,
         continuation: CheckedContinuation<T, any Error>
     ) {
-        self.databases = databases
+        self.environment = environment
         self.registry = registry
         self.body = body
         self.continuation = continuation
     }
 
     func run(in context: inout BatchContext) throws(JobFailure) {
-        let transaction = TableTransaction(txn: context.txn, databases: databases, registry: registry, isWritable: true)
+        let transaction = TableTransaction(txn: context.txn, environment: environment, registry: registry, isWritable: true)
         defer { transaction.invalidate() }
         result = nil
         callerError = nil
@@ -233,6 +243,16 @@ extension EventStore {
         }
     }
 
+    /// Which of the named tables exist in the store (whether or not this process opened them),
+    /// without creating any.
+    public func existingTables(_ names: [String]) throws -> [String] {
+        try environment.read { txn in
+            try names.filter { name in
+                try Array((TableRegistry.prefix + name).utf8).withUnsafeBytes { try txn.get(Environment.mainDatabase, $0) } != nil
+            }
+        }
+    }
+
     /// Runs `body` on the writer thread, in a write transaction it may share with appends and
     /// other writes (group commit): everything it writes commits together, or, when it throws,
     /// nothing it wrote is kept and its error is rethrown here.
@@ -240,11 +260,11 @@ extension EventStore {
     /// `body` must be synchronous and touch only the transaction: it may run more than once when
     /// the writer has to retry (after growing the map). Never call the store from inside it.
     public func writeTables<T: Sendable>(_ body: @escaping @Sendable (TableTransaction) throws -> T) async throws -> T {
-        let databases = environment.databases
+        let environment = environment
         let registry = tableRegistry
         return try await withCheckedThrowingContinuation { continuation in
             do {
-                try writer.submit(TableWriteJob(databases: databases, registry: registry, body: body, continuation: continuation))
+                try writer.submit(TableWriteJob(environment: environment, registry: registry, body: body, continuation: continuation))
             } catch {
                 continuation.resume(throwing: error)
             }
@@ -254,13 +274,13 @@ extension EventStore {
     /// Runs `body` in one read snapshot of the tables and the log. Keep it short: a long read
     /// holds back page reuse and map growth.
     public func readTables<T>(_ body: (TableTransaction) throws -> T) throws -> T {
-        let databases = environment.databases
+        let environment = environment
         let registry = tableRegistry
         // The caller's own errors come back as they were thrown, not wrapped.
         var callerError: (any Error)?
         do {
             return try environment.read { txn in
-                let transaction = TableTransaction(txn: txn, databases: databases, registry: registry, isWritable: false)
+                let transaction = TableTransaction(txn: txn, environment: environment, registry: registry, isWritable: false)
                 defer { transaction.invalidate() }
                 do {
                     return try body(transaction)

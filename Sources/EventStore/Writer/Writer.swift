@@ -178,6 +178,7 @@ final class Writer: @unchecked Sendable {
                 }
                 completedJobCount.add(UInt64(pending.count - rejected.count), ordering: .relaxed)
                 if appended { headSignal.publish(head) }
+                releaseMappedPages()
                 return
             } catch {
                 if let (index, reason) = poisoned {
@@ -210,6 +211,22 @@ final class Writer: @unchecked Sendable {
             }
         }
     }
+
+    /// At most every 100 ms, after a commit, tells the kernel this process no longer needs the
+    /// map's pages in its page tables. LMDB writes through the file, never the map, so the pages
+    /// stay in the page cache and reads fault them back in; the process's resident size then
+    /// follows what it read lately, not everything it ever touched (a long append or rebuild
+    /// would otherwise count the whole log as resident). A time limit, not a count, so many small
+    /// commits do not pay for it each time.
+    private func releaseMappedPages() {
+        let now = ContinuousClock.now
+        guard now - lastRelease >= .milliseconds(100) else { return }
+        lastRelease = now
+        environment.releaseMappedPages()
+    }
+
+    /// Touched only by the writer thread.
+    private var lastRelease = ContinuousClock.now
 
     /// The position of the last event in the log, 0 when it is empty.
     static func lastPosition(_ txn: Transaction, _ databases: Databases) throws(EventStoreError) -> UInt64 {

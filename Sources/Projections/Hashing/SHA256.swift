@@ -36,6 +36,11 @@ public struct SHA256: Sendable {
         }
     }
 
+    /// Adds raw bytes to the message.
+    public mutating func update(_ bytes: UnsafeRawBufferPointer) {
+        update(bytes.assumingMemoryBound(to: UInt8.self))
+    }
+
     private mutating func update(_ buffer: UnsafeBufferPointer<UInt8>) {
         var index = 0
         if !block.isEmpty {

@@ -9,15 +9,15 @@ public enum StateHash {
     public static func of(tables: [String], in state: some StateReader) throws -> String {
         var hasher = SHA256()
         for table in tables.sorted(by: { $0.utf8.lexicographicallyPrecedes($1.utf8) }) {
-            let rows = try state.rawRows(table)
             hasher.update(bytes(UInt32(table.utf8.count)))
             hasher.update(table.utf8)
-            hasher.update(bytes(UInt64(rows.count)))
-            for row in rows {
-                hasher.update(bytes(UInt32(row.key.count)))
-                hasher.update(row.key)
-                hasher.update(bytes(UInt32(row.value.count)))
-                hasher.update(row.value)
+            hasher.update(bytes(UInt64(try state.rowCount(table))))
+            // Row by row, so hashing a large state holds no copy of it.
+            try state.forEachRawRow(table) { key, value in
+                hasher.update(bytes(UInt32(key.count)))
+                hasher.update(key)
+                hasher.update(bytes(UInt32(value.count)))
+                hasher.update(value)
             }
         }
         return SHA256.hexString(hasher.finalize())

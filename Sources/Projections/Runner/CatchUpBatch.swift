@@ -64,7 +64,11 @@ enum CatchUpBatch {
             routes[type] = indices
             return indices
         }
+        var read = 0
         try txn.forEachEvent(from: start, through: end, types: wanted) { event in
+            read += 1
+            // A batch reads much of the log and the tables once: keep only recent pages resident.
+            if read % 8192 == 0 { txn.releaseReadPages() }
             for index in route(event.type) {
                 guard entries[index].failure == nil, event.position > entries[index].checkpoint, var state = lanes[index] else {
                     continue

@@ -190,10 +190,18 @@ public struct ProjectionState: StateReader {
         }
     }
 
-    public func rawRows(_ table: String) throws -> [(key: [UInt8], value: [UInt8])] {
+    public func rowCount(_ table: String) throws -> Int {
         let index = try tableIndex(table)
-        return tables[index].rows.compactMap { key, entry in entry.box.map { (key.bytes, $0.encoded()) } }
-            .sorted { RowKey.precedes($0.key, $1.key) }
+        return tables[index].rows.values.filter { $0.box != nil }.count
+    }
+
+    public func forEachRawRow(_ table: String, _ body: (UnsafeRawBufferPointer, UnsafeRawBufferPointer) throws -> Void) throws {
+        let index = try tableIndex(table)
+        let rows = tables[index].rows.compactMap { key, entry in entry.box.map { (key.bytes, $0.encoded()) } }
+            .sorted { RowKey.precedes($0.0, $1.0) }
+        for (key, value) in rows {
+            try key.withUnsafeBytes { keyBytes in try value.withUnsafeBytes { try body(keyBytes, $0) } }
+        }
     }
 
     // MARK: Writing back (the runner)

@@ -9,8 +9,20 @@ public protocol StateReader {
     func rows<V: RowValue>(
         _ table: String, prefix: RowKey, reverse: Bool, limit: Int, as type: V.Type
     ) throws -> [(key: RowKey, value: V)]
-    /// Every row of a table as bytes, in key order (for the state hash).
-    func rawRows(_ table: String) throws -> [(key: [UInt8], value: [UInt8])]
+    /// The number of rows of a table.
+    func rowCount(_ table: String) throws -> Int
+    /// Visits every row of a table as bytes, in key order, without holding them all (for the
+    /// state hash). The bytes are valid only during each call of `body`.
+    func forEachRawRow(_ table: String, _ body: (UnsafeRawBufferPointer, UnsafeRawBufferPointer) throws -> Void) throws
+}
+
+extension StateReader {
+    /// Every row of a table as bytes, in key order.
+    public func rawRows(_ table: String) throws -> [(key: [UInt8], value: [UInt8])] {
+        var rows: [(key: [UInt8], value: [UInt8])] = []
+        try forEachRawRow(table) { key, value in rows.append((Array(key), Array(value))) }
+        return rows
+    }
 }
 
 extension StateReader {
@@ -59,12 +71,18 @@ public struct StoredState: StateReader {
         return found
     }
 
-    public func rawRows(_ table: String) throws -> [(key: [UInt8], value: [UInt8])] {
-        var rows: [(key: [UInt8], value: [UInt8])] = []
+    public func rowCount(_ table: String) throws -> Int {
+        try transaction.count(Self.tableName(projection, table))
+    }
+
+    public func forEachRawRow(_ table: String, _ body: (UnsafeRawBufferPointer, UnsafeRawBufferPointer) throws -> Void) throws {
+        var visited = 0
         try transaction.scan(Self.tableName(projection, table)) { key, value in
-            rows.append((Array(key), Array(value)))
+            try body(key, value)
+            visited += 1
+            // A whole state is read once: keep only the latest pages resident.
+            if visited % 65_536 == 0 { transaction.releaseReadPages() }
             return true
         }
-        return rows
     }
 }
