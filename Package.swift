@@ -9,6 +9,8 @@ let package = Package(
         .library(name: "Projections", targets: ["Projections"]),
         .library(name: "Commands", targets: ["Commands"]),
         .executable(name: "esctl", targets: ["esctl"]),
+        // The fuzz package (Fuzz/) and the regression tests share these checks.
+        .library(name: "FuzzChecks", targets: ["FuzzChecks"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
@@ -22,11 +24,15 @@ let package = Package(
         .executableTarget(
             name: "esctl",
             dependencies: ["Commands", .product(name: "ArgumentParser", package: "swift-argument-parser")]),
+        .target(name: "FuzzChecks", dependencies: ["Commands"], path: "Tests/FuzzChecks"),
         .target(name: "TestSupport", dependencies: ["EventStore"], path: "Tests/TestSupport"),
+        // A writer the reliability tests start and kill (not a product: tests build it).
+        .executableTarget(name: "torture-writer", dependencies: ["EventStore", "Projections", "TestSupport"], path: "Tests/TortureWriter"),
         .testTarget(name: "EventStoreTests", dependencies: ["EventStore", "CLMDB", "TestSupport"]),
         .testTarget(name: "ProjectionsTests", dependencies: ["Projections", "TestSupport"]),
         .testTarget(name: "CommandsTests", dependencies: ["Commands", "TestSupport"]),
         .testTarget(name: "EsctlTests", dependencies: ["esctl", "TestSupport"]),
+        .testTarget(name: "ReliabilityTests", dependencies: ["esctl", "torture-writer", "TestSupport", "Projections", "FuzzChecks"]),
     ],
     swiftLanguageModes: [.v6]
 )

@@ -1,4 +1,10 @@
 import ArgumentParser
+import EventStore
+import Foundation
+
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// esctl: the command-line face of the event store.
 @main
@@ -15,8 +21,40 @@ struct Esctl: AsyncParsableCommand {
             """,
         subcommands: [
             Append.self, Read.self, Replay.self, Subscribe.self, Stats.self, Import.self, Export.self,
-            ProjectionsCommand.self, Rebuild.self, Query.self,
+            ProjectionsCommand.self, Rebuild.self, Query.self, Verify.self, Backup.self,
             Fitness.self, Alerts.self, Chat.self, Camp.self,
         ]
     )
+
+    /// Checks the raw arguments before parsing: Swift turns bytes that are not UTF-8 into
+    /// replacement characters, which would slip into stream names unnoticed.
+    static func main() async {
+        for index in 1..<Int(CommandLine.argc) {
+            guard let argument = CommandLine.unsafeArgv[index] else { continue }
+            let bytes = UnsafeRawBufferPointer(start: argument, count: strlen(argument))
+            if !UTF8Check.isValid(bytes) {
+                Console.error("Argument \(index) is not valid UTF-8; give text in UTF-8.")
+                Glibc.exit(ExitStatus.invalidInput.rawValue)
+            }
+        }
+        do {
+            var command = try parseAsRoot()
+            if var asyncCommand = command as? any AsyncParsableCommand {
+                try await asyncCommand.run()
+            } else {
+                try command.run()
+            }
+        } catch {
+            // Help and the exits esctl chose itself go through as they are; usage errors become
+            // one sentence on standard error, like every other error.
+            let code = exitCode(for: error)
+            if code == .success || error is ExitCode {
+                exit(withError: error)
+            }
+            var sentence = message(for: error).replacingOccurrences(of: "\n", with: " ")
+            if let last = sentence.last, !".!?".contains(last) { sentence += "." }
+            Console.error(sentence + " See `esctl help` for the usage.")
+            Glibc.exit(code.rawValue)
+        }
+    }
 }

@@ -178,6 +178,20 @@ struct EsctlBasicsTests {
         }
     }
 
+    @Test("every command's help is plain text: no stray line-continuation backslashes")
+    func helpTextsAreClean() async throws {
+        let commands = [
+            "append", "read", "replay", "subscribe", "stats", "import", "export", "projections", "rebuild", "query", "verify",
+            "backup", "fitness", "alerts", "chat", "camp",
+        ]
+        for command in commands {
+            let output = try await ProcessRunner.run(ProcessRunner.esctl, ["help", command])
+            #expect(output.status == 0, "\(command): \(output)")
+            #expect(output.stdout.contains("USAGE: esctl \(command)"), "\(command)")
+            #expect(!output.stdout.contains("\\"), "esctl help \(command) shows a backslash:\n\(output.stdout)")
+        }
+    }
+
     @Test("another process's map growth is adopted by a store open in this one")
     func adoptsAnotherProcessGrowth() async throws {
         // Given a store open here with a 1 MiB map

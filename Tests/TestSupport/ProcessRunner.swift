@@ -94,10 +94,13 @@ public enum ProcessRunner {
         return ProcessOutput(status: status, stdout: stdout, stderr: stderr)
     }
 
-    /// Runs the built `esctl` with `--db store` added.
+    /// Runs the built `esctl` with `--db store` added (before a `--`, after which it would be
+    /// taken as an argument).
     public static func esctl(
         _ arguments: [String], db: String, stdin: Data? = nil, timeout: Duration = .seconds(60)
     ) async throws -> ProcessOutput {
-        try await run(esctl, arguments + ["--db", db], stdin: stdin, timeout: timeout)
+        var arguments = arguments
+        arguments.insert(contentsOf: ["--db", db], at: arguments.firstIndex(of: "--") ?? arguments.endIndex)
+        return try await run(esctl, arguments, stdin: stdin, timeout: timeout)
     }
 }

@@ -44,20 +44,26 @@ public final class RunningProcess: Sendable {
     }
 
     /// A pipe whose bytes are appended to one part of `output`, which is marked closed at the end.
+    /// A thread of its own reads it with plain blocking reads (Foundation's readability handlers
+    /// on Linux can crash libdispatch when the other end closes).
     private static func collect(
         into output: AwaitableState<Output>, bytes: WritableKeyPath<Output, [UInt8]> & Sendable,
         closed: WritableKeyPath<Output, Bool> & Sendable
     ) -> Pipe {
         let pipe = Pipe()
-        pipe.fileHandleForReading.readabilityHandler = { handle in
-            let data = handle.availableData
-            if data.isEmpty {
-                handle.readabilityHandler = nil
-                output.update { $0[keyPath: closed] = true }
-            } else {
-                output.update { $0[keyPath: bytes].append(contentsOf: data) }
+        let descriptor = pipe.fileHandleForReading.fileDescriptor
+        let reader = Thread {
+            var buffer = [UInt8](repeating: 0, count: 65_536)
+            while true {
+                let count = buffer.withUnsafeMutableBytes { read(descriptor, $0.baseAddress, $0.count) }
+                if count < 0 && errno == EINTR { continue }
+                guard count > 0 else { break }
+                let chunk = Array(buffer[0..<count])
+                output.update { $0[keyPath: bytes].append(contentsOf: chunk) }
             }
+            output.update { $0[keyPath: closed] = true }
         }
+        reader.start()
         return pipe
     }
 

@@ -1,4 +1,5 @@
 import ArgumentParser
+import Commands
 import EventStore
 import Projections
 import Foundation
@@ -133,14 +134,8 @@ struct ExpectedVersionOption: ExpressibleByArgument {
     }
 
     init?(argument: String) {
-        switch argument {
-        case "any": value = .any
-        case "no-stream": value = .noStream
-        case "exists": value = .streamExists
-        default:
-            guard let number = UInt64(argument) else { return nil }
-            value = .exact(number)
-        }
+        guard let value = EventLine.expectedVersion(argument) else { return nil }
+        self.value = value
     }
 
     var defaultValueDescription: String { "any" }

@@ -1,4 +1,5 @@
 import ArgumentParser
+import Commands
 import EventStore
 import Foundation
 import Projections
@@ -7,12 +8,12 @@ struct Import: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Import NDJSON events, one per line, in large atomic batches.",
         discussion: """
-            Each line is {"stream":S,"type":T,"data":JSON,"id":UUID?,"metadata":JSON?} (the format \\
-            export writes; other keys, expectedVersion among them, are ignored). Events are \\
-            appended in input order, in atomic batches of up to --batch-size events. Lines whose \\
-            ids are already recorded with the same content are passed over, so an import can be \\
-            run again. A malformed line stops the import: everything before it is kept and \\
-            reported, and the message says which --skip resumes after fixing it. Shows progress \\
+            Each line is {"stream":S,"type":T,"data":JSON,"id":UUID?,"metadata":JSON?} (the format \
+            export writes; other keys, expectedVersion among them, are ignored). Events are \
+            appended in input order, in atomic batches of up to --batch-size events. Lines whose \
+            ids are already recorded with the same content are passed over, so an import can be \
+            run again. A malformed line stops the import: everything before it is kept and \
+            reported, and the message says which --skip resumes after fixing it. Shows progress \
             with the rate on a terminal.
             """)
 
@@ -50,12 +51,12 @@ struct Import: AsyncParsableCommand {
                     let parsed: EventLine
                     do {
                         parsed = try EventLine(line, number: reader.lineNumber)
-                    } catch let error as CLIError {
+                    } catch let error as CommandError {
                         try await importer.flush()
                         importer.finishProgress()
                         let before = reader.lineNumber - 1
                         throw CLIError(
-                            error.status,
+                            ExitStatus(error.code),
                             "\(error.message.replacingOccurrences(of: "; nothing was written.", with: "")); \(importer.summary(lines: before)) Fix the line and resume with --skip \(before).")
                     }
                     // Synchronous: an await per line would hop between executors for every event.
@@ -158,8 +159,8 @@ struct Export: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Write the log as NDJSON (the format import reads) to standard output.",
         discussion: """
-            One object per line, as replay --json writes it: position, stream, version, id, type, \\
-            data, metadata, recordedAt. Importing the output into a new store gives the same \\
+            One object per line, as replay --json writes it: position, stream, version, id, type, \
+            data, metadata, recordedAt. Importing the output into a new store gives the same \
             streams, versions, ids, data and metadata (the recorded times are the importer's).
             """)
 

@@ -1,3 +1,4 @@
+import Commands
 import EventStore
 
 /// NDJSON event lines gathered into one atomic append that keeps their order: consecutive lines

@@ -7,16 +7,20 @@ import Foundation
 /// Data or metadata that is not JSON comes as a base64 string with `"dataEncoding":"base64"`
 /// (or `"metadataEncoding"`), as `export` and `replay --json` write it. Other keys (such as the
 /// `position` or `recordedAt` that `export` writes) are ignored.
-struct EventLine {
-    let stream: String
-    let event: NewEvent
+///
+/// It lives here, below esctl, so that other front ends and the fuzzer parse lines the same way.
+public struct EventLine: Sendable {
+    public let stream: String
+    public let event: NewEvent
     /// `"any"`, `"no-stream"`, `"exists"` or a version number, when the line gives one.
-    let expectedVersion: ExpectedVersion?
+    public let expectedVersion: ExpectedVersion?
 
-    /// Parses one line; throws ``CLIError`` naming the line number and what is wrong.
-    init(_ line: ArraySlice<UInt8>, number: Int) throws {
-        func fail(_ problem: String) -> CLIError {
-            CLIError(.invalidInput, "Line \(number) is not a valid event: \(problem); nothing was written.")
+    /// Parses one line (any bytes at all). Throws ``CommandError`` with
+    /// ``CommandError/Code/invalidInput`` naming the line number and what is wrong. Names, types
+    /// and sizes are checked later, by the store's append.
+    public init(_ line: ArraySlice<UInt8>, number: Int) throws(CommandError) {
+        func fail(_ problem: String) -> CommandError {
+            CommandError(.invalidInput, "Line \(number) is not a valid event: \(problem); nothing was written.")
         }
         let bytes = Array(line)
         let members: [(key: String, value: Range<Int>)]
@@ -28,18 +32,25 @@ struct EventLine {
         func raw(_ key: String) -> ArraySlice<UInt8>? {
             members.first { $0.key == key }.map { bytes[$0.value] }
         }
-        func string(_ key: String) throws -> String? {
+        func string(_ key: String) throws(CommandError) -> String? {
             guard let value = raw(key) else { return nil }
             guard value.first == UInt8(ascii: "\"") else { throw fail("\"\(key)\" must be a string") }
-            return try JSONScanner.string(value)
+            return try text(value)
+        }
+        func text(_ value: ArraySlice<UInt8>) throws(CommandError) -> String {
+            do {
+                return try JSONScanner.string(value)
+            } catch {
+                throw fail("\(error)")
+            }
         }
         guard let stream = try string("stream") else { throw fail("\"stream\" is missing") }
         guard let type = try string("type") else { throw fail("\"type\" is missing") }
         guard let rawData = raw("data") else { throw fail("\"data\" is missing (use {} for none)") }
-        func decoded(_ value: ArraySlice<UInt8>, encoding key: String) throws -> Data {
+        func decoded(_ value: ArraySlice<UInt8>, encoding key: String) throws(CommandError) -> Data {
             guard let encoding = try string(key) else { return Data(value) }
             guard encoding == "base64" else { throw fail("\"\(key)\" must be \"base64\"") }
-            guard value.first == UInt8(ascii: "\""), let bytes = Data(base64Encoded: try JSONScanner.string(value)) else {
+            guard value.first == UInt8(ascii: "\""), let bytes = Data(base64Encoded: try text(value)) else {
                 throw fail("a value marked \"\(key)\":\"base64\" must be a base64 string")
             }
             return bytes
@@ -57,8 +68,7 @@ struct EventLine {
         var expected: ExpectedVersion?
         if let value = raw("expectedVersion") {
             if value.first == UInt8(ascii: "\"") {
-                let text = try JSONScanner.string(value)
-                guard let parsed = ExpectedVersionOption(argument: text).map(\.value) else {
+                guard let parsed = Self.expectedVersion(try text(value)) else {
                     throw fail("\"expectedVersion\" must be \"any\", \"no-stream\", \"exists\" or a number")
                 }
                 expected = parsed
@@ -73,14 +83,26 @@ struct EventLine {
         self.expectedVersion = expected
     }
 
-    init(stream: String, event: NewEvent, expectedVersion: ExpectedVersion?) {
+    /// A line's fields as they are.
+    public init(stream: String, event: NewEvent, expectedVersion: ExpectedVersion?) {
         self.stream = stream
         self.event = event
         self.expectedVersion = expectedVersion
     }
 
     /// Whether a line holds only white space (such lines are skipped).
-    static func isBlank(_ line: ArraySlice<UInt8>) -> Bool {
+    public static func isBlank(_ line: ArraySlice<UInt8>) -> Bool {
         line.allSatisfy { $0 == 0x20 || $0 == 0x09 }
+    }
+
+    /// `"any"`, `"no-stream"`, `"exists"` or a decimal version as an expected version; nil for
+    /// anything else. The command line's `--expected-version` reads the same words.
+    public static func expectedVersion(_ text: String) -> ExpectedVersion? {
+        switch text {
+        case "any": return .any
+        case "no-stream": return .noStream
+        case "exists": return .streamExists
+        default: return UInt64(text).map { .exact($0) }
+        }
     }
 }

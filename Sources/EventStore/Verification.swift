@@ -1,0 +1,250 @@
+import CLMDB
+import Foundation
+
+/// What ``EventStore/verify()`` found: counts, and every problem, each naming where it is.
+public struct VerificationReport: Sendable, Equatable {
+    /// One inconsistency.
+    public struct Problem: Sendable, Equatable, CustomStringConvertible {
+        /// Which check found it: `positions`, `records`, `versions`, `streams`, `index`, `ids`, `meta`, or a
+        /// caller's own (projections).
+        public let check: String
+        /// What is wrong, precisely (positions, versions, names).
+        public let detail: String
+
+        public init(check: String, detail: String) {
+            self.check = check
+            self.detail = detail
+        }
+
+        public var description: String { "\(check): \(detail)" }
+    }
+
+    /// Records in the log.
+    public var events: UInt64 = 0
+    /// Entries in `streams`.
+    public var streams: UInt64 = 0
+    /// The last position.
+    public var headPosition: UInt64 = 0
+    /// The problems found, at most ``maximumProblems`` (``omittedProblems`` counts the rest).
+    public var problems: [Problem] = []
+    /// Problems found beyond the ones listed.
+    public var omittedProblems = 0
+
+    /// How many problems a report lists.
+    public static let maximumProblems = 200
+
+    /// Whether nothing is wrong.
+    public var isClean: Bool { problems.isEmpty && omittedProblems == 0 }
+
+    public init() {}
+
+    /// Adds a problem (counted beyond the listing limit).
+    public mutating func add(_ check: String, _ detail: String) {
+        if problems.count < Self.maximumProblems {
+            problems.append(Problem(check: check, detail: detail))
+        } else {
+            omittedProblems += 1
+        }
+    }
+}
+
+extension EventStore {
+    /// Checks the log against its indexes in one read snapshot: positions run 1...head with no
+    /// gap; every record decodes; each stream's records have versions 1, 2, ... in position
+    /// order; every stream head matches its records; every stream-index entry points to a record
+    /// of that stream and version and every record is indexed; the id table maps each record's
+    /// id to its position and holds nothing else. Returns every problem found (it does not stop at
+    /// the first); throws only when the store cannot be read at all.
+    public func verify() throws -> VerificationReport {
+        let databases = environment.databases
+        return try environment.read { txn in
+            var report = VerificationReport()
+            try Self.verifyMeta(txn, databases, &report)
+            let streams = try Self.verifyLog(txn, databases, &report)
+            try Self.verifyHeadsAndIndex(txn, databases, streams, &report)
+            try Self.verifyIDs(txn, databases, &report)
+            return report
+        }
+    }
+
+    /// What the log scan learned of each stream, by name.
+    private struct SeenStream {
+        var count: UInt64 = 0
+        /// The position of each version, in order (index = version - 1).
+        var positions: [UInt64] = []
+    }
+
+    private static func verifyMeta(_ txn: Transaction, _ databases: Databases, _ report: inout VerificationReport) throws {
+        let format = try Array(Schema.formatKey.utf8).withUnsafeBytes { try txn.get(databases.meta, $0) }
+        guard let format, format.count == 4, BigEndian.uint32(format) == Schema.formatVersion else {
+            report.add("meta", "the format marker is missing or not \(Schema.formatVersion)")
+            return
+        }
+    }
+
+    /// Scans the log: contiguous positions, decodable records, versions 1, 2, ... per stream.
+    private static func verifyLog(
+        _ txn: Transaction, _ databases: Databases, _ report: inout VerificationReport
+    ) throws -> [String: SeenStream] {
+        var streams: [String: SeenStream] = [:]
+        var interner = StringInterner()
+        var expected: UInt64 = 1
+        let cursor = try txn.cursor(databases.events)
+        var entry = try cursor.first()
+        while let (key, value) = entry {
+            defer { report.events += 1 }
+            guard key.count == 8 else {
+                report.add("positions", "a key of \(key.count) bytes is not a position")
+                entry = try cursor.next()
+                continue
+            }
+            let position = BigEndian.uint64(key)
+            if position != expected {
+                report.add("positions", position > expected ? "positions \(expected)...\(position - 1) are missing" : "position \(position) is out of order")
+            }
+            expected = position + 1
+            report.headPosition = position
+            do {
+                let view = try RecordView(value, position: position)
+                let event = try view.recordedEvent(at: position, interner: &interner)
+                var seen = streams[event.stream] ?? SeenStream()
+                seen.count += 1
+                if event.version != seen.count {
+                    report.add("versions", "position \(position) is version \(event.version) of '\(event.stream)', expected version \(seen.count)")
+                }
+                seen.positions.append(position)
+                streams[event.stream] = seen
+            } catch {
+                report.add("records", "position \(position) does not decode: \(error.message)")
+            }
+            entry = try cursor.next()
+        }
+        return streams
+    }
+
+    /// Checks each stream head against the records seen, and the index against both.
+    private static func verifyHeadsAndIndex(
+        _ txn: Transaction, _ databases: Databases, _ seen: [String: SeenStream], _ report: inout VerificationReport
+    ) throws {
+        var numbers: [UInt64: String] = [:]
+        var heads: [String: StreamHead] = [:]
+        let cursor = try txn.cursor(databases.streams)
+        var entry = try cursor.first()
+        while let (key, value) = entry {
+            report.streams += 1
+            let name = String(decoding: key, as: UTF8.self)
+            guard let head = StreamHead(value) else {
+                report.add("streams", "the head of '\(name)' does not decode")
+                entry = try cursor.next()
+                continue
+            }
+            if let other = numbers[head.number] {
+                report.add("streams", "'\(name)' and '\(other)' share the stream number \(head.number)")
+            }
+            numbers[head.number] = name
+            heads[name] = head
+            let records = seen[name]?.count ?? 0
+            if head.version != records {
+                report.add("streams", "the head of '\(name)' says version \(head.version), the log holds \(records) of its events")
+            }
+            entry = try cursor.next()
+        }
+        for (name, stream) in seen where heads[name] == nil {
+            report.add("streams", "'\(name)' has \(stream.count) events in the log but no head")
+        }
+        if !numbers.isEmpty, numbers.keys.max() != UInt64(numbers.count) || numbers.keys.min() != 1 {
+            report.add("streams", "stream numbers are not 1...\(numbers.count)")
+        }
+
+        // Every indexed position is the record of that stream and version, and nothing is left over.
+        let chunk = UInt64(Schema.indexChunk)
+        var chunksSeen = 0
+        let index = try txn.cursor(databases.streamIndex)
+        var indexEntry = try index.first()
+        while let (key, value) = indexEntry {
+            chunksSeen += 1
+            guard key.count == 16, value.count == 8 * Schema.indexChunk else {
+                report.add("index", "an entry has a \(key.count)-byte key and a \(value.count)-byte value")
+                indexEntry = try index.next()
+                continue
+            }
+            let number = BigEndian.uint64(key)
+            let first = BigEndian.uint64(key, at: 8)
+            guard let name = numbers[number], let head = heads[name] else {
+                report.add("index", "a chunk belongs to stream number \(number), which has no head")
+                indexEntry = try index.next()
+                continue
+            }
+            if first % chunk != 1 || first + chunk - 1 > head.version - UInt64(head.pending.count) {
+                report.add("index", "'\(name)' has a chunk from version \(first), beyond its full chunks")
+            } else if let stream = seen[name] {
+                for offset in 0..<Schema.indexChunk {
+                    let version = first + UInt64(offset)
+                    let position = BigEndian.uint64(value, at: 8 * offset)
+                    if version <= stream.positions.count, stream.positions[Int(version) - 1] != position {
+                        report.add("index", "version \(version) of '\(name)' points to position \(position), the record is at \(stream.positions[Int(version) - 1])")
+                    }
+                }
+            }
+            indexEntry = try index.next()
+        }
+        var expectedChunks = 0
+        for (name, head) in heads {
+            let full = (head.version - UInt64(head.pending.count)) / chunk
+            expectedChunks += Int(full)
+            guard let stream = seen[name] else { continue }
+            for (offset, position) in head.pending.enumerated() {
+                let version = head.firstPendingVersion + UInt64(offset)
+                if version <= stream.positions.count, stream.positions[Int(version) - 1] != position {
+                    report.add("index", "version \(version) of '\(name)' (in its head) points to position \(position), the record is at \(stream.positions[Int(version) - 1])")
+                }
+            }
+        }
+        if chunksSeen != expectedChunks {
+            report.add("index", "the index holds \(chunksSeen) chunks, the heads need \(expectedChunks): some records are not indexed")
+        }
+    }
+
+    /// Checks the id table: each record's id maps to its position, and the table holds no other.
+    private static func verifyIDs(_ txn: Transaction, _ databases: Databases, _ report: inout VerificationReport) throws {
+        let ids = try txn.entryCount(databases.eventIDs)
+        if UInt64(ids) != report.events {
+            report.add("ids", "the id table holds \(ids) ids for \(report.events) records")
+        }
+        let cursor = try txn.cursor(databases.events)
+        var entry = try cursor.first()
+        while let (key, value) = entry {
+            if key.count == 8, value.count >= RecordCodec.headerSize {
+                let position = BigEndian.uint64(key)
+                let id = UnsafeRawBufferPointer(rebasing: value[24..<40])
+                let stored = try txn.get(databases.eventIDs, id)
+                if stored == nil {
+                    report.add("ids", "the id of position \(position) is not in the id table")
+                } else if let stored, stored.count != 8 || BigEndian.uint64(stored) != position {
+                    report.add("ids", "the id of position \(position) points elsewhere in the id table")
+                }
+            }
+            entry = try cursor.next()
+        }
+    }
+
+    /// Copies the store to `destination` (a new or empty directory, created with mode 0700) in
+    /// one consistent snapshot, while writers go on; `compact` leaves out free pages. The copy
+    /// opens as a store of its own.
+    ///
+    /// Throws ``EventStoreError`` with ``EventStoreError/Code/storeUnavailable`` when the
+    /// destination exists and is not an empty directory, and LMDB's errors (a full disk).
+    public func backup(to destination: String, compact: Bool = false) throws {
+        var info = stat()
+        if stat(destination, &info) == 0 {
+            let entries = (try? FileManager.default.contentsOfDirectory(atPath: destination)) ?? ["?"]
+            guard (info.st_mode & S_IFMT) == S_IFDIR, entries.isEmpty else {
+                throw EventStoreError(
+                    .storeUnavailable, "The backup destination '\(destination)' exists and is not an empty directory; give a new path.")
+            }
+        } else if mkdir(destination, 0o700) != 0 {
+            throw EventStoreError.system("creating the backup directory '\(destination)'")
+        }
+        try environment.copy(to: destination, compact: compact)
+    }
+}

@@ -1,0 +1,154 @@
+import CLMDB
+import EventStore
+import Foundation
+import Testing
+import TestSupport
+
+/// verify() finds each kind of damage, precisely, and a clean store is clean.
+@Suite("Verify and backup")
+struct VerifyTests {
+    /// A store with 3 streams, one long enough to have index chunks; closed again.
+    func seededStore() async throws -> TemporaryDirectory {
+        let directory = try TemporaryDirectory()
+        let store = try EventStore(path: directory.path, configuration: Configuration(durability: .noSync))
+        _ = try await store.append(to: "long", events: (1...35).map { n in NewEvent(type: "T", data: Data("{\"n\":\(n)}".utf8)) })
+        for n in 0..<6 {
+            _ = try await store.append(to: "s-\(n % 2)", events: [NewEvent(type: "U", data: Data("{}".utf8))])
+        }
+        store.close()
+        return directory
+    }
+
+    func verify(_ directory: TemporaryDirectory) throws -> VerificationReport {
+        let store = try EventStore(path: directory.path)
+        defer { store.close() }
+        return try store.verify()
+    }
+
+    /// Changes the raw LMDB databases of a closed store.
+    func tamper(_ directory: TemporaryDirectory, _ body: (OpaquePointer, (String) -> MDB_dbi) -> Void) {
+        var env: OpaquePointer?
+        mdb_env_create(&env)
+        mdb_env_set_maxdbs(env, 16)
+        #expect(mdb_env_open(env, directory.path, 0, 0o600) == 0)
+        var txn: OpaquePointer?
+        mdb_txn_begin(env, nil, 0, &txn)
+        body(txn!) { name in
+            var dbi: MDB_dbi = 0
+            mdb_dbi_open(txn, name, 0, &dbi)
+            return dbi
+        }
+        #expect(mdb_txn_commit(txn) == 0)
+        mdb_env_close(env)
+    }
+
+    func put(_ txn: OpaquePointer, _ dbi: MDB_dbi, _ key: [UInt8], _ value: [UInt8]) {
+        var k = key
+        var v = value
+        k.withUnsafeMutableBytes { kb in
+            v.withUnsafeMutableBytes { vb in
+                var keyVal = MDB_val(mv_size: kb.count, mv_data: kb.baseAddress)
+                var dataVal = MDB_val(mv_size: vb.count, mv_data: vb.baseAddress)
+                #expect(mdb_put(txn, dbi, &keyVal, &dataVal, 0) == 0)
+            }
+        }
+    }
+
+    func delete(_ txn: OpaquePointer, _ dbi: MDB_dbi, _ key: [UInt8]) {
+        var k = key
+        k.withUnsafeMutableBytes { kb in
+            var keyVal = MDB_val(mv_size: kb.count, mv_data: kb.baseAddress)
+            #expect(mdb_del(txn, dbi, &keyVal, nil) == 0)
+        }
+    }
+
+    func be(_ value: UInt64) -> [UInt8] { withUnsafeBytes(of: value.bigEndian) { Array($0) } }
+
+    @Test("a store written by the library verifies clean")
+    func cleanStore() async throws {
+        let directory = try await seededStore()
+        let report = try verify(directory)
+        #expect(report.isClean, "\(report.problems)")
+        #expect(report.events == 41 && report.streams == 3 && report.headPosition == 41)
+    }
+
+    @Test("a missing record is a gap, and its stream's versions and index no longer add up")
+    func missingRecord() async throws {
+        let directory = try await seededStore()
+        tamper(directory) { txn, dbi in delete(txn, dbi("events"), be(20)) }
+        let report = try verify(directory)
+        #expect(report.problems.contains { $0.check == "positions" && $0.detail == "positions 20...20 are missing" })
+        #expect(report.problems.contains { $0.check == "versions" })
+        #expect(report.problems.contains { $0.check == "streams" && $0.detail.contains("'long' says version 35, the log holds 34") })
+        #expect(report.problems.contains { $0.check == "ids" })
+    }
+
+    @Test("a record that does not decode is named by its position")
+    func undecodableRecord() async throws {
+        let directory = try await seededStore()
+        tamper(directory) { txn, dbi in put(txn, dbi("events"), be(7), [1, 0, 0, 9]) }
+        let report = try verify(directory)
+        #expect(report.problems.contains { $0.check == "records" && $0.detail.hasPrefix("position 7 does not decode") })
+    }
+
+    @Test("an index chunk pointing elsewhere, or missing, is found")
+    func badIndex() async throws {
+        let directory = try await seededStore()
+        tamper(directory) { txn, dbi in
+            // Stream 1 ("long"): its chunk of versions 17...32 now says position 99 for version 17.
+            put(txn, dbi("stream_index"), be(1) + be(17), be(99) + (18...32).flatMap { be(UInt64($0)) })
+        }
+        let report = try verify(directory)
+        #expect(report.problems.map(\.description) == ["index: version 17 of 'long' points to position 99, the record is at 17"])
+
+        let other = try await seededStore()
+        tamper(other) { txn, dbi in delete(txn, dbi("stream_index"), be(1) + be(1)) }
+        #expect(try verify(other).problems.map(\.description) == ["index: the index holds 1 chunks, the heads need 2: some records are not indexed"])
+    }
+
+    @Test("a stream head that disagrees with the log is found")
+    func badHead() async throws {
+        let directory = try await seededStore()
+        tamper(directory) { txn, dbi in put(txn, dbi("streams"), Array("s-0".utf8), be(2) + be(4) + be(37) + be(39) + be(41) + be(99)) }
+        let report = try verify(directory)
+        #expect(report.problems.contains { $0.detail.contains("the head of 's-0' says version 4, the log holds 3") })
+    }
+
+    @Test("the id table must map every record's id to its position, and nothing else")
+    func badIDs() async throws {
+        let directory = try await seededStore()
+        tamper(directory) { txn, dbi in put(txn, dbi("event_ids"), Array(repeating: 0xEE, count: 16), be(3)) }
+        #expect(try verify(directory).problems.map(\.description) == ["ids: the id table holds 42 ids for 41 records"])
+    }
+
+    @Test("a backup taken while a writer keeps appending opens and verifies clean")
+    func backupWhileWriting() async throws {
+        let directory = try TemporaryDirectory()
+        let store = try EventStore(path: directory.appending("store"), configuration: Configuration(durability: .noSync))
+        let writer = Task {
+            for n in 0..<300 {
+                _ = try await store.append(to: "s-\(n % 7)", events: [NewEvent(type: "T", data: Data("{\"n\":\(n)}".utf8))])
+            }
+        }
+        var copies: [String] = []
+        for n in 0..<5 {
+            let destination = directory.appending("backup-\(n)")
+            try store.backup(to: destination, compact: n % 2 == 1)
+            copies.append(destination)
+        }
+        try await writer.value
+        store.close()
+        for copy in copies {
+            let restored = try EventStore(path: copy)
+            let report = try restored.verify()
+            #expect(report.isClean, "\(copy): \(report.problems)")
+            #expect(try restored.read().map(\.position) == Array(1...max(report.headPosition, 1)).prefix(Int(report.headPosition)).map { $0 })
+            restored.close()
+        }
+        let occupied = directory.appending("backup-0")
+        let reopened = try EventStore(path: directory.appending("store"))
+        defer { reopened.close() }
+        let error = #expect(throws: EventStoreError.self) { try reopened.backup(to: occupied) }
+        #expect(error?.code == .storeUnavailable)
+    }
+}

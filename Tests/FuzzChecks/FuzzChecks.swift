@@ -1,0 +1,91 @@
+import Commands
+import EventStore
+import Foundation
+import Projections
+
+/// The properties the fuzz targets check on arbitrary bytes, shared with the regression tests
+/// that replay every input the fuzzer ever found (`Fuzz/Regressions`).
+///
+/// Each check returns normally when the input is handled as promised (decoded, or refused with
+/// the documented error) and throws a ``Finding`` when it is not; a crash is a finding too.
+public enum FuzzChecks {
+    /// A broken promise, in one sentence.
+    public struct Finding: Error, CustomStringConvertible {
+        public let description: String
+        init(_ description: String) { self.description = description }
+    }
+
+    /// The record decoder: any bytes either decode, or are refused as damaged. A record that
+    /// decodes encodes back to the same bytes (the flags and reserved bytes read as zero).
+    public static func record(_ bytes: UnsafeRawBufferPointer) throws(Finding) {
+        let event: RecordedEvent
+        do {
+            event = try RecordFormat.decode(bytes, position: 1)
+        } catch {
+            guard error.code == .damaged else { throw Finding("decoding failed with \(error.code), not damaged: \(error)") }
+            return
+        }
+        let encoded: [UInt8]
+        do {
+            encoded = try RecordFormat.encode(event)
+        } catch {
+            throw Finding("a decoded record does not encode: \(error)")
+        }
+        var expected = Array(bytes)
+        for reserved in [1, 6, 7] { expected[reserved] = 0 }
+        guard encoded == expected else { throw Finding("a decoded record encodes to other bytes") }
+    }
+
+    /// The NDJSON line parser of `append --batch` and `import`: any bytes either parse, or are
+    /// refused as invalid input naming the line. A parsed line, written again as a canonical
+    /// line (data and metadata in base64), parses to the same event; the store's name checks
+    /// accept or refuse its names without crashing.
+    public static func eventLine(_ bytes: UnsafeRawBufferPointer) throws(Finding) {
+        let parsed: EventLine
+        do {
+            parsed = try EventLine(Array(bytes)[...], number: 7)
+        } catch {
+            guard error.code == .invalidInput, error.message.hasPrefix("Line 7 is not a valid event: ") else {
+                throw Finding("a bad line was refused with \(error.code): \(error.message)")
+            }
+            return
+        }
+        let canonical = Array(canonicalLine(parsed).utf8)
+        let again: EventLine
+        do {
+            again = try EventLine(canonical[...], number: 7)
+        } catch {
+            throw Finding("the canonical line of a parsed event does not parse: \(error.message)")
+        }
+        guard again.stream == parsed.stream, again.event == parsed.event, again.expectedVersion == parsed.expectedVersion else {
+            throw Finding("the canonical line parses to another event")
+        }
+        for (name, kind) in [(parsed.stream, "stream"), (parsed.event.type, "type")] {
+            do {
+                try Limits.validateName(name, kind: kind)
+            } catch {
+                guard error.code == .invalidInput else { throw Finding("a \(kind) name was refused with \(error.code)") }
+            }
+        }
+    }
+
+    /// The line `export` would write for the event, with every byte field in base64.
+    static func canonicalLine(_ line: EventLine) -> String {
+        var object = JSONObjectWriter()
+        object.add("stream", line.stream)
+        object.add("type", line.event.type)
+        object.add("data", line.event.data.base64EncodedString())
+        object.add("dataEncoding", "base64")
+        object.add("metadata", line.event.metadata.base64EncodedString())
+        object.add("metadataEncoding", "base64")
+        if let id = line.event.id { object.add("id", id.uuidString) }
+        switch line.expectedVersion {
+        case nil: break
+        case .any?: object.add("expectedVersion", "any")
+        case .noStream?: object.add("expectedVersion", "no-stream")
+        case .streamExists?: object.add("expectedVersion", "exists")
+        case .exact(let version)?: object.add("expectedVersion", version)
+        }
+        return object.finish()
+    }
+}

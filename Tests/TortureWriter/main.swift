@@ -1,0 +1,73 @@
+import EventStore
+import Foundation
+import Projections
+import TestSupport
+
+// torture-writer: a writer for the reliability tests, which kill it at random moments.
+//
+//   torture-writer append  --db DIR --durability full|noMetaSync --start N [--seed S]
+//       Appends batch N, N+1, ... forever: each batch is 1 to 4 events (sometimes across two
+//       streams) whose ids and bytes follow from (seed, batch, index), so a checker can rebuild
+//       them. Prints "ACK batch firstPosition count" once each append has returned. Catches the
+//       example projections up every few batches.
+//   torture-writer rebuild --db DIR
+//       Rebuilds the example projections over and over.
+//   torture-writer contend --db DIR --process P --count N
+//       N times: reads the version of "shared", appends with that exact expectation, prints
+//       "OK version" or "CONFLICT"; and appends to "own-P". Prints "DONE".
+
+let arguments = Array(CommandLine.arguments.dropFirst())
+func option(_ name: String) -> String? {
+    guard let index = arguments.firstIndex(of: name), index + 1 < arguments.count else { return nil }
+    return arguments[index + 1]
+}
+
+func say(_ line: String) {
+    FileHandle.standardOutput.write(Data((line + "\n").utf8))
+}
+
+guard let mode = arguments.first, let db = option("--db") else {
+    FileHandle.standardError.write(Data("usage: torture-writer append|rebuild|contend --db DIR ...\n".utf8))
+    exit(64)
+}
+let durability: Durability = option("--durability") == "noMetaSync" ? .noMetaSync : (option("--durability") == "noSync" ? .noSync : .full)
+let store = try EventStore(path: db, configuration: Configuration(durability: durability))
+
+switch mode {
+case "append":
+    let seed = UInt64(option("--seed") ?? "1") ?? 1
+    var batch = UInt64(option("--start") ?? "1") ?? 1
+    let runner = try await ProjectionRunner(store: store, projections: ProjectionCatalog.examples)
+    while true {
+        let appends = TortureBatch.appends(seed: seed, batch: batch)
+        let results = try await store.append(appends)
+        let positions = results.flatMap(\.positions)
+        say("ACK \(batch) \(positions.first ?? 0) \(positions.count)")
+        if batch % 5 == 0 { try await runner.catchUp() }
+        batch += 1
+    }
+case "rebuild":
+    let runner = try await ProjectionRunner(store: store, projections: ProjectionCatalog.examples)
+    while true {
+        _ = try await runner.rebuild()
+        say("REBUILT")
+    }
+case "contend":
+    let process = option("--process") ?? "0"
+    let count = Int(option("--count") ?? "10") ?? 10
+    for sequence in 0..<count {
+        let version = try store.streamVersion("shared")
+        let data = Data("{\"process\":\"\(process)\",\"sequence\":\(sequence),\"base\":\(version)}".utf8)
+        do {
+            _ = try await store.append(to: "shared", events: [NewEvent(type: "Claimed", data: data)], expectedVersion: .exact(version))
+            say("OK \(version + 1)")
+        } catch let error as EventStoreError where error.code == .versionConflict {
+            say("CONFLICT")
+        }
+        _ = try await store.append(to: "own-\(process)", events: [NewEvent(type: "Own", data: data)])
+    }
+    say("DONE")
+    store.close()
+default:
+    exit(64)
+}
