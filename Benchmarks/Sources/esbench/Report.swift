@@ -10,12 +10,13 @@ struct Figure: Sendable {
     var note: String = ""
 }
 
-/// A target a scenario is held to, and whether it was met.
+/// A target a scenario is held to, and whether it was met; nil when the run's sizes are not the
+/// ones the target names, so the figure only indicates.
 struct Verdict: Sendable {
     let scenario: String
     let target: String
     let measured: String
-    let met: Bool
+    let met: Bool?
 }
 
 /// Everything one run measured.
@@ -31,7 +32,7 @@ final class Report: @unchecked Sendable {
         FileHandle.standardError.write(Data("  \(row.scenario) \(row.contender): \(row.metric) \(value) \(row.unit) \(row.note)\n".utf8))
     }
 
-    func judge(_ scenario: String, _ target: String, measured: String, _ met: Bool) {
+    func judge(_ scenario: String, _ target: String, measured: String, _ met: Bool?) {
         verdicts.append(Verdict(scenario: scenario, target: target, measured: measured, met: met))
     }
 
@@ -50,7 +51,7 @@ final class Report: @unchecked Sendable {
         }
         lines.append(contentsOf: Self.align([header] + cells))
         lines.append("")
-        let verdictCells = verdicts.map { [$0.scenario, $0.target, $0.measured, $0.met ? "met" : "MISSED"] }
+        let verdictCells = verdicts.map { [$0.scenario, $0.target, $0.measured, $0.met.map { $0 ? "met" : "MISSED" } ?? "indicative"] }
         lines.append(contentsOf: Self.align([["scenario", "target", "measured", "verdict"]] + verdictCells))
         return lines.joined(separator: "\n")
     }
@@ -66,7 +67,7 @@ final class Report: @unchecked Sendable {
             "{\"scenario\":\(quote(row.scenario)),\"contender\":\(quote(row.contender)),\"metric\":\(quote(row.metric)),\"value\":\(row.value.isFinite ? String(row.value) : "null"),\"unit\":\(quote(row.unit)),\"note\":\(quote(row.note))}"
         }.joined(separator: ",")
         let verdictsJSON = verdicts.map { verdict in
-            "{\"scenario\":\(quote(verdict.scenario)),\"target\":\(quote(verdict.target)),\"measured\":\(quote(verdict.measured)),\"met\":\(verdict.met)}"
+            "{\"scenario\":\(quote(verdict.scenario)),\"target\":\(quote(verdict.target)),\"measured\":\(quote(verdict.measured)),\"met\":\(verdict.met.map(String.init) ?? "null")}"
         }.joined(separator: ",")
         return "{\"settings\":{\(settingsJSON)},\"rows\":[\(rowsJSON)],\"targets\":[\(verdictsJSON)]}"
     }

@@ -288,15 +288,15 @@ struct Bench {
                 rssPeaks[name, default: []].append(values[0])
             }
         }
-        for (name, values) in peaks.sorted(by: { $0.key < $1.key }) where values.count == 2 {
-            let ratio = values[1] / values[0]
-            report.judge(
-                "S5", "\(name) heap at \(options.memorySizes[1]) ≤ 1.2 × at \(options.memorySizes[0]) events" + (options.memorySizes == [1_000_000, 4_000_000] ? "" : " (the issue's sizes need --full)"),
-                measured: String(format: "%.2f ×", ratio), ratio <= 1.2)
-        }
-        for (name, values) in rssPeaks.sorted(by: { $0.key < $1.key }) where values.count == 2 {
-            let ratio = values[1] / values[0]
-            report.judge("S5", "\(name) RSS at \(options.memorySizes[1]) ≤ 1.2 × at \(options.memorySizes[0]) events", measured: String(format: "%.2f ×", ratio), ratio <= 1.2)
+        // The target is about 1M and 4M events (--full); smaller sizes weigh fixed costs more.
+        let issueSizes = options.memorySizes == [1_000_000, 4_000_000]
+        for (kind, byName) in [("heap", peaks), ("RSS", rssPeaks)] {
+            for (name, values) in byName.sorted(by: { $0.key < $1.key }) where values.count == 2 {
+                let ratio = values[1] / values[0]
+                report.judge(
+                    "S5", "\(name) \(kind) at \(options.memorySizes[1]) ≤ 1.2 × at \(options.memorySizes[0]) events" + (issueSizes ? "" : " (the target's sizes need --full)"),
+                    measured: String(format: "%.2f ×", ratio), issueSizes ? ratio <= 1.2 : nil)
+            }
         }
         report.add(Figure(scenario: "S5", contender: "raw-lmdb", metric: "memory", value: .nan, unit: "-", note: "not measured: the baseline holds nothing"))
         report.add(Figure(scenario: "S5", contender: "sqlite-grdb", metric: "memory", value: .nan, unit: "-", note: "not measured"))

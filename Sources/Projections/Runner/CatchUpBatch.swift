@@ -68,7 +68,7 @@ enum CatchUpBatch {
         try txn.forEachEvent(from: start, through: end, types: wanted) { event in
             read += 1
             // A batch reads much of the log and the tables once: keep only recent pages resident.
-            if read % 8192 == 0 { txn.releaseReadPages() }
+            if read % 2048 == 0 { txn.releaseReadPages() }
             for index in route(event.type) {
                 guard entries[index].failure == nil, event.position > entries[index].checkpoint, var state = lanes[index] else {
                     continue
@@ -99,10 +99,15 @@ enum CatchUpBatch {
                 progress[name] = entry
                 continue
             }
+            var written = 0
             for (table, rows) in state.changes() {
                 let stored = StoredState.tableName(name, table)
                 for (key, value) in rows {
                     if let value { try txn.put(stored, key, value) } else { try txn.delete(stored, key) }
+                    written += 1
+                    // Writing back walks the tables' pages: as tables grow, so would the resident
+                    // size, unless the pages already passed are let go now and then.
+                    if written % 2048 == 0 { txn.releaseReadPages() }
                 }
             }
             entry.checkpoint = max(entry.checkpoint, end)

@@ -75,13 +75,20 @@ public struct StoredState: StateReader {
         try transaction.count(Self.tableName(projection, table))
     }
 
+    static let releaseEveryBytes = 512 << 10
+
     public func forEachRawRow(_ table: String, _ body: (UnsafeRawBufferPointer, UnsafeRawBufferPointer) throws -> Void) throws {
-        var visited = 0
+        var visitedBytes = 0
         try transaction.scan(Self.tableName(projection, table)) { key, value in
             try body(key, value)
-            visited += 1
-            // A whole state is read once: keep only the latest pages resident.
-            if visited % 65_536 == 0 { transaction.releaseReadPages() }
+            // A whole state is read once: keep only the latest pages resident. Counted in bytes,
+            // since rows range from a few bytes to kilobytes; often, since each page fault maps
+            // its neighbours too (the kernel's fault-around), which a B-tree's leaves are not.
+            visitedBytes += key.count + value.count
+            if visitedBytes >= Self.releaseEveryBytes {
+                visitedBytes = 0
+                transaction.releaseReadPages()
+            }
             return true
         }
     }
