@@ -144,6 +144,10 @@ extension EventStoreError {
             return EventStoreError(
                 .storeUnavailable, "Cannot use the store path while \(operation): it is not a directory.",
                 cause: cause)
+        case ENOENT:
+            return EventStoreError(
+                .storeUnavailable, "A directory on the path does not exist while \(operation); create it first or choose another path.",
+                cause: cause)
         case ENOSPC, EDQUOT:
             return EventStoreError(
                 .storageFull, "The disk is full while \(operation); free some space and try again.", cause: cause)

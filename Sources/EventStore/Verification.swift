@@ -83,10 +83,13 @@ extension EventStore {
     }
 
     /// Scans the log: contiguous positions, decodable records, versions 1, 2, ... per stream.
+    /// Returns what it saw of each stream; nil when some record does not decode.
     private static func verifyLog(
         _ txn: Transaction, _ databases: Databases, _ report: inout VerificationReport
-    ) throws -> [String: SeenStream] {
+    ) throws -> [String: SeenStream]? {
         var streams: [String: SeenStream] = [:]
+        var undecodable = 0
+        var unattributed: UInt64 = 0
         var interner = StringInterner()
         var expected: UInt64 = 1
         let cursor = try txn.cursor(databases.events)
@@ -108,6 +111,14 @@ extension EventStore {
                 let view = try RecordView(value, position: position)
                 let event = try view.recordedEvent(at: position, interner: &interner)
                 var seen = streams[event.stream] ?? SeenStream()
+                // Versions skipped here may be records that did not decode (whose stream no one
+                // can tell): as many as there are of those are not reported again.
+                let skipped = event.version > seen.count + 1 ? event.version - seen.count - 1 : 0
+                if skipped > 0, skipped <= unattributed {
+                    unattributed -= skipped
+                    seen.count += skipped
+                    seen.positions.append(contentsOf: repeatElement(0, count: Int(skipped)))
+                }
                 seen.count += 1
                 if event.version != seen.count {
                     report.add("versions", "position \(position) is version \(event.version) of '\(event.stream)', expected version \(seen.count)")
@@ -115,17 +126,27 @@ extension EventStore {
                 seen.positions.append(position)
                 streams[event.stream] = seen
             } catch {
-                report.add("records", "position \(position) does not decode: \(error.message)")
+                undecodable += 1
+                unattributed += 1
+                // The record's own words, without the advice to run verify (this is verify).
+                let reason = error.message.split(separator: ";").first.map(String.init) ?? error.message
+                let note = undecodable == 1 ? " (stream heads and the index are not compared with the log while a record does not decode)" : ""
+                report.add("records", "position \(position) does not decode: \(reason.prefix(1).lowercased() + reason.dropFirst())\(note)")
             }
             entry = try cursor.next()
         }
-        return streams
+        // A record that does not decode belongs to a stream no one can tell: comparing heads and
+        // the index with the rest would only report that record again, misleadingly.
+        return undecodable == 0 ? streams : nil
     }
 
-    /// Checks each stream head against the records seen, and the index against both.
+    /// Checks each stream head against the records seen, and the index against both; with no
+    /// records seen (some do not decode), only their own shape.
     private static func verifyHeadsAndIndex(
-        _ txn: Transaction, _ databases: Databases, _ seen: [String: SeenStream], _ report: inout VerificationReport
+        _ txn: Transaction, _ databases: Databases, _ seenStreams: [String: SeenStream]?, _ report: inout VerificationReport
     ) throws {
+        let compare = seenStreams != nil
+        let seen = seenStreams ?? [:]
         var numbers: [UInt64: String] = [:]
         var heads: [String: StreamHead] = [:]
         let cursor = try txn.cursor(databases.streams)
@@ -144,7 +165,7 @@ extension EventStore {
             numbers[head.number] = name
             heads[name] = head
             let records = seen[name]?.count ?? 0
-            if head.version != records {
+            if compare, head.version != records {
                 report.add("streams", "the head of '\(name)' says version \(head.version), the log holds \(records) of its events")
             }
             entry = try cursor.next()
@@ -228,12 +249,14 @@ extension EventStore {
         }
     }
 
-    /// Copies the store to `destination` (a new or empty directory, created with mode 0700) in
-    /// one consistent snapshot, while writers go on; `compact` leaves out free pages. The copy
-    /// opens as a store of its own.
+    /// Copies the store to `destination` (a new or empty directory, created with mode 0700; the
+    /// copied data file gets mode 0600) in one consistent snapshot, while writers go on; `compact`
+    /// leaves out free pages. The copy opens as a store of its own, and verifies clean when the
+    /// store does: it is a copy of the pages, damage included.
     ///
     /// Throws ``EventStoreError`` with ``EventStoreError/Code/storeUnavailable`` when the
-    /// destination exists and is not an empty directory, and LMDB's errors (a full disk).
+    /// destination exists and is not an empty directory or its parent does not exist, and
+    /// LMDB's errors (a full disk).
     public func backup(to destination: String, compact: Bool = false) throws {
         var info = stat()
         if stat(destination, &info) == 0 {
@@ -246,5 +269,9 @@ extension EventStore {
             throw EventStoreError.system("creating the backup directory '\(destination)'")
         }
         try environment.copy(to: destination, compact: compact)
+        // LMDB creates the copy with the process's umask (often 0644); the events are no less
+        // private in a backup than in the store (0600).
+        let copied = destination + "/" + StoreDirectory.dataFileName
+        guard chmod(copied, 0o600) == 0 else { throw EventStoreError.system("restricting the backup file '\(copied)' to its owner") }
     }
 }

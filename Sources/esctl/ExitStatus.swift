@@ -33,7 +33,7 @@ enum ExitStatus: Int32, CaseIterable {
         case .invalidInput: return "usage error or invalid input"
         case .versionConflict: return "version conflict"
         case .idempotencyConflict: return "idempotency conflict (same event id, other content)"
-        case .notFound: return "not found (stream, projection, ...)"
+        case .notFound: return "not found (stream, projection, store to read, ...)"
         case .storeUnavailable: return "store unavailable or damaged"
         case .internalError: return "internal error"
         case .timedOut: return "timed out"

@@ -19,9 +19,23 @@ struct StoreOptions: ParsableArguments {
         return "./esctl.db"
     }
 
-    /// Opens the store with the system clock and time-ordered ids.
+    /// Opens the store with the system clock and time-ordered ids (creating it when missing).
     func open() throws -> EventStore {
         try EventStore(path: path, configuration: Configuration(durability: durability.durability))
+    }
+
+    /// Opens a store that must exist already: for commands that only look at one (verify,
+    /// backup, export), a mistyped path is an error (67), not a new empty store.
+    func openExisting() throws -> EventStore {
+        guard FileManager.default.fileExists(atPath: path + "/data.mdb") else {
+            var isDirectory: ObjCBool = false
+            if FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory) {
+                // Not a store: let opening say precisely why (a file, other files, no permission).
+                return try open()
+            }
+            throw CLIError(.notFound, "There is no store at '\(path)'; check --db (or $ESCTL_DB).")
+        }
+        return try open()
     }
 }
 

@@ -68,16 +68,21 @@ struct EsctlImportExportTests {
         try Data(lines.joined(separator: "\n").utf8).write(to: URL(fileURLWithPath: file))
         let output = try await sandbox.esctl(["import", file, "--batch-size", "3"])
         #expect(output.status == 64)
-        #expect(output.stderr.contains("Line 5 is not a valid event"))
-        #expect(output.stderr.contains("Imported 4 events from 4 lines"))
+        #expect(output.stderr.hasPrefix("esctl: Line 5 is not a valid event: "))
+        #expect(output.stderr.contains(". Imported 4 events from 4 lines in "), "\(output.stderr)")
         #expect(output.stderr.contains("resume with --skip 4"))
         #expect(try await sandbox.eventCount() == 4)
         lines[4] = #"{"stream":"s","type":"T","data":{"n":5}}"#
         try Data(lines.joined(separator: "\n").utf8).write(to: URL(fileURLWithPath: file))
         let resumed = try await sandbox.esctl(["import", file, "--skip", "4"])
         #expect(resumed.status == 0, "\(resumed)")
+        #expect(resumed.stdout.hasPrefix("Imported 6 events from 6 lines after skipping 4 in "), "\(resumed.stdout)")
         let values = try sandbox.objects(try await sandbox.esctl(["read", "s", "--json"])).compactMap { ($0["data"] as? [String: Int])?["n"] }
         #expect(values == Array(1...10))
+        // Skipping past the end imports nothing, and says so.
+        let past = try await sandbox.esctl(["import", file, "--skip", "99"])
+        #expect(past.status == 0 && past.stdout.hasPrefix("Imported nothing: --skip 99 passes over all 10 lines of the input."), "\(past)")
+        #expect(try await sandbox.eventCount() == 10)
     }
 
     @Test("importing again, or from an earlier line, passes over events with recorded ids")

@@ -99,6 +99,7 @@ struct BadInputTests {
         _ = FileManager.default.createFile(atPath: garbage + "/data.mdb", contents: Data(repeating: 0x42, count: 32768))
         let notLMDB = try await esctl(["stats"], db: garbage)
         #expect(notLMDB.status == 69 && notLMDB.stderr.contains("not a readable LMDB environment"))
+        #expect(FileManager.default.contents(atPath: garbage + "/data.mdb") == Data(repeating: 0x42, count: 32768), "opening a foreign file changed it")
 
         // No permission: as root, permissions are not enforced, so run esctl as nobody.
         let locked = directory.appending("locked")

@@ -43,7 +43,7 @@ struct Import: AsyncParsableCommand {
             let reader = try LineReader(path: file)
             let store = try self.store.open()
             defer { store.close() }
-            let importer = Importer(store: store, batchSize: batchSize)
+            let importer = Importer(store: store, batchSize: batchSize, skipped: skip)
             while reader.lineNumber < skip, try reader.nextLine() != nil {}
             do {
                 while let line = try reader.nextLine() {
@@ -57,7 +57,7 @@ struct Import: AsyncParsableCommand {
                         let before = reader.lineNumber - 1
                         throw CLIError(
                             ExitStatus(error.code),
-                            "\(error.message.replacingOccurrences(of: "; nothing was written.", with: "")); \(importer.summary(lines: before)) Fix the line and resume with --skip \(before).")
+                            "\(error.message.replacingOccurrences(of: "; nothing was written.", with: ".")) \(importer.summary(lines: before)) Fix the line and resume with --skip \(before).")
                     }
                     // Synchronous: an await per line would hop between executors for every event.
                     if try importer.add(parsed) { try await importer.flush() }
@@ -95,9 +95,13 @@ final class Importer {
     /// A batch holds at most this much data, whatever its count.
     private static let maximumBatchBytes = 64 << 20
 
-    init(store: EventStore, batchSize: Int) {
+    /// How many lines `--skip` passed over.
+    private let skipped: Int
+
+    init(store: EventStore, batchSize: Int, skipped: Int) {
         self.store = store
         self.batchSize = batchSize
+        self.skipped = skipped
     }
 
     /// Adds an event to the batch; returns true when the batch is full and should be flushed.
@@ -148,10 +152,18 @@ final class Importer {
         if showsProgress { Console.note("\r\u{1B}[K") }
     }
 
-    /// One sentence on what was imported.
+    /// One sentence on what was imported from the input's first `lines` lines.
     func summary(lines: Int) -> String {
+        if skipped > 0 && lines <= skipped {
+            return "Imported nothing: --skip \(skipped) passes over all \(Self.counted(lines, "line")) of the input."
+        }
         let again = alreadyRecorded > 0 ? " (\(alreadyRecorded) already recorded, passed over)" : ""
-        return "Imported \(imported) events from \(lines) lines\(again) in \(String(format: "%.1f", seconds)) s."
+        let after = skipped > 0 ? " after skipping \(skipped)" : ""
+        return "Imported \(Self.counted(imported, "event")) from \(Self.counted(lines - skipped, "line"))\(after)\(again) in \(String(format: "%.1f", seconds)) s."
+    }
+
+    private static func counted(_ count: Int, _ noun: String) -> String {
+        "\(count) \(noun)\(count == 1 ? "" : "s")"
     }
 }
 
@@ -176,7 +188,7 @@ struct Export: AsyncParsableCommand {
 
     func run() async throws {
         try await reportingErrors {
-            let store = try self.store.open()
+            let store = try self.store.openExisting()
             defer { store.close() }
             try EventPages.forEach(in: store, from: from, through: to ?? .max, limit: .max, filter: filters.filter()) {
                 Console.print(EventLines.json($0))

@@ -26,7 +26,7 @@ struct Verify: AsyncParsableCommand {
 
     func run() async throws {
         try await reportingErrors {
-            let store = try self.store.open()
+            let store = try self.store.openExisting()
             defer { store.close() }
             var report = try store.verify()
             // Only checks the projections' stored state: no rebuild, no catch-up.
@@ -60,7 +60,9 @@ struct Backup: AsyncParsableCommand {
         discussion: """
             DEST must not exist or be an empty directory. The copy is one snapshot of the store \
             (events, indexes, projection tables) and opens as a store of its own; --compact \
-            leaves out free pages (smaller, a little slower).
+            leaves out free pages (smaller, a little slower). The copy is then verified (as \
+            `esctl verify` does): a copy of a damaged store is damaged too, and the command \
+            exits 69 saying so (the copy is kept); --no-verify skips this.
             """)
 
     @OptionGroup var store: StoreOptions
@@ -71,13 +73,32 @@ struct Backup: AsyncParsableCommand {
     @Flag(help: "Leave out free pages.")
     var compact = false
 
+    @Flag(name: .customLong("no-verify"), help: "Do not verify the copy.")
+    var skipVerification = false
+
     func run() async throws {
         try await reportingErrors {
-            let store = try self.store.open()
-            defer { store.close() }
+            let store = try self.store.openExisting()
             let head = try store.headPosition()
-            try store.backup(to: destination, compact: compact)
-            Console.print("backed up \(store.path) to \(destination) (at least through position \(head))")
+            do {
+                defer { store.close() }
+                try store.backup(to: destination, compact: compact)
+            }
+            guard !skipVerification else {
+                Console.print("backed up \(store.path) to \(destination) (at least through position \(head)); not verified")
+                return
+            }
+            let copy = try EventStore(path: destination)
+            defer { copy.close() }
+            let report = try copy.verify()
+            guard report.isClean else {
+                for problem in report.problems { Console.print("problem: \(problem)") }
+                let count = report.problems.count + report.omittedProblems
+                throw CLIError(
+                    .storeUnavailable,
+                    "The copy in '\(destination)' has \(count) problem\(count == 1 ? "" : "s"), and so has the store: the copy is kept, but restore from an older backup (see the report above).")
+            }
+            Console.print("backed up \(store.path) to \(destination) (through position \(report.headPosition)); the copy verifies clean")
         }
     }
 }

@@ -28,19 +28,19 @@ struct DomainOptions: ParsableArguments {
 
 /// `--user U`, defaulting to "default".
 struct UserOption: ParsableArguments {
-    @Option(help: ArgumentHelp("The user (default: default).", valueName: "U"))
+    @Option(help: ArgumentHelp("The user.", valueName: "U"))
     var user: String = DomainStreams.defaultKey
 }
 
 /// `--room R`, defaulting to "default".
 struct RoomOption: ParsableArguments {
-    @Option(help: ArgumentHelp("The chat room (default: default).", valueName: "R"))
+    @Option(help: ArgumentHelp("The chat room.", valueName: "R"))
     var room: String = DomainStreams.defaultKey
 }
 
 /// `--campground C`, defaulting to "default".
 struct CampgroundOption: ParsableArguments {
-    @Option(help: ArgumentHelp("The campground (default: default).", valueName: "C"))
+    @Option(help: ArgumentHelp("The campground.", valueName: "C"))
     var campground: String = DomainStreams.defaultKey
 }
 
