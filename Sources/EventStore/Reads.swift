@@ -1,116 +1,14 @@
 import CLMDB
 import Foundation
 
-/// Which way to read a stream.
-public enum ReadDirection: String, Sendable, CaseIterable {
-    /// From older to newer versions.
-    case forward
-    /// From newer to older versions.
-    case backward
-}
-
 extension EventStore {
-    /// Reads up to `limit` events of `stream` starting at version `from` (inclusive) and moving
-    /// in `direction`. Forward reads start at version 1 when `from` is nil; backward reads start
-    /// at the stream's last version. A stream with no events gives an empty array.
-    ///
-    /// Throws ``EventStoreError`` with ``EventStoreError/Code/invalidInput`` for a negative limit,
-    /// ``EventStoreError/Code/damaged`` when a record cannot be decoded,
-    /// ``EventStoreError/Code/closed`` after ``close()``.
-    public func readStream(
-        _ stream: String, from version: UInt64? = nil, direction: ReadDirection = .forward, limit: Int = .max
-    ) throws -> [RecordedEvent] {
-        guard limit >= 0 else {
-            throw EventStoreError(.invalidInput, "The limit is negative; give 0 or more.")
-        }
-        let databases = environment.databases
-        return try environment.read { txn in
-            guard limit > 0, let head = try Self.streamHead(stream, txn, databases) else { return [] }
-            let start: UInt64
-            switch direction {
-            case .forward: start = max(version ?? 1, 1)
-            case .backward: start = min(version ?? head.version, head.version)
-            }
-            guard start >= 1, start <= head.version else { return [] }
-            let positions = try Self.positions(of: head, stream: stream, from: start, direction: direction, limit: limit, txn, databases)
-            return try positions.map { position in
-                guard let value = try BigEndian.withBytes(of: position, { bytes in try txn.get(databases.events, bytes) }) else {
-                    throw EventStoreError(.damaged, "The stream index points to position \(position), which is not in the log; run `esctl verify`.")
-                }
-                return try RecordView(value, position: position).recordedEvent(at: position, stream: stream)
-            }
-        }
-    }
-
-    /// The positions of a stream's versions from `start` (which exists) in `direction`, at most
-    /// `limit`: from the index's full chunks, then from the head's pending positions.
-    static func positions(
-        of head: StreamHead, stream: String, from start: UInt64, direction: ReadDirection, limit: Int,
-        _ txn: Transaction, _ databases: Databases
-    ) throws -> [UInt64] {
-        let firstPending = head.firstPendingVersion
-        var result: [UInt64] = []
-        result.reserveCapacity(min(limit, 256))
-        func missing(_ version: UInt64) -> EventStoreError {
-            EventStoreError(.damaged, "The stream index lacks version \(version) of '\(stream)'; run `esctl verify`.")
-        }
-        var version = start
-        switch direction {
-        case .forward:
-            if version < firstPending {
-                let cursor = try txn.cursor(databases.streamIndex)
-                var entry = try BigEndian.withIndexKey(stream: head.number, version: StreamHead.chunkStart(of: version)) {
-                    try cursor.seek(atLeast: $0)
-                }
-                while result.count < limit, version < firstPending {
-                    guard let (key, value) = entry, key.count == 16, BigEndian.uint64(key) == head.number,
-                        BigEndian.uint64(key, at: 8) == StreamHead.chunkStart(of: version), value.count == 8 * Schema.indexChunk
-                    else { throw missing(version) }
-                    var offset = Int(version - BigEndian.uint64(key, at: 8))
-                    while offset < Schema.indexChunk, result.count < limit {
-                        result.append(BigEndian.uint64(value, at: 8 * offset))
-                        offset += 1
-                        version += 1
-                    }
-                    entry = try cursor.next()
-                }
-            }
-            while result.count < limit, version <= head.version {
-                result.append(head.pending[Int(version - firstPending)])
-                version += 1
-            }
-        case .backward:
-            while result.count < limit, version >= firstPending, version >= 1 {
-                result.append(head.pending[Int(version - firstPending)])
-                version -= 1
-            }
-            if result.count < limit, version >= 1 {
-                let cursor = try txn.cursor(databases.streamIndex)
-                var entry = try BigEndian.withIndexKey(stream: head.number, version: StreamHead.chunkStart(of: version)) {
-                    try cursor.get(MDB_SET_KEY, key: $0)
-                }
-                while result.count < limit, version >= 1 {
-                    guard let (key, value) = entry, key.count == 16, BigEndian.uint64(key) == head.number,
-                        BigEndian.uint64(key, at: 8) == StreamHead.chunkStart(of: version), value.count == 8 * Schema.indexChunk
-                    else { throw missing(version) }
-                    var offset = Int(version - BigEndian.uint64(key, at: 8))
-                    while offset >= 0, result.count < limit {
-                        result.append(BigEndian.uint64(value, at: 8 * offset))
-                        offset -= 1
-                        version -= 1
-                    }
-                    entry = version >= 1 ? try cursor.previous() : nil
-                }
-            }
-        }
-        return result
-    }
-
     /// Reads up to `limit` events of the whole log that pass `filter`, starting at position `from`
     /// (inclusive, default 1) and ending at `through` (inclusive, default the head), in position
     /// order.
     ///
-    /// Throws as ``readStream(_:from:direction:limit:)`` does.
+    /// Throws ``EventStoreError`` with ``EventStoreError/Code/invalidInput`` for a negative limit,
+    /// ``EventStoreError/Code/damaged`` when a record cannot be decoded,
+    /// ``EventStoreError/Code/closed`` after ``close()``.
     public func read(
         from position: UInt64 = 1, through last: UInt64 = .max, limit: Int = .max, filter: EventFilter = .all
     ) throws -> [RecordedEvent] {

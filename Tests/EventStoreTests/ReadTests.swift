@@ -110,3 +110,65 @@ struct ChunkedReadTests {
         }
     }
 }
+
+@Suite("Reading a stream in place")
+struct InPlaceReadTests {
+    struct Stop: Error, Equatable {}
+
+    /// Given: "s" with 20 events (one full index chunk and 4 pending), interleaved with "other".
+    func seeded() async throws -> StoreFixture {
+        let f = try StoreFixture()
+        for n in 1...20 {
+            _ = try await f.store.append([
+                StreamAppend(stream: "s", events: [event("E\(n % 3)", #"{"v":\#(n)}"#, metadata: n % 2 == 0 ? "{\"m\":1}" : "")]),
+                StreamAppend(stream: "other", events: [event("O")]),
+            ])
+        }
+        return f
+    }
+
+    @Test("in place, a stream reads exactly what readStream copies, every field")
+    func sameAsCopies() async throws {
+        let f = try await seeded()
+        for (start, direction, limit) in [(nil, ReadDirection.forward, Int.max), (3, .forward, 15), (nil, .backward, 10), (17, .backward, 5), (99, .forward, 1)] as [(UInt64?, ReadDirection, Int)] {
+            var viewed: [RecordedEvent] = []
+            var fields: [String] = []
+            let count = try f.store.forEachEvent(inStream: "s", from: start, direction: direction, limit: limit) { view in
+                viewed.append(view.recordedEvent())
+                fields.append("\(view.position) \(view.stream) \(view.version) \(view.type) \(String(decoding: view.data, as: UTF8.self)) \(view.metadata.count)")
+                #expect(Array(view.streamUTF8) == Array("s".utf8) && Array(view.typeUTF8) == Array(view.type.utf8))
+            }
+            let copied = try f.store.readStream("s", from: start, direction: direction, limit: limit)
+            #expect(viewed == copied, "from \(String(describing: start)) \(direction) limit \(limit)")
+            #expect(count == copied.count)
+            #expect(fields == copied.map { "\($0.position) s \($0.version) \($0.type) \(String(decoding: $0.data, as: UTF8.self)) \($0.metadata.count)" })
+        }
+    }
+
+    @Test("an error thrown by the caller's closure ends the read and comes back as it was thrown")
+    func callerErrorPropagates() async throws {
+        let f = try await seeded()
+        var seen: [UInt64] = []
+        #expect(throws: Stop()) {
+            try f.store.forEachEvent(inStream: "s", direction: .backward) { view in
+                seen.append(view.version)
+                if seen.count == 6 { throw Stop() }
+            }
+        }
+        #expect(seen == [20, 19, 18, 17, 16, 15])
+        // The read transaction went back to the pool: the store still reads and writes.
+        _ = try await f.store.append(to: "s", events: [event("E")])
+        #expect(try f.store.streamVersion("s") == 21)
+    }
+
+    @Test("an unknown stream, a zero limit and a negative limit")
+    func edges() async throws {
+        let f = try await seeded()
+        var calls = 0
+        #expect(try f.store.forEachEvent(inStream: "nobody") { _ in calls += 1 } == 0)
+        #expect(try f.store.forEachEvent(inStream: "s", limit: 0) { _ in calls += 1 } == 0)
+        #expect(calls == 0)
+        let error = #expect(throws: EventStoreError.self) { try f.store.forEachEvent(inStream: "s", limit: -1) { _ in } }
+        #expect(error?.code == .invalidInput)
+    }
+}

@@ -130,9 +130,9 @@ struct RecordView {
             recordedAtMicroseconds: recordedAt)
     }
 
-    /// Copies the record out, reusing `stream` as its stream name when the record's name is
-    /// those bytes (a stream read gets many records of one stream); damaged when it is not.
-    func recordedEvent(at position: UInt64, stream: String) throws(EventStoreError) -> RecordedEvent {
+    /// Checks that this record, found through the stream index of `stream`, is one of that
+    /// stream's and has a readable type; damaged when not.
+    func checkBelongs(to stream: String, at position: UInt64) throws(EventStoreError) {
         var name = stream
         let same = name.withUTF8 { expected in
             guard expected.count == streamBytes.count else { return false }
@@ -144,9 +144,6 @@ struct RecordView {
                 .damaged, "The stream index of '\(stream)' points to position \(position), a record of another stream; run `esctl verify`.")
         }
         guard UTF8Check.isValid(typeBytes) else { throw notUTF8(position) }
-        return RecordedEvent(
-            position: position, stream: stream, version: version, id: id, type: String(decoding: typeBytes, as: UTF8.self),
-            data: Self.copy(dataBytes), metadata: Self.copy(metadataBytes), recordedAtMicroseconds: recordedAt)
     }
 
     /// The bytes as Data, with one plain copy.

@@ -1,0 +1,47 @@
+import Foundation
+
+/// A recorded event read in place, in the store's memory map: nothing is copied until asked for.
+///
+/// Valid only inside the closure that receives it: its buffers point into a read transaction
+/// that ends when the closure returns. Copy out what you keep (``recordedEvent()``,
+/// `Data(view.data)`, ``type``, ``stream``).
+public struct EventView {
+    /// The event's global position.
+    public let position: UInt64
+    let record: RecordView
+    /// The stream name when the reader already knows it (a stream read), so it is not decoded again.
+    let knownStream: String?
+
+    init(position: UInt64, record: RecordView, knownStream: String? = nil) {
+        self.position = position
+        self.record = record
+        self.knownStream = knownStream
+    }
+
+    /// Its version within its stream, from 1.
+    public var version: UInt64 { record.version }
+    /// Its id.
+    public var id: UUID { record.id }
+    /// When it was recorded, in microseconds since 1970-01-01T00:00:00Z.
+    public var recordedAtMicroseconds: Int64 { record.recordedAt }
+    /// The stream name's UTF-8 bytes, in place.
+    public var streamUTF8: UnsafeRawBufferPointer { record.streamBytes }
+    /// The type name's UTF-8 bytes, in place.
+    public var typeUTF8: UnsafeRawBufferPointer { record.typeBytes }
+    /// The payload bytes, in place.
+    public var data: UnsafeRawBufferPointer { record.dataBytes }
+    /// The metadata bytes, in place (empty when none were given).
+    public var metadata: UnsafeRawBufferPointer { record.metadataBytes }
+    /// The stream name, as a string of its own.
+    public var stream: String { knownStream ?? String(decoding: record.streamBytes, as: UTF8.self) }
+    /// The type name, as a string of its own.
+    public var type: String { String(decoding: record.typeBytes, as: UTF8.self) }
+
+    /// A copy of the event that outlives the read.
+    public func recordedEvent() -> RecordedEvent {
+        RecordedEvent(
+            position: position, stream: stream, version: version, id: id, type: type,
+            data: RecordView.copy(record.dataBytes), metadata: RecordView.copy(record.metadataBytes),
+            recordedAtMicroseconds: record.recordedAt)
+    }
+}
