@@ -43,6 +43,8 @@ extension EventStore {
         from position: UInt64, limit: Int, scanLimit: Int, filter: CompiledFilter
     ) throws -> (events: [RecordedEvent], scannedThrough: UInt64) {
         let databases = environment.databases
+        var scannedBytes = 0
+        defer { environment.noteScanned(bytes: scannedBytes) }
         return try environment.read { txn in
             var events: [RecordedEvent] = []
             var interner = StringInterner(capacity: 64)
@@ -54,6 +56,7 @@ extension EventStore {
                 let current = try Self.position(of: key)
                 let view = try RecordView(value, position: current)
                 if filter.matches(view) { events.append(try view.recordedEvent(at: current, interner: &interner)) }
+                scannedBytes += value.count
                 scannedThrough = current
                 examined += 1
                 if events.count >= limit || examined >= scanLimit { break }

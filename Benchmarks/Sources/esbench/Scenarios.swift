@@ -272,7 +272,7 @@ struct Bench {
         var peaks: [String: [Double]] = [:]
         var rssPeaks: [String: [Double]] = [:]
         for size in options.memorySizes {
-            for scenario in ["s1", "s3"] {
+            for scenario in ["s1", "s3", "subscriber"] {
                 let path = directory("s5-\(scenario)-\(size)")
                 if scenario == "s3" {
                     _ = try runChild(["--child", "s3-fill", "--dir", path, "--count", String(size)])
@@ -281,7 +281,7 @@ struct Bench {
                 cleanUp(path)
                 let values = output.split(separator: " ").compactMap { Double($0) }
                 guard values.count == 2 else { continue }
-                let name = scenario.uppercased()
+                let name = scenario == "subscriber" ? "S1 with a sleeping subscriber" : scenario.uppercased()
                 report.add(Figure(scenario: "S5", contender: "eventstore", metric: "\(name) peak RSS", value: values[0] / 1_048_576, unit: "MiB", note: "\(size) events (includes mapped store pages)"))
                 report.add(Figure(scenario: "S5", contender: "eventstore", metric: "\(name) peak heap", value: values[1] / 1_048_576, unit: "MiB", note: "\(size) events (anonymous memory)"))
                 peaks[name, default: []].append(values[1])
@@ -327,6 +327,27 @@ struct Bench {
             let store = try EventStore(path: directory, configuration: Configuration(durability: .noSync, initialMapSize: 1 << 30))
             for start in stride(from: 0, to: count, by: options.bulkBatch) {
                 _ = try await store.append(workload.appends(start..<min(start + options.bulkBatch, count)))
+            }
+            let anonymous = sampler.stop()
+            store.close()
+            print("\(Measure.status("VmHWM")) \(anonymous)")
+        case "subscriber-memory":
+            // S1's appends while a subscriber that took the first event sleeps, then its catch-up:
+            // the subscription pulls pages from the log on demand, so neither should cost memory
+            // that grows with the events it has not taken.
+            let sampler = Measure.AnonymousPeak()
+            let workload = Workload(streams: options.streams)
+            let store = try EventStore(path: directory, configuration: Configuration(durability: .noSync, initialMapSize: 1 << 30))
+            _ = try await store.append(workload.appends(0..<1))
+            var iterator = store.subscribe(from: .start).makeAsyncIterator()
+            guard try await iterator.next()?.position == 1 else { throw Failure("the subscriber did not get the first event") }
+            for start in stride(from: 1, to: count, by: options.bulkBatch) {
+                _ = try await store.append(workload.appends(start..<min(start + options.bulkBatch, count)))
+            }
+            var received = 1
+            while received < count, let event = try await iterator.next() {
+                received += 1
+                guard event.position == UInt64(received) else { throw Failure("the subscriber got position \(event.position), not \(received)") }
             }
             let anonymous = sampler.stop()
             store.close()

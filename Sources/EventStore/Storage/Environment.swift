@@ -42,6 +42,8 @@ final class Environment: @unchecked Sendable {
     private let mapped = Mutex<(start: UInt, length: Int, size: Int)?>(nil)
     /// Reset read transactions waiting to be renewed (see `read`).
     private let readers = Mutex<[PooledReader]>([])
+    /// Bytes read by scans since the map's pages were last dropped (see ``noteScanned(bytes:)``).
+    private let scannedSinceRelease = Mutex<Int>(0)
 
     /// A reset read transaction. `@unchecked Sendable`: with `MDB_NOTLS` a read transaction is
     /// not tied to a thread, and a pooled one is only ever used by the one caller that took it.
@@ -369,6 +371,22 @@ final class Environment: @unchecked Sendable {
         guard !isClosed else { return }
         releaseMappedPagesHoldingGate()
     }
+
+    /// Counts bytes that a scan outside the writer read (a subscription catching up, a bulk
+    /// read) and drops the map's pages after every 16 MiB of them: with no commits to do it,
+    /// a reader walking the whole log would otherwise keep all of it resident. Call it outside
+    /// a read transaction.
+    func noteScanned(bytes: Int) {
+        let due = scannedSinceRelease.withLock { total -> Bool in
+            total += bytes
+            guard total >= Self.scanReleaseBytes else { return false }
+            total = 0
+            return true
+        }
+        if due { releaseMappedPages() }
+    }
+
+    private static let scanReleaseBytes = 16 << 20
 
     /// The same, for a caller inside a transaction (which already holds the gate).
     func releaseMappedPagesHoldingGate() {
