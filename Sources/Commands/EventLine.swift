@@ -16,8 +16,8 @@ public struct EventLine: Sendable {
     public let expectedVersion: ExpectedVersion?
 
     /// Parses one line (any bytes at all). Throws ``CommandError`` with
-    /// ``CommandError/Code/invalidInput`` naming the line number and what is wrong. Names, types
-    /// and sizes are checked later, by the store's append.
+    /// ``CommandError/Code/invalidInput`` naming the line number and what is wrong, the store's
+    /// limits on names and sizes included (so a bad line is named, not a whole batch refused).
     public init(_ line: ArraySlice<UInt8>, number: Int) throws(CommandError) {
         func fail(_ problem: String) -> CommandError {
             CommandError(.invalidInput, "Line \(number) is not a valid event: \(problem); nothing was written.")
@@ -78,8 +78,17 @@ public struct EventLine: Sendable {
                 throw fail("\"expectedVersion\" must be \"any\", \"no-stream\", \"exists\" or a number")
             }
         }
+        let event = NewEvent(id: id, type: type, data: data, metadata: metadata)
+        do {
+            try Limits.validateName(stream, kind: "stream")
+            try Limits.validate(event)
+        } catch {
+            // The store's sentence, as a clause of this one.
+            let clause = error.message.hasSuffix(".") ? String(error.message.dropLast()) : error.message
+            throw fail(clause.prefix(1).lowercased() + clause.dropFirst())
+        }
         self.stream = stream
-        self.event = NewEvent(id: id, type: type, data: data, metadata: metadata)
+        self.event = event
         self.expectedVersion = expected
     }
 

@@ -24,6 +24,8 @@ public struct EventView {
     public var id: UUID { record.id }
     /// When it was recorded, in microseconds since 1970-01-01T00:00:00Z.
     public var recordedAtMicroseconds: Int64 { record.recordedAt }
+    /// When it was recorded, as a `Date`.
+    public var recordedAt: Date { RecordedEvent.date(microseconds: record.recordedAt) }
     /// The stream name's UTF-8 bytes, in place.
     public var streamUTF8: UnsafeRawBufferPointer { record.streamBytes }
     /// The type name's UTF-8 bytes, in place.

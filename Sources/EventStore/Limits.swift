@@ -56,22 +56,28 @@ public enum Limits {
                     "The append carries more than \(maximumEventsPerAppend) events; split it into several appends.")
             }
             for event in append.events {
-                try validateName(event.type, kind: "event type")
-                if event.data.count > maximumDataBytes {
-                    throw EventStoreError(
-                        .invalidInput,
-                        "An event's data is \(event.data.count) bytes; the limit is \(maximumDataBytes) bytes (16 MiB).")
-                }
-                if event.metadata.count > maximumMetadataBytes {
-                    throw EventStoreError(
-                        .invalidInput,
-                        "An event's metadata is \(event.metadata.count) bytes; the limit is \(maximumMetadataBytes) bytes (64 KiB).")
-                }
+                try validate(event)
                 if let id = event.id, !ids.insert(id).inserted {
                     throw EventStoreError(
-                        .invalidInput, "The event id \(id.uuidString) appears twice in one append; give each event its own id.")
+                        .invalidInput, "The event id \(id.lowercasedString) appears twice in one append; give each event its own id.")
                 }
             }
+        }
+    }
+
+    /// Checks one event on its own: its type name, and the sizes of its data and metadata.
+    /// Throws ``EventStoreError/Code/invalidInput`` naming the rule broken.
+    public static func validate(_ event: NewEvent) throws(EventStoreError) {
+        try validateName(event.type, kind: "event type")
+        if event.data.count > maximumDataBytes {
+            throw EventStoreError(
+                .invalidInput,
+                "An event's data is \(event.data.count) bytes; the limit is \(maximumDataBytes) bytes (16 MiB).")
+        }
+        if event.metadata.count > maximumMetadataBytes {
+            throw EventStoreError(
+                .invalidInput,
+                "An event's metadata is \(event.metadata.count) bytes; the limit is \(maximumMetadataBytes) bytes (64 KiB).")
         }
     }
 }

@@ -77,6 +77,30 @@ extension EventStore {
         }
     }
 
+    /// The event recorded with `id`, or nil when no event has it (the id table the store keeps
+    /// for idempotency, read in one snapshot).
+    ///
+    /// Throws ``EventStoreError`` with ``EventStoreError/Code/damaged`` when the id table and the
+    /// log disagree, ``EventStoreError/Code/closed`` after ``close()``.
+    public func event(withID id: UUID) throws -> RecordedEvent? {
+        let databases = environment.databases
+        return try environment.read { txn in
+            guard let stored = try withUnsafeBytes(of: id.uuid, { try txn.get(databases.eventIDs, $0) }) else { return nil }
+            guard stored.count == 8 else {
+                throw EventStoreError(.damaged, "The id index holds a value that is not a position; run `esctl verify`.")
+            }
+            let position = BigEndian.uint64(stored)
+            guard let value = try BigEndian.withBytes(of: position, { try txn.get(databases.events, $0) }) else {
+                throw EventStoreError(.damaged, "The id index points to position \(position), which is not in the log; run `esctl verify`.")
+            }
+            let event = try RecordView(value, position: position).recordedEvent(at: position)
+            guard event.id == id else {
+                throw EventStoreError(.damaged, "The id index points to position \(position), a record with another id; run `esctl verify`.")
+            }
+            return event
+        }
+    }
+
     /// The position of the last event in the log; 0 when the log is empty.
     public func headPosition() throws -> UInt64 {
         let databases = environment.databases

@@ -34,7 +34,10 @@ public struct RecordedEvent: Sendable, Equatable, Hashable {
     }
 
     /// When it was recorded, as a `Date`.
-    public var recordedAt: Date {
-        Date(timeIntervalSince1970: Double(recordedAtMicroseconds) / 1_000_000)
+    public var recordedAt: Date { Self.date(microseconds: recordedAtMicroseconds) }
+
+    /// A recorded time as a `Date`.
+    static func date(microseconds: Int64) -> Date {
+        Date(timeIntervalSince1970: Double(microseconds) / 1_000_000)
     }
 }

@@ -31,11 +31,19 @@ extension EventStore {
     /// Calls `body` with each of up to `limit` events of `stream`, as ``readStream(_:from:direction:limit:)``
     /// would return them, read in place in one snapshot: nothing is copied unless `body` copies
     /// it, so this is the fast way to look at events that are not kept. Returns how many events
-    /// `body` saw.
+    /// `body` took.
     ///
-    /// `body` runs inside a read transaction: it must not keep the ``EventView`` (copy what it
-    /// needs) nor close the store. Throws what `body` throws, and ``EventStoreError`` as
-    /// ``readStream(_:from:direction:limit:)`` does.
+    /// `body` runs inside a read transaction, holding the store's read side:
+    /// - it must not keep the ``EventView`` (copy what it needs: the view's buffers are gone when
+    ///   `body` returns);
+    /// - it must not call the store (nor close it): a nested read could wait forever behind a
+    ///   writer that waits for this one, when the map grows;
+    /// - it should be short: while it runs, the map cannot grow (appends that need it wait) and
+    ///   the snapshot's pages cannot be reused (the file grows instead).
+    ///
+    /// Throws what `body` throws, unchanged, as soon as it throws (which is the way to stop
+    /// early), and ``EventStoreError`` as ``readStream(_:from:direction:limit:)`` does; when a
+    /// damaged record is met, `body` has already taken the events before it.
     @discardableResult
     public func forEachEvent(
         inStream stream: String, from version: UInt64? = nil, direction: ReadDirection = .forward, limit: Int = .max,

@@ -25,14 +25,14 @@ struct StoreOptions: ParsableArguments {
     }
 
     /// Opens a store that must exist already: for commands that only look at one (verify,
-    /// backup, export), a mistyped path is an error (67), not a new empty store.
+    /// backup, export), a mistyped path is an error (67), not a new empty store, and a
+    /// directory without a store is left as it is.
     func openExisting() throws -> EventStore {
+        var isDirectory: ObjCBool = false
+        let exists = FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory)
+        // A file, or a directory this user cannot look into: opening says precisely why (69).
+        if exists && (!isDirectory.boolValue || access(path, R_OK | X_OK) != 0) { return try open() }
         guard FileManager.default.fileExists(atPath: path + "/data.mdb") else {
-            var isDirectory: ObjCBool = false
-            if FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory) {
-                // Not a store: let opening say precisely why (a file, other files, no permission).
-                return try open()
-            }
             throw CLIError(.notFound, "There is no store at '\(path)'; check --db (or $ESCTL_DB).")
         }
         return try open()

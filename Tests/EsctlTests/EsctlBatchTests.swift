@@ -70,6 +70,11 @@ struct EsctlBatchTests {
         ("[1,2,3]", "Line 1"),
         ("{\"stream\":7,\"type\":\"T\",\"data\":{}}", "Line 1"),
         ("{\"stream\":\"a\",\"type\":\"T\",\"data\":{}} trailing", "Line 1"),
+        // Valid JSON that breaks the store's limits is named by its line too.
+        ("{\"stream\":\"a\",\"type\":\"T\",\"data\":{}}\n{\"stream\":\"\(String(repeating: "x", count: 250))\",\"type\":\"T\",\"data\":{}}", "Line 2 is not a valid event: the stream name is 250 bytes long"),
+        ("{\"stream\":\"a\",\"type\":\"\",\"data\":{}}", "Line 1 is not a valid event: the event type name is empty"),
+        ("{\"stream\":\"a\",\"type\":\"T\",\"data\":{},\"id\":\"6F1C1A52-8A2B-4C3D-9E4F-0A1B2C3D4E5F\"}\n{\"stream\":\"b\",\"type\":\"T\",\"data\":{},\"id\":\"6f1c1a52-8a2b-4c3d-9e4f-0a1b2c3d4e5f\"}",
+         "Line 2 repeats the id 6f1c1a52-8a2b-4c3d-9e4f-0a1b2c3d4e5f of line 1"),
     ])
     func malformedLine(_ batch: String, _ location: String) async throws {
         _ = try await esctl(["append", "existing", "T"])

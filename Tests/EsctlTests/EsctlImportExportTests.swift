@@ -85,6 +85,61 @@ struct EsctlImportExportTests {
         #expect(try await sandbox.eventCount() == 10)
     }
 
+    @Test("a line the store refuses (a name too long) stops the import at that line, like a malformed one")
+    func refusedLine() async throws {
+        var lines = (1...6).map { #"{"stream":"s","type":"T","data":{"n":\#($0)}}"# }
+        lines[2] = #"{"stream":"\#(String(repeating: "x", count: 250))","type":"T","data":{}}"#
+        let file = sandbox.directory.appending("long.ndjson")
+        try Data(lines.joined(separator: "\n").utf8).write(to: URL(fileURLWithPath: file))
+        let output = try await sandbox.esctl(["import", file])
+        #expect(output.status == 64)
+        #expect(output.stderr.hasPrefix("esctl: Line 3 is not a valid event: the stream name is 250 bytes long"), "\(output.stderr)")
+        #expect(output.stderr.contains(". Imported 2 events from 2 lines in ") && output.stderr.contains("resume with --skip 2"), "\(output.stderr)")
+        #expect(try await sandbox.eventCount() == 2)
+    }
+
+    @Test("a recorded id with other content stops the import at its line; the new events before it are kept, none twice on resume")
+    func conflictInsideABatch() async throws {
+        // Given a store holding one event with a known id
+        let id = "6f1c1a52-8a2b-4c3d-9e4f-0a1b2c3d4e5f"
+        #expect(try await sandbox.esctl(["append", "s", "T", "--data", #"{"n":0}"#, "--id", id]).status == 0)
+        // When one batch holds new lines, the recorded event, and then its id with other data
+        let lines = [
+            #"{"stream":"n","type":"New","data":{"x":1}}"#,
+            #"{"stream":"s","type":"T","data":{"n":0},"id":"\#(id)"}"#,
+            #"{"stream":"n","type":"New","data":{"x":2}}"#,
+            #"{"stream":"s","type":"T","data":{"n":99},"id":"\#(id.uppercased())"}"#,
+            #"{"stream":"n","type":"New","data":{"x":3}}"#,
+        ]
+        let file = sandbox.directory.appending("conflict.ndjson")
+        try Data(lines.joined(separator: "\n").utf8).write(to: URL(fileURLWithPath: file))
+        let output = try await sandbox.esctl(["import", file])
+        // Then the conflict is named by its line and id (as export writes ids), with how to resume
+        #expect(output.status == 66)
+        #expect(output.stderr.hasPrefix("esctl: Line 4: The event id \(id) is already recorded with other content (at position 1)"), "\(output.stderr)")
+        #expect(output.stderr.contains("Imported 2 events from 3 lines (1 already recorded, passed over) in "), "\(output.stderr)")
+        #expect(output.stderr.contains("resume with --skip 3."), "\(output.stderr)")
+        let kept = try sandbox.objects(try await sandbox.esctl(["read", "n", "--json"])).compactMap { ($0["data"] as? [String: Int])?["x"] }
+        #expect(kept == [1, 2])
+        // And resuming after the line imports the rest once
+        let resumed = try await sandbox.esctl(["import", file, "--skip", "4", "--json"])
+        #expect(resumed.status == 0 && resumed.stdout.contains(#""imported":1,"alreadyRecorded":0"#), "\(resumed)")
+        let all = try sandbox.objects(try await sandbox.esctl(["read", "n", "--json"])).compactMap { ($0["data"] as? [String: Int])?["x"] }
+        #expect(all == [1, 2, 3])
+        #expect(try await sandbox.eventCount() == 4)
+    }
+
+    @Test("an event given twice in one file is imported once, in one run")
+    func sameEventTwiceInAFile() async throws {
+        let line = #"{"stream":"d","type":"T","data":{},"id":"21111111-2222-4333-8444-555555555555"}"#
+        let other = #"{"stream":"d","type":"U","data":{}}"#
+        let file = sandbox.directory.appending("twice.ndjson")
+        try Data([line, other, line].joined(separator: "\n").utf8).write(to: URL(fileURLWithPath: file))
+        let output = try await sandbox.esctl(["import", file, "--json"])
+        #expect(output.status == 0 && output.stdout.contains(#""imported":2,"alreadyRecorded":1"#), "\(output)")
+        #expect(try await sandbox.eventCount() == 2)
+    }
+
     @Test("importing again, or from an earlier line, passes over events with recorded ids")
     func idempotentImport() async throws {
         let lines = (1...7).map { #"{"stream":"s-\#($0 % 2)","type":"T","data":{},"id":"00000000-0000-0000-0000-00000000000\#($0)"}"# }

@@ -21,6 +21,20 @@ struct EsctlVerifyBackupTests {
         }
         #expect(!FileManager.default.fileExists(atPath: typo))
         #expect(!FileManager.default.fileExists(atPath: sandbox.directory.appending("copy")))
+
+        // An existing directory without a store, empty or not, is no store either, and stays as it was.
+        let empty = sandbox.directory.appending("empty")
+        let other = sandbox.directory.appending("other")
+        for directory in [empty, other] { try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: false) }
+        _ = FileManager.default.createFile(atPath: other + "/notes.txt", contents: Data("keep".utf8))
+        for (directory, listing) in [(empty, [String]()), (other, ["notes.txt"])] {
+            for arguments in [["verify"], ["backup", sandbox.directory.appending("copy")], ["export"]] {
+                let output = try await ProcessRunner.esctl(arguments, db: directory)
+                #expect(output.status == 67, "\(arguments) in \(directory): \(output)")
+                #expect(output.stderr.contains("There is no store at"), "\(arguments)")
+            }
+            #expect(try FileManager.default.contentsOfDirectory(atPath: directory) == listing)
+        }
     }
 
     @Test("verify says ok with the counts, as text and as JSON")
@@ -49,12 +63,12 @@ struct EsctlVerifyBackupTests {
         #expect((attributes[.posixPermissions] as? NSNumber)?.intValue == 0o600)
         #expect(try await ProcessRunner.esctl(["export"], db: copy).stdout == (try await sandbox.esctl("export").stdout))
 
-        // A destination that is not empty, or whose parent is missing: 69, nothing copied.
+        // A destination that is not empty, or whose parent is missing, is a wrong argument: 64, nothing copied.
         let occupied = try await sandbox.esctl("backup", copy)
-        #expect(occupied.status == 69 && occupied.stderr.contains("exists and is not an empty directory"), "\(occupied)")
+        #expect(occupied.status == 64 && occupied.stderr.contains("exists and is not an empty directory"), "\(occupied)")
         let orphan = sandbox.directory.appending("no/such/parent")
         let missingParent = try await sandbox.esctl("backup", orphan)
-        #expect(missingParent.status == 69 && missingParent.stderr.contains("does not exist"), "\(missingParent)")
+        #expect(missingParent.status == 64 && missingParent.stderr.contains("is not in an existing directory"), "\(missingParent)")
         #expect(!FileManager.default.fileExists(atPath: sandbox.directory.appending("no")))
     }
 

@@ -38,7 +38,7 @@ struct IdempotencyTests {
             try await f.store.append(to: stream, events: [event(type, data, id: a, metadata: metadata)])
         }
         #expect(error?.code == .idempotencyConflict)
-        #expect(error?.message.contains(a.uuidString) == true)
+        #expect(error?.message.contains(a.lowercasedString) == true)
         #expect(try f.store.read() == before)
     }
 
@@ -86,5 +86,27 @@ struct IdempotencyTests {
         // And an append with its own id still works
         let next = try await store.append(to: "t", events: [event("Three", id: a)])
         #expect(next.positions == [2])
+    }
+}
+
+@Suite("Looking an event up by its id")
+struct EventByIDTests {
+    @Test("an id names its event, whatever its stream; an unknown id names none")
+    func lookUp() async throws {
+        // Given events with ids in two streams, and one without an id
+        let f = try StoreFixture()
+        let first = UUID(uuidString: "11111111-2222-4333-8444-555555555555")!
+        let second = UUID(uuidString: "21111111-2222-4333-8444-555555555555")!
+        _ = try await f.store.append(to: "a", events: [event("One", #"{"n":1}"#, id: first)])
+        _ = try await f.store.append(to: "b", events: [event("Plain"), event("Two", #"{"n":2}"#, id: second, metadata: "{}")])
+        // When each is looked up, then the event comes back whole
+        let all = try f.store.read()
+        #expect(try f.store.event(withID: first) == all[0])
+        #expect(try f.store.event(withID: second) == all[2])
+        #expect(try f.store.event(withID: all[1].id) == all[1], "generated ids are in the table too")
+        #expect(try f.store.event(withID: UUID(uuidString: "31111111-2222-4333-8444-555555555555")!) == nil)
+        f.store.close()
+        let error = #expect(throws: EventStoreError.self) { try f.store.event(withID: first) }
+        #expect(error?.code == .closed)
     }
 }

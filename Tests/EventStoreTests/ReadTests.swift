@@ -161,6 +161,52 @@ struct InPlaceReadTests {
         #expect(try f.store.streamVersion("s") == 21)
     }
 
+    @Test("stopping by throwing works in both directions, at a chunk's edge too, and the store's own errors pass through unchanged")
+    func stopsAnywhere() async throws {
+        let f = try await seeded()
+        for (direction, stopAt, expected) in [(ReadDirection.forward, 16, Array(UInt64(1)...16)), (.forward, 17, Array(UInt64(1)...17)), (.backward, 5, Array((UInt64(16)...20).reversed()))] {
+            var seen: [UInt64] = []
+            #expect(throws: Stop()) {
+                try f.store.forEachEvent(inStream: "s", direction: direction) { view in
+                    seen.append(view.version)
+                    if seen.count == stopAt { throw Stop() }
+                }
+            }
+            #expect(seen == expected, "\(direction) stopping after \(stopAt)")
+        }
+        let thrown = EventStoreError(.notFound, "Not this one.")
+        let passed = #expect(throws: EventStoreError.self) {
+            try f.store.forEachEvent(inStream: "s") { _ in throw thrown }
+        }
+        #expect(passed == thrown, "the caller's own EventStoreError comes back as it was, not wrapped")
+    }
+
+    @Test("from version 0, empty data and metadata, and the recorded time")
+    func fieldsAtTheEdges() async throws {
+        let f = try await seeded()
+        _ = try await f.store.append(to: "empty", events: [NewEvent(type: "Nothing", data: Data(), metadata: Data())])
+        var forward: [UInt64] = []
+        try f.store.forEachEvent(inStream: "s", from: 0, limit: 2) { forward.append($0.version) }
+        #expect(forward == [1, 2])
+        #expect(try f.store.forEachEvent(inStream: "s", from: 0, direction: .backward) { _ in } == 0)
+        let stored = try #require(try f.store.readStream("empty").first)
+        try f.store.forEachEvent(inStream: "empty") { view in
+            #expect(view.data.isEmpty && view.metadata.isEmpty && Data(view.data).isEmpty)
+            #expect(view.recordedAt == stored.recordedAt && view.recordedAtMicroseconds == stored.recordedAtMicroseconds)
+            #expect(view.id == stored.id && view.stream == "empty" && view.type == "Nothing")
+        }
+    }
+
+    @Test("a closed store refuses to read in place")
+    func closed() async throws {
+        let f = try await seeded()
+        f.store.close()
+        var calls = 0
+        let error = #expect(throws: EventStoreError.self) { try f.store.forEachEvent(inStream: "s") { _ in calls += 1 } }
+        #expect(error?.code == .closed)
+        #expect(calls == 0)
+    }
+
     @Test("an unknown stream, a zero limit and a negative limit")
     func edges() async throws {
         let f = try await seeded()

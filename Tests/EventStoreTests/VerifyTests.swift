@@ -153,6 +153,10 @@ struct VerifyTests {
         let reopened = try EventStore(path: directory.appending("store"))
         defer { reopened.close() }
         let error = #expect(throws: EventStoreError.self) { try reopened.backup(to: occupied) }
-        #expect(error?.code == .storeUnavailable)
+        #expect(error?.code == .invalidInput)
+        let orphan = directory.appending("no/such/parent")
+        let missing = #expect(throws: EventStoreError.self) { try reopened.backup(to: orphan) }
+        #expect(missing?.code == .invalidInput)
+        #expect(!FileManager.default.fileExists(atPath: directory.appending("no")))
     }
 }

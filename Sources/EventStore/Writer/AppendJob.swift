@@ -71,7 +71,7 @@ final class AppendJob: WriteJob, @unchecked Sendable {
                     throw JobFailure.rejected(
                         EventStoreError(
                             .idempotencyConflict,
-                            "The event id \(id.uuidString) is already recorded with other content (at position \(position)); give a new id for a new event."))
+                            "The event id \(id.lowercasedString) is already recorded with other content (at position \(position)); give a new id for a new event."))
                 }
                 found += 1
                 positions.append(position)
@@ -185,7 +185,7 @@ final class AppendJob: WriteJob, @unchecked Sendable {
                             throw JobFailure.poisoned(
                                 EventStoreError(
                                     .idempotencyConflict,
-                                    "The id generator made an id that is already recorded (\(id.uuidString)); check the injected id generator."))
+                                    "The id generator made an id that is already recorded (\(id.lowercasedString)); check the injected id generator."))
                         }
                     }
                     positions.append(position)

@@ -12,9 +12,10 @@ struct Import: AsyncParsableCommand {
             export writes; other keys, expectedVersion among them, are ignored). Events are \
             appended in input order, in atomic batches of up to --batch-size events. Lines whose \
             ids are already recorded with the same content are passed over, so an import can be \
-            run again. A malformed line stops the import: everything before it is kept and \
-            reported, and the message says which --skip resumes after fixing it. Shows progress \
-            with the rate on a terminal.
+            run again. A line that is not a valid event, or whose id is recorded with other \
+            content, stops the import: everything before it is kept and reported, and the \
+            message says which --skip resumes after fixing it. Shows progress with the rate on a \
+            terminal. --json prints {"imported","alreadyRecorded","lines","headPosition"}.
             """)
 
     @OptionGroup var store: StoreOptions
@@ -59,13 +60,25 @@ struct Import: AsyncParsableCommand {
                             ExitStatus(error.code),
                             "\(error.message.replacingOccurrences(of: "; nothing was written.", with: ".")) \(importer.summary(lines: before)) Fix the line and resume with --skip \(before).")
                     }
-                    // Synchronous: an await per line would hop between executors for every event.
-                    if try importer.add(parsed) { try await importer.flush() }
+                    // Synchronous unless a flush is due: an await per line would hop between
+                    // executors for every event.
+                    if importer.needsFlush(before: parsed) { try await importer.flush() }
+                    if try importer.add(parsed, line: reader.lineNumber) { try await importer.flush() }
                 }
                 try await importer.flush()
-            } catch let error as EventStoreError {
+            } catch let failure as ImportFailure {
                 importer.finishProgress()
-                throw CLIError(ExitStatus(error.code), "\(error.message) \(importer.summary(lines: reader.lineNumber)) The failed batch was not written.")
+                let before = failure.line - 1
+                switch failure.kind {
+                case .line:
+                    throw CLIError(
+                        ExitStatus(failure.error.code),
+                        "Line \(failure.line): \(failure.error.message) \(importer.summary(lines: before)) Fix the line and resume with --skip \(before).")
+                case .batch(let last):
+                    throw CLIError(
+                        ExitStatus(failure.error.code),
+                        "\(failure.error.message) \(importer.summary(lines: before)) Lines \(failure.line) to \(last) (one batch) were not written: resume with --skip \(before) once the cause is fixed.")
+                }
             }
             importer.finishProgress()
             if json {
@@ -82,11 +95,25 @@ struct Import: AsyncParsableCommand {
     }
 }
 
+/// Why an import stopped at a line: the store refused that line's event, or a whole batch
+/// (from `line` to `last`) for a cause outside the input (a full disk, a damaged store).
+struct ImportFailure: Error {
+    enum Kind {
+        case line
+        case batch(last: Int)
+    }
+    let error: EventStoreError
+    let line: Int
+    let kind: Kind
+}
+
 /// Gathers events into batches that keep their order, appends them, and counts.
 final class Importer {
     private let store: EventStore
     private let batchSize: Int
     private var batch = EventBatch()
+    /// The events of `batch` in input order, with their line numbers.
+    private var items: [(line: Int, stream: String, event: NewEvent)] = []
     private var batchBytes = 0
     private(set) var imported = 0
     private(set) var alreadyRecorded = 0
@@ -104,31 +131,71 @@ final class Importer {
         self.skipped = skipped
     }
 
-    /// Adds an event to the batch; returns true when the batch is full and should be flushed.
-    func add(_ line: EventLine) throws -> Bool {
-        let stripped = EventLine(stream: line.stream, event: line.event, expectedVersion: nil)
-        try batch.add(stripped, number: 0)
+    /// Whether the batch must be appended before `line` joins it: an id may appear once per
+    /// append, and a file may carry an event twice (the store then passes the second over, or
+    /// names its conflict).
+    func needsFlush(before line: EventLine) -> Bool {
+        line.event.id.map(batch.contains(id:)) ?? false
+    }
+
+    /// Adds an event (its expected version dropped); returns true when the batch is full and
+    /// should be flushed.
+    func add(_ line: EventLine, line number: Int) throws -> Bool {
+        try batch.add(EventLine(stream: line.stream, event: line.event, expectedVersion: nil), number: number)
+        items.append((number, line.stream, line.event))
         batchBytes += line.event.data.count + line.event.metadata.count
         return batch.eventCount >= batchSize || batchBytes >= Self.maximumBatchBytes
     }
 
-    /// Appends the gathered events. When some of them are recorded already (an import run
-    /// again from another line), the batch goes event by event, each idempotent on its own.
+    /// Appends the gathered events in one atomic append. When some of them are recorded already
+    /// (an import run again from an earlier line), those go one by one, each idempotent on its
+    /// own, and the others together; a recorded id with other content stops the import at its
+    /// line, with the new events before it written. Throws ``ImportFailure``.
     func flush() async throws {
-        guard batch.eventCount > 0 else { return }
+        guard let first = items.first, let last = items.last else { return }
         let appends = batch.appends
+        let pending = items
         batch = EventBatch()
+        items = []
         batchBytes = 0
         do {
             count(try await store.append(appends))
         } catch let error as EventStoreError where error.code == .idempotencyConflict {
-            for append in appends {
-                for event in append.events {
-                    count(try await store.append([StreamAppend(stream: append.stream, events: [event])]))
-                }
-            }
+            try await appendApart(pending)
+        } catch let error as EventStoreError {
+            throw ImportFailure(error: error, line: first.line, kind: .batch(last: last.line))
         }
         showProgress()
+    }
+
+    /// Appends recorded events one by one and the new ones in one append per run between them.
+    private func appendApart(_ pending: [(line: Int, stream: String, event: NewEvent)]) async throws {
+        var fresh = EventBatch()
+        var freshLines: [Int] = []
+        func appendFresh() async throws {
+            guard let first = freshLines.first, let last = freshLines.last else { return }
+            do {
+                count(try await store.append(fresh.appends))
+            } catch let error as EventStoreError {
+                throw ImportFailure(error: error, line: first, kind: .batch(last: last))
+            }
+            fresh = EventBatch()
+            freshLines = []
+        }
+        for item in pending {
+            guard let id = item.event.id, try store.event(withID: id) != nil else {
+                try fresh.add(EventLine(stream: item.stream, event: item.event, expectedVersion: nil), number: item.line)
+                freshLines.append(item.line)
+                continue
+            }
+            try await appendFresh()
+            do {
+                count(try await store.append([StreamAppend(stream: item.stream, events: [item.event])]))
+            } catch let error as EventStoreError {
+                throw ImportFailure(error: error, line: item.line, kind: .line)
+            }
+        }
+        try await appendFresh()
     }
 
     private func count(_ results: [AppendResult]) {
@@ -178,7 +245,7 @@ struct Export: AsyncParsableCommand {
 
     @OptionGroup var store: StoreOptions
 
-    @Option(help: ArgumentHelp("The first position to export (default 1).", valueName: "P"))
+    @Option(help: ArgumentHelp("The first position to export.", valueName: "P"))
     var from: UInt64 = 1
 
     @Option(help: ArgumentHelp("The last position to export (default: the head).", valueName: "P"))

@@ -13,7 +13,7 @@ struct Replay: AsyncParsableCommand {
 
     @OptionGroup var store: StoreOptions
 
-    @Option(help: ArgumentHelp("The first position to print (default 1).", valueName: "P"))
+    @Option(help: ArgumentHelp("The first position to print.", valueName: "P"))
     var from: UInt64 = 1
 
     @Option(help: ArgumentHelp("The last position to print (default: the head).", valueName: "P"))

@@ -1,5 +1,6 @@
 import Commands
 import EventStore
+import Foundation
 
 /// NDJSON event lines gathered into one atomic append that keeps their order: consecutive lines
 /// of one stream form one part, and a stream may come back in a later part.
@@ -8,17 +9,27 @@ struct EventBatch {
     /// For each event in input order: which append and which event of it.
     private(set) var placements: [(append: Int, event: Int)] = []
     private var streams = Set<String>()
+    /// The line of each event id given so far.
+    private var idLines: [UUID: Int] = [:]
 
     var eventCount: Int { placements.count }
 
+    /// Whether an event with this id is in the batch.
+    func contains(id: UUID) -> Bool { idLines[id] != nil }
+
     /// Adds one parsed line. An expected version is only allowed on a stream's first line.
     mutating func add(_ line: EventLine, number: Int) throws {
-        let isNewStream = streams.insert(line.stream).inserted
-        if !isNewStream && line.expectedVersion != nil {
+        if let id = line.event.id, let first = idLines[id] {
+            throw CLIError(
+                .invalidInput, "Line \(number) repeats the id \(id.lowercasedString) of line \(first): give each event its own id; nothing was written.")
+        }
+        if streams.contains(line.stream) && line.expectedVersion != nil {
             throw CLIError(
                 .invalidInput,
                 "Line \(number) gives an expectedVersion, but only the first line of stream '\(line.stream)' may; nothing was written.")
         }
+        streams.insert(line.stream)
+        if let id = line.event.id { idLines[id] = number }
         if let last = appends.indices.last, appends[last].stream == line.stream {
             appends[last].events.append(line.event)
             placements.append((last, appends[last].events.count - 1))

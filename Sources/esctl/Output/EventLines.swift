@@ -12,7 +12,7 @@ enum EventLines {
         object.add("position", event.position)
         object.add("stream", event.stream)
         object.add("version", event.version)
-        object.add("id", event.id.uuidString.lowercased())
+        object.add("id", event.id.lowercasedString)
         object.add("type", event.type)
         let data = JSONWriter.embeddable(event.data)
         object.add("data", rawJSON: data ?? JSONWriter.quote(event.data.base64EncodedString()))

@@ -38,7 +38,7 @@ public struct ChatMessage: Sendable, Equatable, RowValue {
     /// `{"id","user","text","date"}`, the id as a lowercase UUID, the date in ISO 8601.
     public var json: JSONValue {
         [
-            "id": .string(id.uuidString.lowercased()), "user": .string(user), "text": .string(text),
+            "id": .string(id.lowercasedString), "user": .string(user), "text": .string(text),
             "date": .string(ISO8601.string(microseconds: date)),
         ]
     }
