@@ -24,7 +24,7 @@ public enum AlertDecider {
         case let .clear(nameOrText):
             let text = AlertName(rawValue: nameOrText)?.text ?? nameOrText
             guard queue.contains(text: text) else {
-                throw CommandError(.notFound, "No alert '\(nameOrText)' is queued; `esctl query alerts` lists the queue.")
+                throw CommandError(.notFound, "No alert '\(nameOrText)' is queued; `esctl query alerts` (with the same --user) lists the queue.")
             }
             return [.cleared(AlertCleared(text: text))]
         case .clearAll:

@@ -50,7 +50,7 @@ public enum CampgroundDecider {
             }
             guard campground.sites[site] != nil else { throw unknownSite(site) }
             guard campground.campers[camperId] != nil else {
-                throw CommandError(.notFound, "There is no camper '\(camperId)'; `esctl query campers` lists them.")
+                throw CommandError(.notFound, "There is no camper '\(camperId)'; `esctl query campers` (with the same --campground) lists them.")
             }
             var problem: String?
             if nights <= 0 {
@@ -67,7 +67,7 @@ public enum CampgroundDecider {
                     status: problem == nil ? .reserved : .invalid, problem: problem))
         case let .cancel(reservationId):
             guard let reservation = campground.reservation(reservationId) else {
-                throw CommandError(.notFound, "There is no reservation '\(reservationId)'; `esctl query reservations` lists them.")
+                throw CommandError(.notFound, "There is no reservation '\(reservationId)'; `esctl query reservations` (with the same --campground) lists them.")
             }
             guard reservation.status == .reserved else {
                 throw CommandError(.invalidState, "Reservation \(reservationId) is \(reservation.status.rawValue); only reserved stays can be cancelled.")
@@ -77,6 +77,6 @@ public enum CampgroundDecider {
     }
 
     private static func unknownSite(_ number: Int) -> CommandError {
-        CommandError(.notFound, "There is no site \(number); `esctl query campsites` lists them.")
+        CommandError(.notFound, "There is no site \(number); `esctl query campsites` (with the same --campground) lists them.")
     }
 }

@@ -62,13 +62,13 @@ public enum FitnessDecider {
             guard steps > 0 || distance > 0 else {
                 throw CommandError(.invalidInput, "The pedometer data is empty; give some steps or distance.")
             }
-            guard workout.status == .inProgress else { throw invalidTransition("record pedometer data", workout.status) }
+            guard workout.status == .inProgress else { throw invalidTransition("record pedometer data for", workout.status) }
             return consequences(of: .pedometer(PedometerUpdated(steps: steps, distance: distance)), workout, queue)
         case let .moveNessie(distance):
             guard distance >= 0, distance.isFinite, distance <= 1e12 else {
                 throw CommandError(.invalidInput, "Nessie's distance must be a number of meters, 0 or more.")
             }
-            guard workout.status == .inProgress else { throw invalidTransition("move Nessie", workout.status) }
+            guard workout.status == .inProgress else { throw invalidTransition("move Nessie in", workout.status) }
             return consequences(of: .nessieMoved(NessieMoved(distance: distance)), workout, queue)
         }
     }

@@ -25,7 +25,7 @@ struct AlertAndChatDeciderTests {
         let both = queue([hello, milestone])
         #expect(try AlertDecider.decide(.clear("milestone25Percent"), queue: both) == [.cleared(AlertCleared(text: AlertName.milestone25Percent.text))])
         #expect(try AlertDecider.decide(.clear("Hello"), queue: both) == [.cleared(AlertCleared(text: "Hello"))])
-        #expect(throws: CommandError(.notFound, "No alert 'Bye' is queued; `esctl query alerts` lists the queue.")) {
+        #expect(throws: CommandError(.notFound, "No alert 'Bye' is queued; `esctl query alerts` (with the same --user) lists the queue.")) {
             try AlertDecider.decide(.clear("Bye"), queue: both)
         }
         #expect(try AlertDecider.decide(.clearAll, queue: both) == [.allCleared(AllAlertsCleared())])

@@ -94,6 +94,11 @@ struct FitnessDeciderTests {
         #expect(refused(.walk(steps: 0, distance: 0), given([goal, started]))?.code == .invalidInput)
         #expect(refused(.moveNessie(-1), given([goal, started]))?.code == .invalidInput)
         #expect(refused(.moveNessie(5), given([goal]))?.code == .invalidState)
+        // The refusals read as sentences, with the state and its button.
+        #expect(refused(.walk(steps: 10, distance: 1), given([goal, started, .completed(WorkoutCompleted())]))?.message
+            == "Cannot record pedometer data for a workout that is completed; its button says \(WorkoutStatus.completed.label).")
+        #expect(refused(.moveNessie(5), given([goal]))?.message
+            == "Cannot move Nessie in a workout that is notStarted; its button says \(WorkoutStatus.notStarted.label).")
     }
 
     @Test("goal 400 and 100 steps posts milestone 25")

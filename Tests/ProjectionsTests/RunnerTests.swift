@@ -55,6 +55,12 @@ struct RunnerTests {
         let second = try await runner.rebuild(["ledger"])
         #expect(second.map(\.hash) == [live[2]])
         #expect(try dump(f.store, projections) == liveRows)
+        // A name given twice is rebuilt once, and its events counted once.
+        let twice = try await runner.rebuild(["ledger", "count-by-type", "ledger"])
+        #expect(twice.map(\.projection) == ["ledger", "count-by-type"])
+        #expect(twice.map(\.eventsApplied) == [41, 41])
+        #expect(twice.map(\.hash) == [live[2], live[0]])
+        #expect(try dump(f.store, projections) == liveRows)
     }
 
     /// Every stored row of the projections, as bytes.

@@ -140,9 +140,12 @@ public final class ProjectionRunner: Sendable {
         return projection
     }
 
+    /// The named projections in the order first named (a name given twice counts once: folding
+    /// one projection twice in a batch would count its events twice), all when nil.
     private func select(_ names: [String]?) throws -> [any Projection] {
         guard let names else { return projections }
-        return try names.map { try projection(named: $0) }
+        var seen = Set<String>()
+        return try names.filter { seen.insert($0).inserted }.map { try projection(named: $0) }
     }
 
     // MARK: Catching up

@@ -135,7 +135,7 @@ struct Query: AsyncParsableCommand {
     @Option(help: ArgumentHelp("Only this site's reservations.", valueName: "N"))
     var site: String?
 
-    @Option(help: ArgumentHelp("Only reservations covering this date.", valueName: "YYYY-MM-DD"))
+    @Option(help: ArgumentHelp("Only the Reserved stays covering this date (dateFrom <= D < dateTo).", valueName: "YYYY-MM-DD"))
     var date: String?
 
     @Option(help: ArgumentHelp("Only streams starting with this prefix (stream-summary).", valueName: "PREFIX"))

@@ -79,7 +79,7 @@ struct Chat: AsyncParsableCommand {
         @OptionGroup var speaker: Speaker
         @OptionGroup var room: RoomOption
         @Argument(help: "The text to count down to.") var text: String
-        @Option(help: ArgumentHelp("Seconds between messages (default 1).", valueName: "SECONDS")) var interval: Double = 1
+        @Option(help: ArgumentHelp("Seconds between messages.", valueName: "SECONDS")) var interval: Double = 1
 
         func validate() throws {
             guard interval >= 0, interval <= 3600 else { throw ValidationError("--interval must be between 0 and 3600 seconds.") }
