@@ -13,5 +13,8 @@ if [ ${#missing[@]} -gt 0 ]; then
   echo "installing ${missing[*]} with apt-get..." >&2
   $SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq "${missing[@]}" >/dev/null
 fi
+# SwiftPM can keep a stale build plan for the root package (a path dependency here): a source
+# file added there is then missing from the build. Dropping the plan makes it read them again.
+rm -f .build/release.yaml
 swift build -c release --product esbench >&2
 exec "$(swift build -c release --show-bin-path)/esbench" "$@"

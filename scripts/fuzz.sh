@@ -1,11 +1,17 @@
 #!/usr/bin/env bash
 # Fuzzes the record decoder and the NDJSON line parser with libFuzzer (RELIABILITY.md).
-#   scripts/fuzz.sh [SECONDS_PER_TARGET]     (default 300: ten minutes in all)
+#   scripts/fuzz.sh [SECONDS_PER_TARGET [TARGET...]]   (default 600 s each; targets: record, event-line)
 # Builds Fuzz/ in release mode with -sanitize=fuzzer, starts each target from Fuzz/Seeds plus the
 # corpus of earlier runs (Fuzz/.corpus, not in git), and writes any crasher to
 # Fuzz/Regressions/<target>/, where the regression tests replay it. Exits 1 when one is found.
 set -euo pipefail
-seconds=${1:-300}
+seconds=${1:-600}
+shift || true
+targets=("$@")
+[ ${#targets[@]} -gt 0 ] || targets=(record event-line)
+for target in "${targets[@]}"; do
+  case $target in record|event-line) ;; *) echo "unknown target '$target': give record or event-line" >&2; exit 2 ;; esac
+done
 cd "$(dirname "$0")/../Fuzz"
 SUDO=""; [ "$(id -u)" = 0 ] || SUDO=sudo
 if ! pkg-config --exists lmdb 2>/dev/null; then
@@ -14,12 +20,15 @@ if ! pkg-config --exists lmdb 2>/dev/null; then
 fi
 # lld: gold fails on the instrumented objects' debug information.
 flags=(-c release -Xswiftc -sanitize=fuzzer -Xswiftc -use-ld=lld)
+# SwiftPM can keep a stale build plan for the root package (a path dependency here): a source
+# file added there is then missing from the build. Dropping the plan makes it read them again.
+rm -f .build/release.yaml
 swift build "${flags[@]}" >&2
 bin=$(swift build "${flags[@]}" --show-bin-path)
 
 status=0
 summary=()
-for target in record event-line; do
+for target in "${targets[@]}"; do
   corpus=.corpus/$target
   mkdir -p "$corpus" "Regressions/$target"
   options=(-max_total_time="$seconds" -timeout=10 -rss_limit_mb=2048 -print_final_stats=1
