@@ -6,6 +6,7 @@
 # Fuzz/Regressions/<target>/, where the regression tests replay it. Exits 1 when one is found.
 set -euo pipefail
 seconds=${1:-600}
+case $seconds in ''|*[!0-9]*) echo "the first argument is seconds per target, a number (got '$seconds')" >&2; exit 2 ;; esac
 shift || true
 targets=("$@")
 [ ${#targets[@]} -gt 0 ] || targets=(record event-line)

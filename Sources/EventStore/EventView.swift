@@ -39,7 +39,7 @@ public struct EventView {
     /// The type name, as a string of its own.
     public var type: String { String(decoding: record.typeBytes, as: UTF8.self) }
 
-    /// A copy of the event that outlives the read.
+    /// A copy of the event that outlives the read (and may go to other tasks: the view may not).
     public func recordedEvent() -> RecordedEvent {
         RecordedEvent(
             position: position, stream: stream, version: version, id: id, type: type,
@@ -47,3 +47,7 @@ public struct EventView {
             recordedAtMicroseconds: record.recordedAt)
     }
 }
+
+/// The view's buffers live only as long as the closure that received it runs, on that thread.
+@available(*, unavailable)
+extension EventView: Sendable {}

@@ -60,8 +60,8 @@ extension EventStore {
         return try environment.read { txn in
             var report = VerificationReport()
             try Self.verifyMeta(txn, databases, &report)
-            let streams = try Self.verifyLog(txn, databases, &report)
-            try Self.verifyHeadsAndIndex(txn, databases, streams, &report)
+            let (streams, undecodable) = try Self.verifyLog(txn, databases, &report)
+            try Self.verifyHeadsAndIndex(txn, databases, streams, undecodable: undecodable, &report)
             try Self.verifyIDs(txn, databases, &report)
             return report
         }
@@ -83,12 +83,13 @@ extension EventStore {
     }
 
     /// Scans the log: contiguous positions, decodable records, versions 1, 2, ... per stream.
-    /// Returns what it saw of each stream; nil when some record does not decode.
+    /// Returns what it saw of each stream (a version skipped where a record did not decode has
+    /// position 0), and how many records did not decode.
     private static func verifyLog(
         _ txn: Transaction, _ databases: Databases, _ report: inout VerificationReport
-    ) throws -> [String: SeenStream]? {
+    ) throws -> (streams: [String: SeenStream], undecodable: UInt64) {
         var streams: [String: SeenStream] = [:]
-        var undecodable = 0
+        var undecodable: UInt64 = 0
         var unattributed: UInt64 = 0
         var interner = StringInterner()
         var expected: UInt64 = 1
@@ -130,23 +131,22 @@ extension EventStore {
                 unattributed += 1
                 // The record's own words, without the advice to run verify (this is verify).
                 let reason = error.message.split(separator: ";").first.map(String.init) ?? error.message
-                let note = undecodable == 1 ? " (stream heads and the index are not compared with the log while a record does not decode)" : ""
+                let note = undecodable == 1 ? " (its stream cannot be told: the checks of heads and the index allow for it)" : ""
                 report.add("records", "position \(position) does not decode: \(reason.prefix(1).lowercased() + reason.dropFirst())\(note)")
             }
             entry = try cursor.next()
         }
-        // A record that does not decode belongs to a stream no one can tell: comparing heads and
-        // the index with the rest would only report that record again, misleadingly.
-        return undecodable == 0 ? streams : nil
+        return (streams, undecodable)
     }
 
-    /// Checks each stream head against the records seen, and the index against both; with no
-    /// records seen (some do not decode), only their own shape.
+    /// Checks each stream head against the records seen, and the index against both. Records
+    /// that did not decode belong to a stream no one can tell: a head that counts at most that
+    /// many more versions than the records seen, and index entries of versions whose record was
+    /// not seen, are not reported again (that would blame the same record twice, misleadingly).
     private static func verifyHeadsAndIndex(
-        _ txn: Transaction, _ databases: Databases, _ seenStreams: [String: SeenStream]?, _ report: inout VerificationReport
+        _ txn: Transaction, _ databases: Databases, _ seen: [String: SeenStream], undecodable: UInt64,
+        _ report: inout VerificationReport
     ) throws {
-        let compare = seenStreams != nil
-        let seen = seenStreams ?? [:]
         var numbers: [UInt64: String] = [:]
         var heads: [String: StreamHead] = [:]
         let cursor = try txn.cursor(databases.streams)
@@ -165,7 +165,7 @@ extension EventStore {
             numbers[head.number] = name
             heads[name] = head
             let records = seen[name]?.count ?? 0
-            if compare, head.version != records {
+            if head.version < records || head.version - records > undecodable {
                 report.add("streams", "the head of '\(name)' says version \(head.version), the log holds \(records) of its events")
             }
             entry = try cursor.next()
@@ -202,7 +202,7 @@ extension EventStore {
                 for offset in 0..<Schema.indexChunk {
                     let version = first + UInt64(offset)
                     let position = BigEndian.uint64(value, at: 8 * offset)
-                    if version <= stream.positions.count, stream.positions[Int(version) - 1] != position {
+                    if version <= stream.positions.count, stream.positions[Int(version) - 1] != 0, stream.positions[Int(version) - 1] != position {
                         report.add("index", "version \(version) of '\(name)' points to position \(position), the record is at \(stream.positions[Int(version) - 1])")
                     }
                 }
@@ -216,7 +216,7 @@ extension EventStore {
             guard let stream = seen[name] else { continue }
             for (offset, position) in head.pending.enumerated() {
                 let version = head.firstPendingVersion + UInt64(offset)
-                if version <= stream.positions.count, stream.positions[Int(version) - 1] != position {
+                if version <= stream.positions.count, stream.positions[Int(version) - 1] != 0, stream.positions[Int(version) - 1] != position {
                     report.add("index", "version \(version) of '\(name)' (in its head) points to position \(position), the record is at \(stream.positions[Int(version) - 1])")
                 }
             }

@@ -79,6 +79,13 @@ struct EsctlImportExportTests {
         #expect(resumed.stdout.hasPrefix("Imported 6 events from 6 lines after skipping 4 in "), "\(resumed.stdout)")
         let values = try sandbox.objects(try await sandbox.esctl(["read", "s", "--json"])).compactMap { ($0["data"] as? [String: Int])?["n"] }
         #expect(values == Array(1...10))
+        // A bad line right after the skipped ones names itself, not "nothing to import".
+        let bad = sandbox.directory.appending("bad-after-skip.ndjson")
+        try Data((lines.prefix(4) + [#"{"stream":"s""#]).joined(separator: "\n").utf8).write(to: URL(fileURLWithPath: bad))
+        let stopped = try await sandbox.esctl(["import", bad, "--skip", "4"])
+        #expect(stopped.status == 64 && stopped.stderr.hasPrefix("esctl: Line 5 is not a valid event: "), "\(stopped)")
+        #expect(stopped.stderr.contains(". Imported 0 events from 0 lines after skipping 4 in ") && stopped.stderr.contains("resume with --skip 4."), "\(stopped.stderr)")
+        #expect(!stopped.stderr.contains("Imported nothing"))
         // Skipping past the end imports nothing, and says so.
         let past = try await sandbox.esctl(["import", file, "--skip", "99"])
         #expect(past.status == 0 && past.stdout.hasPrefix("Imported nothing: --skip 99 passes over all 10 lines of the input."), "\(past)")

@@ -35,6 +35,12 @@ struct EsctlVerifyBackupTests {
             }
             #expect(try FileManager.default.contentsOfDirectory(atPath: directory) == listing)
         }
+
+        // A file where the store should be is not "no store": opening says what it is (69).
+        let file = sandbox.directory.appending("a-file")
+        _ = FileManager.default.createFile(atPath: file, contents: Data("x".utf8))
+        let onFile = try await ProcessRunner.esctl(["verify"], db: file)
+        #expect(onFile.status == 69 && onFile.stderr.contains("is a file"), "\(onFile)")
     }
 
     @Test("verify says ok with the counts, as text and as JSON")
@@ -86,7 +92,7 @@ struct EsctlVerifyBackupTests {
         let checked = try await sandbox.esctl("backup", sandbox.directory.appending("checked"))
         #expect(checked.status == 69, "\(checked)")
         #expect(checked.stdout.hasPrefix("problem: records: position 1 does not decode"), "\(checked.stdout)")
-        #expect(checked.stderr.contains("has 1 problem, and so has the store: the copy is kept"), "\(checked.stderr)")
+        #expect(checked.stderr.contains("has 1 problem (see the report above); it is kept, but run `esctl verify` on the store"), "\(checked.stderr)")
         #expect(FileManager.default.fileExists(atPath: sandbox.directory.appending("checked/data.mdb")))
 
         let unchecked = try await sandbox.esctl("backup", sandbox.directory.appending("unchecked"), "--no-verify")

@@ -64,6 +64,29 @@ struct VerifyTests {
 
     func be(_ value: UInt64) -> [UInt8] { withUnsafeBytes(of: value.bigEndian) { Array($0) } }
 
+    @Test("looking an event up by id says damaged when the id table and the log disagree")
+    func eventByIDOnADamagedStore() async throws {
+        // Given three ids of the seeded store, each with its id-table entry spoiled another way
+        let directory = try await seededStore()
+        let store = try EventStore(path: directory.path)
+        let events = try store.read(from: 1, limit: 3)
+        store.close()
+        func idKey(_ event: RecordedEvent) -> [UInt8] { withUnsafeBytes(of: event.id.uuid) { Array($0) } }
+        tamper(directory) { txn, dbi in
+            put(txn, dbi("event_ids"), idKey(events[0]), [1, 2, 3])  // not a position
+            put(txn, dbi("event_ids"), idKey(events[1]), be(999))  // no such position
+            put(txn, dbi("event_ids"), idKey(events[2]), be(1))  // another record's position
+        }
+        // When each is looked up, then each is damaged, with what to do
+        let reopened = try EventStore(path: directory.path)
+        defer { reopened.close() }
+        for (event, detail) in zip(events, ["not a position", "position 999, which is not in the log", "a record with another id"]) {
+            let error = #expect(throws: EventStoreError.self) { try reopened.event(withID: event.id) }
+            #expect(error?.code == .damaged)
+            #expect(error?.message.contains(detail) == true && error?.message.contains("esctl verify") == true, "\(String(describing: error))")
+        }
+    }
+
     @Test("a store written by the library verifies clean")
     func cleanStore() async throws {
         let directory = try await seededStore()
@@ -91,7 +114,16 @@ struct VerifyTests {
         // One problem, in the record's own words; no follow-on problems of heads and index that
         // would only blame the same record again under other names.
         #expect(report.problems.map(\.description) == [
-            "records: position 7 does not decode: the record at position 7 is not a readable record (stream heads and the index are not compared with the log while a record does not decode)"
+            "records: position 7 does not decode: the record at position 7 is not a readable record (its stream cannot be told: the checks of heads and the index allow for it)"
+        ])
+
+        // Damage elsewhere is still found beside it: an index entry of another version.
+        tamper(directory) { txn, dbi in
+            put(txn, dbi("stream_index"), be(1) + be(17), be(99) + (18...32).flatMap { be(UInt64($0)) })
+        }
+        #expect(try verify(directory).problems.map(\.description) == [
+            "records: position 7 does not decode: the record at position 7 is not a readable record (its stream cannot be told: the checks of heads and the index allow for it)",
+            "index: version 17 of 'long' points to position 99, the record is at 17",
         ])
     }
 

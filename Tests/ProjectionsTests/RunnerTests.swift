@@ -33,6 +33,19 @@ struct RunnerTests {
         #expect(statuses.map(\.isBuilding) == [false, true])
     }
 
+    @Test("catching up a name given twice applies each event to it once")
+    func catchUpNamedTwice() async throws {
+        // Given a store with three events and a runner that has not caught up
+        let f = try ProjectionFixture()
+        let runner = try await ProjectionRunner(store: f.store, projections: [EventCountByType()])
+        _ = try await f.store.append(to: "s", events: [event("A"), event("B"), event("A")])
+        // When the same projection is named twice
+        try await runner.catchUp(["count-by-type", "count-by-type"])
+        // Then its state counts each event once
+        #expect(try await runner.query("count-by-type") == ["types": ["A": 2, "B": 1], "total": 3])
+        #expect(try runner.storedHash(of: "count-by-type") == (try await runner.rebuild(["count-by-type"]))[0].hash)
+    }
+
     @Test("a rebuild gives the live state's hash, and two rebuilds give the same bytes")
     func rebuildMatchesLive() async throws {
         let f = try ProjectionFixture()

@@ -372,8 +372,8 @@ final class Environment: @unchecked Sendable {
         releaseMappedPagesHoldingGate()
     }
 
-    /// Counts bytes that a scan outside the writer read (a subscription catching up, a bulk
-    /// read) and drops the map's pages after every 16 MiB of them: with no commits to do it,
+    /// Counts bytes that a scan outside the writer read (a subscription catching up page by
+    /// page) and drops the map's pages after every 16 MiB of them: with no commits to do it,
     /// a reader walking the whole log would otherwise keep all of it resident. Call it outside
     /// a read transaction.
     func noteScanned(bytes: Int) {

@@ -60,9 +60,9 @@ struct Backup: AsyncParsableCommand {
         discussion: """
             DEST must not exist or be an empty directory. The copy is one snapshot of the store \
             (events, indexes, projection tables) and opens as a store of its own; --compact \
-            leaves out free pages (smaller, a little slower). The copy is then verified (as \
-            `esctl verify` does): a copy of a damaged store is damaged too, and the command \
-            exits 69 saying so (the copy is kept); --no-verify skips this.
+            leaves out free pages (smaller, a little slower). The copy is then verified as \
+            `esctl verify` (without --deep) does: a copy of a damaged store is damaged too, and \
+            the command exits 69 saying so (the copy is kept); --no-verify skips this.
             """)
 
     @OptionGroup var store: StoreOptions
@@ -79,24 +79,35 @@ struct Backup: AsyncParsableCommand {
     func run() async throws {
         try await reportingErrors {
             let store = try self.store.openExisting()
-            let head = try store.headPosition()
+            let head: UInt64
             do {
                 defer { store.close() }
+                head = try store.headPosition()
                 try store.backup(to: destination, compact: compact)
             }
             guard !skipVerification else {
                 Console.print("backed up \(store.path) to \(destination) (at least through position \(head)); not verified")
                 return
             }
-            let copy = try EventStore(path: destination)
+            let copy: EventStore
+            do {
+                copy = try EventStore(path: destination)
+            } catch let error as EventStoreError {
+                throw CLIError(
+                    .storeUnavailable,
+                    "The copy in '\(destination)' does not open as a store (\(error.message)); it is kept, but run `esctl verify` on the store before trusting either.")
+            }
             defer { copy.close() }
-            let report = try copy.verify()
+            var report = try copy.verify()
+            // The projections' stored state too, as `esctl verify` checks it: no rebuild, no catch-up.
+            let runner = try await ProjectionRunner(store: copy, projections: ProjectionCatalog.all, inspecting: true)
+            try runner.verify(into: &report, deep: false)
             guard report.isClean else {
                 for problem in report.problems { Console.print("problem: \(problem)") }
                 let count = report.problems.count + report.omittedProblems
                 throw CLIError(
                     .storeUnavailable,
-                    "The copy in '\(destination)' has \(count) problem\(count == 1 ? "" : "s"), and so has the store: the copy is kept, but restore from an older backup (see the report above).")
+                    "The copy in '\(destination)' has \(count) problem\(count == 1 ? "" : "s") (see the report above); it is kept, but run `esctl verify` on the store: when it has them too, restore from an older backup.")
             }
             Console.print("backed up \(store.path) to \(destination) (through position \(report.headPosition)); the copy verifies clean")
         }
