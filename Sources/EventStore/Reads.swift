@@ -85,19 +85,7 @@ extension EventStore {
     public func event(withID id: UUID) throws -> RecordedEvent? {
         let databases = environment.databases
         return try environment.read { txn in
-            guard let stored = try withUnsafeBytes(of: id.uuid, { try txn.get(databases.eventIDs, $0) }) else { return nil }
-            guard stored.count == 8 else {
-                throw EventStoreError(.damaged, "The id index holds a value that is not a position; run `esctl verify`.")
-            }
-            let position = BigEndian.uint64(stored)
-            guard let value = try BigEndian.withBytes(of: position, { try txn.get(databases.events, $0) }) else {
-                throw EventStoreError(.damaged, "The id index points to position \(position), which is not in the log; run `esctl verify`.")
-            }
-            let event = try RecordView(value, position: position).recordedEvent(at: position)
-            guard event.id == id else {
-                throw EventStoreError(.damaged, "The id index points to position \(position), a record with another id; run `esctl verify`.")
-            }
-            return event
+            try Self.record(withID: id, txn, databases).map { try $0.view.recordedEvent(at: $0.position) }
         }
     }
 
@@ -146,6 +134,28 @@ extension EventStore {
             throw EventStoreError(.damaged, "The head of stream '\(stream)' is unreadable; run `esctl verify`.")
         }
         return head
+    }
+
+    /// The record the id table gives for `id`, in place; nil when the id is not recorded.
+    /// Throws ``EventStoreError/Code/damaged`` when the table and the log disagree.
+    static func record(
+        withID id: UUID, _ txn: Transaction, _ databases: Databases
+    ) throws -> (position: UInt64, view: RecordView)? {
+        guard let stored = try withUnsafeBytes(of: id.uuid, { try txn.get(databases.eventIDs, $0) }) else {
+            return nil
+        }
+        guard stored.count == 8 else {
+            throw EventStoreError(.damaged, "The id index holds a value that is not a position; run `esctl verify`.")
+        }
+        let position = BigEndian.uint64(stored)
+        guard let value = try BigEndian.withBytes(of: position, { try txn.get(databases.events, $0) }) else {
+            throw EventStoreError(.damaged, "The id index points to position \(position), which is not in the log; run `esctl verify`.")
+        }
+        let view = try RecordView(value, position: position)
+        guard view.id == id else {
+            throw EventStoreError(.damaged, "The id index points to position \(position), a record with another id; run `esctl verify`.")
+        }
+        return (position, view)
     }
 
     static func position(of key: UnsafeRawBufferPointer) throws(EventStoreError) -> UInt64 {

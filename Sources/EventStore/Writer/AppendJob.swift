@@ -53,20 +53,13 @@ final class AppendJob: WriteJob, @unchecked Sendable {
             var positions: [UInt64] = []
             var lastVersion: UInt64 = 0
             for (event, id) in zip(append.events, ids) where event.id != nil {
-                let stored = try withUnsafeBytes(of: id.uuid) { try context.txn.get(databases.eventIDs, $0) }
-                guard let stored else { continue }
-                guard stored.count == 8 else {
-                    throw JobFailure.transaction(
-                        EventStoreError(.damaged, "The id index holds a value that is not a position; run `esctl verify`."))
+                let match: (position: UInt64, view: RecordView)?
+                do {
+                    match = try EventStore.record(withID: id, context.txn, databases)
+                } catch {
+                    throw JobFailure.transaction(EventStoreError.wrapping(error))
                 }
-                let position = BigEndian.uint64(stored)
-                let record = try BigEndian.withBytes(of: position) { try context.txn.get(databases.events, $0) }
-                guard let record else {
-                    throw JobFailure.transaction(
-                        EventStoreError(
-                            .damaged, "The id index points to position \(position), which is not in the log; run `esctl verify`."))
-                }
-                let view = try RecordView(record, position: position)
+                guard let (position, view) = match else { continue }
                 guard view.hasSameContent(stream: append.stream, event: event) else {
                     throw JobFailure.rejected(
                         EventStoreError(

@@ -63,7 +63,7 @@ struct Import: AsyncParsableCommand {
                     // Synchronous unless a flush is due: an await per line would hop between
                     // executors for every event.
                     if importer.needsFlush(before: parsed) { try await importer.flush() }
-                    if try importer.add(parsed, line: reader.lineNumber) { try await importer.flush() }
+                    if importer.add(parsed, line: reader.lineNumber) { try await importer.flush() }
                 }
                 try await importer.flush()
             } catch let failure as ImportFailure {

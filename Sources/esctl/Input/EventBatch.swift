@@ -14,9 +14,6 @@ struct EventBatch {
 
     var eventCount: Int { placements.count }
 
-    /// Whether an event with this id is in the batch.
-    func contains(id: UUID) -> Bool { idLines[id] != nil }
-
     /// Adds one parsed line. An expected version is only allowed on a stream's first line.
     mutating func add(_ line: EventLine, number: Int) throws {
         if let id = line.event.id, let first = idLines[id] {

@@ -16,11 +16,14 @@ struct ImportFailure: Error {
 
 /// Gathers events into batches that keep their order, appends them, and counts.
 final class Importer {
+    /// One input line's event (its expected version dropped: import ignores them).
+    private typealias Item = (line: Int, event: EventLine)
+
     private let store: EventStore
     private let batchSize: Int
-    private var batch = EventBatch()
-    /// The events of `batch` in input order, with their line numbers.
-    private var items: [(line: Int, stream: String, event: NewEvent)] = []
+    /// The batch being gathered, in input order, and the ids it holds.
+    private var items: [Item] = []
+    private var ids = Set<UUID>()
     private var batchBytes = 0
     private(set) var imported = 0
     private(set) var alreadyRecorded = 0
@@ -42,16 +45,15 @@ final class Importer {
     /// append, and a file may carry an event twice (the store then passes the second over, or
     /// names its conflict).
     func needsFlush(before line: EventLine) -> Bool {
-        line.event.id.map(batch.contains(id:)) ?? false
+        line.event.id.map(ids.contains) ?? false
     }
 
-    /// Adds an event (its expected version dropped); returns true when the batch is full and
-    /// should be flushed.
-    func add(_ line: EventLine, line number: Int) throws -> Bool {
-        try batch.add(EventLine(stream: line.stream, event: line.event, expectedVersion: nil), number: number)
-        items.append((number, line.stream, line.event))
+    /// Adds an event; returns true when the batch is full and should be flushed.
+    func add(_ line: EventLine, line number: Int) -> Bool {
+        items.append((number, EventLine(stream: line.stream, event: line.event, expectedVersion: nil)))
+        if let id = line.event.id { ids.insert(id) }
         batchBytes += line.event.data.count + line.event.metadata.count
-        return batch.eventCount >= batchSize || batchBytes >= Self.maximumBatchBytes
+        return items.count >= batchSize || batchBytes >= Self.maximumBatchBytes
     }
 
     /// Appends the gathered events in one atomic append. When some of them are recorded already
@@ -59,59 +61,68 @@ final class Importer {
     /// own, and the others together; a recorded id with other content stops the import at its
     /// line, with the new events before it written. Throws ``ImportFailure``.
     func flush() async throws {
-        guard let first = items.first, let last = items.last else { return }
-        let appends = batch.appends
         let pending = items
-        batch = EventBatch()
         items = []
+        ids = []
         batchBytes = 0
         do {
-            count(try await store.append(appends))
+            try await appendTogether(pending)
         } catch let error as EventStoreError where error.code == .idempotencyConflict {
             try await appendApart(pending)
         } catch let error as EventStoreError {
-            throw ImportFailure(error: error, line: first.line, kind: .batch(last: last.line))
+            throw Self.failure(error, ofBatch: pending)
         }
         showProgress()
     }
 
     /// Appends recorded events one by one and the new ones in one append per run between them.
-    private func appendApart(_ pending: [(line: Int, stream: String, event: NewEvent)]) async throws {
-        var fresh = EventBatch()
-        var freshLines: [Int] = []
+    private func appendApart(_ pending: [Item]) async throws {
+        var fresh: [Item] = []
         func appendFresh() async throws {
-            guard let first = freshLines.first, let last = freshLines.last else { return }
             do {
-                count(try await store.append(fresh.appends))
+                try await appendTogether(fresh)
             } catch let error as EventStoreError {
-                throw ImportFailure(error: error, line: first, kind: .batch(last: last))
+                throw Self.failure(error, ofBatch: fresh)
             }
-            fresh = EventBatch()
-            freshLines = []
+            fresh = []
         }
-        for item in pending {
+        for (index, item) in pending.enumerated() {
             let recorded: Bool
             do {
-                recorded = try item.event.id.map { try store.event(withID: $0) != nil } ?? false
+                recorded = try item.event.event.id.map { try store.event(withID: $0) != nil } ?? false
             } catch let error as EventStoreError {
-                // Nothing of this line on is written: resume from it once the cause is fixed.
-                throw ImportFailure(error: error, line: freshLines.first ?? item.line, kind: .batch(last: pending.last?.line ?? item.line))
+                // Nothing from the first unwritten line on is written: resume from it.
+                throw Self.failure(error, ofBatch: fresh + pending[index...])
             }
             guard recorded else {
-                // Ids were checked for repeats when the batch was gathered: this cannot refuse.
-                try fresh.add(EventLine(stream: item.stream, event: item.event, expectedVersion: nil), number: item.line)
-                freshLines.append(item.line)
+                fresh.append(item)
                 continue
             }
             try await appendFresh()
             do {
-                count(try await store.append([StreamAppend(stream: item.stream, events: [item.event])]))
+                count(try await store.append([StreamAppend(stream: item.event.stream, events: [item.event.event])]))
             } catch let error as EventStoreError {
                 // Other content under a recorded id is this line's fault; anything else is not.
-                throw ImportFailure(error: error, line: item.line, kind: error.code == .idempotencyConflict ? .line : .batch(last: item.line))
+                throw error.code == .idempotencyConflict
+                    ? ImportFailure(error: error, line: item.line, kind: .line) : Self.failure(error, ofBatch: [item])
             }
         }
         try await appendFresh()
+    }
+
+    /// Appends `items` in one atomic append (nothing when there are none); throws the store's
+    /// error as it is.
+    private func appendTogether(_ items: [Item]) async throws {
+        guard !items.isEmpty else { return }
+        var batch = EventBatch()
+        // Ids are unique in a batch and expectations dropped: adding cannot refuse.
+        for item in items { try batch.add(item.event, number: item.line) }
+        count(try await store.append(batch.appends))
+    }
+
+    /// The failure of a batch refused as a whole, for a cause outside its lines.
+    private static func failure(_ error: EventStoreError, ofBatch items: [Item]) -> ImportFailure {
+        ImportFailure(error: error, line: items.first?.line ?? 0, kind: .batch(last: items.last?.line ?? 0))
     }
 
     private func count(_ results: [AppendResult]) {
