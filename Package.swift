@@ -18,7 +18,9 @@ let package = Package(
     targets: [
         // liblmdb-dev, found through pkg-config; `make deps` installs it when missing.
         .systemLibrary(name: "CLMDB", pkgConfig: "lmdb", providers: [.apt(["liblmdb-dev"])]),
-        .target(name: "EventStore", dependencies: ["CLMDB"]),
+        // CRC-32C with the processor's instruction where it has one (the records' checksums).
+        .target(name: "CRC32C"),
+        .target(name: "EventStore", dependencies: ["CLMDB", "CRC32C"]),
         .target(name: "Projections", dependencies: ["EventStore"]),
         .target(name: "Commands", dependencies: ["Projections"]),
         .executableTarget(
@@ -28,7 +30,7 @@ let package = Package(
         .target(name: "TestSupport", dependencies: ["EventStore"], path: "Tests/TestSupport"),
         // A writer the reliability tests start and kill (not a product: tests build it).
         .executableTarget(name: "torture-writer", dependencies: ["EventStore", "Projections", "TestSupport"], path: "Tests/TortureWriter"),
-        .testTarget(name: "EventStoreTests", dependencies: ["EventStore", "CLMDB", "TestSupport"]),
+        .testTarget(name: "EventStoreTests", dependencies: ["EventStore", "CLMDB", "CRC32C", "TestSupport"]),
         .testTarget(name: "ProjectionsTests", dependencies: ["Projections", "TestSupport"]),
         .testTarget(name: "CommandsTests", dependencies: ["Commands", "TestSupport"]),
         .testTarget(name: "EsctlTests", dependencies: ["esctl", "TestSupport"]),

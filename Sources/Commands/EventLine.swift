@@ -3,10 +3,11 @@ import Projections
 import Foundation
 
 /// One line of esctl's NDJSON event format, as read by `append --batch` and `import`:
-/// `{"stream":S,"type":T,"data":JSON,"id":UUID?,"metadata":JSON?,"expectedVersion":V?}`.
+/// `{"stream":S,"type":T,"data":JSON,"id":UUID?,"metadata":JSON?,"expectedVersion":V?,"recordedAt":TIME?}`.
 /// Data or metadata that is not JSON comes as a base64 string with `"dataEncoding":"base64"`
-/// (or `"metadataEncoding"`), as `export` and `replay --json` write it. Other keys (such as the
-/// `position` or `recordedAt` that `export` writes) are ignored.
+/// (or `"metadataEncoding"`), as `export` and `replay --json` write it. `recordedAt` is an
+/// ISO 8601 time as `export` writes it (only `import` keeps it). Other keys (such as the
+/// `position` and `version` that `export` writes) are ignored.
 ///
 /// It lives here, below esctl, so that other front ends and the fuzzer parse lines the same way.
 public struct EventLine: Sendable {
@@ -14,6 +15,9 @@ public struct EventLine: Sendable {
     public let event: NewEvent
     /// `"any"`, `"no-stream"`, `"exists"` or a version number, when the line gives one.
     public let expectedVersion: ExpectedVersion?
+    /// The time the event was recorded, in microseconds since 1970, when the line gives one
+    /// (`"recordedAt"`, as `export` writes it).
+    public let recordedAt: Int64?
 
     /// Parses one line (any bytes at all). Throws ``CommandError`` with
     /// ``CommandError/Code/invalidInput`` naming the line number and what is wrong, the store's
@@ -78,6 +82,14 @@ public struct EventLine: Sendable {
                 throw fail("\"expectedVersion\" must be \"any\", \"no-stream\", \"exists\" or a number")
             }
         }
+        var recordedAt: Int64?
+        if let text = try string("recordedAt") {
+            guard let micros = ISO8601.microseconds(parsing: text) else {
+                throw fail("\"recordedAt\" must be an ISO 8601 time such as 2026-11-22T08:30:00.000000Z")
+            }
+            guard Limits.recordedAtRange.contains(micros) else { throw fail("\"recordedAt\" must be within the years 1 to 9999") }
+            recordedAt = micros
+        }
         let event = NewEvent(id: id, type: type, data: data, metadata: metadata)
         do {
             try Limits.validateName(stream, kind: "stream")
@@ -90,13 +102,15 @@ public struct EventLine: Sendable {
         self.stream = stream
         self.event = event
         self.expectedVersion = expected
+        self.recordedAt = recordedAt
     }
 
     /// A line's fields as they are.
-    public init(stream: String, event: NewEvent, expectedVersion: ExpectedVersion?) {
+    public init(stream: String, event: NewEvent, expectedVersion: ExpectedVersion?, recordedAt: Int64? = nil) {
         self.stream = stream
         self.event = event
         self.expectedVersion = expectedVersion
+        self.recordedAt = recordedAt
     }
 
     /// Whether a line holds only white space (such lines are skipped).

@@ -12,6 +12,8 @@ public final class EventStore: Sendable {
     public let path: String
     /// The configuration the store was opened with.
     public let configuration: Configuration
+    /// How the store was opened (``OpenMode/readOnly`` refuses every write).
+    public let mode: OpenMode
 
     let environment: Environment
     let writer: Writer
@@ -21,19 +23,23 @@ public final class EventStore: Sendable {
     let commitWatcher: CommitWatcher
     let tableRegistry = TableRegistry()
 
-    /// Opens the store in `path`, creating the directory (mode 0700) and the store when missing.
+    /// Opens the store in `path`: by default creating the directory (mode 0700) and the store
+    /// when missing; see ``OpenMode`` for opening only an existing store, or reading one without
+    /// ever writing to it.
     ///
-    /// Throws ``EventStoreError`` with ``EventStoreError/Code/storeUnavailable`` when the path is a
-    /// file, cannot be read and written, holds something that is not an event store, or is
-    /// already open in this process; ``EventStoreError/Code/damaged`` when its data file is
-    /// truncated or not an LMDB environment.
-    public init(path: String, configuration: Configuration = Configuration()) throws {
-        let directory = try StoreDirectory.prepare(path)
+    /// Throws ``EventStoreError`` with ``EventStoreError/Code/notFound`` when `mode` needs an
+    /// existing store and the path holds none (nothing is created then);
+    /// ``EventStoreError/Code/storeUnavailable`` when the path is a file, cannot be read (and,
+    /// unless read-only, written), holds something that is not an event store or a store of a
+    /// newer format, or is already open in this process; ``EventStoreError/Code/damaged`` when
+    /// its data file is empty, truncated or not an LMDB environment.
+    public init(path: String, mode: OpenMode = .createIfMissing, configuration: Configuration = Configuration()) throws {
+        let directory = try StoreDirectory.prepare(path, mode: mode)
         try OpenDirectories.claim(directory)
         let environment: Environment
         let head: UInt64
         do {
-            environment = try Environment(directory: directory, configuration: configuration)
+            environment = try Environment(directory: directory, configuration: configuration, readOnly: mode == .readOnly)
             head = try environment.read { txn in
                 try Writer.lastPosition(txn, environment.databases)
             }
@@ -53,6 +59,7 @@ public final class EventStore: Sendable {
             head: head, pollInterval: configuration.pollInterval, clock: configuration.pollClock,
             poll: { try watcher.newHead() })
         self.path = path
+        self.mode = mode
         self.configuration = configuration
         self.directory = directory
         self.environment = environment
@@ -112,6 +119,9 @@ public final class EventStore: Sendable {
     /// belongs on its first part.
     public func append(_ appends: [StreamAppend]) async throws -> [AppendResult] {
         try Limits.validate(appends)
+        let appends = appends.map { append in
+            StreamAppend(stream: append.stream, events: append.events.map(StoredForm.of), expectedVersion: append.expectedVersion)
+        }
         let generator = configuration.idGenerator
         return try await withCheckedThrowingContinuation { continuation in
             let job = AppendJob(appends: appends, idGenerator: generator, continuation: continuation)

@@ -13,6 +13,60 @@ public enum ISO8601 {
         return "\(pad(year, 4))-\(pad(month, 2))-\(pad(day, 2))T\(pad(hour, 2)):\(pad(minute, 2)):\(pad(second, 2)).\(pad(micros, 6))Z"
     }
 
+    /// Parses a UTC timestamp as ``string(microseconds:)`` writes it
+    /// (`2026-11-22T08:30:00.123456Z`): a four-digit year, `T`, a time with 0 to 6 fractional
+    /// digits, and `Z` or an offset (`+01:00`). Returns microseconds since
+    /// 1970-01-01T00:00:00Z; nil for any other text, a date that does not exist, or a time
+    /// finer than a microsecond.
+    public static func microseconds(parsing text: String) -> Int64? {
+        let bytes = Array(text.utf8)
+        var index = 0
+        func number(_ digits: Int) -> Int64? {
+            guard index + digits <= bytes.count else { return nil }
+            var value: Int64 = 0
+            for _ in 0..<digits {
+                let digit = bytes[index] &- UInt8(ascii: "0")
+                guard digit < 10 else { return nil }
+                value = value * 10 + Int64(digit)
+                index += 1
+            }
+            return value
+        }
+        func literal(_ character: Character) -> Bool {
+            guard index < bytes.count, let ascii = character.asciiValue, bytes[index] == ascii else { return false }
+            index += 1
+            return true
+        }
+        guard let year = number(4), literal("-"), let month = number(2), literal("-"), let day = number(2),
+            literal("T") || literal("t"), let hour = number(2), literal(":"), let minute = number(2), literal(":"),
+            let second = number(2), hour < 24, minute < 60, second < 60,
+            let days = daysSinceEpoch(year: year, month: month, day: day)
+        else { return nil }
+        var micros: Int64 = 0
+        if literal(".") {
+            var digits = 0
+            while index < bytes.count, bytes[index] >= UInt8(ascii: "0"), bytes[index] <= UInt8(ascii: "9") {
+                guard digits < 6 else { return nil }
+                micros = micros * 10 + Int64(bytes[index] - UInt8(ascii: "0"))
+                digits += 1
+                index += 1
+            }
+            guard digits > 0 else { return nil }
+            for _ in digits..<6 { micros *= 10 }
+        }
+        var offsetSeconds: Int64 = 0
+        if !(literal("Z") || literal("z")) {
+            let sign: Int64
+            if literal("+") { sign = 1 } else if literal("-") { sign = -1 } else { return nil }
+            guard let offsetHours = number(2), literal(":"), let offsetMinutes = number(2), offsetHours < 24, offsetMinutes < 60
+            else { return nil }
+            offsetSeconds = sign * (offsetHours * 3600 + offsetMinutes * 60)
+        }
+        guard index == bytes.count else { return nil }
+        let seconds = days * 86_400 + hour * 3600 + minute * 60 + second - offsetSeconds
+        return seconds * 1_000_000 + micros
+    }
+
     /// The year, month and day of a day counted from 1970-01-01 (proleptic Gregorian calendar).
     public static func civilDate(daysSinceEpoch days: Int64) -> (year: Int64, month: Int64, day: Int64) {
         // Howard Hinnant's days-to-civil algorithm: eras of 400 years, years starting in March.

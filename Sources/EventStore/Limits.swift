@@ -10,6 +10,10 @@ public enum Limits {
     public static let maximumMetadataBytes = 64 << 10
     /// The most events one append call may carry, across all of its streams.
     public static let maximumEventsPerAppend = 10_000
+    /// The recorded times an event may be given (``NewEvent/recordedAtMicroseconds``): from
+    /// 0001-01-01T00:00:00Z to 9999-12-31T23:59:59.999999Z, in microseconds since 1970, so that
+    /// every recorded time prints as a four-digit ISO 8601 year.
+    public static let recordedAtRange: ClosedRange<Int64> = -62_135_596_800_000_000...253_402_300_799_999_999
 
     /// Checks a stream or type name: non-empty, at most ``maximumNameBytes`` bytes of UTF-8, and
     /// no control characters. Throws ``EventStoreError/Code/invalidInput`` naming the rule broken.
@@ -78,6 +82,10 @@ public enum Limits {
             throw EventStoreError(
                 .invalidInput,
                 "An event's metadata is \(event.metadata.count) bytes; the limit is \(maximumMetadataBytes) bytes (64 KiB).")
+        }
+        if let recordedAt = event.recordedAtMicroseconds, !recordedAtRange.contains(recordedAt) {
+            throw EventStoreError(
+                .invalidInput, "An event's recorded time is outside the years 1 to 9999; give a time in that range.")
         }
     }
 }

@@ -14,13 +14,22 @@ public struct NewEvent: Sendable, Equatable {
     public var data: Data
     /// Free-form metadata bytes, at most 64 KiB.
     public var metadata: Data
+    /// The time to record the event with, in microseconds since 1970-01-01T00:00:00Z, for copies
+    /// of events recorded elsewhere (imports, migrations, restores); nil, the normal case, takes
+    /// the store's clock at commit. A log that holds copies may have times that go backwards
+    /// between positions. Between the years 1 and 9999 (``Limits/recordedAtRange``).
+    public var recordedAtMicroseconds: Int64?
 
-    /// Creates an event to append.
-    public init(id: UUID? = nil, type: String, data: Data = Data(), metadata: Data = Data()) {
+    /// Creates an event to append. Give `recordedAtMicroseconds` only to copy an event recorded
+    /// elsewhere with its original time.
+    public init(
+        id: UUID? = nil, type: String, data: Data = Data(), metadata: Data = Data(), recordedAtMicroseconds: Int64? = nil
+    ) {
         self.id = id
         self.type = type
         self.data = data
         self.metadata = metadata
+        self.recordedAtMicroseconds = recordedAtMicroseconds
     }
 }
 

@@ -25,6 +25,9 @@ public struct VerificationReport: Sendable, Equatable {
     public var streams: UInt64 = 0
     /// The last position.
     public var headPosition: UInt64 = 0
+    /// Records written before records carried checksums (record format 1): read and checked
+    /// for their structure, but a changed byte in them cannot be told.
+    public var uncheckedRecords: UInt64 = 0
     /// The problems found, at most ``maximumProblems`` (``omittedProblems`` counts the rest).
     public var problems: [Problem] = []
     /// Problems found beyond the ones listed.
@@ -50,7 +53,8 @@ public struct VerificationReport: Sendable, Equatable {
 
 extension EventStore {
     /// Checks the log against its indexes in one read snapshot: positions run 1...head with no
-    /// gap; every record decodes; each stream's records have versions 1, 2, ... in position
+    /// gap; every record decodes and matches its checksum (records written before checksums are
+    /// counted in ``VerificationReport/uncheckedRecords``); each stream's records have versions 1, 2, ... in position
     /// order; every stream head matches its records; every stream-index entry points to a record
     /// of that stream and version and every record is indexed; the id table maps each record's
     /// id to its position and holds nothing else. Returns every problem found (it does not stop at
@@ -76,8 +80,8 @@ extension EventStore {
 
     private static func verifyMeta(_ txn: Transaction, _ databases: Databases, _ report: inout VerificationReport) throws {
         let format = try Array(Schema.formatKey.utf8).withUnsafeBytes { try txn.get(databases.meta, $0) }
-        guard let format, format.count == 4, BigEndian.uint32(format) == Schema.formatVersion else {
-            report.add("meta", "the format marker is missing or not \(Schema.formatVersion)")
+        guard let format, format.count == 4, Schema.readableFormats.contains(BigEndian.uint32(format)) else {
+            report.add("meta", "the format marker is missing or not one of \(Schema.readableFormats.map(String.init).joined(separator: ", "))")
             return
         }
     }
@@ -110,6 +114,7 @@ extension EventStore {
             report.headPosition = position
             do {
                 let view = try RecordView(value, position: position)
+                if !view.isChecked { report.uncheckedRecords += 1 }
                 let event = try view.recordedEvent(at: position, interner: &interner)
                 var seen = streams[event.stream] ?? SeenStream()
                 // Versions skipped here may be records that did not decode (whose stream no one

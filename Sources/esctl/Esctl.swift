@@ -20,11 +20,33 @@ struct Esctl: AsyncParsableCommand {
             \(ExitStatus.helpText)
             """,
         subcommands: [
-            Append.self, Read.self, Replay.self, Subscribe.self, Stats.self, Import.self, Export.self,
+            Init.self, Append.self, Read.self, Replay.self, Subscribe.self, Stats.self, Import.self, Export.self,
             ProjectionsCommand.self, Rebuild.self, Query.self, Verify.self, Backup.self,
             Fitness.self, Alerts.self, Chat.self, Camp.self,
         ]
     )
+
+    /// Parses the command line; when that fails and it holds negative numbers, which
+    /// ArgumentParser takes for options, parses it again with them read as values (see
+    /// ``Numbers/rereadingNegativeNumbers(_:)``) so the command can say what the number must be.
+    static func parseReadingNegativeNumbers() throws -> ParsableCommand {
+        let arguments = Array(CommandLine.arguments.dropFirst())
+        do {
+            return try parseAsRoot(arguments)
+        } catch {
+            guard let reread = Numbers.rereadingNegativeNumbers(arguments) else { throw error }
+            // Read that way, a refusal names the number and its range (not "Missing value").
+            return try parseAsRoot(reread)
+        }
+    }
+
+    /// ArgumentParser's message as one sentence: "The value 'X' is invalid for '--n <N>': REASON"
+    /// says REASON only, which names the option and its range already.
+    static func sentence(_ message: String) -> String {
+        let line = message.replacingOccurrences(of: "\n", with: " ")
+        if let match = line.firstMatch(of: /^The value '.*' is invalid for '[^']*': (.+)$/) { return String(match.1) }
+        return line
+    }
 
     /// Checks the raw arguments before parsing: Swift turns bytes that are not UTF-8 into
     /// replacement characters, which would slip into stream names unnoticed.
@@ -38,7 +60,7 @@ struct Esctl: AsyncParsableCommand {
             }
         }
         do {
-            var command = try parseAsRoot()
+            var command = try parseReadingNegativeNumbers()
             if var asyncCommand = command as? any AsyncParsableCommand {
                 try await asyncCommand.run()
             } else {
@@ -51,7 +73,7 @@ struct Esctl: AsyncParsableCommand {
             if code == .success || error is ExitCode {
                 exit(withError: error)
             }
-            var sentence = message(for: error).replacingOccurrences(of: "\n", with: " ")
+            var sentence = Self.sentence(message(for: error))
             if let last = sentence.last, !".!?".contains(last) { sentence += "." }
             Console.error(sentence + " See `esctl help` for the usage.")
             Glibc.exit(code.rawValue)

@@ -7,7 +7,7 @@ extension StoreOptions {
     /// projections whose version changed, or finish an interrupted rebuild: it says so on
     /// standard error, with progress when that is a terminal.
     func openRunner() async throws -> (EventStore, ProjectionRunner) {
-        let store = try open()
+        let store = try openExisting()
         do {
             let progress = ProgressLine()
             let runner = try await ProjectionRunner(

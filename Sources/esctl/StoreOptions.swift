@@ -19,23 +19,27 @@ struct StoreOptions: ParsableArguments {
         return "./esctl.db"
     }
 
-    /// Opens the store with the system clock and time-ordered ids (creating it when missing).
-    func open() throws -> EventStore {
-        try EventStore(path: path, configuration: Configuration(durability: durability.durability))
+    /// Opens the store with the system clock and time-ordered ids: by default creating it when
+    /// missing (for the commands that write); `.existing` and `.readOnly` for the commands that
+    /// read, where a path without a store is an error (67) and nothing is created.
+    func open(_ mode: OpenMode = .createIfMissing) throws -> EventStore {
+        do {
+            return try EventStore(path: path, mode: mode, configuration: Configuration(durability: durability.durability))
+        } catch let error as EventStoreError where error.code == .notFound {
+            throw CLIError(.notFound, "There is no store at '\(path)'; check --db (or $ESCTL_DB), or create one with `esctl init`.")
+        }
     }
 
-    /// Opens a store that must exist already: for commands that only look at one (verify,
-    /// backup, export), a mistyped path is an error (67), not a new empty store, and a
-    /// directory without a store is left as it is.
+    /// Opens an existing store read-only (LMDB's read-only mode): for the commands that only
+    /// read the log, which then work on a store this user may not write and never change it.
+    func openReadOnly() throws -> EventStore {
+        try open(.readOnly)
+    }
+
+    /// Opens an existing store for reading and writing: for the commands that read the log and
+    /// keep projection state in the store (query, projections, rebuild).
     func openExisting() throws -> EventStore {
-        var isDirectory: ObjCBool = false
-        let exists = FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory)
-        // A file, or a directory this user cannot look into: opening says precisely why (69).
-        if exists && (!isDirectory.boolValue || access(path, R_OK | X_OK) != 0) { return try open() }
-        guard FileManager.default.fileExists(atPath: path + "/data.mdb") else {
-            throw CLIError(.notFound, "There is no store at '\(path)'; check --db (or $ESCTL_DB).")
-        }
-        return try open()
+        try open(.existing)
     }
 }
 

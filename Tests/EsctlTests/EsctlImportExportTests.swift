@@ -11,14 +11,7 @@ struct EsctlImportExportTests {
         sandbox = try EsctlSandbox(prefix: "esctl-import")
     }
 
-    /// Replay of a store as JSON objects, without the recorded times (an import records its own).
-    func replay(_ db: String) async throws -> [String] {
-        let output = try await ProcessRunner.esctl(["replay", "--json"], db: db)
-        #expect(output.status == 0, "\(output)")
-        return output.lines.map { $0.replacing(/,"recordedAt":"[^"]*"/, with: "") }
-    }
-
-    @Test("export, then import into a new store, gives the same streams, versions, ids, data and metadata")
+    @Test("export, then import into a new store, gives the same log: an export of the copy is byte for byte the same")
     func roundTrip() async throws {
         // Given a store with interleaved streams, metadata, ids, and bytes that are not JSON
         let batch = """
@@ -37,10 +30,9 @@ struct EsctlImportExportTests {
         let imported = try await ProcessRunner.esctl(["import", "-"], db: copy, stdin: Data(exported.stdout.utf8))
         #expect(imported.status == 0, "\(imported)")
         #expect(imported.stdout.hasPrefix("Imported 4 events from 4 lines"))
-        // Then everything but the recorded times is the same, and an export of the copy is too
-        #expect(try await replay(copy) == (try await replay(sandbox.db)))
+        // Then the log is the same, recorded times included: an export of the copy is the same bytes
         let again = try await ProcessRunner.esctl(["export"], db: copy)
-        #expect(again.lines.map { $0.replacing(/,"recordedAt":"[^"]*"/, with: "") } == exported.lines.map { $0.replacing(/,"recordedAt":"[^"]*"/, with: "") })
+        #expect(again.stdout == exported.stdout)
         let reopened = try EventStore(path: copy)
         defer { reopened.close() }
         #expect(try reopened.readStream("c").first?.data == Data([0, 1, 2, 255]))

@@ -29,9 +29,11 @@ struct EsctlSandbox {
         }
     }
 
-    /// The store's event count, through `esctl stats --json`.
+    /// The store's event count, through `esctl stats --json`; 0 when there is no store at all
+    /// (nothing was ever written).
     func eventCount() async throws -> Int {
         let output = try await esctl(["stats", "--json"])
+        if output.status == 67 { return 0 }
         return try objects(output).first?["eventCount"] as? Int ?? -1
     }
 }

@@ -44,6 +44,7 @@ struct EsctlSubscribeTests {
 
     @Test("each event is flushed as it arrives, and Ctrl-C ends cleanly with 130")
     func flushedPerEventAndInterrupted() async throws {
+        #expect(try await sandbox.esctl("init").status == 0)
         let child = try subscribe("--from-end")
         try await child.waitForStderr(containing: "subscribed from position 1")
         try await append("orders-1", "OrderPlaced")
@@ -59,6 +60,7 @@ struct EsctlSubscribeTests {
 
     @Test("with --timeout it exits 75 and says how many of the N arrived")
     func timeouts() async throws {
+        #expect(try await sandbox.esctl("init").status == 0)
         let none = try await sandbox.esctl(["subscribe", "--count", "1", "--timeout", "0.3"])
         #expect(none.status == 75)
         #expect(none.stderr.contains("Timed out after 0.3 s: 0 of 1 events arrived."))

@@ -17,7 +17,7 @@ struct EsctlVerifyBackupTests {
         for arguments in [["verify"], ["verify", "--json"], ["backup", sandbox.directory.appending("copy")], ["export"]] {
             let output = try await ProcessRunner.esctl(arguments, db: typo)
             #expect(output.status == 67, "\(arguments): \(output)")
-            #expect(output.stderr == "esctl: There is no store at '\(typo)'; check --db (or $ESCTL_DB).\n", "\(arguments)")
+            #expect(output.stderr == "esctl: There is no store at '\(typo)'; check --db (or $ESCTL_DB), or create one with `esctl init`.\n", "\(arguments)")
         }
         #expect(!FileManager.default.fileExists(atPath: typo))
         #expect(!FileManager.default.fileExists(atPath: sandbox.directory.appending("copy")))
@@ -85,7 +85,7 @@ struct EsctlVerifyBackupTests {
         let path = sandbox.db + "/data.mdb"
         var bytes = try Data(contentsOf: URL(fileURLWithPath: path))
         let marker = try #require(bytes.range(of: Data("MARKERMARKERMARKER".utf8)))
-        let header = try #require(bytes[..<marker.lowerBound].lastRange(of: Data([1, 0, 0, 1, 0, 1])))
+        let header = try #require(bytes[..<marker.lowerBound].lastRange(of: Data([2, 0, 0, 1, 0, 1])))
         bytes[header.lowerBound] = 0x7F
         try bytes.write(to: URL(fileURLWithPath: path))
 

@@ -28,8 +28,8 @@ struct FormatDocumentTests {
         let raw = try RawLMDB(path: directory.path)
         defer { raw.close() }
 
-        // meta: "format" -> u32 BE 1
-        #expect(try raw.get("meta", Array("format".utf8)) == [0, 0, 0, 1])
+        // meta: "format" -> u32 BE 2
+        #expect(try raw.get("meta", Array("format".utf8)) == [0, 0, 0, 2])
 
         // streams: name -> u64 stream number, u64 last version, the pending positions (version mod 16 of them)
         let head = try #require(try raw.get("streams", Array("orders-1".utf8)))
@@ -49,7 +49,7 @@ struct FormatDocumentTests {
 
         // events: u64 position -> record, laid out as the document's table says
         let record = try #require(try raw.get("events", position))
-        #expect(record[0] == 1)  // record format
+        #expect(record[0] == 2)  // record format
         #expect(record[1] == 0)  // flags
         let streamLength = Int(be16(record, 2))
         let typeLength = Int(be16(record, 4))
@@ -68,7 +68,9 @@ struct FormatDocumentTests {
         offset += dataLength
         let metadata = String(decoding: record[offset..<(offset + metadataLength)], as: UTF8.self)
         offset += metadataLength
-        #expect(offset == record.count)
+        // The checksum: CRC-32C of the position's 8 bytes and the record before it, big-endian.
+        #expect(offset + 4 == record.count)
+        #expect(be32(record, offset) == crc32c(position + Array(record[0..<offset])))
         #expect(stream == "orders-1")
         #expect(type == "OrderPlaced")
         #expect(data == #"{"total":12}"#)
@@ -118,6 +120,16 @@ struct FormatDocumentTests {
         #expect(Set(listed) == Set(try raw.mainDatabaseKeys()))
     }
 
+}
+
+/// CRC-32C bit by bit, as the document defines it, independent of the store's own code.
+func crc32c(_ bytes: [UInt8]) -> UInt32 {
+    var crc: UInt32 = 0xFFFF_FFFF
+    for byte in bytes {
+        crc ^= UInt32(byte)
+        for _ in 0..<8 { crc = (crc >> 1) ^ (0x82F6_3B78 & (0 &- (crc & 1))) }
+    }
+    return ~crc
 }
 
 func bytes(of value: UInt64) -> [UInt8] { withUnsafeBytes(of: value.bigEndian) { Array($0) } }

@@ -62,24 +62,7 @@ struct OpeningTests {
     @Test("an LMDB environment that is not an event store is refused")
     func foreignLMDBEnvironment() throws {
         let directory = try TemporaryDirectory()
-        var env: OpaquePointer?
-        #expect(mdb_env_create(&env) == 0)
-        #expect(mdb_env_open(env, directory.path, 0, 0o600) == 0)
-        var txn: OpaquePointer?
-        #expect(mdb_txn_begin(env, nil, 0, &txn) == 0)
-        var dbi: MDB_dbi = 0
-        #expect(mdb_dbi_open(txn, nil, 0, &dbi) == 0)
-        var key = Array("someone-else".utf8)
-        var value = Array("data".utf8)
-        key.withUnsafeMutableBytes { k in
-            value.withUnsafeMutableBytes { v in
-                var keyVal = MDB_val(mv_size: k.count, mv_data: k.baseAddress)
-                var dataVal = MDB_val(mv_size: v.count, mv_data: v.baseAddress)
-                #expect(mdb_put(txn, dbi, &keyVal, &dataVal, 0) == 0)
-            }
-        }
-        #expect(mdb_txn_commit(txn) == 0)
-        mdb_env_close(env)
+        RawWrite.update(directory.path) { raw in raw.put(raw.dbi(nil), Array("someone-else".utf8), Array("data".utf8)) }
 
         let error = #expect(throws: EventStoreError.self) { try EventStore(path: directory.path) }
         #expect(error?.code == .storeUnavailable)

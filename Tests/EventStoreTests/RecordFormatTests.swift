@@ -34,7 +34,9 @@ struct RecordFormatTests {
             metadata: Data(), recordedAtMicroseconds: 0)
         let good = try RecordFormat.encode(event)
         var wrongFormat = good
-        wrongFormat[0] = 2
+        wrongFormat[0] = 3
+        var flipped = good
+        flipped[49] ^= 0x01
         var lyingLength = good
         lyingLength[43] = 3
         var noStream = good
@@ -42,7 +44,8 @@ struct RecordFormatTests {
         var notUTF8 = good
         notUTF8[48] = 0xFF
         let cases: [(String, [UInt8])] = [
-            ("empty", []), ("a header only, short", Array(good.prefix(47))), ("format 2", wrongFormat),
+            ("empty", []), ("a header only, short", Array(good.prefix(47))), ("format 3", wrongFormat),
+            ("a flipped bit the checksum catches", flipped),
             ("a data length past the end", lyingLength), ("an empty stream name", noStream),
             ("a stream name that is not UTF-8", notUTF8), ("one byte too many", good + [0]),
         ]
@@ -54,6 +57,9 @@ struct RecordFormatTests {
             #expect(error?.message.contains("position 9") == true, "\(name): \(String(describing: error))")
         }
         #expect(try good.withUnsafeBytes { try RecordFormat.decode($0, position: 9) } == event)
+        // The checksum covers the position: the same bytes read under another key are damage.
+        let elsewhere = #expect(throws: EventStoreError.self) { try good.withUnsafeBytes { try RecordFormat.decode($0, position: 10) } }
+        #expect(elsewhere?.message == "The record at position 10 does not match its checksum; run `esctl verify --deep` and restore from a backup.")
     }
 
     @Test("a field too long for its length field is refused by the encoder")

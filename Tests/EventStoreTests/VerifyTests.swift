@@ -27,39 +27,19 @@ struct VerifyTests {
 
     /// Changes the raw LMDB databases of a closed store.
     func tamper(_ directory: TemporaryDirectory, _ body: (OpaquePointer, (String) -> MDB_dbi) -> Void) {
-        var env: OpaquePointer?
-        mdb_env_create(&env)
-        mdb_env_set_maxdbs(env, 16)
-        #expect(mdb_env_open(env, directory.path, 0, 0o600) == 0)
-        var txn: OpaquePointer?
-        mdb_txn_begin(env, nil, 0, &txn)
-        body(txn!) { name in
-            var dbi: MDB_dbi = 0
-            mdb_dbi_open(txn, name, 0, &dbi)
-            return dbi
-        }
-        #expect(mdb_txn_commit(txn) == 0)
-        mdb_env_close(env)
+        RawWrite.update(directory.path) { raw in body(raw.txn) { raw.dbi($0) } }
     }
 
     func put(_ txn: OpaquePointer, _ dbi: MDB_dbi, _ key: [UInt8], _ value: [UInt8]) {
-        var k = key
-        var v = value
-        k.withUnsafeMutableBytes { kb in
-            v.withUnsafeMutableBytes { vb in
-                var keyVal = MDB_val(mv_size: kb.count, mv_data: kb.baseAddress)
-                var dataVal = MDB_val(mv_size: vb.count, mv_data: vb.baseAddress)
-                #expect(mdb_put(txn, dbi, &keyVal, &dataVal, 0) == 0)
-            }
-        }
+        RawWrite(txn: txn).put(dbi, key, value)
     }
 
     func delete(_ txn: OpaquePointer, _ dbi: MDB_dbi, _ key: [UInt8]) {
-        var k = key
-        k.withUnsafeMutableBytes { kb in
-            var keyVal = MDB_val(mv_size: kb.count, mv_data: kb.baseAddress)
-            #expect(mdb_del(txn, dbi, &keyVal, nil) == 0)
-        }
+        RawWrite(txn: txn).delete(dbi, key)
+    }
+
+    func value(_ txn: OpaquePointer, _ dbi: MDB_dbi, _ key: [UInt8]) -> [UInt8]? {
+        RawWrite(txn: txn).get(dbi, key)
     }
 
     func be(_ value: UInt64) -> [UInt8] { withUnsafeBytes(of: value.bigEndian) { Array($0) } }

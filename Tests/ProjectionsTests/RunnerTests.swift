@@ -135,7 +135,10 @@ struct RunnerTests {
         #expect(try await runner.query("count-by-type", asOf: 0) == ["types": [:], "total": 0])
         #expect(try await runner.query("count-by-type", asOf: 2) == ["types": ["A": 1, "B": 1], "total": 2])
         #expect(try await runner.query("count-by-type", asOf: 4) == ["types": ["A": 2, "B": 1, "C": 1], "total": 4])
-        #expect(try await runner.query("count-by-type", asOf: 99) == ["types": ["A": 2, "B": 1, "C": 1], "total": 4])
+        // Beyond the head the state is not known yet: an error that names the head, not the head's state.
+        let beyond = await #expect(throws: ProjectionError.self) { try await runner.query("count-by-type", asOf: 99) }
+        #expect(beyond?.code == .invalidQuery)
+        #expect(beyond?.message == "Position 99 is beyond the head of the log (4); give a position up to 4.")
         #expect(try runner.storedHash(of: "count-by-type") == storedBefore)
         #expect(try runner.statuses()[0].checkpoint == 0)
         let atHead = try runner.state(of: "count-by-type", asOf: 4)

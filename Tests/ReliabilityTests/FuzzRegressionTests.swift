@@ -20,7 +20,7 @@ struct FuzzRegressionTests {
 
     /// Each fuzz target's name, its check, and how many seeds it has at least.
     static let targets: [(name: String, check: @Sendable (UnsafeRawBufferPointer) throws -> Void, seeds: Int)] = [
-        ("record", { try FuzzChecks.record($0) }, 4),
+        ("record", { try FuzzChecks.record($0) }, 5),
         ("event-line", { try FuzzChecks.eventLine($0) }, 5),
     ]
 

@@ -33,6 +33,13 @@ final class Environment: @unchecked Sendable {
     static let mainDatabase: MDB_dbi = 1
 
     let directory: StoreDirectory
+    /// Whether LMDB opened the environment read-only (nothing is ever written to its data file).
+    let isReadOnly: Bool
+    /// Whether the environment was opened without LMDB's lock file (a read-only store whose lock
+    /// file this process cannot use: safe only while no other process writes).
+    private(set) var isUnlocked = false
+    /// The store-wide format the `meta` table held at open (see ``Schema/formatVersion``).
+    private(set) var storedFormat: UInt32 = Schema.formatVersion
     private let handle: OpaquePointer
     private(set) var databases: Databases
     private let gate: UnsafeMutablePointer<pthread_rwlock_t>
@@ -51,10 +58,11 @@ final class Environment: @unchecked Sendable {
         let handle: OpaquePointer
     }
 
-    /// Opens (creating when new) the environment in `directory`, checks the data file against what
-    /// its meta page claims, and opens or creates the store's databases.
-    init(directory: StoreDirectory, configuration: Configuration) throws(EventStoreError) {
+    /// Opens the environment in `directory` (creating it when new, unless `readOnly`), checks the
+    /// data file against what its meta page claims, and opens (or creates) the store's databases.
+    init(directory: StoreDirectory, configuration: Configuration, readOnly: Bool = false) throws(EventStoreError) {
         self.directory = directory
+        self.isReadOnly = readOnly
         gate = UnsafeMutablePointer<pthread_rwlock_t>.allocate(capacity: 1)
         var attributes = pthread_rwlockattr_t()
         pthread_rwlockattr_init(&attributes)
@@ -65,35 +73,47 @@ final class Environment: @unchecked Sendable {
         pthread_rwlock_init(gate, &attributes)
         pthread_rwlockattr_destroy(&attributes)
 
-        var env: OpaquePointer?
-        var rc = mdb_env_create(&env)
-        guard rc == MDB_SUCCESS, let env else {
-            Self.releaseGate(gate)
-            throw .lmdb(rc, "creating the environment")
+        var flags = UInt32(MDB_NOTLS)
+        switch configuration.durability {
+        case .full: break
+        case .noMetaSync: flags |= UInt32(MDB_NOMETASYNC)
+        case .noSync: flags |= UInt32(MDB_NOSYNC)
         }
-        handle = env
-        databases = Databases(meta: 0, events: 0, streams: 0, streamIndex: 0, eventIDs: 0)
-        do throws(EventStoreError) {
-            try Self.check(mdb_env_set_maxdbs(env, Self.maximumDatabases), "setting the number of tables")
-            try Self.check(mdb_env_set_maxreaders(env, 1024), "setting the number of readers")
-            let mapSize = max(configuration.initialMapSize, 1 << 20)
-            try Self.check(mdb_env_set_mapsize(env, mapSize), "setting the map size")
-            var flags = UInt32(MDB_NOTLS)
-            switch configuration.durability {
-            case .full: break
-            case .noMetaSync: flags |= UInt32(MDB_NOMETASYNC)
-            case .noSync: flags |= UInt32(MDB_NOSYNC)
-            }
-            rc = mdb_env_open(env, directory.path, flags, 0o600)
+        if readOnly { flags |= UInt32(MDB_RDONLY) }
+        let mapSize = max(configuration.initialMapSize, 1 << 20)
+        var (opened, rc) = Self.open(directory.path, flags: flags, mapSize: mapSize)
+        var unlocked = false
+        if readOnly && (rc == EACCES || rc == EROFS || rc == EPERM) {
+            // LMDB needs its lock file for reading too. When this process cannot open it (a
+            // read-only directory without one, a lock file it may not write), read without it:
+            // correct while no other process writes, as on read-only media or a backup.
+            (opened, rc) = Self.open(directory.path, flags: flags | UInt32(MDB_NOLOCK), mapSize: mapSize)
+            unlocked = true
+        }
+        guard rc == MDB_SUCCESS, let env = opened else {
+            Self.releaseGate(gate)
             if rc == ENOENT || rc == EINVAL {
                 throw EventStoreError(
                     .damaged,
                     "The data file in '\(directory.path)' is not a readable LMDB environment; restore it from a backup or choose another directory.",
                     cause: .lmdb(code: rc, description: String(cString: mdb_strerror(rc))))
             }
-            try Self.check(rc, "opening the store in '\(directory.path)'")
-            var dead: Int32 = 0
-            try Self.check(mdb_reader_check(env, &dead), "clearing stale readers")
+            if !readOnly && (rc == EACCES || rc == EROFS || rc == EPERM) && directory.isReadable() {
+                throw EventStoreError(
+                    .storeUnavailable,
+                    "The store at '\(directory.path)' is read-only for this user; it can be read (esctl read, replay, export), not written.",
+                    cause: .lmdb(code: rc, description: String(cString: mdb_strerror(rc))))
+            }
+            throw .lmdb(rc, "opening the store in '\(directory.path)'")
+        }
+        handle = env
+        isUnlocked = unlocked
+        databases = Databases(meta: 0, events: 0, streams: 0, streamIndex: 0, eventIDs: 0)
+        do throws(EventStoreError) {
+            if !isUnlocked {
+                var dead: Int32 = 0
+                try Self.check(mdb_reader_check(env, &dead), "clearing stale readers")
+            }
             try adoptLargerMapSize(configured: mapSize)
             try checkDataFileSize()
             databases = try openDatabases()
@@ -114,6 +134,23 @@ final class Environment: @unchecked Sendable {
     private static func releaseGate(_ gate: UnsafeMutablePointer<pthread_rwlock_t>) {
         pthread_rwlock_destroy(gate)
         gate.deallocate()
+    }
+
+    /// Creates an environment handle and opens it on `path`; on failure the handle is closed
+    /// again (LMDB allows no second `mdb_env_open` on a handle whose open failed).
+    private static func open(_ path: String, flags: UInt32, mapSize: Int) -> (OpaquePointer?, Int32) {
+        var env: OpaquePointer?
+        var rc = mdb_env_create(&env)
+        guard rc == MDB_SUCCESS, let env else { return (nil, rc) }
+        rc = mdb_env_set_maxdbs(env, maximumDatabases)
+        if rc == MDB_SUCCESS { rc = mdb_env_set_maxreaders(env, 1024) }
+        if rc == MDB_SUCCESS { rc = mdb_env_set_mapsize(env, mapSize) }
+        if rc == MDB_SUCCESS { rc = mdb_env_open(env, path, flags, 0o600) }
+        guard rc == MDB_SUCCESS else {
+            mdb_env_close(env)
+            return (nil, rc)
+        }
+        return (env, rc)
     }
 
     @inline(__always)
@@ -149,13 +186,15 @@ final class Environment: @unchecked Sendable {
     }
 
     /// Opens the store's databases, creating them (and the format marker) in a new store. A store
-    /// with another format, or an LMDB environment that is not an event store, is refused.
+    /// with another format, or an LMDB environment that is not an event store, is refused; so is
+    /// an empty environment when the store is read-only (there is no store to read).
     private func openDatabases() throws(EventStoreError) -> Databases {
         // First without creating anything, so opening an existing store never waits for the write lock.
         let existing: Databases? = try transaction(readOnly: true, commit: true) { txn in
             try self.openAll(txn, create: false)
         }
         if let existing { return existing }
+        if isReadOnly { throw StoreDirectory.noStore(directory.path) }
         let created: Databases? = try transaction(readOnly: false, commit: true) { txn in
             try self.openAll(txn, create: true)
         }
@@ -196,8 +235,8 @@ final class Environment: @unchecked Sendable {
             return BigEndian.uint32(value)
         }
         switch format {
-        case Schema.formatVersion?:
-            break
+        case let known? where Schema.readableFormats.contains(known):
+            storedFormat = known
         case nil where create:
             try Schema.formatKey.utf8CString.withUnsafeBytes { key in
                 let keyBytes = UnsafeRawBufferPointer(rebasing: key.dropLast())
@@ -210,7 +249,7 @@ final class Environment: @unchecked Sendable {
         case let other?:
             throw EventStoreError(
                 .storeUnavailable,
-                "The store in '\(directory.path)' has format \(other), and this version reads format \(Schema.formatVersion); use a matching version of esctl.")
+                "The store in '\(directory.path)' has format \(other), and this version reads formats \(Schema.readableFormats.lowerBound) to \(Schema.readableFormats.upperBound); use a newer version of esctl.")
         }
         guard let events = try open(Schema.events), let streams = try open(Schema.streams),
             let streamIndex = try open(Schema.streamIndex), let eventIDs = try open(Schema.eventIDs)

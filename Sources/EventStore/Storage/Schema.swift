@@ -1,8 +1,12 @@
 /// The named LMDB databases of a store, and the byte layout of their keys and values.
 /// `docs/FORMAT.md` documents the same layout for readers in other languages; keep both in step.
 enum Schema {
-    /// The version written under the meta key `format`; a store with another version is refused.
-    static let formatVersion: UInt32 = 1
+    /// The version written under the meta key `format` by this version: 2, records with checksums.
+    /// A store of format 1 (records without them) is read as it is and marked 2 by its first
+    /// write, since records of format 2 then join it; a store of any other format is refused.
+    static let formatVersion: UInt32 = 2
+    /// The store formats this version reads.
+    static let readableFormats: ClosedRange<UInt32> = 1...2
 
     /// meta: ASCII key -> value. Holds `format` (u32 big-endian).
     static let meta = "meta"

@@ -7,7 +7,8 @@ import Glibc
 import Darwin
 #endif
 
-/// The directory that holds a store: created when missing, checked before LMDB sees it, and
+/// The directory that holds a store: created when missing (when the open mode allows), checked
+/// before LMDB sees it, and
 /// claimed for this process so that it is never opened twice at once (LMDB forbids that: a second
 /// environment on the same files breaks its locking).
 struct StoreDirectory: Hashable {
@@ -23,15 +24,19 @@ struct StoreDirectory: Hashable {
     static let dataFileName = "data.mdb"
     static let lockFileName = "lock.mdb"
 
-    /// Creates the directory (mode 0700) when missing and checks that it can hold a store: it is a
-    /// directory, and it is either empty or already holds an LMDB data file.
-    static func prepare(_ path: String) throws(EventStoreError) -> StoreDirectory {
+    /// Checks that `path` can hold a store opened in `mode`: a directory that is either empty or
+    /// holds an LMDB data file that is not empty. With ``OpenMode/createIfMissing`` a missing
+    /// directory is created (mode 0700); with the other modes a path without a data file is
+    /// ``EventStoreError/Code/notFound`` and nothing is created. A read-only open needs only
+    /// read access.
+    static func prepare(_ path: String, mode: OpenMode) throws(EventStoreError) -> StoreDirectory {
         if path.isEmpty {
             throw EventStoreError(.invalidInput, "The store path is empty; give a directory.")
         }
         var info = stat()
         if stat(path, &info) != 0 {
             guard errno == ENOENT else { throw .system("checking the store directory '\(path)'") }
+            guard mode == .createIfMissing else { throw noStore(path) }
             if mkdir(path, 0o700) != 0 && errno != EEXIST {
                 throw .system("creating the store directory '\(path)'")
             }
@@ -41,13 +46,25 @@ struct StoreDirectory: Hashable {
             throw EventStoreError(
                 .storeUnavailable, "The store path '\(path)' is a file, not a directory; give a directory.")
         }
-        guard access(path, R_OK | W_OK | X_OK) == 0 else {
+        let needed = mode == .readOnly ? R_OK | X_OK : R_OK | W_OK | X_OK
+        guard access(path, needed) == 0 else {
+            if mode != .readOnly && access(path, R_OK | X_OK) == 0 && hasDataFile(path) {
+                throw EventStoreError(
+                    .storeUnavailable,
+                    "The store at '\(path)' is read-only for this user; it can be read (esctl read, replay, export), not written.")
+            }
             throw EventStoreError(
                 .storeUnavailable,
-                "The store directory '\(path)' cannot be read and written; fix its permissions or choose another.")
+                mode == .readOnly
+                    ? "The store directory '\(path)' cannot be read; fix its permissions or choose another."
+                    : "The store directory '\(path)' cannot be read and written; fix its permissions or choose another.")
         }
+        let identity = Identity(device: UInt64(info.st_dev), inode: UInt64(info.st_ino))
         let dataPath = path + "/" + dataFileName
-        if access(dataPath, F_OK) != 0 {
+        var dataInfo = stat()
+        if lstat(dataPath, &dataInfo) != 0 {
+            // No data file: no store to open; only an open that creates one asks whether it may.
+            guard mode == .createIfMissing else { throw noStore(path) }
             let entries = (try? FileManager.default.contentsOfDirectory(atPath: path)) ?? []
             let foreign = entries.filter { $0 != lockFileName }
             if !foreign.isEmpty {
@@ -55,9 +72,65 @@ struct StoreDirectory: Hashable {
                     .storeUnavailable,
                     "The directory '\(path)' holds other files and no event store; give an empty or new directory.")
             }
+        } else {
+            try checkDataFile(dataInfo, path: path, identity: identity)
         }
-        return StoreDirectory(
-            path: path, identity: Identity(device: UInt64(info.st_dev), inode: UInt64(info.st_ino)))
+        return StoreDirectory(path: path, identity: identity)
+    }
+
+    /// The error for a path that holds no store, when opening must not create one.
+    static func noStore(_ path: String) -> EventStoreError {
+        EventStoreError(.notFound, "There is no event store at '\(path)'.")
+    }
+
+    private static func hasDataFile(_ path: String) -> Bool {
+        access(path + "/" + dataFileName, F_OK) == 0
+    }
+
+    /// A data file must be a regular file with something in it: LMDB would take an empty one
+    /// (what a crash during a copy leaves) for a new store and start the log again, and would
+    /// block on a FIFO or map a device.
+    private static func checkDataFile(_ info: stat, path: String, identity: Identity) throws(EventStoreError) {
+        guard (info.st_mode & S_IFMT) == S_IFREG else {
+            throw EventStoreError(
+                .storeUnavailable,
+                "The data file '\(path)/\(dataFileName)' is not a regular file; move it away and restore the store from a backup.")
+        }
+        guard info.st_size > 0 else {
+            // Another process may be creating the store right now: LMDB holds its lock file's
+            // exclusive lock while it writes a new data file's first pages. Wait for that, then
+            // look again; an empty file that stays empty is damage.
+            // (Not when this process has the store open: closing a descriptor of its lock file
+            // would drop LMDB's own locks, and an open store's data file is never empty anyway.)
+            if !OpenDirectories.isClaimed(identity) { waitForCreator(path) }
+            var again = stat()
+            if stat(path + "/" + dataFileName, &again) == 0, again.st_size > 0 { return }
+            throw EventStoreError(
+                .damaged,
+                "The data file '\(path)/\(dataFileName)' is empty (a crash during a copy leaves one); restore the store from a backup, or remove the directory to start afresh.")
+        }
+    }
+
+    /// Waits until no process holds LMDB's exclusive lock on the store (byte 0 of the lock
+    /// file, held while an environment is created), by taking and releasing a shared lock on
+    /// it. Returns at once when there is no lock file or it cannot be opened.
+    private static func waitForCreator(_ path: String) {
+        let descriptor = open(path + "/" + lockFileName, O_RDONLY | O_CLOEXEC)
+        guard descriptor >= 0 else { return }
+        // Closing the descriptor releases the lock; LMDB has not opened the file in this process
+        // yet, so none of its own locks go with it.
+        defer { close(descriptor) }
+        var lock = flock()
+        lock.l_type = Int16(F_RDLCK)
+        lock.l_whence = Int16(SEEK_SET)
+        lock.l_start = 0
+        lock.l_len = 1
+        while fcntl(descriptor, F_SETLKW, &lock) != 0 && errno == EINTR {}
+    }
+
+    /// Whether this process may read the data file (a store it cannot write may still be read).
+    func isReadable() -> Bool {
+        access(path + "/" + Self.dataFileName, R_OK) == 0 && access(path, R_OK | X_OK) == 0
     }
 
     /// The size of the data file in bytes.
@@ -105,6 +178,11 @@ enum OpenDirectories {
                 .storeUnavailable,
                 "The store at '\(directory.path)' is already open in this process; use the open instance or close it first.")
         }
+    }
+
+    /// Whether this process has the directory open.
+    static func isClaimed(_ identity: StoreDirectory.Identity) -> Bool {
+        claimed.withLock { $0.contains(identity) }
     }
 
     /// Releases a claim made by ``claim(_:)``.

@@ -11,10 +11,13 @@ final class TableRegistry: Sendable {
     /// The prefix of every table's LMDB name, keeping tables apart from the log's own databases.
     static let prefix = "t/"
 
-    private let handles = Mutex<[String: MDB_dbi]>([:])
+    /// Each opened table's handle; nil for a table a read-only store does not have (it reads as
+    /// empty).
+    private let handles = Mutex<[String: MDB_dbi?]>([:])
 
-    /// The handle of an open table; throws ``EventStoreError/Code/notFound`` for one never opened.
-    func handle(_ name: String) throws(EventStoreError) -> MDB_dbi {
+    /// The handle of an open table, nil for one that a read-only store lacks; throws
+    /// ``EventStoreError/Code/notFound`` for one never opened.
+    func handle(_ name: String) throws(EventStoreError) -> MDB_dbi? {
         guard let dbi = handles.withLock({ $0[name] }) else {
             throw EventStoreError(.notFound, "The table '\(name)' is not open; open it with openTables first.")
         }
@@ -26,9 +29,30 @@ final class TableRegistry: Sendable {
         handles.withLock { handles in names.filter { handles[$0] == nil } }
     }
 
-    /// Records handles whose opening transaction has committed.
-    func register(_ opened: [String: MDB_dbi]) {
+    /// Records handles whose opening transaction has committed (nil: the table does not exist
+    /// in a read-only store).
+    func register(_ opened: [String: MDB_dbi?]) {
         handles.withLock { $0.merge(opened) { old, _ in old } }
+    }
+
+    /// Opens the tables that exist among `names` in a read transaction (for a read-only store,
+    /// where nothing can be created) and records the others as absent.
+    func openExisting(_ names: [String], in environment: Environment) throws(EventStoreError) {
+        let opened = try environment.transaction(readOnly: true, commit: true) { txn -> [String: MDB_dbi?] in
+            var opened: [String: MDB_dbi?] = [:]
+            for name in names {
+                var dbi: MDB_dbi = 0
+                let rc = mdb_dbi_open(txn.handle, TableRegistry.prefix + name, 0, &dbi)
+                if rc == MDB_NOTFOUND {
+                    opened[name] = .some(nil)
+                    continue
+                }
+                guard rc == MDB_SUCCESS else { throw EventStoreError.lmdb(rc, "opening the table '\(name)'") }
+                opened[name] = dbi
+            }
+            return opened
+        }
+        register(opened)
     }
 }
 
@@ -38,7 +62,7 @@ final class OpenTablesJob: WriteJob, @unchecked Sendable {
     private let names: [String]
     private let registry: TableRegistry
     private let continuation: CheckedContinuation<Void, any Error>
-    private var opened: [String: MDB_dbi] = [:]
+    private var opened: [String: MDB_dbi?] = [:]
     let eventCount = 0
 
     init(names: [String], registry: TableRegistry, continuation: CheckedContinuation<Void, any Error>) {

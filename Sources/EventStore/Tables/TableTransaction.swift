@@ -35,7 +35,8 @@ public final class TableTransaction {
 
     func invalidate() { isValid = false }
 
-    private func table(_ name: String) throws(EventStoreError) -> MDB_dbi {
+    /// The table's handle; nil for a table a read-only store does not have, which reads as empty.
+    private func table(_ name: String) throws(EventStoreError) -> MDB_dbi? {
         guard isValid else {
             throw EventStoreError(.closed, "A table transaction was used after its closure returned; use it only inside the closure.")
         }
@@ -44,7 +45,7 @@ public final class TableTransaction {
 
     private func writableTable(_ name: String) throws(EventStoreError) -> MDB_dbi {
         let dbi = try table(name)
-        guard isWritable else {
+        guard isWritable, let dbi else {
             throw EventStoreError(.invalidInput, "The table '\(name)' was written in a read transaction; write inside writeTables.")
         }
         return dbi
@@ -60,7 +61,7 @@ public final class TableTransaction {
     /// Runs `body` with the bytes stored under `key` without copying them; nil when there is none.
     /// The bytes are valid only during `body`.
     public func withValue<R>(_ table: String, _ key: [UInt8], _ body: (UnsafeRawBufferPointer) throws -> R) throws -> R? {
-        let dbi = try self.table(table)
+        guard let dbi = try self.table(table) else { return nil }
         return try key.withUnsafeBytes { keyBytes in
             guard let value = try txn.get(dbi, keyBytes) else { return nil }
             return try body(value)
@@ -91,7 +92,8 @@ public final class TableTransaction {
 
     /// The number of entries in a table.
     public func count(_ table: String) throws -> Int {
-        try txn.entryCount(try self.table(table))
+        guard let dbi = try self.table(table) else { return 0 }
+        return try txn.entryCount(dbi)
     }
 
     /// Visits the entries whose keys start with `prefix`, in key order (or reverse), until `body`
@@ -100,7 +102,7 @@ public final class TableTransaction {
         _ table: String, prefix: [UInt8] = [], reverse: Bool = false,
         _ body: (_ key: UnsafeRawBufferPointer, _ value: UnsafeRawBufferPointer) throws -> Bool
     ) throws {
-        let dbi = try self.table(table)
+        guard let dbi = try self.table(table) else { return }
         let cursor = try txn.cursor(dbi)
         var entry: Cursor.Entry?
         if !reverse {
@@ -226,6 +228,7 @@ final class TableWriteJob<T: Sendable>: WriteJob, @unchecked Sendable {
 extension EventStore {
     /// Opens the named tables, creating those that do not exist yet. A table must be opened
     /// (once per process) before it is read or written. Names follow the rules of stream names.
+    /// In a store opened read-only nothing is created: a table that does not exist reads as empty.
     ///
     /// Throws ``EventStoreError/Code/invalidInput`` for a bad name or when the store cannot hold
     /// more tables (about 120).
@@ -233,6 +236,10 @@ extension EventStore {
         for name in names { try Limits.validateName(name, kind: "table") }
         let missing = tableRegistry.missing(Array(Set(names)).sorted())
         guard !missing.isEmpty else { return }
+        if mode == .readOnly {
+            try tableRegistry.openExisting(missing, in: environment)
+            return
+        }
         let registry = tableRegistry
         try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
             do {

@@ -14,7 +14,8 @@ final class AppendJob: WriteJob, @unchecked Sendable {
     private var result: [AppendResult] = []
     let eventCount: Int
 
-    /// `appends` must already have passed ``Limits/validate(_:)``.
+    /// `appends` must already have passed ``Limits/validate(_:)`` and hold their data and
+    /// metadata in ``StoredForm``.
     init(
         appends: [StreamAppend], idGenerator: () -> UUID,
         continuation: CheckedContinuation<[AppendResult], any Error>
@@ -160,9 +161,10 @@ final class AppendJob: WriteJob, @unchecked Sendable {
                             try txn.reserve(databases.events, $0, size: size, flags: MDB_APPEND)
                         }
                         RecordCodec.encode(
-                            into: space, stream: UnsafeRawBufferPointer(streamBytes),
+                            into: space, position: position, stream: UnsafeRawBufferPointer(streamBytes),
                             type: UnsafeRawBufferPointer(typeBytes), version: head.version,
-                            recordedAt: context.recordedAt, id: id, data: event.data, metadata: event.metadata)
+                            recordedAt: event.recordedAtMicroseconds ?? context.recordedAt, id: id, data: event.data,
+                            metadata: event.metadata)
                     }
                     head.pending.append(position)
                     if head.pending.count == Schema.indexChunk {

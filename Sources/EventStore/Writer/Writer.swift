@@ -64,6 +64,12 @@ final class Writer: @unchecked Sendable {
     /// Jobs completed successfully since the store opened.
     let completedJobCount = Atomic<UInt64>(0)
 
+    /// Whether the store's `meta` still says an older format: the first commit marks it current,
+    /// since the records it writes are of the current format. Touched only by the writer thread.
+    private var formatUpgradePending: Bool
+
+    /// Starts the writer thread, unless the environment is read-only: then every submission is
+    /// refused.
     init(
         environment: Environment, clock: @escaping @Sendable () -> Date, maximumEventsPerCommit: Int,
         headSignal: HeadSignal
@@ -72,13 +78,24 @@ final class Writer: @unchecked Sendable {
         self.clock = clock
         self.maximumEventsPerCommit = max(1, maximumEventsPerCommit)
         self.headSignal = headSignal
+        self.formatUpgradePending = environment.storedFormat < Schema.formatVersion
+        if environment.isReadOnly {
+            state = .closed
+            return
+        }
         let thread = Thread { [self] in self.loop() }
         thread.name = "EventStore.writer"
         thread.start()
     }
 
-    /// Queues a job; throws ``EventStoreError/Code/closed`` once the writer is shutting down.
+    /// Queues a job; throws ``EventStoreError/Code/closed`` once the writer is shutting down, and
+    /// ``EventStoreError/Code/storeUnavailable`` when the store is open read-only.
     func submit(_ job: any WriteJob) throws(EventStoreError) {
+        if environment.isReadOnly {
+            throw EventStoreError(
+                .storeUnavailable,
+                "The store at '\(environment.directory.path)' is open read-only; open it for writing to change it.")
+        }
         condition.lock()
         defer { condition.unlock() }
         guard state == .running else { throw EventStoreError.closedStore }
@@ -152,6 +169,7 @@ final class Writer: @unchecked Sendable {
                         nextPosition: try Self.lastPosition(txn, environment.databases) + 1,
                         recordedAt: recordedAt)
                     let start = context.nextPosition
+                    if formatUpgradePending { try Self.markCurrentFormat(txn, environment.databases) }
                     for (index, job) in pending.enumerated() {
                         do throws(JobFailure) {
                             try job.run(in: &context)
@@ -171,6 +189,7 @@ final class Writer: @unchecked Sendable {
                     return (context.nextPosition - 1, context.nextPosition > start)
                 }
                 commitCount.add(1, ordering: .relaxed)
+                formatUpgradePending = false
                 let rejectedIndices = Set(rejected.map(\.0))
                 for (index, reason) in rejected { pending[index].fail(reason) }
                 for (index, job) in pending.enumerated() where !rejectedIndices.contains(index) {
@@ -227,6 +246,15 @@ final class Writer: @unchecked Sendable {
 
     /// Touched only by the writer thread.
     private var lastRelease = ContinuousClock.now
+
+    /// Writes the current format into `meta`: the store may now hold records of that format.
+    private static func markCurrentFormat(_ txn: Transaction, _ databases: Databases) throws {
+        try Array(Schema.formatKey.utf8).withUnsafeBytes { key in
+            try withUnsafeBytes(of: Schema.formatVersion.bigEndian) { value in
+                _ = try txn.put(databases.meta, key, value)
+            }
+        }
+    }
 
     /// The position of the last event in the log, 0 when it is empty.
     static func lastPosition(_ txn: Transaction, _ databases: Databases) throws(EventStoreError) -> UInt64 {

@@ -262,8 +262,17 @@ public final class ProjectionRunner: Sendable {
 
     /// The projection's state as of `position`: every event up to it folded in memory, without
     /// touching the stored tables.
+    ///
+    /// Throws ``ProjectionError/Code/invalidQuery`` when `position` is beyond the head (the state
+    /// there is not known yet).
     public func state(of name: String, asOf position: UInt64) throws -> ProjectionState {
         let projection = try projection(named: name)
+        let head = try store.headPosition()
+        guard position <= head else {
+            throw ProjectionError(
+                .invalidQuery, "Position \(position) is beyond the head of the log (\(head)); give a position up to \(head).",
+                projection: name, position: position)
+        }
         var state = ProjectionState(for: projection)
         var next: UInt64 = 1
         let filter = EventFilter(types: projection.eventTypes)

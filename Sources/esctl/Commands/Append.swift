@@ -44,7 +44,9 @@ struct Append: AsyncParsableCommand {
     @Option(help: ArgumentHelp("The event's id (a UUID), to make retries idempotent.", valueName: "UUID"))
     var id: String?
 
-    @Option(name: .customLong("expected-version"), help: ArgumentHelp("any, no-stream, exists, or the stream's current version N.", valueName: "VERSION"))
+    @Option(
+        name: .customLong("expected-version"), help: ArgumentHelp("any, no-stream, exists, or the stream's current version N.", valueName: "VERSION"),
+        transform: ExpectedVersionOption.parse)
     var expectedVersion: ExpectedVersionOption?
 
     @Flag(help: "Print the result as JSON.")
@@ -139,6 +141,14 @@ struct ExpectedVersionOption: ExpressibleByArgument {
     }
 
     var defaultValueDescription: String { "any" }
+
+    /// Reads `--expected-version`, refusing anything else with a sentence naming what it takes.
+    @Sendable static func parse(_ text: String) throws -> ExpectedVersionOption {
+        guard let option = ExpectedVersionOption(argument: text) else {
+            throw ValidationError("--expected-version takes any, no-stream, exists or a version number of 0 or more; '\(text)' is not one.")
+        }
+        return option
+    }
 }
 
 /// Reads JSON given on the command line, from a file (@FILE) or from standard input (-).

@@ -8,14 +8,17 @@ struct Import: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Import NDJSON events, one per line, in large atomic batches.",
         discussion: """
-            Each line is {"stream":S,"type":T,"data":JSON,"id":UUID?,"metadata":JSON?} (the format \
-            export writes; other keys, expectedVersion among them, are ignored). Events are \
-            appended in input order, in atomic batches of up to --batch-size events. Lines whose \
-            ids are already recorded with the same content are passed over, so an import can be \
-            run again. A line that is not a valid event, or whose id is recorded with other \
-            content, stops the import: everything before it is kept and reported, and the \
-            message says which --skip resumes after fixing it. Shows progress with the rate on a \
-            terminal. --json prints {"imported","alreadyRecorded","lines","headPosition"}.
+            Each line is {"stream":S,"type":T,"data":JSON,"id":UUID?,"metadata":JSON?,"recordedAt":TIME?} \
+            (the format export writes; other keys, expectedVersion among them, are ignored). Events \
+            keep the recordedAt their line gives (ISO 8601, as export writes it); lines without one, \
+            and every line with --restamp, take the importer's clock. Events are appended in input \
+            order, in atomic batches of up to --batch-size events. Lines whose ids are already \
+            recorded with the same content are passed over, so an import can be run again. A line \
+            that is not a valid event, or whose id is recorded with other content, stops the \
+            import: everything before it is kept and reported, and the message says which --skip \
+            resumes after fixing it. Shows progress with the rate on a terminal. --json prints \
+            {"imported","alreadyRecorded","lines","headPosition"} on standard output, also when the \
+            import stops (then "lines" counts the lines before the one that stopped it).
             """)
 
     @OptionGroup var store: StoreOptions
@@ -23,75 +26,99 @@ struct Import: AsyncParsableCommand {
     @Argument(help: ArgumentHelp("The NDJSON file, or - for standard input.", valueName: "FILE|-"))
     var file: String
 
-    @Option(help: ArgumentHelp("Skip the first N lines (to resume an import).", valueName: "N"))
+    @Option(help: ArgumentHelp("Skip the first N lines (to resume an import).", valueName: "N"), transform: Numbers.whole("--skip", 0...Int.max))
     var skip: Int = 0
 
-    @Option(name: .customLong("batch-size"), help: ArgumentHelp("Events per atomic batch (1 to 10000).", valueName: "N"))
+    @Option(
+        name: .customLong("batch-size"), help: ArgumentHelp("Events per atomic batch (1 to 10000).", valueName: "N"),
+        transform: Numbers.whole("--batch-size", 1...Limits.maximumEventsPerAppend))
     var batchSize: Int = Limits.maximumEventsPerAppend
+
+    @Flag(help: "Give every event the importer's clock as its recorded time, not the time its line gives.")
+    var restamp = false
 
     @Flag(help: "Print the summary as JSON.")
     var json = false
-
-    func validate() throws {
-        guard skip >= 0 else { throw ValidationError("--skip must be 0 or more.") }
-        guard (1...Limits.maximumEventsPerAppend).contains(batchSize) else {
-            throw ValidationError("--batch-size must be between 1 and \(Limits.maximumEventsPerAppend).")
-        }
-    }
 
     func run() async throws {
         try await reportingErrors {
             let reader = try LineReader(path: file)
             let store = try self.store.open()
             defer { store.close() }
-            let importer = Importer(store: store, batchSize: batchSize, skipped: skip)
+            let importer = Importer(store: store, batchSize: batchSize, skipped: skip, restamps: restamp)
             while reader.lineNumber < skip, try reader.nextLine() != nil {}
             do {
-                while let line = try reader.nextLine() {
-                    if EventLine.isBlank(line) { continue }
-                    let parsed: EventLine
-                    do {
-                        parsed = try EventLine(line, number: reader.lineNumber)
-                    } catch let error as CommandError {
-                        try await importer.flush()
-                        importer.finishProgress()
-                        let before = reader.lineNumber - 1
-                        throw CLIError(
-                            ExitStatus(error.code),
-                            "\(error.message.replacingOccurrences(of: "; nothing was written.", with: ".")) \(importer.summary(lines: before)) Fix the line and resume with --skip \(before).")
-                    }
-                    // Synchronous unless a flush is due: an await per line would hop between
-                    // executors for every event.
-                    if importer.needsFlush(before: parsed) { try await importer.flush() }
-                    if importer.add(parsed, line: reader.lineNumber) { try await importer.flush() }
-                }
-                try await importer.flush()
-            } catch let failure as ImportFailure {
-                importer.finishProgress()
-                let before = failure.line - 1
-                switch failure.kind {
-                case .line:
-                    throw CLIError(
-                        ExitStatus(failure.error.code),
-                        "Line \(failure.line): \(failure.error.message) \(importer.summary(lines: before)) Fix the line and resume with --skip \(before).")
-                case .batch(let last):
-                    throw CLIError(
-                        ExitStatus(failure.error.code),
-                        "\(failure.error.message) \(importer.summary(lines: before)) Lines \(failure.line) to \(last) (one batch) were not written: resume with --skip \(before) once the cause is fixed.")
-                }
+                try await importLines(from: reader, with: importer)
+            } catch let failure as ImportStop {
+                // A script learns how far the import got from the summary, the reason from stderr.
+                if json { try printSummary(importer, lines: failure.linesBefore, store: store) }
+                throw failure.error
             }
             importer.finishProgress()
             if json {
-                var object = JSONObjectWriter()
-                object.add("imported", importer.imported)
-                object.add("alreadyRecorded", importer.alreadyRecorded)
-                object.add("lines", reader.lineNumber)
-                object.add("headPosition", try store.headPosition())
-                Console.print(object.finish())
+                try printSummary(importer, lines: reader.lineNumber, store: store)
             } else {
                 Console.print(importer.summary(lines: reader.lineNumber, atEnd: true))
             }
         }
+    }
+
+    /// Why an import stopped, and how many input lines came before the one that stopped it.
+    private struct ImportStop: Error {
+        let error: CLIError
+        let linesBefore: Int
+    }
+
+    private func importLines(from reader: LineReader, with importer: Importer) async throws {
+        do {
+            while let line = try reader.nextLine() {
+                if EventLine.isBlank(line) { continue }
+                let parsed: EventLine
+                do {
+                    parsed = try EventLine(line, number: reader.lineNumber)
+                } catch {
+                    try await importer.flush()
+                    importer.finishProgress()
+                    let before = reader.lineNumber - 1
+                    throw ImportStop(
+                        error: CLIError(
+                            ExitStatus(error.code),
+                            "\(error.message.replacingOccurrences(of: "; nothing was written.", with: ".")) \(importer.summary(lines: before)) Fix the line and resume with --skip \(before)."),
+                        linesBefore: before)
+                }
+                // Synchronous unless a flush is due: an await per line would hop between
+                // executors for every event.
+                if importer.needsFlush(before: parsed) { try await importer.flush() }
+                if importer.add(parsed, line: reader.lineNumber) { try await importer.flush() }
+            }
+            try await importer.flush()
+        } catch let failure as ImportFailure {
+            importer.finishProgress()
+            let before = failure.line - 1
+            switch failure.kind {
+            case .line:
+                throw ImportStop(
+                    error: CLIError(
+                        ExitStatus(failure.error.code),
+                        "Line \(failure.line): \(failure.error.message) \(importer.summary(lines: before)) Fix the line and resume with --skip \(before)."),
+                    linesBefore: before)
+            case .batch(let last):
+                throw ImportStop(
+                    error: CLIError(
+                        ExitStatus(failure.error.code),
+                        "\(failure.error.message) \(importer.summary(lines: before)) Lines \(failure.line) to \(last) (one batch) were not written: resume with --skip \(before) once the cause is fixed."),
+                    linesBefore: before)
+            }
+        }
+    }
+
+    private func printSummary(_ importer: Importer, lines: Int, store: EventStore) throws {
+        var object = JSONObjectWriter()
+        object.add("imported", importer.imported)
+        object.add("alreadyRecorded", importer.alreadyRecorded)
+        object.add("lines", lines)
+        object.add("headPosition", try store.headPosition())
+        Console.print(object.finish())
     }
 }
 
@@ -100,23 +127,29 @@ struct Export: AsyncParsableCommand {
         abstract: "Write the log as NDJSON (the format import reads) to standard output.",
         discussion: """
             One object per line, as replay --json writes it: position, stream, version, id, type, \
-            data, metadata, recordedAt. Importing the output into a new store gives the same \
-            streams, versions, ids, data and metadata (the recorded times are the importer's).
+            data, metadata, recordedAt. Importing the whole log's export into an empty store gives \
+            the same log (positions, streams, versions, ids, data, metadata and recorded times), \
+            so exporting that store again gives the same bytes. Only the log travels: projections \
+            are rebuilt on the other side. Reads the store read-only.
             """)
 
     @OptionGroup var store: StoreOptions
 
-    @Option(help: ArgumentHelp("The first position to export.", valueName: "P"))
+    @Option(help: ArgumentHelp("The first position to export.", valueName: "P"), transform: Numbers.unsigned("--from"))
     var from: UInt64 = 1
 
-    @Option(help: ArgumentHelp("The last position to export (default: the head).", valueName: "P"))
+    @Option(help: ArgumentHelp("The last position to export (default: the head).", valueName: "P"), transform: Numbers.unsigned("--to"))
     var to: UInt64?
+
+    func validate() throws {
+        if let to, to < from { throw ValidationError("--to \(to) is before --from \(from); give a range whose end is not before its start.") }
+    }
 
     @OptionGroup var filters: FilterOptions
 
     func run() async throws {
         try await reportingErrors {
-            let store = try self.store.openExisting()
+            let store = try self.store.openReadOnly()
             defer { store.close() }
             try EventPages.forEach(in: store, from: from, through: to ?? .max, limit: .max, filter: filters.filter()) {
                 Console.print(EventLines.json($0))

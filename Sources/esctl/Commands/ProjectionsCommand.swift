@@ -117,7 +117,7 @@ struct Query: AsyncParsableCommand {
     @Argument(help: "The projection to query.")
     var name: String
 
-    @Option(name: .customLong("as-of"), help: ArgumentHelp("The state as of this position.", valueName: "P"))
+    @Option(name: .customLong("as-of"), help: ArgumentHelp("The state as of this position.", valueName: "P"), transform: Numbers.unsigned("--as-of"))
     var asOf: UInt64?
 
     @Option(help: ArgumentHelp("The user (app-state, alerts; default: default).", valueName: "U"))

@@ -11,10 +11,10 @@ struct Read: AsyncParsableCommand {
     @Argument(help: "The stream to read.")
     var stream: String
 
-    @Option(help: ArgumentHelp("The first version to print (default: 1, or the last with --backwards).", valueName: "V"))
+    @Option(help: ArgumentHelp("The first version to print (default: 1, or the last with --backwards).", valueName: "V"), transform: Numbers.unsigned("--from"))
     var from: UInt64?
 
-    @Option(help: ArgumentHelp("Print at most N events.", valueName: "N"))
+    @Option(help: ArgumentHelp("Print at most N events.", valueName: "N"), transform: Numbers.whole("--limit", 0...Int.max))
     var limit: Int?
 
     @Flag(help: "Read from newer to older versions.")
@@ -23,13 +23,9 @@ struct Read: AsyncParsableCommand {
     @Flag(help: "Print one JSON object per line.")
     var json = false
 
-    func validate() throws {
-        if let limit, limit < 0 { throw ValidationError("--limit must be 0 or more.") }
-    }
-
     func run() async throws {
         try await reportingErrors {
-            let store = try self.store.open()
+            let store = try self.store.openReadOnly()
             defer { store.close() }
             let version = try store.streamVersion(stream)
             guard version > 0 else {

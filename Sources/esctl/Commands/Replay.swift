@@ -13,27 +13,27 @@ struct Replay: AsyncParsableCommand {
 
     @OptionGroup var store: StoreOptions
 
-    @Option(help: ArgumentHelp("The first position to print.", valueName: "P"))
+    @Option(help: ArgumentHelp("The first position to print.", valueName: "P"), transform: Numbers.unsigned("--from"))
     var from: UInt64 = 1
 
-    @Option(help: ArgumentHelp("The last position to print (default: the head).", valueName: "P"))
+    @Option(help: ArgumentHelp("The last position to print (default: the head).", valueName: "P"), transform: Numbers.unsigned("--to"))
     var to: UInt64?
 
     @OptionGroup var filters: FilterOptions
 
-    @Option(help: ArgumentHelp("Print at most N events.", valueName: "N"))
+    @Option(help: ArgumentHelp("Print at most N events.", valueName: "N"), transform: Numbers.whole("--limit", 0...Int.max))
     var limit: Int?
 
     @Flag(help: "Print one JSON object per line.")
     var json = false
 
     func validate() throws {
-        if let limit, limit < 0 { throw ValidationError("--limit must be 0 or more.") }
+        if let to, to < from { throw ValidationError("--to \(to) is before --from \(from); give a range whose end is not before its start.") }
     }
 
     func run() async throws {
         try await reportingErrors {
-            let store = try self.store.open()
+            let store = try self.store.openReadOnly()
             defer { store.close() }
             try EventPages.forEach(in: store, from: from, through: to ?? .max, limit: limit ?? .max, filter: filters.filter()) {
                 Console.print(EventLines.line($0, json: json))

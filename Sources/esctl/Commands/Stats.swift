@@ -18,7 +18,7 @@ struct Stats: AsyncParsableCommand {
 
     func run() async throws {
         try await reportingErrors {
-            let store = try self.store.open()
+            let store = try self.store.openReadOnly()
             defer { store.close() }
             let stats = try store.statistics()
             if json {

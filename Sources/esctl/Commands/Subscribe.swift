@@ -21,7 +21,7 @@ struct Subscribe: AsyncParsableCommand {
 
     @OptionGroup var store: StoreOptions
 
-    @Option(help: ArgumentHelp("Start at this position (inclusive).", valueName: "P"))
+    @Option(help: ArgumentHelp("Start at this position (inclusive).", valueName: "P"), transform: Numbers.unsigned("--from"))
     var from: UInt64?
 
     @Flag(name: .customLong("from-start"), help: "Start at the first event of the log.")
@@ -35,10 +35,12 @@ struct Subscribe: AsyncParsableCommand {
 
     @OptionGroup var filters: FilterOptions
 
-    @Option(help: ArgumentHelp("Exit 0 after N events.", valueName: "N"))
+    @Option(help: ArgumentHelp("Exit 0 after N events.", valueName: "N"), transform: Numbers.whole("--count", 1...Int.max))
     var count: Int?
 
-    @Option(help: ArgumentHelp("Exit 75 if the events have not all arrived after this many seconds.", valueName: "SECONDS"))
+    @Option(
+        help: ArgumentHelp("Exit 75 if the events have not all arrived after this many seconds.", valueName: "SECONDS"),
+        transform: Numbers.decimal("--timeout", 0.001...31_536_000))
     var timeout: Double?
 
     @Flag(help: "Print one JSON object per line.")
@@ -48,15 +50,11 @@ struct Subscribe: AsyncParsableCommand {
         if [from != nil, fromStart, fromEnd].filter({ $0 }).count > 1 {
             throw ValidationError("Give at most one of --from, --from-start and --from-end.")
         }
-        if let count, count < 1 { throw ValidationError("--count must be 1 or more.") }
-        if let timeout, !(timeout > 0 && timeout <= 31_536_000) {
-            throw ValidationError("--timeout must be a number of seconds above 0.")
-        }
     }
 
     func run() async throws {
         try await reportingErrors {
-            let store = try self.store.open()
+            let store = try self.store.openReadOnly()
             defer { store.close() }
             let start: SubscriptionStart = fromStart ? .start : from.map { .position($0) } ?? .end
             let subscription = store.subscribe(from: start, filter: filters.filter(stream: stream))

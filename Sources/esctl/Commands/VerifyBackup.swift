@@ -26,7 +26,7 @@ struct Verify: AsyncParsableCommand {
 
     func run() async throws {
         try await reportingErrors {
-            let store = try self.store.openExisting()
+            let store = try self.store.openReadOnly()
             defer { store.close() }
             var report = try store.verify()
             // Only checks the projections' stored state: no rebuild, no catch-up.
@@ -78,7 +78,7 @@ struct Backup: AsyncParsableCommand {
 
     func run() async throws {
         try await reportingErrors {
-            let store = try self.store.openExisting()
+            let store = try self.store.openReadOnly()
             let head: UInt64
             do {
                 defer { store.close() }
@@ -91,7 +91,7 @@ struct Backup: AsyncParsableCommand {
             }
             let copy: EventStore
             do {
-                copy = try EventStore(path: destination)
+                copy = try EventStore(path: destination, mode: .readOnly)
             } catch let error as EventStoreError {
                 throw CLIError(
                     .storeUnavailable,

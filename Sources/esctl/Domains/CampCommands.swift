@@ -51,7 +51,7 @@ struct Camp: AsyncParsableCommand {
         static let configuration = CommandConfiguration(abstract: "Add a site (a number that may exist once).")
         @OptionGroup var options: DomainOptions
         @OptionGroup var campground: CampgroundOption
-        @Argument(help: "The site's number.") var number: Int
+        @Argument(help: "The site's number.", transform: Numbers.whole("The site number", Int.min...Int.max)) var number: Int
         @Flag(help: "The site has electricity.") var electricity = false
         @Flag(help: "The site has water.") var water = false
         func run() async throws {
@@ -65,7 +65,7 @@ struct Camp: AsyncParsableCommand {
         static let configuration = CommandConfiguration(abstract: "Delete a site without active reservations.")
         @OptionGroup var options: DomainOptions
         @OptionGroup var campground: CampgroundOption
-        @Argument(help: "The site's number.") var number: Int
+        @Argument(help: "The site's number.", transform: Numbers.whole("The site number", Int.min...Int.max)) var number: Int
         func run() async throws {
             try await Camp.run(.deleteSite(number), options, campground) { _ in "site \(number) deleted" }
         }
@@ -75,10 +75,10 @@ struct Camp: AsyncParsableCommand {
         static let configuration = CommandConfiguration(abstract: "Reserve a site for a camper from a date for some nights; prints the id and status.")
         @OptionGroup var options: DomainOptions
         @OptionGroup var campground: CampgroundOption
-        @Option(help: "The site's number.") var site: Int
+        @Option(parsing: .unconditional, help: "The site's number.", transform: Numbers.whole("--site", Int.min...Int.max)) var site: Int
         @Option(help: ArgumentHelp("The camper's id.", valueName: "ID")) var camper: String
         @Option(help: ArgumentHelp("The first night, as YYYY-MM-DD.", valueName: "YYYY-MM-DD")) var date: String
-        @Option(parsing: .unconditional, help: "The number of nights.") var nights: Int
+        @Option(parsing: .unconditional, help: "The number of nights.", transform: Numbers.whole("--nights", Int.min...Int.max)) var nights: Int
 
         func run() async throws {
             try await reportingErrors {

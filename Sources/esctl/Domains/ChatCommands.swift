@@ -79,11 +79,10 @@ struct Chat: AsyncParsableCommand {
         @OptionGroup var speaker: Speaker
         @OptionGroup var room: RoomOption
         @Argument(help: "The text to count down to.") var text: String
-        @Option(help: ArgumentHelp("Seconds between messages.", valueName: "SECONDS")) var interval: Double = 1
-
-        func validate() throws {
-            guard interval >= 0, interval <= 3600 else { throw ValidationError("--interval must be between 0 and 3600 seconds.") }
-        }
+        @Option(
+            parsing: .unconditional, help: ArgumentHelp("Seconds between messages.", valueName: "SECONDS"),
+            transform: Numbers.decimal("--interval", 0...3600))
+        var interval: Double = 1
 
         func run() async throws {
             try await reportingErrors {

@@ -35,7 +35,7 @@ struct Fitness: AsyncParsableCommand {
         static let configuration = CommandConfiguration(abstract: "Set the goal, a positive number of steps (before starting).")
         @OptionGroup var options: DomainOptions
         @OptionGroup var user: UserOption
-        @Argument(help: "The goal in steps.") var steps: Int
+        @Argument(help: ArgumentHelp("The goal in steps.", valueName: "STEPS"), transform: Numbers.whole("The goal", Int.min...Int.max)) var steps: Int
         func run() async throws { try await Fitness.run(.setGoal(steps), options, user) }
     }
 
@@ -64,8 +64,11 @@ struct Fitness: AsyncParsableCommand {
         static let configuration = CommandConfiguration(abstract: "Record pedometer data: steps and meters walked since the last report.")
         @OptionGroup var options: DomainOptions
         @OptionGroup var user: UserOption
-        @Option(parsing: .unconditional, help: "Steps walked.") var steps: Int
-        @Option(parsing: .unconditional, help: ArgumentHelp("Meters walked (default 0).", valueName: "METERS")) var distance: Double = 0
+        @Option(parsing: .unconditional, help: "Steps walked.", transform: Numbers.whole("--steps", Int.min...Int.max)) var steps: Int
+        @Option(
+            parsing: .unconditional, help: ArgumentHelp("Meters walked (default 0).", valueName: "METERS"),
+            transform: Numbers.decimal("--distance", -Double.greatestFiniteMagnitude...Double.greatestFiniteMagnitude))
+        var distance: Double = 0
         func run() async throws { try await Fitness.run(.walk(steps: steps, distance: distance), options, user) }
     }
 
@@ -73,7 +76,10 @@ struct Fitness: AsyncParsableCommand {
         static let configuration = CommandConfiguration(abstract: "Move Nessie: her distance, in meters, is now this.")
         @OptionGroup var options: DomainOptions
         @OptionGroup var user: UserOption
-        @Argument(help: "Nessie's distance in meters.") var meters: Double
+        @Argument(
+            help: ArgumentHelp("Nessie's distance in meters.", valueName: "METERS"),
+            transform: Numbers.decimal("Nessie's distance", -Double.greatestFiniteMagnitude...Double.greatestFiniteMagnitude))
+        var meters: Double
         func run() async throws { try await Fitness.run(.moveNessie(meters), options, user) }
     }
 }

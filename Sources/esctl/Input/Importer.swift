@@ -35,10 +35,14 @@ final class Importer {
     /// How many lines `--skip` passed over.
     private let skipped: Int
 
-    init(store: EventStore, batchSize: Int, skipped: Int) {
+    /// Whether events take the importer's clock rather than the time their line gives.
+    private let restamps: Bool
+
+    init(store: EventStore, batchSize: Int, skipped: Int, restamps: Bool) {
         self.store = store
         self.batchSize = batchSize
         self.skipped = skipped
+        self.restamps = restamps
     }
 
     /// Whether the batch must be appended before `line` joins it: an id may appear once per
@@ -48,9 +52,12 @@ final class Importer {
         line.event.id.map(ids.contains) ?? false
     }
 
-    /// Adds an event; returns true when the batch is full and should be flushed.
+    /// Adds an event, with the time its line gives unless restamping; returns true when the batch
+    /// is full and should be flushed.
     func add(_ line: EventLine, line number: Int) -> Bool {
-        items.append((number, EventLine(stream: line.stream, event: line.event, expectedVersion: nil)))
+        var event = line.event
+        if !restamps { event.recordedAtMicroseconds = line.recordedAt }
+        items.append((number, EventLine(stream: line.stream, event: event, expectedVersion: nil)))
         if let id = line.event.id { ids.insert(id) }
         batchBytes += line.event.data.count + line.event.metadata.count
         return items.count >= batchSize || batchBytes >= Self.maximumBatchBytes

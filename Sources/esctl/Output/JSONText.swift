@@ -1,3 +1,4 @@
+import EventStore
 import Projections
 
 /// Renders a query's JSON for people: scalar members as aligned "name  value" lines, arrays of

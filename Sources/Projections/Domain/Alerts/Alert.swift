@@ -1,3 +1,4 @@
+import EventStore
 /// How an alert feels.
 public enum Severity: String, Sendable, Codable, CaseIterable {
     case good

@@ -1,3 +1,4 @@
+import EventStore
 /// A user's alert center: alerts in the order posted, each text at most once. The fold of
 /// their alert stream.
 public struct AlertQueue: Sendable, Equatable, RowValue {

@@ -1,3 +1,4 @@
+import EventStore
 /// A camper.
 public struct Camper: Sendable, Equatable, RowValue {
     public var id: String

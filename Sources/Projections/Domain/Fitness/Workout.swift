@@ -1,3 +1,4 @@
+import EventStore
 /// Where a workout stands, with the label the app's button shows for it.
 public enum WorkoutStatus: String, Sendable, Codable, CaseIterable {
     case notStarted

@@ -82,12 +82,9 @@ public enum JSONWriter {
         return "\(value)"
     }
 
-    /// Stored bytes as a JSON value for output: the JSON itself when the bytes are valid JSON (with
-    /// line breaks removed, which in valid JSON can only be white space), otherwise nil.
+    /// Stored bytes as a JSON value for output: the JSON itself, compact (white space outside
+    /// strings removed, which keeps it on one line), when the bytes are valid JSON; otherwise nil.
     public static func embeddable(_ data: Data) -> String? {
-        let bytes = [UInt8](data)
-        guard JSONScanner.isValid(bytes) else { return nil }
-        let oneLine = bytes.filter { $0 != 0x0A && $0 != 0x0D }
-        return String(decoding: oneLine, as: UTF8.self)
+        data.withUnsafeBytes { JSONScanner.compacted($0) }.map { String(decoding: $0, as: UTF8.self) }
     }
 }

@@ -1,4 +1,3 @@
-import EventStore
 
 /// Why a piece of text is not the JSON that was expected, and where (a byte offset).
 public struct JSONError: Error, Equatable, CustomStringConvertible {
@@ -68,26 +67,29 @@ public struct JSONScanner {
     /// Reads one object whose members are handed back as raw value byte ranges, in order; the
     /// whole input must be that object. Keys must be unique.
     public static func members(ofObject bytes: [UInt8]) throws(JSONError) -> [(key: String, value: Range<Int>)] {
-        try scanning(bytes) { scanner throws(JSONError) in
-            try scanner.readMembers().map { member throws(JSONError) in
-                var keyScanner = JSONScanner(UnsafeRawBufferPointer(rebasing: scanner.bytes[member.key]))
-                return (try keyScanner.readString(), member.value)
+        let result: Result<[(key: String, value: Range<Int>)], JSONError> = bytes.withUnsafeBytes { raw in
+            var members: [(key: String, value: Range<Int>)] = []
+            do throws(JSONError) {
+                try forEachMember(ofObject: raw) { keyRange, value throws(JSONError) in
+                    let key = try string(UnsafeRawBufferPointer(rebasing: raw[keyRange]))
+                    if members.contains(where: { $0.key == key }) {
+                        throw JSONError(message: "the key \"\(key)\" appears twice", offset: keyRange.lowerBound)
+                    }
+                    members.append((key, value))
+                }
+                return .success(members)
+            } catch {
+                return .failure(error)
             }
         }
-    }
-
-    /// Reads one object: the byte range of each member's key (its quotes included) and value,
-    /// in order; the whole input must be that object, with unique keys.
-    static func memberRanges(ofObject bytes: UnsafeRawBufferPointer) throws(JSONError) -> [(key: Range<Int>, value: Range<Int>)] {
-        var scanner = JSONScanner(bytes)
-        return try scanner.readMembers()
+        return try result.get()
     }
 
     /// Reads one object, handing each member's key range (quotes included) and value range to
     /// `body` as it goes, without allocating; the whole input must be that object. Does not check
-    /// that keys are unique.
-    static func forEachMember(
-        ofObject bytes: UnsafeRawBufferPointer, _ body: (Range<Int>, Range<Int>) -> Void
+    /// that keys are unique; `body` may, by throwing.
+    package static func forEachMember(
+        ofObject bytes: UnsafeRawBufferPointer, _ body: (Range<Int>, Range<Int>) throws(JSONError) -> Void
     ) throws(JSONError) {
         var scanner = JSONScanner(bytes)
         scanner.skipWhitespace()
@@ -106,7 +108,7 @@ public struct JSONScanner {
                 scanner.skipWhitespace()
                 try scanner.expect(UInt8(ascii: ":"))
                 scanner.skipWhitespace()
-                body(keyRange, try scanner.skipValue())
+                try body(keyRange, try scanner.skipValue())
                 scanner.skipWhitespace()
                 if scanner.peek() == UInt8(ascii: ",") {
                     scanner.index += 1
@@ -118,47 +120,6 @@ public struct JSONScanner {
         }
         scanner.skipWhitespace()
         guard scanner.index == bytes.count else { throw scanner.error("unexpected text after the object") }
-    }
-
-    private mutating func readMembers() throws(JSONError) -> [(key: Range<Int>, value: Range<Int>)] {
-        var scanner = self
-        defer { self = scanner }
-        scanner.skipWhitespace()
-        guard scanner.peek() == UInt8(ascii: "{") else { throw scanner.error("expected a JSON object") }
-        scanner.index += 1
-        var members: [(key: Range<Int>, value: Range<Int>)] = []
-        scanner.skipWhitespace()
-        if scanner.peek() == UInt8(ascii: "}") {
-            scanner.index += 1
-        } else {
-            while true {
-                scanner.skipWhitespace()
-                let keyOffset = scanner.index
-                guard scanner.peek() == UInt8(ascii: "\"") else { throw scanner.error("expected a string key") }
-                try scanner.skipValue()
-                let keyRange = keyOffset..<scanner.index
-                if members.contains(where: { scanner.bytes[$0.key].elementsEqual(scanner.bytes[keyRange]) }) {
-                    var keyScanner = JSONScanner(UnsafeRawBufferPointer(rebasing: scanner.bytes[keyRange]))
-                    let key = (try? keyScanner.readString()) ?? "?"
-                    throw JSONError(message: "the key \"\(key)\" appears twice", offset: keyOffset)
-                }
-                scanner.skipWhitespace()
-                try scanner.expect(UInt8(ascii: ":"))
-                scanner.skipWhitespace()
-                let value = try scanner.skipValue()
-                members.append((keyRange, value))
-                scanner.skipWhitespace()
-                if scanner.peek() == UInt8(ascii: ",") {
-                    scanner.index += 1
-                    continue
-                }
-                try scanner.expect(UInt8(ascii: "}"))
-                break
-            }
-        }
-        scanner.skipWhitespace()
-        guard scanner.index == bytes.count else { throw scanner.error("unexpected text after the object") }
-        return members
     }
 
     /// Decodes a JSON string value given as its raw bytes (quotes included).
@@ -167,7 +128,7 @@ public struct JSONScanner {
     }
 
     /// Decodes a JSON string value given as its raw bytes (quotes included).
-    static func string(_ raw: UnsafeRawBufferPointer) throws(JSONError) -> String {
+    package static func string(_ raw: UnsafeRawBufferPointer) throws(JSONError) -> String {
         var scanner = JSONScanner(raw)
         return try scanner.readWholeString()
     }
