@@ -129,3 +129,10 @@ static int has_hardware(void) { return 0; }
 uint32_t es_crc32c_extend(uint32_t crc, const void *bytes, size_t length) {
     return has_hardware() ? extend_hardware(crc, bytes, length) : es_crc32c_extend_portable(crc, bytes, length);
 }
+
+uint32_t es_crc32c_record(uint64_t position, const void *bytes, size_t length) {
+    unsigned char key[8];
+    for (int i = 0; i < 8; i++) key[i] = (unsigned char)(position >> (56 - 8 * i));
+    if (has_hardware()) return extend_hardware(extend_hardware(0, key, 8), bytes, length);
+    return es_crc32c_extend_portable(es_crc32c_extend_portable(0, key, 8), bytes, length);
+}

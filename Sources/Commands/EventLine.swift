@@ -3,7 +3,8 @@ import Projections
 import Foundation
 
 /// One line of esctl's NDJSON event format, as read by `append --batch` and `import`:
-/// `{"stream":S,"type":T,"data":JSON,"id":UUID?,"metadata":JSON?,"expectedVersion":V?,"recordedAt":TIME?}`.
+/// `{"stream":S,"type":T,"data":JSON?,"id":UUID?,"metadata":JSON?,"expectedVersion":V?,"recordedAt":TIME?}`
+/// (no `data` is `{}`).
 /// Data or metadata that is not JSON comes as a base64 string with `"dataEncoding":"base64"`
 /// (or `"metadataEncoding"`), as `export` and `replay --json` write it. `recordedAt` is an
 /// ISO 8601 time as `export` writes it (only `import` keeps it). Other keys (such as the
@@ -50,7 +51,8 @@ public struct EventLine: Sendable {
         }
         guard let stream = try string("stream") else { throw fail("\"stream\" is missing") }
         guard let type = try string("type") else { throw fail("\"type\" is missing") }
-        guard let rawData = raw("data") else { throw fail("\"data\" is missing (use {} for none)") }
+        // No data is an empty object, as `esctl append` without --data records it.
+        let rawData = raw("data") ?? ArraySlice(Array("{}".utf8))
         func decoded(_ value: ArraySlice<UInt8>, encoding key: String) throws(CommandError) -> Data {
             guard let encoding = try string(key) else { return Data(value) }
             guard encoding == "base64" else { throw fail("\"\(key)\" must be \"base64\"") }

@@ -38,6 +38,10 @@ public struct Configuration: Sendable {
     public var pollInterval: Duration
     /// The clock the poll interval runs on; inject a test clock to drive polling by hand.
     public var pollClock: any Clock<Duration>
+    /// How often, at most, the writer clears the reader slots of processes that died while
+    /// reading (after a commit, and before it grows the map): such a slot keeps LMDB from
+    /// reusing the pages its snapshot may see, so the data file grows instead.
+    public var staleReaderCheckInterval: Duration
 
     /// Creates a configuration; every argument has a sensible default.
     public init(
@@ -47,7 +51,8 @@ public struct Configuration: Sendable {
         idGenerator: @escaping @Sendable () -> UUID = UUIDv7Generator().next,
         maximumEventsPerCommit: Int = 50_000,
         pollInterval: Duration = .milliseconds(5),
-        pollClock: any Clock<Duration> = ContinuousClock()
+        pollClock: any Clock<Duration> = ContinuousClock(),
+        staleReaderCheckInterval: Duration = .seconds(5)
     ) {
         self.durability = durability
         self.initialMapSize = initialMapSize
@@ -56,5 +61,6 @@ public struct Configuration: Sendable {
         self.maximumEventsPerCommit = maximumEventsPerCommit
         self.pollInterval = pollInterval
         self.pollClock = pollClock
+        self.staleReaderCheckInterval = staleReaderCheckInterval
     }
 }

@@ -44,6 +44,7 @@ public final class EventStore: Sendable {
                 try Writer.lastPosition(txn, environment.databases)
             }
         } catch {
+            directory.removeCreated()
             OpenDirectories.release(directory)
             throw error
         }
@@ -67,7 +68,8 @@ public final class EventStore: Sendable {
         self.commitWatcher = watcher
         self.writer = Writer(
             environment: environment, clock: configuration.clock,
-            maximumEventsPerCommit: configuration.maximumEventsPerCommit, headSignal: headSignal)
+            maximumEventsPerCommit: configuration.maximumEventsPerCommit,
+            staleReaderCheckInterval: configuration.staleReaderCheckInterval, headSignal: headSignal)
     }
 
     deinit {
@@ -119,9 +121,8 @@ public final class EventStore: Sendable {
     /// belongs on its first part.
     public func append(_ appends: [StreamAppend]) async throws -> [AppendResult] {
         try Limits.validate(appends)
-        let appends = appends.map { append in
-            StreamAppend(stream: append.stream, events: append.events.map(StoredForm.of), expectedVersion: append.expectedVersion)
-        }
+        var appends = appends
+        StoredForm.apply(to: &appends)
         let generator = configuration.idGenerator
         return try await withCheckedThrowingContinuation { continuation in
             let job = AppendJob(appends: appends, idGenerator: generator, continuation: continuation)

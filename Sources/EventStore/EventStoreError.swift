@@ -113,6 +113,16 @@ extension EventStoreError {
                 .damaged,
                 "The data file is not a readable LMDB environment while \(operation); restore it from a backup or choose another directory.",
                 cause: cause)
+        case MDB_READERS_FULL:
+            return EventStoreError(
+                .storeUnavailable,
+                "Too many readers have the store open at once (LMDB's reader table is full) while \(operation); end some of them, or wait, and try again.",
+                cause: cause)
+        case ENOMEM:
+            return EventStoreError(
+                .storeUnavailable,
+                "There is not enough address space to map the store while \(operation); raise the process's limit (ulimit -v) or free memory.",
+                cause: cause)
         case MDB_CORRUPTED, MDB_PAGE_NOTFOUND, MDB_PANIC:
             return EventStoreError(
                 .damaged, "The data file is damaged (\(operation)); restore it from a backup.", cause: cause)
@@ -148,9 +158,14 @@ extension EventStoreError {
             return EventStoreError(
                 .storeUnavailable, "A directory on the path does not exist while \(operation); create it first or choose another path.",
                 cause: cause)
-        case ENOSPC, EDQUOT:
+        case ENOSPC, EDQUOT, EFBIG:
             return EventStoreError(
                 .storageFull, "The disk is full while \(operation); free some space and try again.", cause: cause)
+        case ENOMEM:
+            return EventStoreError(
+                .storeUnavailable,
+                "There is not enough memory while \(operation); raise the process's limits (ulimit -v) or free memory.",
+                cause: cause)
         default:
             return EventStoreError(.storageFailure, "A system call failed while \(operation).", cause: cause)
         }

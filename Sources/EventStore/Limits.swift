@@ -27,7 +27,17 @@ public enum Limits {
                 .invalidInput,
                 "The \(kind) name is \(byteCount) bytes long; use at most \(maximumNameBytes) bytes of UTF-8.")
         }
-        if name.unicodeScalars.contains(where: { $0.properties.generalCategory == .control }) {
+        // ASCII names, the usual case, are checked byte by byte; others scalar by scalar.
+        var isASCII = true
+        var hasControl = false
+        for byte in name.utf8 {
+            if byte < 0x20 || byte == 0x7F { hasControl = true }
+            if byte >= 0x80 { isASCII = false }
+        }
+        if !isASCII && !hasControl {
+            hasControl = name.unicodeScalars.contains { $0.properties.generalCategory == .control }
+        }
+        if hasControl {
             throw EventStoreError(
                 .invalidInput, "The \(kind) name contains a control character; use printable characters only.")
         }

@@ -109,6 +109,7 @@ extension EventStore {
         let pageSize = try environment.pageSize()
         let info = try environment.info()
         let fileSize = try environment.directory.dataFileSize()
+        let readers = try environment.readerSlotsInUse()
         return try environment.read { txn in
             let events = try txn.entryCount(databases.events)
             let streams = try txn.entryCount(databases.streams)
@@ -117,7 +118,8 @@ extension EventStore {
             let head = try cursor.last().map { entry in try Self.position(of: entry.key) } ?? 0
             return StoreStatistics(
                 eventCount: UInt64(events), streamCount: UInt64(streams), firstPosition: first,
-                headPosition: head, fileSize: fileSize, mapSize: info.me_mapsize, pageSize: pageSize)
+                headPosition: head, fileSize: fileSize, mapSize: info.me_mapsize, pageSize: pageSize,
+                readers: readers)
         }
     }
 
@@ -182,4 +184,8 @@ public struct StoreStatistics: Sendable, Equatable, Codable {
     public let mapSize: Int
     /// LMDB's page size, in bytes.
     public let pageSize: Int
+    /// Reader slots in use in LMDB's lock file, by any process: the reads running now, this
+    /// process's pooled read transactions, and slots of processes that died while reading until
+    /// they are cleared (0 when the store is read without LMDB's lock).
+    public let readers: Int
 }

@@ -13,11 +13,18 @@ public enum StoredForm {
         return bytes.withUnsafeBytes { JSONScanner.compacted($0) }.map { Data($0) } ?? bytes
     }
 
-    /// The event with its data and metadata in stored form.
-    static func of(_ event: NewEvent) -> NewEvent {
-        var stored = event
-        stored.data = of(event.data)
-        stored.metadata = of(event.metadata)
-        return stored
+    /// Puts every event's data and metadata in stored form, changing (and so copying) only the
+    /// events whose bytes change.
+    static func apply(to appends: inout [StreamAppend]) {
+        for part in appends.indices {
+            for event in appends[part].events.indices {
+                let data = appends[part].events[event].data
+                let stored = of(data)
+                if stored.count != data.count { appends[part].events[event].data = stored }
+                let metadata = appends[part].events[event].metadata
+                let storedMetadata = of(metadata)
+                if storedMetadata.count != metadata.count { appends[part].events[event].metadata = storedMetadata }
+            }
+        }
     }
 }

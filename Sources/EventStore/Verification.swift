@@ -253,36 +253,4 @@ extension EventStore {
             entry = try cursor.next()
         }
     }
-
-    /// Copies the store to `destination` (a new or empty directory, created with mode 0700; the
-    /// copied data file gets mode 0600) in one consistent snapshot, while writers go on; `compact`
-    /// leaves out free pages. The copy opens as a store of its own, and verifies clean when the
-    /// store does: it is a copy of the pages, damage included.
-    ///
-    /// Throws ``EventStoreError`` with ``EventStoreError/Code/invalidInput`` when the destination
-    /// exists and is not an empty directory or its parent does not exist, ``EventStoreError/Code/storeUnavailable``
-    /// when it cannot be created (no permission), and LMDB's errors (a full disk).
-    public func backup(to destination: String, compact: Bool = false) throws {
-        var info = stat()
-        if stat(destination, &info) == 0 {
-            let entries = (try? FileManager.default.contentsOfDirectory(atPath: destination)) ?? ["?"]
-            guard (info.st_mode & S_IFMT) == S_IFDIR, entries.isEmpty else {
-                throw EventStoreError(
-                    .invalidInput, "The backup destination '\(destination)' exists and is not an empty directory; give a new path.")
-            }
-        } else if mkdir(destination, 0o700) != 0 {
-            // The destination is the caller's argument: a parent that is missing is a wrong path,
-            // not an unavailable store.
-            if errno == ENOENT || errno == ENOTDIR {
-                throw EventStoreError(
-                    .invalidInput, "The backup destination '\(destination)' is not in an existing directory; create its parent first or give another path.")
-            }
-            throw EventStoreError.system("creating the backup directory '\(destination)'")
-        }
-        try environment.copy(to: destination, compact: compact)
-        // LMDB creates the copy with the process's umask (often 0644); the events are no less
-        // private in a backup than in the store (0600).
-        let copied = destination + "/" + StoreDirectory.dataFileName
-        guard chmod(copied, 0o600) == 0 else { throw EventStoreError.system("restricting the backup file '\(copied)' to its owner") }
-    }
 }

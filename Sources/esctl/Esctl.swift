@@ -19,9 +19,10 @@ struct Esctl: AsyncParsableCommand {
             Exit codes (the same for every command):
             \(ExitStatus.helpText)
             """,
+        version: EsctlVersion.text,
         subcommands: [
             Init.self, Append.self, Read.self, Replay.self, Subscribe.self, Stats.self, Import.self, Export.self,
-            ProjectionsCommand.self, Rebuild.self, Query.self, Verify.self, Backup.self,
+            ProjectionsCommand.self, Rebuild.self, Query.self, Verify.self, Backup.self, CheckPages.self,
             Fitness.self, Alerts.self, Chat.self, Camp.self,
         ]
     )
@@ -30,7 +31,11 @@ struct Esctl: AsyncParsableCommand {
     /// ArgumentParser takes for options, parses it again with them read as values (see
     /// ``Numbers/rereadingNegativeNumbers(_:)``) so the command can say what the number must be.
     static func parseReadingNegativeNumbers() throws -> ParsableCommand {
-        let arguments = Array(CommandLine.arguments.dropFirst())
+        let arguments = CommandLine.movingSharedOptionsAfterTheCommand(Array(CommandLine.arguments.dropFirst()))
+        if let unknown = unknownCommand(in: arguments) {
+            Console.error(unknown)
+            Glibc.exit(ExitStatus.invalidInput.rawValue)
+        }
         do {
             return try parseAsRoot(arguments)
         } catch {
@@ -38,6 +43,33 @@ struct Esctl: AsyncParsableCommand {
             // Read that way, a refusal names the number and its range (not "Missing value").
             return try parseAsRoot(reread)
         }
+    }
+
+    /// The sentence for a command name that is not one (`esctl apend`, `esctl help nosuch`,
+    /// `esctl camp reservee`), with the closest command when one is close; nil when every
+    /// command word is known.
+    static func unknownCommand(in arguments: [String]) -> String? {
+        var command: any ParsableCommand.Type = Esctl.self
+        var path: [String] = []
+        var index = arguments.first == "help" ? 1 : 0
+        while index < arguments.count {
+            let word = arguments[index]
+            let subcommands = command.configuration.subcommands
+            if subcommands.isEmpty || word.hasPrefix("-") { return nil }
+            guard let next = subcommands.first(where: { $0._commandName == word }) else {
+                if path.isEmpty && word == "help" { return nil }
+                let names = subcommands.filter { $0.configuration.shouldDisplay }.map { $0._commandName }
+                let prefix = path.isEmpty ? "" : path.joined(separator: " ") + " "
+                if let closest = CommandNames.closest(to: word, among: names) {
+                    return "Unknown command '\(prefix)\(word)'. Did you mean '\(prefix)\(closest)'?"
+                }
+                return "Unknown command '\(prefix)\(word)'. The commands are: \(names.joined(separator: ", "))."
+            }
+            path.append(word)
+            command = next
+            index += 1
+        }
+        return nil
     }
 
     /// ArgumentParser's message as one sentence: "The value 'X' is invalid for '--n <N>': REASON"
@@ -78,5 +110,62 @@ struct Esctl: AsyncParsableCommand {
             Console.error(sentence + " See `esctl help` for the usage.")
             Glibc.exit(code.rawValue)
         }
+    }
+}
+
+extension CommandLine {
+    /// The options every command shares (`--db`, `--durability`, `--json`) read where people
+    /// put them too, before the command (`esctl --db store stats`): moved after the command's
+    /// words (and before a `--`), where ArgumentParser looks for them.
+    static func movingSharedOptionsAfterTheCommand(_ arguments: [String]) -> [String] {
+        var moved: [String] = []
+        var index = 0
+        while index < arguments.count, arguments[index].hasPrefix("--") {
+            let word = arguments[index]
+            let name = word.split(separator: "=", maxSplits: 1).first.map(String.init) ?? word
+            switch name {
+            case "--db", "--durability":
+                moved.append(word)
+                if !word.contains("="), index + 1 < arguments.count {
+                    moved.append(arguments[index + 1])
+                    index += 1
+                }
+            case "--json":
+                moved.append(word)
+            default:
+                return arguments
+            }
+            index += 1
+        }
+        guard !moved.isEmpty else { return arguments }
+        var rest = Array(arguments[index...])
+        let end = rest.firstIndex(of: "--") ?? rest.count
+        rest.insert(contentsOf: moved, at: end)
+        return rest
+    }
+}
+
+/// Suggestions for a mistyped command.
+enum CommandNames {
+    /// The name closest to `word` (at most two edits away, or one it starts), if any.
+    static func closest(to word: String, among names: [String]) -> String? {
+        let scored = names.map { ($0, distance(word, $0)) }.filter { $0.1 <= 2 || $0.0.hasPrefix(word) }
+        return scored.min { $0.1 < $1.1 }?.0
+    }
+
+    /// The Levenshtein distance between two words.
+    static func distance(_ a: String, _ b: String) -> Int {
+        let a = Array(a), b = Array(b)
+        guard !a.isEmpty else { return b.count }
+        guard !b.isEmpty else { return a.count }
+        var previous = Array(0...b.count)
+        for (i, x) in a.enumerated() {
+            var current = [i + 1] + Array(repeating: 0, count: b.count)
+            for (j, y) in b.enumerated() {
+                current[j + 1] = Swift.min(previous[j + 1] + 1, current[j] + 1, previous[j] + (x == y ? 0 : 1))
+            }
+            previous = current
+        }
+        return previous[b.count]
     }
 }

@@ -23,8 +23,10 @@ enum ExitStatus: Int32, CaseIterable {
     case internalError = 70
     /// A wait ran out of time (`subscribe --timeout`).
     case timedOut = 75
-    /// Interrupted by Ctrl-C.
+    /// Interrupted by Ctrl-C (SIGINT).
     case interrupted = 130
+    /// Stopped by SIGTERM (a service manager, `kill`).
+    case terminated = 143
 
     var summary: String {
         switch self {
@@ -37,7 +39,8 @@ enum ExitStatus: Int32, CaseIterable {
         case .storeUnavailable: return "store unavailable or damaged"
         case .internalError: return "internal error"
         case .timedOut: return "timed out"
-        case .interrupted: return "interrupted (Ctrl-C)"
+        case .interrupted: return "interrupted (Ctrl-C, SIGINT)"
+        case .terminated: return "terminated (SIGTERM)"
         }
     }
 
@@ -111,7 +114,7 @@ func reportingErrors(_ work: () async throws -> Void) async throws {
         throw error
     } catch is CancellationError {
         Console.flush()
-        throw ExitCode(ExitStatus.interrupted.rawValue)
+        throw ExitCode(Interrupts.exitStatus.rawValue)
     } catch {
         Console.error("unexpected failure: \(error)")
         throw ExitCode(ExitStatus.internalError.rawValue)

@@ -6,8 +6,8 @@ extension StoreOptions {
     /// Opens the store and a runner of every registered projection. Opening may rebuild
     /// projections whose version changed, or finish an interrupted rebuild: it says so on
     /// standard error, with progress when that is a terminal.
-    func openRunner() async throws -> (EventStore, ProjectionRunner) {
-        let store = try openExisting()
+    func openRunner(durability: Durability = .full) async throws -> (EventStore, ProjectionRunner) {
+        let store = try open(.existing, durability: durability)
         do {
             let progress = ProgressLine()
             let runner = try await ProjectionRunner(

@@ -1,14 +1,12 @@
 import ArgumentParser
 import EventStore
+import Projections
 import Foundation
 
-/// The options every command shares: where the store is and how durable its commits are.
+/// The option every command shares: where the store is.
 struct StoreOptions: ParsableArguments {
     @Option(name: .long, help: ArgumentHelp("The store directory (default: $ESCTL_DB, else ./esctl.db).", valueName: "DIR"))
     var db: String?
-
-    @Option(name: .long, help: "Commit durability: full, no-meta-sync or no-sync (see the README for what a crash can cost).")
-    var durability: DurabilityOption = .full
 
     /// The store directory: `--db`, else `$ESCTL_DB`, else `./esctl.db`.
     var path: String {
@@ -22,9 +20,9 @@ struct StoreOptions: ParsableArguments {
     /// Opens the store with the system clock and time-ordered ids: by default creating it when
     /// missing (for the commands that write); `.existing` and `.readOnly` for the commands that
     /// read, where a path without a store is an error (67) and nothing is created.
-    func open(_ mode: OpenMode = .createIfMissing) throws -> EventStore {
+    func open(_ mode: OpenMode = .createIfMissing, durability: Durability = .full) throws -> EventStore {
         do {
-            return try EventStore(path: path, mode: mode, configuration: Configuration(durability: durability.durability))
+            return try EventStore(path: path, mode: mode, configuration: Configuration(durability: durability))
         } catch let error as EventStoreError where error.code == .notFound {
             throw CLIError(.notFound, "There is no store at '\(path)'; check --db (or $ESCTL_DB), or create one with `esctl init`.")
         }
@@ -40,6 +38,32 @@ struct StoreOptions: ParsableArguments {
     /// keep projection state in the store (query, projections, rebuild).
     func openExisting() throws -> EventStore {
         try open(.existing)
+    }
+}
+
+/// The options of the commands that write: the store, and how durable their commits are.
+struct WritingStoreOptions: ParsableArguments {
+    @OptionGroup var location: StoreOptions
+
+    @Option(name: .long, help: "Commit durability: full, no-meta-sync or no-sync (see the README for what a crash can cost).")
+    var durability: DurabilityOption = .full
+
+    /// The store directory: `--db`, else `$ESCTL_DB`, else `./esctl.db`.
+    var path: String { location.path }
+
+    /// Opens the store, creating it when missing.
+    func open() throws -> EventStore {
+        try location.open(.createIfMissing, durability: durability.durability)
+    }
+
+    /// Opens an existing store for reading and writing (rebuild).
+    func openExisting() throws -> EventStore {
+        try location.open(.existing, durability: durability.durability)
+    }
+
+    /// Opens an existing store and a runner of every registered projection (rebuild).
+    func openRunner() async throws -> (EventStore, ProjectionRunner) {
+        try await location.openRunner(durability: durability.durability)
     }
 }
 

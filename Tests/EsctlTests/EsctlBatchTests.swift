@@ -63,7 +63,6 @@ struct EsctlBatchTests {
     @Test("a malformed line is reported with its number and nothing is written", arguments: [
         ("{\"stream\":\"a\",\"type\":\"T\",\"data\":{}}\n{\"stream\":\"a\",\"type\":\"T\",\"data\":{oops}}", "Line 2"),
         ("{\"stream\":\"a\",\"type\":\"T\",\"data\":{}}\n\n{\"stream\":\"a\",\"data\":{}}", "Line 3"),
-        ("{\"stream\":\"a\",\"type\":\"T\"}", "Line 1"),
         ("{\"stream\":\"a\",\"type\":\"T\",\"data\":{},\"id\":\"nope\"}", "Line 1"),
         ("{\"stream\":\"a\",\"type\":\"T\",\"data\":{},\"expectedVersion\":\"later\"}", "Line 1"),
         ("{\"stream\":\"a\",\"type\":\"T\",\"data\":{}}\n{\"stream\":\"a\",\"type\":\"T\",\"data\":{},\"expectedVersion\":1}", "Line 2"),

@@ -149,7 +149,7 @@ struct VerifyTests {
         var copies: [String] = []
         for n in 0..<5 {
             let destination = directory.appending("backup-\(n)")
-            try store.backup(to: destination, compact: n % 2 == 1)
+            try await store.backup(to: destination, compact: n % 2 == 1)
             copies.append(destination)
         }
         try await writer.value
@@ -164,10 +164,10 @@ struct VerifyTests {
         let occupied = directory.appending("backup-0")
         let reopened = try EventStore(path: directory.appending("store"))
         defer { reopened.close() }
-        let error = #expect(throws: EventStoreError.self) { try reopened.backup(to: occupied) }
+        let error = await #expect(throws: EventStoreError.self) { try await reopened.backup(to: occupied) }
         #expect(error?.code == .invalidInput)
         let orphan = directory.appending("no/such/parent")
-        let missing = #expect(throws: EventStoreError.self) { try reopened.backup(to: orphan) }
+        let missing = await #expect(throws: EventStoreError.self) { try await reopened.backup(to: orphan) }
         #expect(missing?.code == .invalidInput)
         #expect(!FileManager.default.fileExists(atPath: directory.appending("no")))
     }

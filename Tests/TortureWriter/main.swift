@@ -15,6 +15,10 @@ import TestSupport
 //   torture-writer contend --db DIR --process P --count N
 //       N times: reads the version of "shared", appends with that exact expectation, prints
 //       "OK version" or "CONFLICT"; and appends to "own-P". Prints "DONE".
+//   torture-writer hold-read --db DIR [--map-size BYTES]
+//       Opens a read snapshot, prints "HOLDING" and keeps it until killed (a reader that dies
+//       holding its slot, for the stale-reader tests). With --map-size, opens the store with
+//       that initial map size (and writes one event, so the store keeps it).
 
 let arguments = Array(CommandLine.arguments.dropFirst())
 func option(_ name: String) -> String? {
@@ -31,9 +35,16 @@ guard let mode = arguments.first, let db = option("--db") else {
     exit(64)
 }
 let durability: Durability = option("--durability") == "noMetaSync" ? .noMetaSync : (option("--durability") == "noSync" ? .noSync : .full)
-let store = try EventStore(path: db, configuration: Configuration(durability: durability))
+let mapSize = option("--map-size").flatMap(Int.init) ?? 64 << 20
+let store = try EventStore(path: db, configuration: Configuration(durability: durability, initialMapSize: mapSize))
 
 switch mode {
+case "hold-read":
+    if option("--map-size") != nil { _ = try await store.append(to: "held", events: [NewEvent(type: "Held")]) }
+    try store.readTables { _ in
+        say("HOLDING")
+        while true { sleep(1) }
+    }
 case "append":
     let seed = UInt64(option("--seed") ?? "1") ?? 1
     var batch = UInt64(option("--start") ?? "1") ?? 1

@@ -154,7 +154,7 @@ struct Bench {
         let seconds = try await Measure.seconds { reports = try await runner.rebuild() }
         // The rate counts the fold and its writes (the reports' time); the state hashes the
         // reports carry are computed after, and reported apart.
-        let foldSeconds = reports.first?.seconds ?? seconds
+        let foldSeconds = reports.first?.elapsedSeconds ?? seconds
         let rate = Double(head) / foldSeconds
         report.add(Figure(scenario: "S3", contender: "eventstore", metric: "rebuild", value: rate, unit: "events/s",
                        note: "6 domain projections, \(head) events, \(reports.map(\.eventsApplied).reduce(0, +)) applied"))

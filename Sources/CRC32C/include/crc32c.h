@@ -10,6 +10,10 @@
 /// extension on arm64), else a table; every path gives the same value.
 uint32_t es_crc32c_extend(uint32_t crc, const void *bytes, size_t length);
 
+/// The checksum of a record: the CRC-32C of `position` as 8 bytes big-endian followed by the
+/// `length` bytes at `bytes` (docs/FORMAT.md).
+uint32_t es_crc32c_record(uint64_t position, const void *bytes, size_t length);
+
 /// The same, always through the table (for tests that compare the two paths).
 uint32_t es_crc32c_extend_portable(uint32_t crc, const void *bytes, size_t length);
 

@@ -81,6 +81,12 @@ final class Environment: @unchecked Sendable {
         }
         if readOnly { flags |= UInt32(MDB_RDONLY) }
         let mapSize = max(configuration.initialMapSize, 1 << 20)
+        do {
+            try directory.allocateLockFile()
+        } catch {
+            Self.releaseGate(gate)
+            throw error
+        }
         var (opened, rc) = Self.open(directory.path, flags: flags, mapSize: mapSize)
         var unlocked = false
         if readOnly && (rc == EACCES || rc == EROFS || rc == EPERM) {
@@ -208,6 +214,18 @@ final class Environment: @unchecked Sendable {
         var mainDB: MDB_dbi = 0
         try Self.check(mdb_dbi_open(txn.handle, nil, 0, &mainDB), "opening the main table")
         let isEmptyEnvironment = try txn.entryCount(mainDB) == 0
+        if isEmptyEnvironment {
+            // A new environment holds its two meta pages and nothing else. One whose main table
+            // looks empty while its file holds more has a damaged main table: never take it for a
+            // new store (and write a new one over it).
+            var info = MDB_envinfo()
+            try Self.check(mdb_env_info(handle, &info), "reading the environment's meta page")
+            if info.me_last_pgno > 1 {
+                throw EventStoreError(
+                    .damaged,
+                    "The data file in '\(directory.path)' holds \(info.me_last_pgno + 1) pages but its main table reads as empty: it is damaged; restore it from a backup.")
+            }
+        }
         func open(_ name: String) throws -> MDB_dbi? {
             var dbi: MDB_dbi = 0
             let rc = mdb_dbi_open(txn.handle, name, create ? UInt32(MDB_CREATE) : 0, &dbi)
@@ -237,6 +255,12 @@ final class Environment: @unchecked Sendable {
         switch format {
         case let known? where Schema.readableFormats.contains(known):
             storedFormat = known
+        case nil where !isEmptyEnvironment:
+            // The marker is written with the store's tables, in one transaction: a store that has
+            // tables and no marker is damaged (the page that held it, most likely).
+            throw EventStoreError(
+                .damaged,
+                "The store in '\(directory.path)' has lost its format marker: its data file is damaged; restore it from a backup.")
         case nil where create:
             try Schema.formatKey.utf8CString.withUnsafeBytes { key in
                 let keyBytes = UnsafeRawBufferPointer(rebasing: key.dropLast())
@@ -251,9 +275,20 @@ final class Environment: @unchecked Sendable {
                 .storeUnavailable,
                 "The store in '\(directory.path)' has format \(other), and this version reads formats \(Schema.readableFormats.lowerBound) to \(Schema.readableFormats.upperBound); use a newer version of esctl.")
         }
-        guard let events = try open(Schema.events), let streams = try open(Schema.streams),
-            let streamIndex = try open(Schema.streamIndex), let eventIDs = try open(Schema.eventIDs)
-        else { return nil }
+        // A store's tables are created in one transaction with its format marker: a store that has
+        // the marker and lacks one of them is damaged (its main table, most likely), not new.
+        func table(_ name: String) throws -> MDB_dbi {
+            guard let dbi = try open(name) else {
+                throw EventStoreError(
+                    .damaged,
+                    "The store in '\(directory.path)' lacks its table '\(name)': its data file is damaged; restore it from a backup.")
+            }
+            return dbi
+        }
+        let events = try table(Schema.events)
+        let streams = try table(Schema.streams)
+        let streamIndex = try table(Schema.streamIndex)
+        let eventIDs = try table(Schema.eventIDs)
         return Databases(meta: meta, events: events, streams: streams, streamIndex: streamIndex, eventIDs: eventIDs)
     }
 
@@ -380,8 +415,24 @@ final class Environment: @unchecked Sendable {
         try Self.check(mdb_env_set_mapsize(handle, 0), "adopting another process's map size")
     }
 
-    /// Doubles the map (after `MDB_MAP_FULL`). Waits for running reads to end first.
+    /// Clears the reader slots of processes that died holding a read (`mdb_reader_check`): a dead
+    /// reader's snapshot keeps LMDB from reusing the pages it may see, so the file grows instead.
+    /// Returns how many slots it cleared.
+    @discardableResult
+    func clearStaleReaders() throws(EventStoreError) -> Int {
+        pthread_rwlock_rdlock(gate)
+        defer { pthread_rwlock_unlock(gate) }
+        if isClosed { throw EventStoreError.closedStore }
+        guard !isUnlocked else { return 0 }
+        var dead: Int32 = 0
+        try Self.check(mdb_reader_check(handle, &dead), "clearing stale readers")
+        return Int(dead)
+    }
+
+    /// Doubles the map (after `MDB_MAP_FULL`). Waits for running reads to end first. Clears
+    /// stale readers before: their snapshots may be what filled it.
     func growMap() throws(EventStoreError) {
+        try clearStaleReaders()
         pthread_rwlock_wrlock(gate)
         defer { pthread_rwlock_unlock(gate) }
         if isClosed { throw EventStoreError.closedStore }
@@ -458,12 +509,35 @@ final class Environment: @unchecked Sendable {
         return nil
     }
 
-    /// Copies the environment into `path` (an existing empty directory) from one read snapshot.
-    func copy(to path: String, compact: Bool) throws(EventStoreError) {
+    /// Copies the environment's data file into `descriptor` (an empty file) from one read snapshot.
+    func copy(to descriptor: Int32, compact: Bool) throws(EventStoreError) {
         pthread_rwlock_rdlock(gate)
         defer { pthread_rwlock_unlock(gate) }
         if isClosed { throw EventStoreError.closedStore }
-        try Self.check(mdb_env_copy2(handle, path, compact ? UInt32(MDB_CP_COMPACT) : 0), "copying the store to '\(path)'")
+        try Self.check(mdb_env_copyfd2(handle, descriptor, compact ? UInt32(MDB_CP_COMPACT) : 0), "copying the store")
+    }
+
+    /// How many reader slots of the lock file are in use (dead processes' included).
+    func readerSlotsInUse() throws(EventStoreError) -> Int {
+        pthread_rwlock_rdlock(gate)
+        defer { pthread_rwlock_unlock(gate) }
+        if isClosed { throw EventStoreError.closedStore }
+        guard !isUnlocked else { return 0 }
+        let counter = ReaderCounter()
+        let rc = withExtendedLifetime(counter) {
+            mdb_reader_list(handle, { line, context in
+                guard let line, let context else { return 0 }
+                // One line a slot: "PID THREAD TXNID", after a header line ("pid thread txnid");
+                // "(no active readers)" when there are none.
+                let first = String(cString: line).split(separator: " ").first ?? ""
+                if !first.isEmpty, first.allSatisfy(\.isNumber) {
+                    Unmanaged<ReaderCounter>.fromOpaque(context).takeUnretainedValue().count += 1
+                }
+                return 0
+            }, Unmanaged.passUnretained(counter).toOpaque())
+        }
+        guard rc >= 0 else { throw .lmdb(rc, "listing the store's readers") }
+        return counter.count
     }
 
     /// The environment's current information (map size, last page, last transaction id).
@@ -495,4 +569,9 @@ final class Environment: @unchecked Sendable {
         drainReaders()
         mdb_env_close(handle)
     }
+}
+
+/// The count `mdb_reader_list`'s callback adds to (a class, to pass through its context pointer).
+private final class ReaderCounter {
+    var count = 0
 }

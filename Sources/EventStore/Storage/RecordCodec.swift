@@ -72,8 +72,7 @@ enum RecordCodec {
     /// bytes before its checksum.
     @inline(__always)
     static func checksum(position: UInt64, _ body: UnsafeRawBufferPointer) -> UInt32 {
-        let start = withUnsafeBytes(of: position.bigEndian) { es_crc32c_extend(0, $0.baseAddress, 8) }
-        return es_crc32c_extend(start, body.baseAddress, body.count)
+        es_crc32c_record(position, body.baseAddress, body.count)
     }
 
     @inline(__always)

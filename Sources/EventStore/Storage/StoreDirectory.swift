@@ -20,6 +20,11 @@ struct StoreDirectory: Hashable {
 
     let path: String
     let identity: Identity
+    /// What `prepare` found missing and LMDB will create: removed again when opening fails, so a
+    /// failed creation leaves nothing behind.
+    var createsDirectory = false
+    var createsDataFile = false
+    var createsLockFile = false
 
     static let dataFileName = "data.mdb"
     static let lockFileName = "lock.mdb"
@@ -34,11 +39,14 @@ struct StoreDirectory: Hashable {
             throw EventStoreError(.invalidInput, "The store path is empty; give a directory.")
         }
         var info = stat()
+        var createdDirectory = false
         if stat(path, &info) != 0 {
             guard errno == ENOENT else { throw .system("checking the store directory '\(path)'") }
             guard mode == .createIfMissing else { throw noStore(path) }
-            if mkdir(path, 0o700) != 0 && errno != EEXIST {
-                throw .system("creating the store directory '\(path)'")
+            if mkdir(path, 0o700) != 0 {
+                guard errno == EEXIST else { throw .system("creating the store directory '\(path)'") }
+            } else {
+                createdDirectory = true
             }
             guard stat(path, &info) == 0 else { throw .system("checking the store directory '\(path)'") }
         }
@@ -66,7 +74,9 @@ struct StoreDirectory: Hashable {
             // No data file: no store to open; only an open that creates one asks whether it may.
             guard mode == .createIfMissing else { throw noStore(path) }
             let entries = (try? FileManager.default.contentsOfDirectory(atPath: path)) ?? []
-            let foreign = entries.filter { $0 != lockFileName }
+            // (A data file listed here appeared since the check above: another process is
+            // creating the store at this moment, which LMDB's own locking serializes.)
+            let foreign = entries.filter { $0 != lockFileName && $0 != dataFileName }
             if !foreign.isEmpty {
                 throw EventStoreError(
                     .storeUnavailable,
@@ -75,7 +85,63 @@ struct StoreDirectory: Hashable {
         } else {
             try checkDataFile(dataInfo, path: path, identity: identity)
         }
-        return StoreDirectory(path: path, identity: identity)
+        var directory = StoreDirectory(path: path, identity: identity)
+        directory.createsDirectory = createdDirectory
+        directory.createsDataFile = access(dataPath, F_OK) != 0
+        directory.createsLockFile = access(path + "/" + lockFileName, F_OK) != 0
+        return directory
+    }
+
+    /// How many bytes LMDB's lock file holds for this store's 1,024 readers: a 192-byte header and
+    /// 64 bytes a reader slot after the first (`MDB_txninfo`, `MDB_reader` in `mdb.c`).
+    static let lockFileBytes = 192 + 1023 * 64
+
+    /// Gives LMDB's lock file its pages before LMDB maps it. LMDB sizes the file with `ftruncate`,
+    /// which leaves it sparse, and writes its reader table through the map: on a full disk, the
+    /// first write to a page that does not exist yet is a SIGBUS, not an error. Allocated here, a
+    /// full disk is a clear error before anything is mapped. Does nothing where the file cannot
+    /// be written (a read-only store) or the file system cannot allocate ahead.
+    ///
+    /// Call it before LMDB opens the environment in this process: the descriptor it closes would
+    /// otherwise drop LMDB's own locks on the file.
+    func allocateLockFile() throws(EventStoreError) {
+        let descriptor = open(path + "/" + Self.lockFileName, O_RDWR | O_CREAT | O_CLOEXEC, 0o600)
+        guard descriptor >= 0 else { return }
+        defer { close(descriptor) }
+        #if os(Linux)
+        let rc = posix_fallocate(descriptor, 0, off_t(Self.lockFileBytes))
+        if rc == ENOSPC || rc == EDQUOT || rc == EFBIG {
+            throw EventStoreError(
+                .storageFull,
+                "The disk is full: the store's lock file needs \(Self.lockFileBytes / 1024) KiB; free some space and try again.",
+                cause: .system(errno: rc, description: String(cString: strerror(rc))))
+        }
+        #endif
+    }
+
+    /// Removes what opening created before it failed: the files LMDB made, and the directory when
+    /// it was new. What was there before stays, and so does everything when another process has
+    /// the store open meanwhile (it may have created the same files at the same moment): LMDB
+    /// holds a lock on its lock file's first byte in every process that has it open.
+    func removeCreated() {
+        guard createsDataFile || createsLockFile || createsDirectory else { return }
+        let lockPath = path + "/" + Self.lockFileName
+        let descriptor = open(lockPath, O_RDWR | O_CLOEXEC)
+        if descriptor >= 0 {
+            defer { close(descriptor) }
+            var lock = flock()
+            lock.l_type = Int16(F_WRLCK)
+            lock.l_whence = Int16(SEEK_SET)
+            lock.l_start = 0
+            lock.l_len = 1
+            guard fcntl(descriptor, F_SETLK, &lock) == 0 else { return }
+        }
+        var info = stat()
+        let dataPath = path + "/" + Self.dataFileName
+        // A new environment holds its two meta pages at most: never remove a file with a log in it.
+        if createsDataFile, stat(dataPath, &info) == 0, info.st_size <= 2 * 65_536 { unlink(dataPath) }
+        if createsLockFile { unlink(lockPath) }
+        if createsDirectory { rmdir(path) }
     }
 
     /// The error for a path that holds no store, when opening must not create one.

@@ -52,6 +52,7 @@ final class Writer: @unchecked Sendable {
     private let environment: Environment
     private let clock: @Sendable () -> Date
     private let maximumEventsPerCommit: Int
+    private let staleReaderCheckInterval: Duration
     private let condition = NSCondition()
     private var queue: [any WriteJob] = []
     private var state = State.running
@@ -72,10 +73,11 @@ final class Writer: @unchecked Sendable {
     /// refused.
     init(
         environment: Environment, clock: @escaping @Sendable () -> Date, maximumEventsPerCommit: Int,
-        headSignal: HeadSignal
+        staleReaderCheckInterval: Duration = .seconds(5), headSignal: HeadSignal
     ) {
         self.environment = environment
         self.clock = clock
+        self.staleReaderCheckInterval = staleReaderCheckInterval
         self.maximumEventsPerCommit = max(1, maximumEventsPerCommit)
         self.headSignal = headSignal
         self.formatUpgradePending = environment.storedFormat < Schema.formatVersion
@@ -198,6 +200,7 @@ final class Writer: @unchecked Sendable {
                 completedJobCount.add(UInt64(pending.count - rejected.count), ordering: .relaxed)
                 if appended { headSignal.publish(head) }
                 releaseMappedPages()
+                clearStaleReadersNowAndThen()
                 return
             } catch {
                 if let (index, reason) = poisoned {
@@ -246,6 +249,20 @@ final class Writer: @unchecked Sendable {
 
     /// Touched only by the writer thread.
     private var lastRelease = ContinuousClock.now
+
+    /// At most every `staleReaderCheckInterval`, after a commit: a reader killed during a long
+    /// write (an import) keeps its slot, and the pages its snapshot may see, until someone clears
+    /// it; the file grows meanwhile.
+    private func clearStaleReadersNowAndThen() {
+        let now = ContinuousClock.now
+        guard now - lastReaderCheck >= staleReaderCheckInterval else { return }
+        lastReaderCheck = now
+        // A failure here changes nothing for the commit that just succeeded; the next check retries.
+        _ = try? environment.clearStaleReaders()
+    }
+
+    /// Touched only by the writer thread.
+    private var lastReaderCheck = ContinuousClock.now
 
     /// Writes the current format into `meta`: the store may now hold records of that format.
     private static func markCurrentFormat(_ txn: Transaction, _ databases: Databases) throws {

@@ -8,6 +8,8 @@ struct BatchProgress: Sendable {
     var skipped = 0
     var isBuilding = false
     var failure: ProjectionError?
+    /// The time spent in this projection's applies and writes, when the batch was timed.
+    var time: Duration = .zero
 }
 
 /// One catch-up step, run inside the writer's transaction: read each projection's checkpoint,
@@ -15,8 +17,10 @@ struct BatchProgress: Sendable {
 /// changed rows together with its new checkpoint. A projection whose `apply` throws (with the
 /// stop policy) writes nothing in the batch: its tables and checkpoint stay as they were.
 enum CatchUpBatch {
+    /// With `timed`, each projection's applies and writes are timed (for a rebuild's report; a
+    /// clock read costs about what a small apply does, so catch-ups do without).
     static func run(
-        _ txn: TableTransaction, projections: [any Projection], limit: UInt64
+        _ txn: TableTransaction, projections: [any Projection], limit: UInt64, timed: Bool = false
     ) throws -> (head: UInt64, progress: [String: BatchProgress]) {
         let head = try txn.headPosition()
         var progress: [String: BatchProgress] = [:]
@@ -74,6 +78,8 @@ enum CatchUpBatch {
                     continue
                 }
                 lanes[index] = nil  // keep the state uniquely referenced while applying
+                let started = timed ? ContinuousClock.now : nil
+                defer { if let started { entries[index].time += ContinuousClock.now - started } }
                 do {
                     // Under the stop policy a failure throws the batch's state away: no undo needed.
                     try state.apply(event, undoable: undoable[index], appliers[index])
@@ -99,6 +105,7 @@ enum CatchUpBatch {
                 progress[name] = entry
                 continue
             }
+            let started = timed ? ContinuousClock.now : nil
             var written = 0
             for (table, rows) in state.changes() {
                 let stored = StoredState.tableName(name, table)
@@ -110,6 +117,7 @@ enum CatchUpBatch {
                     if written % 2048 == 0 { txn.releaseReadPages() }
                 }
             }
+            if let started { entry.time += ContinuousClock.now - started }
             entry.checkpoint = max(entry.checkpoint, end)
             entry.isBuilding = entry.isBuilding && entry.checkpoint < head
             try txn.put(

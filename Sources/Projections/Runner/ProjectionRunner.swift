@@ -11,8 +11,12 @@ public struct RebuildReport: Sendable, Equatable {
     public let eventsSkipped: Int
     /// The position the state was built up to.
     public let checkpoint: UInt64
-    /// Wall-clock time taken.
+    /// The time this projection took: its applies and the writing of its rows (projections
+    /// rebuilt together share the reading of the log, which is not counted here).
     public let seconds: Double
+    /// The wall-clock time of the whole rebuild this projection was part of, up to the state
+    /// hashes (the same for every projection rebuilt together).
+    public let elapsedSeconds: Double
     /// The state hash after the rebuild.
     public let hash: String
 }
@@ -55,8 +59,9 @@ public final class ProjectionRunner: Sendable {
 
     /// Opens the projections' tables, rebuilds every projection whose stored version differs from
     /// its `version`, and finishes any rebuild a crash interrupted; ``notices`` says which.
-    /// With `inspecting` true it changes nothing: it opens only the tables that exist, keeps only
-    /// the projections that have run in this store, and rebuilds nothing (for `verify`).
+    /// With `inspecting` true it rebuilds and finishes nothing (for `verify` and `esctl
+    /// projections`): on a store opened read-only, where tables that do not exist read as empty,
+    /// it changes nothing at all.
     ///
     /// Throws ``ProjectionError`` with ``ProjectionError/Code/invalidDefinition`` for a bad or
     /// duplicate name, and the store's errors.
@@ -66,11 +71,6 @@ public final class ProjectionRunner: Sendable {
     ) async throws {
         try Self.validate(projections)
         let tables = { (projection: any Projection) in projection.tables.map { StoredState.tableName(projection.name, $0) } }
-        var projections = projections
-        if inspecting {
-            let existing = Set(try store.existingTables([Checkpoint.table] + projections.flatMap(tables)))
-            projections = existing.contains(Checkpoint.table) ? projections.filter { tables($0).allSatisfy(existing.contains) } : []
-        }
         self.store = store
         self.projections = projections
         self.batchSize = max(1, batchSize)
@@ -163,6 +163,7 @@ public final class ProjectionRunner: Sendable {
         var head: UInt64 = 0
         var stopped: [String: ProjectionError] = [:]
         while !pending.isEmpty {
+            try Task.checkCancellation()
             let batch = pending
             let limit = batchSize
             let outcome = try await store.writeTables { txn in try CatchUpBatch.run(txn, projections: batch, limit: limit) }
@@ -195,16 +196,21 @@ public final class ProjectionRunner: Sendable {
         }
         var applied: [String: Int] = [:]
         var skipped: [String: Int] = [:]
+        var timed: [String: Duration] = [:]
         var pending = selected
         var stopped: ProjectionError?
         while !pending.isEmpty {
+            // Between batches: a cancelled rebuild leaves its state building, which the next
+            // open finishes.
+            try Task.checkCancellation()
             let batch = pending
             let limit = batchSize
-            let outcome = try await store.writeTables { txn in try CatchUpBatch.run(txn, projections: batch, limit: limit) }
+            let outcome = try await store.writeTables { txn in try CatchUpBatch.run(txn, projections: batch, limit: limit, timed: true) }
             pending = batch.filter { projection in
                 guard let entry = outcome.progress[projection.name] else { return false }
                 applied[projection.name, default: 0] += entry.applied
                 skipped[projection.name, default: 0] += entry.skipped
+                timed[projection.name, default: .zero] += entry.time
                 if let failure = entry.failure {
                     stopped = stopped ?? failure
                     failures.withLock { $0[projection.name] = failure }
@@ -224,15 +230,19 @@ public final class ProjectionRunner: Sendable {
                 let state = StoredState(transaction: txn, projection: projection.name)
                 return RebuildReport(
                     projection: projection.name, eventsApplied: applied[projection.name] ?? 0,
-                    eventsSkipped: skipped[projection.name] ?? 0, checkpoint: checkpoint, seconds: seconds,
+                    eventsSkipped: skipped[projection.name] ?? 0, checkpoint: checkpoint,
+                    seconds: Self.seconds(timed[projection.name] ?? .zero), elapsedSeconds: seconds,
                     hash: try StateHash.of(tables: projection.tables, in: state))
             }
         }
     }
 
     private static func seconds(since start: ContinuousClock.Instant) -> Double {
-        let elapsed = ContinuousClock.now - start
-        return Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
+        seconds(ContinuousClock.now - start)
+    }
+
+    private static func seconds(_ duration: Duration) -> Double {
+        Double(duration.components.seconds) + Double(duration.components.attoseconds) / 1e18
     }
 
     // MARK: Reading
@@ -313,7 +323,7 @@ public final class ProjectionRunner: Sendable {
                     name: projection.name, version: projection.version, checkpoint: position,
                     lag: head > position ? head - position : 0,
                     hash: try StateHash.of(tables: projection.tables, in: StoredState(transaction: txn, projection: projection.name)),
-                    isBuilding: checkpoint?.isBuilding ?? true, failure: failures[projection.name]?.message)
+                    isBuilding: checkpoint?.isBuilding ?? false, failure: failures[projection.name]?.message)
             }
         }
     }

@@ -14,7 +14,8 @@ struct Append: AsyncParsableCommand {
             position and writes nothing.
 
             With --batch FILE (or - for standard input), every line is one event, \
-            {"stream":S,"type":T,"data":JSON,"id":UUID?,"metadata":JSON?,"expectedVersion":V?}, and \
+            {"stream":S,"type":T,"data":JSON?,"id":UUID?,"metadata":JSON?,"expectedVersion":V?} (data \
+            {} when missing), and \
             all of them are appended in one atomic transaction (at most 10,000): every expectation \
             holds and every event is written, or nothing is. An expectedVersion ("any", \
             "no-stream", "exists" or a number) may be given on the first line of a stream and \
@@ -24,7 +25,7 @@ struct Append: AsyncParsableCommand {
             number and nothing is written.
             """)
 
-    @OptionGroup var store: StoreOptions
+    @OptionGroup var store: WritingStoreOptions
 
     @Argument(help: "The stream to append to (not with --batch).")
     var stream: String?
@@ -38,7 +39,7 @@ struct Append: AsyncParsableCommand {
     @Option(help: ArgumentHelp("The event's data: JSON text, @FILE to read a file, or - to read standard input (default {}).", valueName: "JSON|@FILE|-"))
     var data: String?
 
-    @Option(help: ArgumentHelp("The event's metadata, as JSON.", valueName: "JSON"))
+    @Option(help: ArgumentHelp("The event's metadata: JSON text, @FILE to read a file, or - to read standard input.", valueName: "JSON|@FILE|-"))
     var metadata: String?
 
     @Option(help: ArgumentHelp("The event's id (a UUID), to make retries idempotent.", valueName: "UUID"))
@@ -62,6 +63,8 @@ struct Append: AsyncParsableCommand {
             }
         } else if stream == nil || type == nil {
             throw ValidationError("Give a STREAM and a TYPE, or --batch FILE.")
+        } else if data == "-" && metadata == "-" {
+            throw ValidationError("Only one of --data and --metadata can read standard input; give the other as text or @FILE.")
         }
     }
 
@@ -111,7 +114,7 @@ struct Append: AsyncParsableCommand {
             object.add("stream", stream)
             object.add("version", version)
             object.add("alreadyRecorded", alreadyRecorded)
-            Console.print(object.finish())
+            Console.printJSON(object.finish())
         } else {
             let note = alreadyRecorded ? " (already recorded; nothing written)" : ""
             Console.print("position \(position), stream \(stream) at version \(version)\(note)")

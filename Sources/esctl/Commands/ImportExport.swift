@@ -21,7 +21,7 @@ struct Import: AsyncParsableCommand {
             import stops (then "lines" counts the lines before the one that stopped it).
             """)
 
-    @OptionGroup var store: StoreOptions
+    @OptionGroup var store: WritingStoreOptions
 
     @Argument(help: ArgumentHelp("The NDJSON file, or - for standard input.", valueName: "FILE|-"))
     var file: String
@@ -47,6 +47,8 @@ struct Import: AsyncParsableCommand {
             defer { store.close() }
             let importer = Importer(store: store, batchSize: batchSize, skipped: skip, restamps: restamp)
             while reader.lineNumber < skip, try reader.nextLine() != nil {}
+            let signals = Interrupts.onSignals()
+            defer { signals.cancel() }
             do {
                 try await importLines(from: reader, with: importer)
             } catch let failure as ImportStop {
@@ -72,6 +74,7 @@ struct Import: AsyncParsableCommand {
     private func importLines(from reader: LineReader, with importer: Importer) async throws {
         do {
             while let line = try reader.nextLine() {
+                try stopIfInterrupted(importer)
                 if EventLine.isBlank(line) { continue }
                 let parsed: EventLine
                 do {
@@ -91,6 +94,7 @@ struct Import: AsyncParsableCommand {
                 if importer.needsFlush(before: parsed) { try await importer.flush() }
                 if importer.add(parsed, line: reader.lineNumber) { try await importer.flush() }
             }
+            try stopIfInterrupted(importer)
             try await importer.flush()
         } catch let failure as ImportFailure {
             importer.finishProgress()
@@ -112,13 +116,24 @@ struct Import: AsyncParsableCommand {
         }
     }
 
+    /// After SIGINT or SIGTERM: stops before the next batch (the one in flight has committed or
+    /// failed whole; what was gathered for the next is not written), to resume after the last commit.
+    private func stopIfInterrupted(_ importer: Importer) throws {
+        guard Interrupts.received != nil else { return }
+        importer.finishProgress()
+        let resume = importer.committedThroughLine
+        throw ImportStop(
+            error: CLIError(Interrupts.exitStatus, "Interrupted. \(importer.summary(lines: resume)) Resume with --skip \(resume)."),
+            linesBefore: resume)
+    }
+
     private func printSummary(_ importer: Importer, lines: Int, store: EventStore) throws {
         var object = JSONObjectWriter()
         object.add("imported", importer.imported)
         object.add("alreadyRecorded", importer.alreadyRecorded)
         object.add("lines", lines)
         object.add("headPosition", try store.headPosition())
-        Console.print(object.finish())
+        Console.printJSON(object.finish())
     }
 }
 
@@ -152,7 +167,7 @@ struct Export: AsyncParsableCommand {
             let store = try self.store.openReadOnly()
             defer { store.close() }
             try EventPages.forEach(in: store, from: from, through: to ?? .max, limit: .max, filter: filters.filter()) {
-                Console.print(EventLines.json($0))
+                Console.printJSON(EventLines.json($0))
             }
         }
     }

@@ -12,12 +12,12 @@ struct Init: AsyncParsableCommand {
             create one when there is none, as init does.
             """)
 
-    @OptionGroup var store: StoreOptions
+    @OptionGroup var store: WritingStoreOptions
 
     func run() async throws {
         try await reportingErrors {
             do {
-                let existing = try self.store.openReadOnly()
+                let existing = try self.store.location.openReadOnly()
                 existing.close()
                 Console.print("a store is already at \(self.store.path); nothing changed")
                 return

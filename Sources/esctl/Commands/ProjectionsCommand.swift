@@ -21,8 +21,10 @@ struct ProjectionsCommand: AsyncParsableCommand {
 
     func run() async throws {
         try await reportingErrors {
-            let (store, runner) = try await self.store.openRunner()
+            // Where they stand, as they stand: nothing is caught up, rebuilt or finished here.
+            let store = try self.store.openReadOnly()
             defer { store.close() }
+            let runner = try await ProjectionRunner(store: store, projections: ProjectionCatalog.all, inspecting: true)
             let statuses = try runner.statuses()
             if json {
                 for status in statuses {
@@ -33,7 +35,7 @@ struct ProjectionsCommand: AsyncParsableCommand {
                     object.add("lag", status.lag)
                     object.add("building", status.isBuilding)
                     object.add("hash", status.hash)
-                    Console.print(object.finish())
+                    Console.printJSON(object.finish())
                 }
             } else {
                 let rows: [JSONValue] = statuses.map { status in
@@ -58,7 +60,7 @@ struct Rebuild: AsyncParsableCommand {
             with the keys name, eventsApplied, eventsSkipped, checkpoint, seconds, hash.
             """)
 
-    @OptionGroup var store: StoreOptions
+    @OptionGroup var store: WritingStoreOptions
 
     @Argument(help: "The projections to rebuild.")
     var names: [String] = []
@@ -79,7 +81,17 @@ struct Rebuild: AsyncParsableCommand {
             let (store, runner) = try await self.store.openRunner()
             defer { store.close() }
             let progress = ProgressLine()
-            let reports = try await runner.rebuild(all ? nil : names, progress: progress.report)
+            let names = all ? nil : self.names
+            let reports: [RebuildReport]
+            do {
+                reports = try await Interrupts.cancellingOnSignals { try await runner.rebuild(names, progress: progress.report) }
+            } catch is CancellationError {
+                progress.finish()
+                let reached = try runner.statuses().filter { names?.contains($0.name) ?? true }.map(\.checkpoint).min() ?? 0
+                throw CLIError(
+                    Interrupts.exitStatus,
+                    "Interrupted: the rebuild reached position \(reached) of \(try store.headPosition()); the next command that opens the projections (query, projections, rebuild) finishes it.")
+            }
             progress.finish()
             for report in reports {
                 if json {
@@ -90,7 +102,7 @@ struct Rebuild: AsyncParsableCommand {
                     object.add("checkpoint", report.checkpoint)
                     object.add("seconds", rawJSON: JSONWriter.number((report.seconds * 1000).rounded() / 1000))
                     object.add("hash", report.hash)
-                    Console.print(object.finish())
+                    Console.printJSON(object.finish())
                 } else {
                     let seconds = String(format: "%.3f", report.seconds)
                     Console.print("\(report.projection): \(report.eventsApplied) events applied in \(seconds) s, hash \(report.hash)")
@@ -156,7 +168,7 @@ struct Query: AsyncParsableCommand {
             for case let (name, value?) in given { parameters[name] = value }
             let result = try await runner.query(name, parameters: QueryParameters(parameters), asOf: asOf)
             if json {
-                Console.print(result.serialized)
+                Console.printJSON(result.serialized)
             } else {
                 JSONText.render(result).forEach(Console.print)
             }

@@ -36,7 +36,7 @@ struct Read: AsyncParsableCommand {
             var next: UInt64? = from
             while remaining > 0 {
                 let page = try store.readStream(stream, from: next, direction: direction, limit: min(remaining, 1000))
-                for event in page { Console.print(EventLines.line(event, json: json)) }
+                for event in page { Console.printEvent(event, json: json) }
                 remaining -= page.count
                 guard let last = page.last, page.count == min(remaining + page.count, 1000) else { break }
                 if backwards {

@@ -36,7 +36,7 @@ struct Replay: AsyncParsableCommand {
             let store = try self.store.openReadOnly()
             defer { store.close() }
             try EventPages.forEach(in: store, from: from, through: to ?? .max, limit: limit ?? .max, filter: filters.filter()) {
-                Console.print(EventLines.line($0, json: json))
+                Console.printEvent($0, json: json)
             }
         }
     }

@@ -31,7 +31,7 @@ struct Stats: AsyncParsableCommand {
                 object.add("mapSize", stats.mapSize)
                 object.add("pageSize", stats.pageSize)
                 object.add("path", store.path)
-                Console.print(object.finish())
+                Console.printJSON(object.finish())
             } else {
                 let rows: [(String, String)] = [
                     ("store", store.path),

@@ -71,13 +71,13 @@ struct Subscribe: AsyncParsableCommand {
             let wanted = count
             let consumer = Task {
                 for try await event in subscription {
-                    Console.print(EventLines.line(event, json: json))
+                    Console.printEvent(event, json: json)
                     Console.flush()
                     let total = session.received.add(1, ordering: .relaxed).newValue
                     if let wanted, total >= wanted { return }
                 }
             }
-            let interrupt = Interrupts.onInterrupt {
+            let interrupt = Interrupts.onSignals {
                 session.end(.interrupted)
                 consumer.cancel()
             }
@@ -101,7 +101,7 @@ struct Subscribe: AsyncParsableCommand {
                 let arrived = wanted.map { "\(total) of \($0) events arrived" } ?? "\(total) event\(total == 1 ? "" : "s") arrived"
                 throw CLIError(.timedOut, "Timed out after \(seconds) s: \(arrived).")
             case .interrupted?:
-                throw ExitCode(ExitStatus.interrupted.rawValue)
+                throw ExitCode(Interrupts.exitStatus.rawValue)
             case nil:
                 return
             }

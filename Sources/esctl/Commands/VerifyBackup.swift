@@ -26,31 +26,56 @@ struct Verify: AsyncParsableCommand {
 
     func run() async throws {
         try await reportingErrors {
+            // LMDB trusts its pages: read them all in a child process first, where a damaged page
+            // that crashes LMDB is a report (the check "pages"), not a crash of verify.
+            switch try PageCheck.run(path: self.store.path) {
+            case .clean:
+                break
+            case let .unopened(error):
+                throw error
+            case let .damaged(detail):
+                var report = VerificationReport()
+                report.add("pages", detail)
+                print(report)
+                throw CLIError(.storeUnavailable, "The store's data file is damaged; restore it from a backup (see the report above).")
+            }
             let store = try self.store.openReadOnly()
             defer { store.close() }
             var report = try store.verify()
             // Only checks the projections' stored state: no rebuild, no catch-up.
             let runner = try await ProjectionRunner(store: store, projections: ProjectionCatalog.all, inspecting: true)
             try runner.verify(into: &report, deep: deep)
-            if json {
-                let problems: [JSONValue] = report.problems.map { ["check": .string($0.check), "detail": .string($0.detail)] }
-                let object: JSONValue = [
-                    "ok": .bool(report.isClean), "events": .uint(report.events), "streams": .uint(report.streams),
-                    "headPosition": .uint(report.headPosition), "problems": .array(problems), "omittedProblems": .int(report.omittedProblems),
-                ]
-                Console.print(object.serialized)
-            } else {
-                if report.isClean {
-                    Console.print("ok: \(report.events) events in \(report.streams) streams, head \(report.headPosition); indexes, ids and projections agree")
-                }
-                for problem in report.problems { Console.print("problem: \(problem)") }
-                if report.omittedProblems > 0 { Console.print("... and \(report.omittedProblems) more problems") }
-            }
+            print(report)
             guard report.isClean else {
                 let count = report.problems.count + report.omittedProblems
                 throw CLIError(.storeUnavailable, "The store has \(count) problem\(count == 1 ? "" : "s"); restore it from a backup (see the report above).")
             }
         }
+    }
+}
+
+extension Verify {
+    /// The report on standard output: `ok: ...` or one line per problem, or the JSON object.
+    func print(_ report: VerificationReport) {
+        if json {
+            let problems: [JSONValue] = report.problems.map { ["check": .string($0.check), "detail": .string($0.detail)] }
+            let object: JSONValue = [
+                "ok": .bool(report.isClean), "events": .uint(report.events), "streams": .uint(report.streams),
+                "headPosition": .uint(report.headPosition), "uncheckedRecords": .uint(report.uncheckedRecords),
+                "problems": .array(problems), "omittedProblems": .int(report.omittedProblems),
+            ]
+            Console.printJSON(object.serialized)
+            return
+        }
+        if report.isClean {
+            let streams = report.streams == 1 ? "1 stream" : "\(report.streams) streams"
+            let events = report.events == 1 ? "1 event" : "\(report.events) events"
+            let unchecked = report.uncheckedRecords == 0
+                ? "" : "; \(report.uncheckedRecords) records written before checksums could not be checked"
+            Console.print("ok: \(events) in \(streams), head \(report.headPosition); checksums, indexes, ids and projections agree\(unchecked)")
+        }
+        for problem in report.problems { Console.print("problem: \(problem)") }
+        if report.omittedProblems > 0 { Console.print("... and \(report.omittedProblems) more problems") }
     }
 }
 
@@ -78,12 +103,22 @@ struct Backup: AsyncParsableCommand {
 
     func run() async throws {
         try await reportingErrors {
+            // LMDB trusts its pages: read them all in a child process first, where a damaged
+            // page that crashes LMDB is a report and nothing is copied.
+            switch try PageCheck.run(path: self.store.path) {
+            case .clean: break
+            case let .unopened(error): throw error
+            case let .damaged(detail): throw CLIError(.storeUnavailable, detail + " Nothing was copied.")
+            }
             let store = try self.store.openReadOnly()
             let head: UInt64
             do {
                 defer { store.close() }
                 head = try store.headPosition()
-                try store.backup(to: destination, compact: compact)
+                let (destination, compact) = (destination, compact)
+                try await Interrupts.cancellingOnSignals { try await store.backup(to: destination, compact: compact) }
+            } catch is CancellationError {
+                throw CLIError(Interrupts.exitStatus, "Interrupted: the backup was stopped and its partial copy in '\(destination)' removed.")
             }
             guard !skipVerification else {
                 Console.print("backed up \(store.path) to \(destination) (at least through position \(head)); not verified")

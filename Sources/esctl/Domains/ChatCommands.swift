@@ -91,15 +91,15 @@ struct Chat: AsyncParsableCommand {
                     let (user, room, text, interval) = (speaker.user, room.room, text, interval)
                     let countdown = Task {
                         try await backend.countdown(to: text, user: user, room: room, interval: .milliseconds(Int64(interval * 1000))) { event in
-                            Console.print(json ? EventLines.json(event) : Chat.line(event))
+                            json ? Console.printJSON(EventLines.json(event)) : Console.print(Chat.line(event))
                             Console.flush()
                         }
                     }
-                    let interrupt = Interrupts.onInterrupt { countdown.cancel() }
+                    let interrupt = Interrupts.onSignals { countdown.cancel() }
                     defer { interrupt.cancel() }
                     let recorded = try await countdown.value
                     if recorded.count < ChatDecider.countdown(to: text).count {
-                        throw ExitCode(ExitStatus.interrupted.rawValue)
+                        throw ExitCode(Interrupts.exitStatus.rawValue)
                     }
                 }
             }

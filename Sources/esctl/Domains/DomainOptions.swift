@@ -6,7 +6,7 @@ import Projections
 
 /// What every domain command shares: the store, and `--json` to print what was recorded.
 struct DomainOptions: ParsableArguments {
-    @OptionGroup var store: StoreOptions
+    @OptionGroup var store: WritingStoreOptions
 
     @Flag(help: "Print the events recorded, one JSON object per line (as replay --json).")
     var json = false
@@ -21,7 +21,7 @@ struct DomainOptions: ParsableArguments {
     /// Prints recorded events as JSON lines when `--json` was given; returns whether it did.
     func printJSON(_ events: [RecordedEvent]) -> Bool {
         guard json else { return false }
-        events.forEach { Console.print(EventLines.json($0)) }
+        events.forEach { Console.printJSON(EventLines.json($0)) }
         return true
     }
 }

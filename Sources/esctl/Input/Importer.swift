@@ -27,6 +27,9 @@ final class Importer {
     private var batchBytes = 0
     private(set) var imported = 0
     private(set) var alreadyRecorded = 0
+    /// The last input line whose event is committed (or passed over): where an interrupted
+    /// import resumes (`--skip`).
+    private(set) var committedThroughLine: Int
     private let started = ContinuousClock.now
     private let showsProgress = Console.errorIsTerminal
     /// A batch holds at most this much data, whatever its count.
@@ -43,6 +46,7 @@ final class Importer {
         self.batchSize = batchSize
         self.skipped = skipped
         self.restamps = restamps
+        self.committedThroughLine = skipped
     }
 
     /// Whether the batch must be appended before `line` joins it: an id may appear once per
@@ -108,6 +112,7 @@ final class Importer {
             try await appendFresh()
             do {
                 count(try await store.append([StreamAppend(stream: item.event.stream, events: [item.event.event])]))
+                committedThroughLine = max(committedThroughLine, item.line)
             } catch let error as EventStoreError {
                 // Other content under a recorded id is this line's fault; anything else is not.
                 throw error.code == .idempotencyConflict
@@ -125,6 +130,7 @@ final class Importer {
         // Ids are unique in a batch and expectations dropped: adding cannot refuse.
         for item in items { try batch.add(item.event, number: item.line) }
         count(try await store.append(batch.appends))
+        committedThroughLine = max(committedThroughLine, items.last?.line ?? 0)
     }
 
     /// The failure of a batch refused as a whole, for a cause outside its lines.

@@ -16,6 +16,8 @@ final class LineReader {
     private let chunk = UnsafeMutableBufferPointer<UInt8>.allocate(capacity: 1 << 20)
     /// The number of the line last returned (from 1).
     private(set) var lineNumber = 0
+    /// Whether the byte-order mark check is still to come.
+    private var atStartOfInput = true
 
     /// Opens `path`, or standard input for `-`. Throws ``CLIError`` when the file cannot be read.
     init(path: String) throws {
@@ -39,6 +41,16 @@ final class LineReader {
     /// The next line without its line break, or nil at the end of the input.
     func nextLine() throws -> ArraySlice<UInt8>? {
         while true {
+            if lineNumber == 0 && atStartOfInput {
+                // A UTF-8 byte-order mark (some editors on some systems write one) is no part of the first line.
+                if buffer.count - start >= 3 || atEnd {
+                    if buffer[start...].starts(with: [0xEF, 0xBB, 0xBF]) { start += 3 }
+                    atStartOfInput = false
+                } else {
+                    try fill()
+                    continue
+                }
+            }
             if let newline = buffer[start...].firstIndex(of: 0x0A) {
                 var line = buffer[start..<newline]
                 start = newline + 1

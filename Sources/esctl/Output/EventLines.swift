@@ -34,7 +34,4 @@ enum EventLines {
         return "\(event.position)  \(event.stream)@\(event.version)  \(event.type)  \(ISO8601.string(microseconds: event.recordedAtMicroseconds))  \(data)"
     }
 
-    static func line(_ event: RecordedEvent, json: Bool) -> String {
-        json ? self.json(event) : text(event)
-    }
 }

@@ -22,7 +22,8 @@ enum JSONText {
         case let .object(members):
             if members.isEmpty && !path.isEmpty { scalars.append((path, "(none)")) }
             for (key, member) in members {
-                collect(member, path: path.isEmpty ? key : "\(path).\(key)", scalars: &scalars, sections: &sections)
+                let name = TerminalText.safe(key)
+                collect(member, path: path.isEmpty ? name : "\(path).\(name)", scalars: &scalars, sections: &sections)
             }
         case let .array(elements):
             let rows = elements.compactMap { element -> [(String, JSONValue)]? in
@@ -47,14 +48,15 @@ enum JSONText {
             for (key, _) in row where !columns.contains(key) { columns.append(key) }
         }
         let cells = rows.map { row in columns.map { column in row.first { $0.0 == column }.map { scalar($0.1) } ?? "" } }
-        let widths = columns.indices.map { index in max(columns[index].count, cells.map { $0[index].count }.max() ?? 0) }
+        let headers = columns.map(header)
+        let widths = columns.indices.map { index in max(headers[index].count, cells.map { $0[index].count }.max() ?? 0) }
         func line(_ values: [String]) -> String {
             zip(values, widths).map { $0.padded(to: $1) }.joined(separator: "  ")
                 .trimmingTrailingSpaces()
         }
         var lines: [String] = []
         if !title.isEmpty { lines.append("\(title):") }
-        lines.append(line(columns.map(header)))
+        lines.append(line(headers))
         lines.append(contentsOf: cells.map(line))
         return lines.joined(separator: "\n")
     }
@@ -69,10 +71,11 @@ enum JSONText {
         return text.uppercased()
     }
 
+    /// A value as one cell's text, made safe for a terminal (so its width is what is shown).
     private static func scalar(_ value: JSONValue) -> String {
         switch value {
         case .null: return "-"
-        case let .string(text): return text
+        case let .string(text): return TerminalText.safe(text)
         case .object, .array: return value.serialized
         default: return value.serialized
         }

@@ -1,3 +1,4 @@
+import EventStore
 import Foundation
 import Synchronization
 
@@ -11,8 +12,23 @@ enum Console {
     private static let buffer = Mutex<[UInt8]>([])
     private static let flushThreshold = 64 << 10
 
-    /// Writes `line` and a newline to standard output (buffered).
+    /// Writes `line`, made safe for a terminal (``TerminalText``), and a newline to standard
+    /// output (buffered). For text meant for people; JSON goes through ``printJSON(_:)``.
     static func print(_ line: String) {
+        append(TerminalText.safe(line))
+    }
+
+    /// Writes a line of JSON as it is (JSON escapes what it must; a program reads it).
+    static func printJSON(_ line: String) {
+        append(line)
+    }
+
+    /// Writes an event the way `read`, `replay` and `subscribe` print it.
+    static func printEvent(_ event: RecordedEvent, json: Bool) {
+        json ? printJSON(EventLines.json(event)) : print(EventLines.text(event))
+    }
+
+    private static func append(_ line: String) {
         let shouldFlush = buffer.withLock { bytes in
             bytes.append(contentsOf: line.utf8)
             bytes.append(0x0A)
@@ -29,10 +45,11 @@ enum Console {
         }
     }
 
-    /// Writes `message` as one line to standard error, prefixed with `esctl: `.
+    /// Writes `message` as one line to standard error, prefixed with `esctl: ` (made safe for a
+    /// terminal: it may quote names and text from the input or the log).
     static func error(_ message: String) {
         flush()
-        writeAll(Array("esctl: \(message)\n".utf8), to: STDERR_FILENO)
+        writeAll(Array("esctl: \(TerminalText.safe(message))\n".utf8), to: STDERR_FILENO)
     }
 
     /// Writes a line to standard error as it is (progress, notices).
