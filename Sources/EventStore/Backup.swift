@@ -52,10 +52,7 @@ extension EventStore {
         do {
             let environment = environment
             try await withTaskCancellationHandler {
-                try await copy.run { descriptor in
-                    try environment.copy(to: descriptor, compact: compact)
-                    guard fsync(descriptor) == 0 else { throw EventStoreError.system("flushing the backup file '\(copied)'") }
-                }
+                try await copy.run { descriptor in try environment.copy(to: descriptor, compact: compact) }
             } onCancel: {
                 copy.abandon()
             }
@@ -85,13 +82,19 @@ private final class BackupCopy: @unchecked Sendable {
 
     var wasAbandoned: Bool { state.withLock { $0 == .abandoned } }
 
-    /// Runs `body` with the descriptor on a new thread, then closes the descriptor.
+    /// Runs `body` with the descriptor on a new thread, flushes the file to disk unless the copy
+    /// was abandoned, then closes the descriptor.
     func run(_ body: @escaping @Sendable (Int32) throws -> Void) async throws {
         try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
             let thread = Thread { [self] in
-                let result = Result { try body(descriptor) }
+                var result = Result { try body(descriptor) }
                 state.withLock { phase in
-                    if phase == .running { phase = .finished }
+                    if phase == .running {
+                        phase = .finished
+                        if case .success = result, fsync(descriptor) != 0 {
+                            result = .failure(EventStoreError.system("flushing the backup file"))
+                        }
+                    }
                     close(descriptor)
                 }
                 continuation.resume(with: result)
