@@ -78,8 +78,17 @@ public final class EventStore: Sendable {
 
     /// Finishes the appends already queued, then closes the environment and releases the
     /// directory. Later calls on this instance throw ``EventStoreError/Code/closed``. Idempotent;
-    /// blocks until the writer has stopped and running reads have ended.
+    /// blocks until the writer has stopped and running reads have ended (except on the writer
+    /// thread, when a job's closure held the last reference: it does not wait for itself).
+    ///
+    /// Must not be called from inside a read or a table transaction's closure: that is a
+    /// precondition failure in debug builds, and ignored in release builds.
     public func close() {
+        // From inside a read or table transaction, closing would wait for that transaction.
+        if ReentrancyWatchdog.isInsideTransaction {
+            _ = try? ReentrancyWatchdog.check("close")
+            return
+        }
         guard !isClosed.exchange(true, ordering: .acquiringAndReleasing) else { return }
         writer.shutDown()
         headSignal.close()

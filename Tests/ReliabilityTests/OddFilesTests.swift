@@ -110,6 +110,20 @@ struct OddFilesTests {
     }
 }
 
+/// A debug build stops at a call of the store from inside its own transaction, with the reason.
+@Suite("Misuse in a debug build")
+struct MisuseTests {
+    @Test("calling the store from inside a read's closure stops a debug build with a sentence")
+    func nestedCallStops() async throws {
+        let directory = try TemporaryDirectory(prefix: "misuse")
+        let output = try await ProcessRunner.run(
+            ProcessRunner.productsDirectory.appendingPathComponent("torture-writer"), ["misuse", "--db", directory.appending("store")])
+        #expect(output.status > 128, "\(output)")
+        #expect(!output.stdout.contains("NOT STOPPED"))
+        #expect(output.stderr.contains("The store was called (a read) from inside a read or a table transaction's closure"), "\(output.stderr)")
+    }
+}
+
 /// A damaged B-tree page is reported by verify and refused by backup, never a crash of either:
 /// LMDB reads it in a child process first (`esctl check-pages`).
 @Suite("Damaged pages")

@@ -64,7 +64,9 @@ public enum ProcessRunner {
         process.standardInput = stdin == nil ? FileHandle.nullDevice : input
         let exited = AsyncStream<Int32>.makeStream()
         process.terminationHandler = { finished in
-            exited.continuation.yield(finished.terminationStatus)
+            // As a shell reports it: a process ended by a signal has the status 128 + the signal.
+            let status = finished.terminationReason == .uncaughtSignal ? 128 + finished.terminationStatus : finished.terminationStatus
+            exited.continuation.yield(status)
             exited.continuation.finish()
         }
         try process.run()

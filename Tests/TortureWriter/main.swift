@@ -15,6 +15,8 @@ import TestSupport
 //   torture-writer contend --db DIR --process P --count N
 //       N times: reads the version of "shared", appends with that exact expectation, prints
 //       "OK version" or "CONFLICT"; and appends to "own-P". Prints "DONE".
+//   torture-writer misuse --db DIR
+//       Calls the store from inside a read's closure (which a debug build stops at).
 //   torture-writer hold-read --db DIR [--map-size BYTES]
 //       Opens a read snapshot, prints "HOLDING" and keeps it until killed (a reader that dies
 //       holding its slot, for the stale-reader tests). With --map-size, opens the store with
@@ -39,6 +41,9 @@ let mapSize = option("--map-size").flatMap(Int.init) ?? 64 << 20
 let store = try EventStore(path: db, configuration: Configuration(durability: durability, initialMapSize: mapSize))
 
 switch mode {
+case "misuse":
+    _ = try store.readTables { _ in try store.headPosition() }
+    say("NOT STOPPED")
 case "hold-read":
     if option("--map-size") != nil { _ = try await store.append(to: "held", events: [NewEvent(type: "Held")]) }
     try store.readTables { _ in

@@ -300,6 +300,7 @@ final class Environment: @unchecked Sendable {
     func transaction<R>(
         readOnly: Bool, commit: Bool = true, _ body: (Transaction) throws -> R
     ) throws(EventStoreError) -> R {
+        try ReentrancyWatchdog.check(readOnly ? "a read" : "a write")
         while true {
             pthread_rwlock_rdlock(gate)
             if isClosed {
@@ -320,7 +321,7 @@ final class Environment: @unchecked Sendable {
             defer { pthread_rwlock_unlock(gate) }
             let result: R
             do {
-                result = try body(Transaction(handle: txn))
+                result = try ReentrancyWatchdog.inside { try body(Transaction(handle: txn)) }
             } catch {
                 mdb_txn_abort(txn)
                 throw EventStoreError.wrapping(error)
@@ -345,6 +346,7 @@ final class Environment: @unchecked Sendable {
     /// Runs a read-only transaction.
     @inline(__always)
     func read<R>(_ body: (Transaction) throws -> R) throws(EventStoreError) -> R {
+        try ReentrancyWatchdog.check("a read")
         while true {
             pthread_rwlock_rdlock(gate)
             if isClosed {
@@ -386,7 +388,7 @@ final class Environment: @unchecked Sendable {
                 pthread_rwlock_unlock(gate)
             }
             do {
-                return try body(Transaction(handle: txn))
+                return try ReentrancyWatchdog.inside { try body(Transaction(handle: txn)) }
             } catch {
                 throw EventStoreError.wrapping(error)
             }
@@ -560,7 +562,8 @@ final class Environment: @unchecked Sendable {
         return Int(stat.ms_psize)
     }
 
-    /// Closes the environment once running transactions have ended. Idempotent.
+    /// Closes the environment once running transactions have ended. Idempotent. Must not be
+    /// called from inside a transaction (it would wait for itself): ``EventStore/close()`` checks.
     func close() {
         pthread_rwlock_wrlock(gate)
         defer { pthread_rwlock_unlock(gate) }

@@ -179,7 +179,9 @@ public final class TableTransaction {
 /// A write job that runs a caller's closure in the writer's transaction.
 final class TableWriteJob<T: Sendable>: WriteJob, @unchecked Sendable {
     // @unchecked Sendable: touched only by the writer thread after submission (see WriteJob).
-    private let body: (TableTransaction) throws -> T
+    /// Released as soon as the job is done with it: what it captures (the store, say) must not
+    /// outlive the job on the writer thread.
+    private var body: ((TableTransaction) throws -> T)?
     private let environment: Environment
     private let registry: TableRegistry
     private let continuation: CheckedContinuation<T, any Error>
@@ -202,6 +204,7 @@ final class TableWriteJob<T: Sendable>: WriteJob, @unchecked Sendable {
         defer { transaction.invalidate() }
         result = nil
         callerError = nil
+        guard let body else { throw .transaction(EventStoreError(.storageFailure, "A table write ran after it completed.")) }
         do {
             result = try body(transaction)
         } catch let error as EventStoreError where error.lmdbCode == MDB_MAP_FULL || error.lmdbCode == MDB_TXN_FULL {
@@ -215,14 +218,19 @@ final class TableWriteJob<T: Sendable>: WriteJob, @unchecked Sendable {
     }
 
     func complete() {
+        body = nil
         guard let result else {
             continuation.resume(throwing: EventStoreError(.storageFailure, "A table write finished without a result."))
             return
         }
+        self.result = nil
         continuation.resume(returning: result)
     }
 
-    func fail(_ error: EventStoreError) { continuation.resume(throwing: callerError ?? error) }
+    func fail(_ error: EventStoreError) {
+        body = nil
+        continuation.resume(throwing: callerError ?? error)
+    }
 }
 
 extension EventStore {

@@ -57,6 +57,8 @@ final class Writer: @unchecked Sendable {
     private var queue: [any WriteJob] = []
     private var state = State.running
     private let stopped = DispatchSemaphore(value: 0)
+    /// The writer thread; set once in `init`, before anyone else can see the writer.
+    private var thread: Thread?
     /// Told the new head after each commit that appended events.
     private let headSignal: HeadSignal
 
@@ -86,7 +88,8 @@ final class Writer: @unchecked Sendable {
             return
         }
         let thread = Thread { [self] in self.loop() }
-        thread.name = "EventStore.writer"
+        thread.name = Self.threadName
+        self.thread = thread
         thread.start()
     }
 
@@ -112,7 +115,10 @@ final class Writer: @unchecked Sendable {
         return queue.count
     }
 
-    /// Finishes every queued job, then stops the thread. Blocks until it has stopped. Idempotent.
+    /// Finishes every queued job, then stops the thread. Blocks until it has stopped, except on
+    /// the writer thread itself (a store released by a job's closure closes there), where
+    /// waiting would be waiting for itself: the thread stops when it returns to its loop.
+    /// Idempotent.
     func shutDown() {
         condition.lock()
         let wasRunning = state == .running
@@ -121,8 +127,10 @@ final class Writer: @unchecked Sendable {
             condition.signal()
         }
         condition.unlock()
-        if wasRunning { stopped.wait() }
+        if wasRunning && Thread.current != thread { stopped.wait() }
     }
+
+    private static let threadName = "EventStore.writer"
 
     private func loop() {
         while let batch = nextBatch() {

@@ -1,0 +1,61 @@
+import EventStore
+import Foundation
+import Testing
+import TestSupport
+
+/// Calling the store from inside its own transactions is caught, and a store released on its own
+/// writer thread closes without waiting for itself.
+@Suite("Reentrancy and closing", .serialized)
+struct ReentrancyTests {
+    @Test("a store whose last reference a table-write closure held closes on the writer thread, without hanging", arguments: 0..<30)
+    func releasedOnItsWriterThread(round: Int) async throws {
+        let directory = try TemporaryDirectory()
+        try await writeHoldingTheStore(directory.path)
+        // The directory opens again once the store closed (it is claimed until then).
+        try await withTimeout(.seconds(20), "the store released on its writer thread to close (round \(round))") {
+            while true {
+                if let again = try? EventStore(path: directory.path) {
+                    again.close()
+                    return
+                }
+                try await Task.sleep(for: .milliseconds(1))
+            }
+        }
+    }
+
+    /// Writes through a closure that holds the only other reference to the store.
+    private func writeHoldingTheStore(_ path: String) async throws {
+        let store = try EventStore(path: path)
+        try await store.openTables(["t"])
+        try await store.writeTables { [store] txn in
+            try txn.put("t", [1], [UInt8(truncatingIfNeeded: store.path.count)])
+        }
+    }
+
+    @Test("calling the store from inside a read, a stream read or a table write is refused with invalidInput")
+    func nestedCallsAreRefused() async throws {
+        ReentrancyWatchdog.throwsInDebugBuilds.store(true, ordering: .relaxed)
+        defer { ReentrancyWatchdog.throwsInDebugBuilds.store(false, ordering: .relaxed) }
+        let f = try StoreFixture()
+        _ = try await f.store.append(to: "s", events: [event("A")])
+        try await f.store.openTables(["t"])
+        let message = "The store was called (a read) from inside a read or a table transaction's closure; copy what you need out of the closure and call the store after it returns."
+        // Inside readTables
+        let fromRead = #expect(throws: EventStoreError.self) { try f.store.readTables { _ in try f.store.headPosition() } }
+        #expect(fromRead?.code == .invalidInput)
+        #expect(fromRead?.message == message)
+        // Inside forEachEvent
+        let fromStreamRead = #expect(throws: EventStoreError.self) {
+            try f.store.forEachEvent(inStream: "s") { _ in _ = try f.store.readStream("s") }
+        }
+        #expect(fromStreamRead?.message == message)
+        // Inside writeTables (on the writer thread)
+        let store = f.store
+        let fromWrite = await #expect(throws: EventStoreError.self) { try await store.writeTables { _ in try store.read() } }
+        #expect(fromWrite?.message == message)
+        // Closing from inside is ignored: the store stays open
+        try f.store.readTables { _ in f.store.close() }
+        #expect(!f.store.closed)
+        #expect(try f.store.headPosition() == 1)
+    }
+}
