@@ -1,6 +1,11 @@
-// swift-tools-version:6.0
+// swift-tools-version:6.1
 import PackageDescription
 
+// The layers, from the bottom: EventStore (the log on LMDB), then the engines (Projections,
+// Commands), then the apps, then the faces (esctl). A library user depends on the products
+// EventStore, Projections, Commands and EventStoreTesting, which need swift-log only; esctl's
+// argument parser comes with the trait "CLI" (on by default), so a package that depends on this
+// one with `traits: []` does not resolve or build it.
 let package = Package(
     name: "swift-lmdb-eventstore",
     platforms: [.macOS(.v15)],
@@ -8,33 +13,54 @@ let package = Package(
         .library(name: "EventStore", targets: ["EventStore"]),
         .library(name: "Projections", targets: ["Projections"]),
         .library(name: "Commands", targets: ["Commands"]),
+        .library(name: "EventStoreTesting", targets: ["EventStoreTesting"]),
         .executable(name: "esctl", targets: ["esctl"]),
-        // The fuzz package (Fuzz/) and the regression tests share these checks.
-        .library(name: "FuzzChecks", targets: ["FuzzChecks"]),
+        // Internal, not an API: the properties the fuzz package (Fuzz/) checks, and the demo apps
+        // the benchmark package (Benchmarks/) runs.
+        .library(name: "_FuzzChecks", targets: ["FuzzChecks"]),
+        .library(name: "_Apps", targets: ["Apps"]),
+    ],
+    traits: [
+        .trait(name: "CLI", description: "The esctl command-line tool and its argument parser."),
+        .default(enabledTraits: ["CLI"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
+        .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
     ],
     targets: [
         // liblmdb-dev, found through pkg-config; `make deps` installs it when missing.
         .systemLibrary(name: "CLMDB", pkgConfig: "lmdb", providers: [.apt(["liblmdb-dev"])]),
         // CRC-32C with the processor's instruction where it has one (the records' checksums).
         .target(name: "CRC32C"),
-        .target(name: "EventStore", dependencies: ["CLMDB", "CRC32C"]),
-        .target(name: "Projections", dependencies: ["EventStore"]),
-        .target(name: "Commands", dependencies: ["Projections"]),
+        .target(name: "EventStore", dependencies: ["CLMDB", "CRC32C", .product(name: "Logging", package: "swift-log")]),
+        .target(name: "Projections", dependencies: ["EventStore", .product(name: "Logging", package: "swift-log")]),
+        .target(name: "Commands", dependencies: ["EventStore", .product(name: "Logging", package: "swift-log")]),
+        .target(name: "EventStoreTesting", dependencies: ["EventStore", "Commands"]),
+        // The four demo apps: their events, states, deciders and read models. Not a product.
+        .target(name: "Apps", dependencies: ["EventStore", "Projections", "Commands"]),
+        // The JSON and NDJSON forms of events that esctl (and the server) read and write.
+        .target(name: "WireFormat", dependencies: ["EventStore"]),
         .executableTarget(
             name: "esctl",
-            dependencies: ["Commands", .product(name: "ArgumentParser", package: "swift-argument-parser")]),
-        .target(name: "FuzzChecks", dependencies: ["Commands"], path: "Tests/FuzzChecks"),
-        .target(name: "TestSupport", dependencies: ["EventStore"], path: "Tests/TestSupport"),
+            dependencies: [
+                "EventStore", "Projections", "Commands", "Apps", "WireFormat",
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "ArgumentParser", package: "swift-argument-parser", condition: .when(traits: ["CLI"])),
+            ]),
+        .target(name: "FuzzChecks", dependencies: ["EventStore", "WireFormat"], path: "Tests/FuzzChecks"),
+        .target(name: "TestSupport", dependencies: ["EventStore", "EventStoreTesting"], path: "Tests/TestSupport"),
         // A writer the reliability tests start and kill (not a product: tests build it).
-        .executableTarget(name: "torture-writer", dependencies: ["EventStore", "Projections", "TestSupport"], path: "Tests/TortureWriter"),
-        .testTarget(name: "EventStoreTests", dependencies: ["EventStore", "CLMDB", "CRC32C", "TestSupport"]),
-        .testTarget(name: "ProjectionsTests", dependencies: ["Projections", "TestSupport"]),
-        .testTarget(name: "CommandsTests", dependencies: ["Commands", "TestSupport"]),
-        .testTarget(name: "EsctlTests", dependencies: ["esctl", "TestSupport"]),
-        .testTarget(name: "ReliabilityTests", dependencies: ["esctl", "torture-writer", "TestSupport", "Projections", "FuzzChecks"]),
+        .executableTarget(
+            name: "torture-writer", dependencies: ["EventStore", "Projections", "Apps", "TestSupport"], path: "Tests/TortureWriter"),
+        .testTarget(name: "EventStoreTests", dependencies: ["EventStore", "CLMDB", "CRC32C", "EventStoreTesting", "TestSupport"]),
+        .testTarget(name: "ProjectionsTests", dependencies: ["Projections", "EventStore", "Apps", "TestSupport"]),
+        .testTarget(name: "CommandsTests", dependencies: ["Commands", "EventStore", "EventStoreTesting", "TestSupport"]),
+        .testTarget(name: "AppsTests", dependencies: ["Apps", "Commands", "Projections", "EventStore", "EventStoreTesting", "TestSupport"]),
+        .testTarget(name: "EsctlTests", dependencies: ["esctl", "EventStore", "WireFormat", "TestSupport"]),
+        .testTarget(
+            name: "ReliabilityTests",
+            dependencies: ["esctl", "torture-writer", "EventStore", "Projections", "Apps", "FuzzChecks", "TestSupport"]),
     ],
     swiftLanguageModes: [.v6]
 )

@@ -22,7 +22,8 @@ let package = Package(
             name: "esbench",
             dependencies: [
                 .product(name: "EventStore", package: root), .product(name: "Projections", package: root),
-                .product(name: "Commands", package: root), "CLMDBBench",
+                .product(name: "Commands", package: root), .product(name: "_Apps", package: root),
+                .product(name: "EventStoreTesting", package: root), "CLMDBBench",
                 .product(name: "GRDB", package: "GRDB.swift"),
             ]),
     ],

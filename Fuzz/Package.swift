@@ -8,7 +8,7 @@ import PackageDescription
 // A path dependency is identified by its directory's name, which is whatever the clone is called.
 let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().lastPathComponent.lowercased()
 
-let checks: [Target.Dependency] = [.product(name: "FuzzChecks", package: root), "FuzzDriver"]
+let checks: [Target.Dependency] = [.product(name: "_FuzzChecks", package: root), "FuzzDriver"]
 
 let package = Package(
     name: "EventStoreFuzz",

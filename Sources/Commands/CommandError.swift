@@ -1,65 +1,49 @@
 import EventStore
-/// The one error type of the Commands module: a command a domain rule refused, or bad input.
-/// Unless ``Code/recordedInvalid``, nothing was written.
+
+/// The one error type of the Commands module: the handler gave up or could not write what was
+/// decided. The application's own refusals are the errors its deciders throw, passed through
+/// unchanged.
 public struct CommandError: Error, Sendable, Equatable, CustomStringConvertible {
-    public enum Code: String, Sendable, Equatable {
-        /// `start` without a goal; the app shows "Set a goal to start".
-        case goalNotSet
-        /// The command is not allowed in the current state (a workout transition, a cancelled reservation).
-        case invalidState
-        /// The input breaks a rule: an empty text, a goal that is not positive, a negative increment.
-        case invalidInput
-        /// Something named does not exist: a site, a camper, a reservation, a queued alert.
-        case notFound
-        /// Something that may exist once already does: a site number.
-        case duplicate
-        /// The command was recorded, but as invalid (a reservation's nights or overlap); see
-        /// ``domain`` and ``domainCode``.
-        case recordedInvalid
-        /// Other writers kept changing the streams; the command gave up after its retries.
-        case conflict
+    /// What kind of failure this is; a struct so that codes can be added without breaking a
+    /// program's `switch`.
+    public struct Code: Sendable, Hashable, CustomStringConvertible {
+        package enum Base: String, Sendable, CaseIterable {
+            case conflict, unencodable
+        }
+
+        package let base: Base
+
+        package init(_ base: Base) {
+            self.base = base
+        }
+
+        /// Other writers kept changing the streams: every attempt met a version conflict.
+        public static let conflict = Code(.conflict)
+        /// A decided event could not be encoded (a number JSON cannot hold); nothing was written.
+        public static let unencodable = Code(.unencodable)
+
+        public var description: String { base.rawValue }
     }
 
     public let code: Code
     /// One sentence: what was wrong and what to do.
     public let message: String
-    /// The error domain of a recorded rejection ("CampingManager").
-    public let domain: String?
-    /// Its code within that domain (5: invalid number of days).
-    public let domainCode: Int?
-    /// What was recorded anyway, for ``Code/recordedInvalid``.
-    public let recordedEvents: [RecordedEvent]
+    /// How many attempts were made.
+    public let attempts: Int
+    /// The last failure underneath (the store's version conflict, the encoding error).
+    public let underlying: EventStoreError?
 
-    public init(_ code: Code, _ message: String, domain: String? = nil, domainCode: Int? = nil, recordedEvents: [RecordedEvent] = []) {
+    public init(_ code: Code, _ message: String, attempts: Int = 1, underlying: EventStoreError? = nil) {
         self.code = code
         self.message = message
-        self.domain = domain
-        self.domainCode = domainCode
-        self.recordedEvents = recordedEvents
+        self.attempts = attempts
+        self.underlying = underlying
     }
 
     public var description: String { message }
 }
 
-/// Checks the keys of the domains (users, rooms, campgrounds) and names.
-enum Validate {
-    static let maximumKeyBytes = 150
-
-    /// A user, room or campground key: non-empty, printable, at most 150 bytes.
-    static func key(_ key: String, _ kind: String) throws(CommandError) {
-        guard !key.isEmpty else { throw CommandError(.invalidInput, "The \(kind) is empty; give a \(kind) name.") }
-        guard key.utf8.count <= maximumKeyBytes else {
-            throw CommandError(.invalidInput, "The \(kind) '\(key.prefix(20))...' is longer than \(maximumKeyBytes) bytes; use a shorter name.")
-        }
-        guard !key.unicodeScalars.contains(where: { $0.properties.generalCategory == .control }) else {
-            throw CommandError(.invalidInput, "The \(kind) contains a control character; use printable characters only.")
-        }
-    }
-
-    /// A text that must say something: not empty, not only white space.
-    static func text(_ text: String, _ what: String) throws(CommandError) {
-        guard !text.trimmingCharacters(in: .whitespacesAndNewlines).isEmpty else {
-            throw CommandError(.invalidInput, "The \(what) is empty; give some text.")
-        }
-    }
+/// Matches an error against a code in a `catch`: `catch CommandError.Code.conflict`.
+public func ~= (code: CommandError.Code, error: any Error) -> Bool {
+    (error as? CommandError)?.code == code
 }

@@ -1,4 +1,5 @@
 import Foundation
+import Logging
 
 /// How hard a commit works to survive a crash. A process crash (even SIGKILL) loses nothing in any
 /// mode once an append has returned, because the data is already in the operating system's page
@@ -42,6 +43,11 @@ public struct Configuration: Sendable {
     /// reading (after a commit, and before it grows the map): such a slot keeps LMDB from
     /// reusing the pages its snapshot may see, so the data file grows instead.
     public var staleReaderCheckInterval: Duration
+    /// Where the store tells what it cannot throw to a caller: the map growing, a transaction
+    /// split, dead readers cleared, a failed poll for other processes' commits (at info and
+    /// below, as a library should). Silent by default; the projection runner and the command
+    /// handler log through it too unless given their own.
+    public var logger: Logger
 
     /// Creates a configuration; every argument has a sensible default.
     public init(
@@ -52,7 +58,8 @@ public struct Configuration: Sendable {
         maximumEventsPerCommit: Int = 50_000,
         pollInterval: Duration = .milliseconds(5),
         pollClock: any Clock<Duration> = ContinuousClock(),
-        staleReaderCheckInterval: Duration = .seconds(5)
+        staleReaderCheckInterval: Duration = .seconds(5),
+        logger: Logger = Logger(label: "eventstore", factory: { _ in SwiftLogNoOpLogHandler() })
     ) {
         self.durability = durability
         self.initialMapSize = initialMapSize
@@ -62,5 +69,6 @@ public struct Configuration: Sendable {
         self.pollInterval = pollInterval
         self.pollClock = pollClock
         self.staleReaderCheckInterval = staleReaderCheckInterval
+        self.logger = logger
     }
 }

@@ -57,7 +57,7 @@ public final class EventStore: Sendable {
             throw error
         }
         let headSignal = HeadSignal(
-            head: head, pollInterval: configuration.pollInterval, clock: configuration.pollClock,
+            head: head, pollInterval: configuration.pollInterval, clock: configuration.pollClock, logger: configuration.logger,
             poll: { try watcher.newHead() })
         self.path = path
         self.mode = mode
@@ -69,7 +69,7 @@ public final class EventStore: Sendable {
         self.writer = Writer(
             environment: environment, clock: configuration.clock,
             maximumEventsPerCommit: configuration.maximumEventsPerCommit,
-            staleReaderCheckInterval: configuration.staleReaderCheckInterval, headSignal: headSignal)
+            staleReaderCheckInterval: configuration.staleReaderCheckInterval, logger: configuration.logger, headSignal: headSignal)
     }
 
     deinit {

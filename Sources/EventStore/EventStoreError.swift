@@ -12,27 +12,44 @@ import Darwin
 /// what was wrong and what to do, and, when the failure came from below (LMDB or the operating
 /// system), the ``cause``. Version conflicts also list each stream whose expectation failed.
 public struct EventStoreError: Error, Sendable, Equatable, CustomStringConvertible {
-    /// What kind of failure this is. Stable: programs and `esctl`'s exit codes depend on it.
-    public enum Code: String, Sendable, Equatable, CaseIterable {
+    /// What kind of failure this is. Stable: programs and `esctl`'s exit codes depend on it. A
+    /// struct, not an enum, so that codes can be added without breaking a program's `switch`
+    /// (switch with a `default`); match one in a `catch` with `catch EventStoreError.Code.versionConflict`.
+    public struct Code: Sendable, Hashable, CustomStringConvertible {
+        /// The codes as an enum, for code of this package that must handle every one.
+        package enum Base: String, Sendable, CaseIterable {
+            case invalidInput, versionConflict, idempotencyConflict, notFound, storeUnavailable, damaged, storageFull, closed,
+                storageFailure
+        }
+
+        package let base: Base
+
+        package init(_ base: Base) {
+            self.base = base
+        }
+
         /// The caller's input broke a rule (a name, a size, a limit, a malformed value). Nothing was written.
-        case invalidInput
+        public static let invalidInput = Code(.invalidInput)
         /// An expected version did not match the stream's actual version. Nothing was written.
-        case versionConflict
+        public static let versionConflict = Code(.versionConflict)
         /// An event id is already recorded with other content (or only part of an append was). Nothing was written.
-        case idempotencyConflict
+        public static let idempotencyConflict = Code(.idempotencyConflict)
         /// Something the caller named does not exist.
-        case notFound
+        public static let notFound = Code(.notFound)
         /// The store cannot be opened or used: a missing permission, a path that is a file,
         /// a directory that is not an event store, or the directory is already open in this process.
-        case storeUnavailable
+        public static let storeUnavailable = Code(.storeUnavailable)
         /// The store's files are damaged: a truncated or corrupted data file, an undecodable record.
-        case damaged
+        public static let damaged = Code(.damaged)
         /// The disk or the address space is full; the store could not grow.
-        case storageFull
+        public static let storageFull = Code(.storageFull)
         /// The store was closed; open it again to continue.
-        case closed
+        public static let closed = Code(.closed)
         /// An unexpected failure of LMDB or the operating system; the cause says which.
-        case storageFailure
+        public static let storageFailure = Code(.storageFailure)
+
+        /// The code's name (`versionConflict`).
+        public var description: String { base.rawValue }
     }
 
     /// Where a failure came from, when it came from below this module.
@@ -77,6 +94,11 @@ public struct EventStoreError: Error, Sendable, Equatable, CustomStringConvertib
         if case let .lmdb(code, _)? = cause { return code }
         return nil
     }
+}
+
+/// Matches an error against a code in a `catch` or `switch`: `catch EventStoreError.Code.versionConflict`.
+public func ~= (code: EventStoreError.Code, error: any Error) -> Bool {
+    (error as? EventStoreError)?.code == code
 }
 
 /// One stream whose expected version did not hold.

@@ -62,11 +62,34 @@ public struct AppendResult: Sendable, Equatable {
     /// True when every event was already recorded (an idempotent retry): nothing was written and
     /// the original positions are returned.
     public let alreadyRecorded: Bool
+    /// The id of each event, given or generated, in the order given.
+    public let ids: [UUID]
+    /// The time the commit recorded the events with (those given their own time keep it), in
+    /// microseconds since 1970; for an idempotent retry, the time of the original's last event.
+    public let recordedAtMicroseconds: Int64
 
-    public init(stream: String, positions: [UInt64], version: UInt64, alreadyRecorded: Bool) {
+    public init(
+        stream: String, positions: [UInt64], version: UInt64, alreadyRecorded: Bool, ids: [UUID] = [],
+        recordedAtMicroseconds: Int64 = 0
+    ) {
         self.stream = stream
         self.positions = positions
         self.version = version
         self.alreadyRecorded = alreadyRecorded
+        self.ids = ids
+        self.recordedAtMicroseconds = recordedAtMicroseconds
+    }
+
+    /// The events this result recorded, given the events that were appended (in the order given):
+    /// positions, versions, ids and times from the append, the rest from the events. No read.
+    public func recordedEvents(_ events: [NewEvent]) -> [RecordedEvent] {
+        let firstVersion = version &- UInt64(positions.count) &+ 1
+        return zip(events, positions).enumerated().map { index, pair in
+            RecordedEvent(
+                position: pair.1, stream: stream, version: firstVersion &+ UInt64(index),
+                id: index < ids.count ? ids[index] : pair.0.id ?? UUID(uuid: (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0)),
+                type: pair.0.type, data: StoredForm.of(pair.0.data), metadata: StoredForm.of(pair.0.metadata),
+                recordedAtMicroseconds: pair.0.recordedAtMicroseconds ?? recordedAtMicroseconds)
+        }
     }
 }

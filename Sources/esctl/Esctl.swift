@@ -4,6 +4,7 @@ import Foundation
 
 #if canImport(Glibc)
 import Glibc
+import Apps
 #endif
 
 /// esctl: the command-line face of the event store.

@@ -1,7 +1,9 @@
+import Apps
 import ArgumentParser
 import Commands
 import EventStore
 import Projections
+import WireFormat
 
 /// esctl's exit codes: the same for every command, so scripts can act on them. Documented in the
 /// README and in `esctl --help`; keep all three in step.
@@ -50,12 +52,18 @@ enum ExitStatus: Int32, CaseIterable {
             .joined(separator: "\n")
     }
 
-    init(_ code: CommandError.Code) {
-        switch code {
+    init(_ code: AppError.Code) {
+        switch code.base {
         case .goalNotSet, .invalidState, .duplicate, .recordedInvalid: self = .rejected
         case .invalidInput: self = .invalidInput
         case .notFound: self = .notFound
+        }
+    }
+
+    init(_ code: CommandError.Code) {
+        switch code.base {
         case .conflict: self = .versionConflict
+        case .unencodable: self = .invalidInput
         }
     }
 
@@ -69,7 +77,7 @@ enum ExitStatus: Int32, CaseIterable {
     }
 
     init(_ code: EventStoreError.Code) {
-        switch code {
+        switch code.base {
         case .invalidInput: self = .invalidInput
         case .versionConflict: self = .versionConflict
         case .idempotencyConflict: self = .idempotencyConflict
@@ -103,9 +111,15 @@ func reportingErrors(_ work: () async throws -> Void) async throws {
     } catch let error as EventStoreError {
         Console.error(error.description)
         throw ExitCode(ExitStatus(error.code).rawValue)
+    } catch let error as AppError {
+        Console.error(AppHints.sentence(for: error))
+        throw ExitCode(ExitStatus(error.code).rawValue)
     } catch let error as CommandError {
         Console.error(error.message)
         throw ExitCode(ExitStatus(error.code).rawValue)
+    } catch let error as WireFormatError {
+        Console.error(error.message)
+        throw ExitCode(ExitStatus.invalidInput.rawValue)
     } catch let error as ProjectionError {
         Console.error(error.message)
         throw ExitCode(ExitStatus(error.code).rawValue)
@@ -118,5 +132,17 @@ func reportingErrors(_ work: () async throws -> Void) async throws {
     } catch {
         Console.error("unexpected failure: \(error)")
         throw ExitCode(ExitStatus.internalError.rawValue)
+    }
+}
+
+/// The pointers esctl adds to the apps' refusals: where to see what exists.
+enum AppHints {
+    /// The error's sentence, with the esctl command that lists what exists when it names
+    /// something unknown.
+    static func sentence(for error: AppError) -> String {
+        guard let listing = error.listedBy else { return error.message }
+        let scope = ["campers", "campsites", "reservations"].contains(listing) ? " (with the same --campground)" : " (with the same --user)"
+        let base = error.message.hasSuffix(".") ? String(error.message.dropLast()) : error.message
+        return "\(base); `esctl query \(listing)`\(scope) lists them."
     }
 }

@@ -1,6 +1,7 @@
 import EventStore
 import Foundation
 import Projections
+import Apps
 
 extension StoreOptions {
     /// Opens the store and a runner of every registered projection. Opening may rebuild
@@ -11,7 +12,7 @@ extension StoreOptions {
         do {
             let progress = ProgressLine()
             let runner = try await ProjectionRunner(
-                store: store, projections: ProjectionCatalog.all, progress: progress.report)
+                store: store, projections: AppCatalog.all, progress: progress.report)
             progress.finish()
             for notice in runner.notices { Console.note("esctl: \(notice)\n") }
             return (store, runner)

@@ -14,8 +14,8 @@ struct AppendTests {
             to: "orders-1", events: [event("Placed", #"{"n":1}"#), event("Paid", metadata: #"{"by":"x"}"#)])
         let second = try await f.store.append(to: "orders-2", events: [event("Placed", "[]")])
         // Then the results and the whole log are exactly these
-        #expect(first == AppendResult(stream: "orders-1", positions: [1, 2], version: 2, alreadyRecorded: false))
-        #expect(second == AppendResult(stream: "orders-2", positions: [3], version: 1, alreadyRecorded: false))
+        #expect(first == AppendResult(stream: "orders-1", positions: [1, 2], version: 2, alreadyRecorded: false, ids: [SequentialIDs.id(1), SequentialIDs.id(2)], recordedAtMicroseconds: StoreFixture.micros(ofRead: 0)))
+        #expect(second == AppendResult(stream: "orders-2", positions: [3], version: 1, alreadyRecorded: false, ids: [SequentialIDs.id(3)], recordedAtMicroseconds: StoreFixture.micros(ofRead: 1)))
         #expect(try f.store.read() == [
             RecordedEvent(
                 position: 1, stream: "orders-1", version: 1, id: SequentialIDs.id(1), type: "Placed",
@@ -67,7 +67,7 @@ struct AppendTests {
         defer { reopened.close() }
         #expect(try reopened.read() == before)
         let next = try await reopened.append(to: "a", events: [event("Four")], expectedVersion: .exact(2))
-        #expect(next == AppendResult(stream: "a", positions: [4], version: 3, alreadyRecorded: false))
+        #expect(next == AppendResult(stream: "a", positions: [4], version: 3, alreadyRecorded: false, ids: [SequentialIDs.id(4)], recordedAtMicroseconds: StoreFixture.micros(ofRead: 2)))
         #expect(try reopened.statistics().streamCount == 2)
     }
 

@@ -95,9 +95,9 @@ struct ConcurrencyTests {
         let firstResult = try await first.value
         let secondError = await #expect(throws: EventStoreError.self) { try await second.value }
         let thirdResult = try await third.value
-        #expect(firstResult == AppendResult(stream: "s", positions: [1], version: 1, alreadyRecorded: false))
+        #expect(firstResult == AppendResult(stream: "s", positions: [1], version: 1, alreadyRecorded: false, ids: [SequentialIDs.id(1)], recordedAtMicroseconds: StoreFixture.micros(ofRead: 1)))
         #expect(secondError?.conflicts == [VersionConflict(stream: "s", expected: .noStream, actual: 1)])
-        #expect(thirdResult == AppendResult(stream: "t", positions: [2], version: 1, alreadyRecorded: false))
+        #expect(thirdResult == AppendResult(stream: "t", positions: [2], version: 1, alreadyRecorded: false, ids: [SequentialIDs.id(3)], recordedAtMicroseconds: StoreFixture.micros(ofRead: 1)))
         #expect(store.writerStatistics.commits == commitsBefore + 2)
         #expect(try store.read().map(\.type) == ["A", "C"])
     }

@@ -41,7 +41,10 @@ struct ExpectedVersionTests {
             // Then the events follow the existing ones
             let result = try await attempt()
             let version = UInt64(c.existingEvents)
-            #expect(result == AppendResult(stream: "s", positions: [version + 1, version + 2], version: version + 2, alreadyRecorded: false))
+            #expect(result == AppendResult(
+                stream: "s", positions: [version + 1, version + 2], version: version + 2, alreadyRecorded: false,
+                ids: [SequentialIDs.id(version + 1), SequentialIDs.id(version + 2)],
+                recordedAtMicroseconds: StoreFixture.micros(ofRead: c.existingEvents > 0 ? 1 : 0)))
         } else {
             // Then a conflict that names both versions, and nothing written
             let error = await #expect(throws: EventStoreError.self) { try await attempt() }

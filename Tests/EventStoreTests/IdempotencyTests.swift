@@ -19,8 +19,9 @@ struct IdempotencyTests {
         // When the same append is retried (its expectation no longer holds)
         let retry = try await f.store.append(to: "s", events: events, expectedVersion: .noStream)
         // Then the original positions and versions come back, and the log is unchanged
-        #expect(original == AppendResult(stream: "s", positions: [1, 2], version: 2, alreadyRecorded: false))
-        #expect(retry == AppendResult(stream: "s", positions: [1, 2], version: 2, alreadyRecorded: true))
+        let recordedAt = StoreFixture.micros(ofRead: 0)
+        #expect(original == AppendResult(stream: "s", positions: [1, 2], version: 2, alreadyRecorded: false, ids: [a, b], recordedAtMicroseconds: recordedAt))
+        #expect(retry == AppendResult(stream: "s", positions: [1, 2], version: 2, alreadyRecorded: true, ids: [a, b], recordedAtMicroseconds: recordedAt))
         #expect(try f.store.read() == before)
     }
 

@@ -15,8 +15,8 @@ struct MultiStreamAppendTests {
             StreamAppend(stream: "site-15", events: [event("Booked"), event("Paid")], expectedVersion: .noStream),
         ])
         #expect(results == [
-            AppendResult(stream: "camper-1", positions: [2], version: 2, alreadyRecorded: false),
-            AppendResult(stream: "site-15", positions: [3, 4], version: 2, alreadyRecorded: false),
+            AppendResult(stream: "camper-1", positions: [2], version: 2, alreadyRecorded: false, ids: [SequentialIDs.id(2)], recordedAtMicroseconds: StoreFixture.micros(ofRead: 1)),
+            AppendResult(stream: "site-15", positions: [3, 4], version: 2, alreadyRecorded: false, ids: [SequentialIDs.id(3), SequentialIDs.id(4)], recordedAtMicroseconds: StoreFixture.micros(ofRead: 1)),
         ])
         #expect(f.store.writerStatistics.commits == commits + 1)
         #expect(try f.store.read().map { "\($0.stream)@\($0.version)" } == ["camper-1@1", "camper-1@2", "site-15@1", "site-15@2"])
@@ -33,10 +33,10 @@ struct MultiStreamAppendTests {
             StreamAppend(stream: "b", events: [event("B3")]),
         ])
         #expect(results == [
-            AppendResult(stream: "a", positions: [2], version: 2, alreadyRecorded: false),
-            AppendResult(stream: "b", positions: [3, 4], version: 2, alreadyRecorded: false),
-            AppendResult(stream: "a", positions: [5, 6], version: 4, alreadyRecorded: false),
-            AppendResult(stream: "b", positions: [7], version: 3, alreadyRecorded: false),
+            AppendResult(stream: "a", positions: [2], version: 2, alreadyRecorded: false, ids: [SequentialIDs.id(2)], recordedAtMicroseconds: StoreFixture.micros(ofRead: 1)),
+            AppendResult(stream: "b", positions: [3, 4], version: 2, alreadyRecorded: false, ids: [SequentialIDs.id(3), SequentialIDs.id(4)], recordedAtMicroseconds: StoreFixture.micros(ofRead: 1)),
+            AppendResult(stream: "a", positions: [5, 6], version: 4, alreadyRecorded: false, ids: [SequentialIDs.id(5), SequentialIDs.id(6)], recordedAtMicroseconds: StoreFixture.micros(ofRead: 1)),
+            AppendResult(stream: "b", positions: [7], version: 3, alreadyRecorded: false, ids: [SequentialIDs.id(7)], recordedAtMicroseconds: StoreFixture.micros(ofRead: 1)),
         ])
         #expect(try f.store.read().map(\.type) == ["A0", "A1", "B1", "B2", "A2", "A3", "B3"])
         #expect(try f.store.readStream("a").map(\.type) == ["A0", "A1", "A2", "A3"])
@@ -91,7 +91,11 @@ struct MultiStreamAppendTests {
         let original = try await f.store.append(call)
         let before = try f.store.read()
         let retry = try await f.store.append(call)
-        #expect(retry == original.map { AppendResult(stream: $0.stream, positions: $0.positions, version: $0.version, alreadyRecorded: true) })
+        #expect(retry == original.map { AppendResult(
+            stream: $0.stream, positions: $0.positions, version: $0.version, alreadyRecorded: true, ids: $0.ids,
+            recordedAtMicroseconds: $0.recordedAtMicroseconds) })
+        #expect(original.map(\.ids) == [[SequentialIDs.id(101)], [SequentialIDs.id(102), SequentialIDs.id(103)]])
+        #expect(original.map(\.recordedAtMicroseconds) == [StoreFixture.micros(ofRead: 0), StoreFixture.micros(ofRead: 0)])
         #expect(try f.store.read() == before)
     }
 

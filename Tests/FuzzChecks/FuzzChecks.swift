@@ -1,7 +1,6 @@
-import Commands
 import EventStore
 import Foundation
-import Projections
+import WireFormat
 
 /// The properties the fuzz targets check on arbitrary bytes, shared with the regression tests
 /// that replay every input the fuzzer ever found (`Fuzz/Regressions`).
@@ -50,7 +49,7 @@ public enum FuzzChecks {
     }
 
     /// The NDJSON line parser of `append --batch` and `import`: any bytes either parse, or are
-    /// refused as invalid input naming the line. A parsed line, written again as a canonical
+    /// refused as an invalid line naming it. A parsed line, written again as a canonical
     /// line (data and metadata in base64), parses to the same event, and passes the store's own
     /// limit checks (the parser applies them).
     public static func eventLine(_ bytes: UnsafeRawBufferPointer) throws(Finding) {
@@ -58,7 +57,7 @@ public enum FuzzChecks {
         do {
             parsed = try EventLine(Array(bytes)[...], number: 7)
         } catch {
-            guard error.code == .invalidInput, error.message.hasPrefix("Line 7 is not a valid event: ") else {
+            guard error.code == .invalidLine, error.message.hasPrefix("Line 7 is not a valid event: ") else {
                 throw Finding("a bad line was refused with \(error.code): \(error.message)")
             }
             return

@@ -1,3 +1,4 @@
+import Apps
 import EventStore
 import Foundation
 import Projections
@@ -39,10 +40,10 @@ struct DeterministicReplayTests {
         for projection in projections {
             let context = Comment(rawValue: "seed \(seed), projection \(projection.name)")
             let live = try runner.storedHash(of: projection.name)
-            let asOfHead = try StateHash.of(tables: projection.tables, in: try runner.state(of: projection.name, asOf: head))
+            let asOfHead = try StateHash.of(projection, in: try runner.state(of: projection.name, asOf: head).reader)
             var snapshot = try runner.state(of: projection.name, asOf: snapshotAt)
-            try snapshot.fold(all.filter { $0.position > snapshotAt }, with: projection, skippingFailures: projection.errorPolicy == .skip)
-            let snapshotPlusTail = try StateHash.of(tables: projection.tables, in: snapshot)
+            try snapshot.fold(all.filter { $0.position > snapshotAt }, with: projection)
+            let snapshotPlusTail = try StateHash.of(projection, in: snapshot.reader)
             let rebuilt = try await runner.rebuild([projection.name])[0].hash
             #expect(live == rebuilt, context)
             #expect(live == asOfHead, context)
@@ -58,16 +59,3 @@ extension Ledger {
     }
 }
 
-extension ProjectionState {
-    /// Folds events, passing over those whose apply throws when `skippingFailures` (as the skip
-    /// policy does).
-    mutating func fold(_ events: [RecordedEvent], with projection: some Projection, skippingFailures: Bool) throws {
-        for event in events where projection.eventTypes?.contains(event.type) ?? true {
-            do {
-                try apply(event, with: projection)
-            } catch where skippingFailures {
-                continue
-            }
-        }
-    }
-}

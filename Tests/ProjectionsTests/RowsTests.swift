@@ -1,3 +1,4 @@
+import Apps
 import EventStore
 import Foundation
 import Projections

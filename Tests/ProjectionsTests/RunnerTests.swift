@@ -1,4 +1,5 @@
 @testable import Projections
+import Apps
 import EventStore
 import Foundation
 import Testing
@@ -144,7 +145,7 @@ struct RunnerTests {
         #expect(try runner.statuses()[0].checkpoint == 0)
         let atHead = try runner.state(of: "count-by-type", asOf: 4)
         try await runner.catchUp()
-        #expect(try StateHash.of(tables: ["counts"], in: atHead) == (try runner.storedHash(of: "count-by-type")))
+        #expect(try StateHash.of(tables: ["counts"], in: atHead.reader) == (try runner.storedHash(of: "count-by-type")))
     }
 
     @Test("a projection that fails halfway through a batch keeps its tables and checkpoint; the others go on")
@@ -220,6 +221,6 @@ struct RunnerTests {
 
 extension ProjectionState {
     func hashFor(_ projection: some Projection) throws -> String {
-        try StateHash.of(tables: projection.tables, in: self)
+        try StateHash.of(projection, in: reader)
     }
 }

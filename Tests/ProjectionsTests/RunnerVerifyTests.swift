@@ -1,4 +1,5 @@
 @testable import Projections
+import Apps
 import EventStore
 import Foundation
 import Testing

@@ -1,3 +1,4 @@
+import Apps
 import EventStore
 import Foundation
 import Projections
@@ -39,6 +40,7 @@ struct Ledger: Projection {
     let tables = ["accounts", "totals"]
     var errorPolicy: ProjectionErrorPolicy = .stop
     let eventTypes: Set<String>? = ["Opened", "Deposited", "Closed", "Poison"]
+    let queryParameters: [QueryParameter] = []
 
     struct Unknown: Error, CustomStringConvertible {
         let description: String
@@ -67,6 +69,6 @@ struct Ledger: Projection {
 
     func query(_ state: some StateReader, _ parameters: QueryParameters) throws -> JSONValue {
         let accounts = try state.rows("accounts", as: Int.self).map { ($0.key.parts([.string])?.first?.string ?? "?", JSONValue.int($0.value)) }
-        return ["accounts": .object(accounts), "events": .int(try state.value("totals", RowKey("all"), as: Int.self) ?? 0)]
+        return ["accounts": .object(accounts), "events": .int(try state.get("totals", RowKey("all"), as: Int.self) ?? 0)]
     }
 }

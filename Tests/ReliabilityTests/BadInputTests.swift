@@ -61,7 +61,7 @@ struct BadInputTests {
         try await expectRejected(["query", "no-such-projection"], status: 67, mentioning: "the projections are")
         try await expectRejected(["fitness", "walk", "--steps", "-5", "--user", "u"], status: 64, mentioning: "0 or more")
         try await expectRejected(["fitness", "goal", "99999999999999999999999", "--user", "u"], status: 64, mentioning: "The goal takes a whole number; '99999999999999999999999' is not one")
-        try await expectRejected(["fitness", "goal", "-5", "--user", "u"], status: 64, mentioning: "The goal must be a positive number of steps.")
+        try await expectRejected(["fitness", "goal", "-5", "--user", "u"], status: 64, mentioning: "The goal must be a positive number of steps, at most 10000000.")
         try await expectRejected(["camp", "add-site", "--", "-3"], status: 64, mentioning: "not a positive number")
         try await expectRejected(["camp", "add-site", "-3"], status: 64, mentioning: "not a positive number")
         try await expectRejected(["replay", "--from", "-1"], status: 64, mentioning: "--from takes a whole number of 0 or more; '-1' is not one.")

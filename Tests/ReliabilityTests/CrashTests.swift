@@ -1,3 +1,4 @@
+import Apps
 import EventStore
 import Foundation
 import Projections
@@ -82,10 +83,10 @@ struct CrashTests {
                 #expect(stored.first?.position == ack.first)
             }
             // Projections catch up to exactly what a fresh fold gives.
-            let runner = try await ProjectionRunner(store: store, projections: ProjectionCatalog.examples)
+            let runner = try await ProjectionRunner(store: store, projections: AppCatalog.logSummaries)
             let head = try await runner.catchUp()
-            for projection in ProjectionCatalog.examples {
-                let folded = try StateHash.of(tables: projection.tables, in: try runner.state(of: projection.name, asOf: head))
+            for projection in AppCatalog.logSummaries {
+                let folded = try StateHash.of(projection, in: try runner.state(of: projection.name, asOf: head).reader)
                 #expect(try runner.storedHash(of: projection.name) == folded, "\(projection.name) after kill \(killed)")
             }
             nextBatch = (byBatch.keys.max() ?? 0) + 1
@@ -111,10 +112,10 @@ struct CrashTests {
             child.send(SIGKILL)
             _ = try await child.waitForExit()
             let reopened = try EventStore(path: db)
-            let runner = try await ProjectionRunner(store: reopened, projections: ProjectionCatalog.examples)
+            let runner = try await ProjectionRunner(store: reopened, projections: AppCatalog.logSummaries)
             let head = try await runner.catchUp()
-            for projection in ProjectionCatalog.examples {
-                let folded = try StateHash.of(tables: projection.tables, in: try runner.state(of: projection.name, asOf: head))
+            for projection in AppCatalog.logSummaries {
+                let folded = try StateHash.of(projection, in: try runner.state(of: projection.name, asOf: head).reader)
                 #expect(try runner.storedHash(of: projection.name) == folded)
                 #expect(try runner.statuses().allSatisfy { !$0.isBuilding })
             }

@@ -1,5 +1,6 @@
 import EventStore
 import Foundation
+import Apps
 import Projections
 import TestSupport
 
@@ -53,7 +54,7 @@ case "hold-read":
 case "append":
     let seed = UInt64(option("--seed") ?? "1") ?? 1
     var batch = UInt64(option("--start") ?? "1") ?? 1
-    let runner = try await ProjectionRunner(store: store, projections: ProjectionCatalog.examples)
+    let runner = try await ProjectionRunner(store: store, projections: AppCatalog.logSummaries)
     while true {
         let appends = TortureBatch.appends(seed: seed, batch: batch)
         let results = try await store.append(appends)
@@ -63,7 +64,7 @@ case "append":
         batch += 1
     }
 case "rebuild":
-    let runner = try await ProjectionRunner(store: store, projections: ProjectionCatalog.examples)
+    let runner = try await ProjectionRunner(store: store, projections: AppCatalog.logSummaries)
     while true {
         _ = try await runner.rebuild()
         say("REBUILT")

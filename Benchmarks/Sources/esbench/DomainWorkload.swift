@@ -1,5 +1,7 @@
+import Apps
 import Commands
 import EventStore
+import EventStoreTesting
 import Foundation
 import Projections
 
@@ -8,29 +10,45 @@ import Projections
 /// About 60% workout and alert events, 25% chat, 15% campground.
 struct DomainWorkload {
     var random: SplitMix
-    var workouts: [Workout]
-    var queues: [AlertQueue]
+    var fitness: [FitnessState]
     var campgrounds: [Campground]
     let rooms = 100
 
     init(users: Int = 1000, campgrounds: Int = 200, seed: UInt64 = 7) {
         random = SplitMix(seed: seed)
-        workouts = Array(repeating: Workout(), count: users)
-        queues = Array(repeating: AlertQueue(), count: users)
+        fitness = Array(repeating: FitnessState(), count: users)
         self.campgrounds = Array(repeating: Campground(), count: campgrounds)
     }
 
     /// The next events, as parts of an append (usually one or two).
     mutating func next() -> [StreamAppend] {
         let roll = random.next(100)
-        if roll < 60 { return fitness() }
+        if roll < 60 { return fitnessEvents() }
         if roll < 85 { return chat() }
         return campground()
     }
 
-    private mutating func fitness() -> [StreamAppend] {
-        let user = random.next(workouts.count)
-        let workout = workouts[user]
+    /// Decides `command` on `state`, folds what it decided into it, and returns the parts of the
+    /// append (consecutive events of a stream together), or none when it is refused.
+    private static func run<D: StreamDecider>(_ command: D.Command, _ decider: D, _ state: inout D.State) -> [StreamAppend] {
+        guard let events = try? decider.decide(command, state: state) else { return [] }
+        var parts: [StreamAppend] = []
+        for event in events {
+            decider.evolve(&state, with: event)
+            guard let new = try? event.newEvent() else { return [] }
+            let stream = decider.stream(for: event)
+            if let last = parts.indices.last, parts[last].stream == stream {
+                parts[last].events.append(new)
+            } else {
+                parts.append(StreamAppend(stream: stream, events: [new]))
+            }
+        }
+        return parts
+    }
+
+    private mutating func fitnessEvents() -> [StreamAppend] {
+        let user = random.next(fitness.count)
+        let workout = fitness[user].workout
         let command: FitnessCommand
         switch workout.status {
         case .notStarted: command = workout.goal == nil ? .setGoal(2000 + random.next(8000)) : .start
@@ -43,25 +61,16 @@ struct DomainWorkload {
             default: command = .walk(steps: 20 + random.next(180), distance: Double(10 + random.next(140)))
             }
         }
-        guard let decision = try? FitnessDecider.decide(command, workout: workout, queue: queues[user]) else { return [] }
-        decision.workout.forEach { workouts[user].apply($0) }
-        decision.alerts.forEach { queues[user].apply($0) }
-        var parts = [StreamAppend(stream: DomainStreams.fitness("user-\(user)"), events: decision.workout.map(\.newEvent))]
-        if !decision.alerts.isEmpty {
-            parts.append(StreamAppend(stream: DomainStreams.alerts("user-\(user)"), events: decision.alerts.map(\.newEvent)))
-        }
+        var parts = Self.run(command, FitnessDecider(user: "user-\(user)"), &fitness[user])
         // Users clear their alerts now and then.
-        if queues[user].count > 3, let first = queues[user].top,
-            let events = try? AlertDecider.decide(.clear(first.text), queue: queues[user])
-        {
-            events.forEach { queues[user].apply($0) }
-            parts.append(StreamAppend(stream: DomainStreams.alerts("user-\(user)"), events: events.map(\.newEvent)))
+        if fitness[user].queue.count > 3, let first = fitness[user].queue.top {
+            parts += Self.run(.clear(first.text), AlertDecider(user: "user-\(user)"), &fitness[user].queue)
         }
         return parts
     }
 
     private mutating func chat() -> [StreamAppend] {
-        let user = "user-\(random.next(workouts.count))"
+        let user = "user-\(random.next(fitness.count))"
         let room = "room-\(random.next(rooms))"
         let command: ChatCommand
         switch random.next(20) {
@@ -70,8 +79,8 @@ struct DomainWorkload {
         case 2: command = .shareLocation("Loch Ness, bay \(random.next(50))")
         default: command = .say("Message \(random.next(1_000_000)) about the race and the weather today")
         }
-        guard let event = try? ChatDecider.decide(command, user: user) else { return [] }
-        return [StreamAppend(stream: DomainStreams.chat(room), events: [event.newEvent])]
+        var none: Void = ()
+        return Self.run(command, ChatDecider(room: room, user: user), &none)
     }
 
     private mutating func campground() -> [StreamAppend] {
@@ -90,9 +99,7 @@ struct DomainWorkload {
                 site: site, camperId: "C\(1 + random.next(state.camperCount))", date: CivilDate(day: 20_600 + Int64(random.next(365))),
                 nights: random.next(9) - 1)
         }
-        guard let event = try? CampgroundDecider.decide(command, campground: state) else { return [] }
-        campgrounds[index].apply(event)
-        return [StreamAppend(stream: DomainStreams.campground("camp-\(index)"), events: [event.newEvent])]
+        return Self.run(command, CampgroundDecider(campground: "camp-\(index)"), &campgrounds[index])
     }
 
     /// Generates about `count` events and appends them to `store` in appends of about 1,000.
@@ -116,22 +123,10 @@ struct DomainWorkload {
     }
 }
 
-/// A small seeded generator (SplitMix64).
-struct SplitMix {
-    private var state: UInt64
+/// The tests' seeded generator (SplitMix64), with a bounded draw.
+typealias SplitMix = SeededGenerator
 
-    init(seed: UInt64) {
-        state = seed
-    }
-
-    mutating func nextRaw() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
-
+extension SeededGenerator {
     /// A number in 0..<bound.
-    mutating func next(_ bound: Int) -> Int { Int(nextRaw() % UInt64(max(bound, 1))) }
+    mutating func next(_ bound: Int) -> Int { Int(next() % UInt64(max(bound, 1))) }
 }

@@ -1,3 +1,4 @@
+import Apps
 import EventStore
 import Foundation
 import Projections
@@ -149,7 +150,7 @@ struct Bench {
         var store = try EventStore(path: storePath, configuration: Configuration(durability: .noSync, initialMapSize: 1 << 30))
         try await DomainWorkload.fill(store, count: n)
         let head = try store.headPosition()
-        let runner = try await ProjectionRunner(store: store, projections: ProjectionCatalog.domain)
+        let runner = try await ProjectionRunner(store: store, projections: AppCatalog.apps)
         var reports: [RebuildReport] = []
         let seconds = try await Measure.seconds { reports = try await runner.rebuild() }
         // The rate counts the fold and its writes (the reports' time); the state hashes the
@@ -355,7 +356,7 @@ struct Bench {
         case "s3-memory":
             let sampler = Measure.AnonymousPeak()
             let store = try EventStore(path: directory, configuration: Configuration(durability: .noSync))
-            let runner = try await ProjectionRunner(store: store, projections: ProjectionCatalog.domain)
+            let runner = try await ProjectionRunner(store: store, projections: AppCatalog.apps)
             let reports = try await runner.rebuild()
             let anonymous = sampler.stop()
             store.close()

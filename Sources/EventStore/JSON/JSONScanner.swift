@@ -25,7 +25,7 @@ public struct JSONScanner {
     /// The bytes being read; valid only while the scanner is (scanners never escape the
     /// functions that make them).
     let bytes: UnsafeRawBufferPointer
-    private(set) var index = 0
+    var index = 0
     private var depth = 0
 
     init(_ bytes: UnsafeRawBufferPointer) {
@@ -227,6 +227,9 @@ public struct JSONScanner {
     // MARK: Scanning
 
     private func peek() -> UInt8? { index < bytes.count ? bytes[index] : nil }
+
+    /// The byte at the scanner's index, nil at the end.
+    var peekByte: UInt8? { peek() }
 
     private func error(_ message: String) -> JSONError { JSONError(message: message, offset: index) }
 

@@ -431,9 +431,10 @@ final class Environment: @unchecked Sendable {
         return Int(dead)
     }
 
-    /// Doubles the map (after `MDB_MAP_FULL`). Waits for running reads to end first. Clears
-    /// stale readers before: their snapshots may be what filled it.
-    func growMap() throws(EventStoreError) {
+    /// Doubles the map (after `MDB_MAP_FULL`) and returns its new size. Waits for running reads to
+    /// end first. Clears stale readers before: their snapshots may be what filled it.
+    @discardableResult
+    func growMap() throws(EventStoreError) -> Int {
         try clearStaleReaders()
         pthread_rwlock_wrlock(gate)
         defer { pthread_rwlock_unlock(gate) }
@@ -452,6 +453,7 @@ final class Environment: @unchecked Sendable {
                 cause: .lmdb(code: rc, description: String(cString: mdb_strerror(rc))))
         }
         try Self.check(rc, "growing the map to \(doubled) bytes")
+        return doubled
     }
 
     /// Drops the map's pages from this process's page tables (they stay in the page cache). Safe

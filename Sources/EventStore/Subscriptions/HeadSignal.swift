@@ -1,3 +1,4 @@
+import Logging
 import Synchronization
 
 /// The newest committed position this process knows of, and the subscribers waiting for it to
@@ -26,13 +27,15 @@ final class HeadSignal: Sendable {
     private let poll: @Sendable () throws -> UInt64?
     private let pollInterval: Duration
     private let clock: any Clock<Duration>
+    private let logger: Logger
 
     /// `poll` returns a new head when another process may have committed, nil when nothing
     /// changed; it is called every `pollInterval` on `clock` while anyone waits.
     init(
-        head: UInt64, pollInterval: Duration, clock: any Clock<Duration>,
+        head: UInt64, pollInterval: Duration, clock: any Clock<Duration>, logger: Logger,
         poll: @escaping @Sendable () throws -> UInt64?
     ) {
+        self.logger = logger
         state = Mutex(State(head: head))
         self.pollInterval = pollInterval
         self.clock = clock
@@ -124,7 +127,12 @@ final class HeadSignal: Sendable {
                     return true
                 }
                 guard keepGoing else { return }
-                if let head = try? poll() { publish(head) }
+                do {
+                    if let head = try poll() { publish(head) }
+                } catch {
+                    // The waiters go on waiting for this process's commits; the next poll retries.
+                    logger.info("polling for other processes' commits failed", metadata: [LogKeys.reason: "\(error)"])
+                }
             }
         }
     }

@@ -148,6 +148,21 @@ public final class TableTransaction {
         return try Writer.lastPosition(txn, databases)
     }
 
+    /// Visits every event of `stream` in version order (none when the stream has none).
+    public func forEachEvent(inStream stream: String, _ body: (RecordedEvent) throws -> Void) throws {
+        guard isValid else { throw EventStoreError.closedStore }
+        guard let head = try EventStore.streamHead(stream, txn, databases) else { return }
+        try EventStore.forEachPosition(of: head, stream: stream, from: 1, direction: .forward, limit: .max, txn, databases) { position in
+            guard let value = try BigEndian.withBytes(of: position, { try txn.get(databases.events, $0) }) else {
+                throw EventStoreError(.damaged, "The stream index points to position \(position), which is not in the log; run `esctl verify`.")
+            }
+            let record = try RecordView(value, position: position)
+            try record.checkBelongs(to: stream, at: position)
+            try body(try record.recordedEvent(at: position))
+            return true
+        }
+    }
+
     /// Visits the events from `start` through `last` in position order until `body` returns
     /// false, decoding only those whose type is in `types` (every event when nil). Returns the
     /// last position examined (`start - 1` when there was none), so a caller can go on after it.

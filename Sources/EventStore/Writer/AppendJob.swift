@@ -53,6 +53,7 @@ final class AppendJob: WriteJob, @unchecked Sendable {
         for (append, ids) in zip(appends, ids) {
             var positions: [UInt64] = []
             var lastVersion: UInt64 = 0
+            var recordedAt: Int64 = 0
             for (event, id) in zip(append.events, ids) where event.id != nil {
                 let match: (position: UInt64, view: RecordView)?
                 do {
@@ -70,9 +71,12 @@ final class AppendJob: WriteJob, @unchecked Sendable {
                 found += 1
                 positions.append(position)
                 lastVersion = view.version
+                recordedAt = view.recordedAt
             }
             results.append(
-                AppendResult(stream: append.stream, positions: positions, version: lastVersion, alreadyRecorded: true))
+                AppendResult(
+                    stream: append.stream, positions: positions, version: lastVersion, alreadyRecorded: true, ids: ids,
+                    recordedAtMicroseconds: recordedAt))
         }
         if found == 0 { return nil }
         guard found == eventCount else {
@@ -189,7 +193,10 @@ final class AppendJob: WriteJob, @unchecked Sendable {
                 _ = try head.withBytes { try txn.put(databases.streams, UnsafeRawBufferPointer(streamBytes), $0) }
             }
             heads[append.stream] = head
-            results.append(AppendResult(stream: append.stream, positions: positions, version: head.version, alreadyRecorded: false))
+            results.append(
+                AppendResult(
+                    stream: append.stream, positions: positions, version: head.version, alreadyRecorded: false, ids: ids,
+                    recordedAtMicroseconds: context.recordedAt))
         }
         return results
     }

@@ -1,5 +1,6 @@
 import CLMDB
 import Foundation
+import Logging
 import Synchronization
 
 /// What a job may throw from inside the batch transaction.
@@ -53,6 +54,7 @@ final class Writer: @unchecked Sendable {
     private let clock: @Sendable () -> Date
     private let maximumEventsPerCommit: Int
     private let staleReaderCheckInterval: Duration
+    private let logger: Logger
     private let condition = NSCondition()
     private var queue: [any WriteJob] = []
     private var state = State.running
@@ -75,8 +77,9 @@ final class Writer: @unchecked Sendable {
     /// refused.
     init(
         environment: Environment, clock: @escaping @Sendable () -> Date, maximumEventsPerCommit: Int,
-        staleReaderCheckInterval: Duration = .seconds(5), headSignal: HeadSignal
+        staleReaderCheckInterval: Duration = .seconds(5), logger: Logger, headSignal: HeadSignal
     ) {
+        self.logger = logger
         self.environment = environment
         self.clock = clock
         self.staleReaderCheckInterval = staleReaderCheckInterval
@@ -219,13 +222,16 @@ final class Writer: @unchecked Sendable {
                 switch failure.lmdbCode {
                 case MDB_MAP_FULL?:
                     do throws(EventStoreError) {
-                        try environment.growMap()
+                        let size = try environment.growMap()
+                        logger.info("the store's map grew", metadata: [LogKeys.path: "\(environment.directory.path)", LogKeys.mapSize: "\(size)"])
                     } catch {
+                        logger.info("the store's map could not grow", metadata: [LogKeys.reason: "\(error)"])
                         pending.forEach { $0.fail(error) }
                         return
                     }
                 case MDB_TXN_FULL? where pending.count > 1:
                     // Too many dirty pages for one transaction: give each job its own.
+                    logger.info("a group commit was too large for one transaction; committing its jobs one by one", metadata: [LogKeys.jobs: "\(pending.count)"])
                     for job in pending { commit([job]) }
                     return
                 case MDB_TXN_FULL?:
@@ -266,7 +272,12 @@ final class Writer: @unchecked Sendable {
         guard now - lastReaderCheck >= staleReaderCheckInterval else { return }
         lastReaderCheck = now
         // A failure here changes nothing for the commit that just succeeded; the next check retries.
-        _ = try? environment.clearStaleReaders()
+        do {
+            let cleared = try environment.clearStaleReaders()
+            if cleared > 0 { logger.info("cleared the reader slots of dead processes", metadata: [LogKeys.readers: "\(cleared)"]) }
+        } catch {
+            logger.info("checking for dead readers failed", metadata: [LogKeys.reason: "\(error)"])
+        }
     }
 
     /// Touched only by the writer thread.

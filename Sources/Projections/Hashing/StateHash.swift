@@ -23,6 +23,13 @@ public enum StateHash {
         return SHA256.hexString(hasher.finalize())
     }
 
+    /// The hash of a projection's state: its tables, and its passed-over events when it has any
+    /// (so a projection that never passed one over hashes as its tables alone).
+    public static func of(_ projection: any Projection, in state: some StateReader) throws -> String {
+        let passedOver = try state.rowCount(PassedOver.table) > 0
+        return try of(tables: projection.tables + (passedOver ? [PassedOver.table] : []), in: state)
+    }
+
     private static func bytes(_ value: UInt32) -> [UInt8] { withUnsafeBytes(of: value.bigEndian) { Array($0) } }
     private static func bytes(_ value: UInt64) -> [UInt8] { withUnsafeBytes(of: value.bigEndian) { Array($0) } }
 }

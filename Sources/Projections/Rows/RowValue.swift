@@ -89,6 +89,16 @@ public struct RowWriter {
     private mutating func write(length: Int) {
         withUnsafeBytes(of: UInt32(truncatingIfNeeded: length).bigEndian) { bytes.append(contentsOf: $0) }
     }
+
+    /// Writes an array's count (for encoders that learn it as they go: see ``patchCount(_:at:)``).
+    mutating func writeCount(_ count: Int) { write(length: count) }
+
+    /// Overwrites the count written at `offset` by ``writeCount(_:)``.
+    mutating func patchCount(_ count: Int, at offset: Int) {
+        withUnsafeBytes(of: UInt32(truncatingIfNeeded: count).bigEndian) { counted in
+            for index in 0..<4 { bytes[offset + index] = counted[index] }
+        }
+    }
 }
 
 /// Reads the encoding ``RowWriter`` writes, checking every length against what is left.
@@ -169,6 +179,9 @@ public struct RowReader {
     private mutating func readLength() throws(RowDecodingError) -> Int {
         Int(try take(4).reduce(UInt32(0)) { $0 << 8 | UInt32($1) })
     }
+
+    /// Reads an array's count.
+    mutating func readCount() throws(RowDecodingError) -> Int { try readLength() }
 }
 
 extension UInt64: RowValue {

@@ -41,7 +41,7 @@ enum CatchUpBatch {
             progress[projection.name] = BatchProgress(checkpoint: checkpoint.position, isBuilding: checkpoint.isBuilding)
             active.append(projection)
             let name = projection.name
-            states[name] = ProjectionState(projection: name, tables: projection.tables) { table, key in
+            states[name] = ProjectionState(projection: name, tables: projection.tables + [PassedOver.table]) { table, key in
                 try txn.get(StoredState.tableName(name, table), key)
             }
         }
@@ -60,7 +60,13 @@ enum CatchUpBatch {
         let appliers = active.map { projection in
             { (event: RecordedEvent, state: inout ProjectionState) throws in try projection.apply(event, to: &state) }
         }
-        let undoable = active.map { $0.errorPolicy == .skip }
+        let policies = active.map(\.errorPolicy)
+        // Operators' decisions to pass over an event, for the projections that stop on errors
+        // (a few events in a small stream of the store's own; read at this snapshot, so a rebuild
+        // meets the same ones).
+        let decided = try active.map { projection in
+            projection.errorPolicy == .stop ? try PassedOver.decisions(for: projection.name, in: txn) : [:]
+        }
         var routes: [String: [Int]] = [:]
         func route(_ type: String) -> [Int] {
             if let known = routes[type] { return known }
@@ -81,17 +87,17 @@ enum CatchUpBatch {
                 let started = timed ? ContinuousClock.now : nil
                 defer { if let started { entries[index].time += ContinuousClock.now - started } }
                 do {
-                    // Under the stop policy a failure throws the batch's state away: no undo needed.
-                    try state.apply(event, undoable: undoable[index], appliers[index])
-                    entries[index].applied += 1
-                } catch {
-                    if undoable[index] {
+                    let decision = decided[index].isEmpty ? nil : decided[index][event.id]
+                    if try state.apply(event, policy: policies[index], decision: decision, appliers[index]) {
                         entries[index].skipped += 1
                     } else {
-                        entries[index].failure = .stopped(active[index].name, at: event.position, cause: "\(error)")
-                        lanes[index] = nil
-                        continue
+                        entries[index].applied += 1
                     }
+                } catch {
+                    // A stop throws the batch's state away.
+                    entries[index].failure = .stopped(active[index].name, at: event.position, cause: "\(error)")
+                    lanes[index] = nil
+                    continue
                 }
                 lanes[index] = state
             }
@@ -140,7 +146,7 @@ enum CatchUpBatch {
 
     /// Empties a projection's tables and sets its checkpoint to 0, building, with its version.
     static func reset(_ projection: any Projection, _ txn: TableTransaction) throws {
-        for table in projection.tables {
+        for table in projection.tables + [PassedOver.table] {
             try txn.removeAll(StoredState.tableName(projection.name, table))
         }
         try txn.put(

@@ -1,5 +1,6 @@
 import EventStore
 import Foundation
+import Logging
 import Synchronization
 
 /// What a rebuild did to one projection.
@@ -31,10 +32,17 @@ public struct ProjectionStatus: Sendable, Equatable {
     public let lag: UInt64
     /// The hash of the stored state.
     public let hash: String
-    /// True while a (re)build has not yet reached the head.
+    /// True while a (re)build is under way: from its start until the state first reaches the head.
     public let isBuilding: Bool
     /// Why it is stopped, when its last catch-up failed.
     public let failure: String?
+    /// How many events it passed over (its skip policy, or operators' decisions).
+    public let eventsSkipped: Int
+    /// The first of them (at most ``ProjectionStatus/listedSkips``), with the reason for each.
+    public let skippedPositions: [PassedOver.Entry]
+
+    /// How many passed-over events a status lists.
+    public static let listedSkips = 100
 }
 
 /// Keeps projections' states and checkpoints in the store, catches them up with the log,
@@ -53,6 +61,8 @@ public final class ProjectionRunner: Sendable {
     /// rebuilds finished.
     public let notices: [String]
     private let failures = Mutex<[String: ProjectionError]>([:])
+    /// Where rebuilds, stops and passed-over events are told.
+    let logger: Logger
 
     /// Reports a long catch-up's progress: projection names, position reached, head.
     public typealias Progress = @Sendable (_ projections: [String], _ position: UInt64, _ head: UInt64) -> Void
@@ -67,10 +77,13 @@ public final class ProjectionRunner: Sendable {
     /// duplicate name, and the store's errors.
     public init(
         store: EventStore, projections: [any Projection], batchSize: UInt64 = 25_000, progress: Progress? = nil,
-        inspecting: Bool = false
+        inspecting: Bool = false, logger: Logger? = nil
     ) async throws {
         try Self.validate(projections)
-        let tables = { (projection: any Projection) in projection.tables.map { StoredState.tableName(projection.name, $0) } }
+        let tables = { (projection: any Projection) in
+            (projection.tables + [PassedOver.table]).map { StoredState.tableName(projection.name, $0) }
+        }
+        self.logger = logger ?? store.configuration.logger
         self.store = store
         self.projections = projections
         self.batchSize = max(1, batchSize)
@@ -99,6 +112,7 @@ public final class ProjectionRunner: Sendable {
             }
         }
         self.notices = notices
+        for notice in notices { self.logger.info("\(notice)") }
         guard !inspecting else { return }
         if !toRebuild.isEmpty {
             _ = try await rebuild(toRebuild.map(\.name), progress: progress)
@@ -126,6 +140,11 @@ public final class ProjectionRunner: Sendable {
             }
             guard Set(projection.tables).count == projection.tables.count else {
                 throw ProjectionError(.invalidDefinition, "The projection '\(projection.name)' lists a table twice.", projection: projection.name)
+            }
+            if let reserved = projection.tables.first(where: { $0.hasPrefix("_") }) {
+                throw ProjectionError(
+                    .invalidDefinition, "The table '\(reserved)' of projection '\(projection.name)' starts with '_', which the runner keeps for its own tables.",
+                    projection: projection.name)
             }
         }
     }
@@ -182,6 +201,9 @@ public final class ProjectionRunner: Sendable {
         failures.withLock { failures in
             for projection in selected { failures[projection.name] = stopped[projection.name] }
         }
+        for failure in stopped.values {
+            logger.info("a projection stopped", metadata: [LogKeys.projection: "\(failure.projection ?? "?")", LogKeys.reason: "\(failure.message)"])
+        }
         if let first = selected.lazy.compactMap({ stopped[$0.name] }).first { throw first }
         return head
     }
@@ -191,6 +213,7 @@ public final class ProjectionRunner: Sendable {
     public func rebuild(_ names: [String]? = nil, progress: Progress? = nil) async throws -> [RebuildReport] {
         let selected = try select(names)
         let started = ContinuousClock.now
+        logger.info("rebuilding projections", metadata: [LogKeys.projection: "\(selected.map(\.name).joined(separator: ","))"])
         try await store.writeTables { txn in
             for projection in selected { try CatchUpBatch.reset(projection, txn) }
         }
@@ -232,7 +255,7 @@ public final class ProjectionRunner: Sendable {
                     projection: projection.name, eventsApplied: applied[projection.name] ?? 0,
                     eventsSkipped: skipped[projection.name] ?? 0, checkpoint: checkpoint,
                     seconds: Self.seconds(timed[projection.name] ?? .zero), elapsedSeconds: seconds,
-                    hash: try StateHash.of(tables: projection.tables, in: state))
+                    hash: try StateHash.of(projection, in: state))
             }
         }
     }
@@ -255,26 +278,52 @@ public final class ProjectionRunner: Sendable {
         return try store.readTables { txn in try body(StoredState(transaction: txn, projection: projection.name)) }
     }
 
+    /// The same, for the registered projection of type `P` (a typo does not compile).
+    public func read<P: Projection, T>(_ type: P.Type, _ body: (StoredState) throws -> T) async throws -> T {
+        try await read(try projection(ofType: type).name, body)
+    }
+
     /// The projection's query, on the state reflecting every append made before this call, or on
     /// the state as of `position` (see ``state(of:asOf:)``) when one is given.
+    ///
+    /// Throws ``ProjectionError/Code/invalidQuery`` for a parameter the projection does not take
+    /// (naming those it takes) or a position beyond the head, ``ProjectionError/Code/stopped``
+    /// when the projection is stopped, and the store's errors.
     public func query(_ name: String, parameters: QueryParameters = QueryParameters(), asOf position: UInt64? = nil) async throws -> JSONValue {
         let projection = try projection(named: name)
-        for parameter in parameters.values.keys.sorted() where !projection.queryParameters.contains(parameter) {
-            let known = projection.queryParameters.isEmpty ? "none" : projection.queryParameters.joined(separator: ", ")
+        let taken = projection.queryParameters.map(\.name)
+        for parameter in parameters.values.keys.sorted() where !taken.contains(parameter) {
+            let known = taken.isEmpty ? "none" : taken.joined(separator: ", ")
             throw ProjectionError(
                 .invalidQuery, "The projection '\(name)' takes no '\(parameter)' parameter; it takes: \(known).", projection: name)
         }
         if let position {
-            return try projection.query(try state(of: name, asOf: position), parameters)
+            return try projection.query(try state(of: name, asOf: position).reader, parameters)
         }
         return try await read(name) { try projection.query($0, parameters) }
     }
 
+    /// The same, for the registered projection of type `P`.
+    public func query<P: Projection>(
+        _ type: P.Type, parameters: QueryParameters = QueryParameters(), asOf position: UInt64? = nil
+    ) async throws -> JSONValue {
+        try await query(try projection(ofType: type).name, parameters: parameters, asOf: position)
+    }
+
+    /// The registered projection of type `P`; ``ProjectionError/Code/unknownProjection`` when none is.
+    public func projection<P: Projection>(ofType type: P.Type) throws -> P {
+        guard let projection = projections.lazy.compactMap({ $0 as? P }).first else {
+            throw ProjectionError(.unknownProjection, "No projection of type \(P.self) is registered with this runner.")
+        }
+        return projection
+    }
+
     /// The projection's state as of `position`: every event up to it folded in memory, without
-    /// touching the stored tables.
+    /// touching the stored tables, passing over events exactly as the runner does (its policy,
+    /// and operators' decisions).
     ///
     /// Throws ``ProjectionError/Code/invalidQuery`` when `position` is beyond the head (the state
-    /// there is not known yet).
+    /// there is not known yet), ``ProjectionError/Code/stopped`` when the fold stops at an event.
     public func state(of name: String, asOf position: UInt64) throws -> ProjectionState {
         let projection = try projection(named: name)
         let head = try store.headPosition()
@@ -284,6 +333,7 @@ public final class ProjectionRunner: Sendable {
                 projection: name, position: position)
         }
         var state = ProjectionState(for: projection)
+        let decided = projection.errorPolicy == .stop ? try PassedOver.decisions(for: name, in: store) : [:]
         var next: UInt64 = 1
         let filter = EventFilter(types: projection.eventTypes)
         while next <= position {
@@ -291,11 +341,11 @@ public final class ProjectionRunner: Sendable {
             guard let last = page.last else { break }
             for event in page {
                 do {
-                    try state.apply(event, with: projection)
-                } catch {
-                    if projection.errorPolicy == .stop {
-                        throw ProjectionError.stopped(name, at: event.position, cause: "\(error)")
+                    _ = try state.apply(event, policy: projection.errorPolicy, decision: decided[event.id]) { event, state in
+                        try projection.apply(event, to: &state)
                     }
+                } catch {
+                    throw ProjectionError.stopped(name, at: event.position, cause: "\(error)")
                 }
             }
             next = last.position + 1
@@ -307,7 +357,7 @@ public final class ProjectionRunner: Sendable {
     public func storedHash(of name: String) throws -> String {
         let projection = try projection(named: name)
         return try store.readTables { txn in
-            try StateHash.of(tables: projection.tables, in: StoredState(transaction: txn, projection: name))
+            try StateHash.of(projection, in: StoredState(transaction: txn, projection: name))
         }
     }
 
@@ -319,31 +369,74 @@ public final class ProjectionRunner: Sendable {
             return try projections.map { projection in
                 let checkpoint = try CatchUpBatch.readCheckpoint(projection.name, txn)
                 let position = checkpoint?.position ?? 0
+                let state = StoredState(transaction: txn, projection: projection.name)
+                let skipped = try state.rows(PassedOver.table, prefix: RowKey(), reverse: false, limit: ProjectionStatus.listedSkips, as: String.self)
                 return ProjectionStatus(
                     name: projection.name, version: projection.version, checkpoint: position,
-                    lag: head > position ? head - position : 0,
-                    hash: try StateHash.of(tables: projection.tables, in: StoredState(transaction: txn, projection: projection.name)),
-                    isBuilding: checkpoint?.isBuilding ?? false, failure: failures[projection.name]?.message)
+                    lag: head > position ? head - position : 0, hash: try StateHash.of(projection, in: state),
+                    isBuilding: checkpoint?.isBuilding ?? false, failure: failures[projection.name]?.message,
+                    eventsSkipped: try state.rowCount(PassedOver.table),
+                    skippedPositions: skipped.map { PassedOver.Entry(position: $0.key.parts([.number])?.first?.number ?? 0, reason: $0.value) })
             }
         }
+    }
+
+    // MARK: Operators' decisions
+
+    /// Records a decision to pass over the event at `position` in the projection `name` (an
+    /// operator's remedy for a projection stopped by an event it cannot apply). The decision is
+    /// an event in the store's own stream ``PassedOver/decisionsStream``, naming the projection
+    /// and the event's id: the projection resumes past that event at its next catch-up, a rebuild
+    /// makes the same choice, and an export carries it. Returns the decision as recorded.
+    ///
+    /// Throws ``ProjectionError/Code/invalidQuery`` when there is no event at `position`, and
+    /// the store's errors.
+    @discardableResult
+    public func passOver(_ name: String, position: UInt64, reason: String) async throws -> RecordedEvent {
+        let projection = try projection(named: name)
+        guard let event = try store.event(at: position) else {
+            throw ProjectionError(
+                .invalidQuery, "There is no event at position \(position) (the head is \(try store.headPosition())).",
+                projection: name, position: position)
+        }
+        let decision = PassedOver.Decision(projection: projection.name, eventId: event.id, position: position, reason: reason)
+        let newEvent = try decision.newEvent()
+        let result = try await store.append(to: PassedOver.decisionsStream, events: [newEvent])
+        failures.withLock { _ = $0.removeValue(forKey: projection.name) }
+        logger.info(
+            "an operator passed over an event",
+            metadata: [LogKeys.projection: "\(projection.name)", LogKeys.position: "\(position)", LogKeys.reason: "\(reason)"])
+        return result.recordedEvents([newEvent])[0]
     }
 
     // MARK: Live
 
     /// Keeps every projection caught up as commits arrive (from this process or others) until
-    /// the returned task is cancelled or the store closes. A stopped projection stays stopped;
-    /// the others go on.
+    /// the returned task is cancelled or the store closes. A stopped projection stays stopped
+    /// (logged); the others go on. Any other failure ends the task, logged.
     public func runLive() -> Task<Void, Never> {
         Task { [self] in
-            var seen = (try? store.headPosition()) ?? 0
-            _ = try? await catchUp()
+            var seen: UInt64 = 0
+            do {
+                seen = try store.headPosition()
+                _ = try await catchUp()
+            } catch is ProjectionError {
+            } catch {
+                logger.info("live projections could not start", metadata: [LogKeys.reason: "\(error)"])
+                return
+            }
             while !Task.isCancelled {
                 do {
                     seen = try await store.waitForCommit(after: seen)
                     _ = try await catchUp()
                 } catch is ProjectionError {
                     continue
+                } catch is CancellationError {
+                    return
+                } catch let error as EventStoreError where error.code == .closed {
+                    return
                 } catch {
+                    logger.info("live projections stopped", metadata: [LogKeys.reason: "\(error)"])
                     return
                 }
             }
@@ -373,7 +466,7 @@ extension ProjectionRunner {
             guard checkpoint.version == Int64(projection.version) else { continue }
             guard deep, checkpoint.position <= head else { continue }
             do {
-                let expected = try StateHash.of(tables: projection.tables, in: try state(of: projection.name, asOf: checkpoint.position))
+                let expected = try StateHash.of(projection, in: try state(of: projection.name, asOf: checkpoint.position).reader)
                 let actual = try storedHash(of: projection.name)
                 if expected != actual {
                     report.add(
@@ -385,4 +478,11 @@ extension ProjectionRunner {
             }
         }
     }
+}
+
+/// The metadata keys this module logs with.
+enum LogKeys {
+    static let projection = "projection.name"
+    static let position = "eventstore.position"
+    static let reason = "projection.reason"
 }

@@ -4,7 +4,7 @@ import EventStore
 /// empty, for a state folded in memory) and changes are kept here, decoded, until the runner
 /// writes them together with the checkpoint. A row changed many times in one batch is changed in
 /// place and encoded once.
-public struct ProjectionState: StateReader {
+public struct ProjectionState {
     /// One row as this state knows it.
     private struct Entry {
         /// The value, or nil for a deleted row.
@@ -36,7 +36,7 @@ public struct ProjectionState: StateReader {
 
     /// An empty state of the projection's tables, held in memory (for history and tests).
     public init(for projection: some Projection) {
-        self.init(projection: projection.name, tables: projection.tables, stored: nil)
+        self.init(projection: projection.name, tables: projection.tables + [PassedOver.table], stored: nil)
     }
 
     init(projection: String, tables names: [String], stored: ((String, [UInt8]) throws -> [UInt8]?)?) {
@@ -151,10 +151,42 @@ public struct ProjectionState: StateReader {
         }
     }
 
-    /// Applies events in order (the projection's event types only), as the runner would.
+    /// Applies events in order (the projection's event types only), as the runner does: under
+    /// the ``ProjectionErrorPolicy/skip`` policy an event whose `apply` throws is undone and
+    /// recorded in ``PassedOver/table``. Operators' decisions to pass over an event live in the
+    /// store, so they are not applied here (``ProjectionRunner/state(of:asOf:)`` applies them).
+    ///
+    /// Throws what `apply` throws under ``ProjectionErrorPolicy/stop``, and the engine's own
+    /// ``ProjectionError`` under either policy.
     public mutating func fold(_ events: some Sequence<RecordedEvent>, with projection: some Projection) throws {
+        let policy = projection.errorPolicy
         for event in events where projection.eventTypes?.contains(event.type) ?? true {
-            try apply(event, with: projection)
+            _ = try apply(event, policy: policy, decision: nil) { event, state in try projection.apply(event, to: &state) }
+        }
+    }
+
+    /// Applies `event` as the runner does and says whether it was passed over: by an operator's
+    /// `decision` (nothing applied), or because `apply` threw under the `.skip` policy (its
+    /// changes undone); either is recorded in ``PassedOver/table``. Rethrows the engine's own
+    /// errors, and what `apply` throws under `.stop` (then the state may keep the failed event's
+    /// changes: the caller throws it away).
+    mutating func apply(
+        _ event: RecordedEvent, policy: ProjectionErrorPolicy, decision: PassedOver.Decision?,
+        _ apply: (RecordedEvent, inout ProjectionState) throws -> Void
+    ) throws -> Bool {
+        if let decision {
+            try put(PassedOver.table, PassedOver.key(event.position), "passed over by decision: \(decision.reason)")
+            return true
+        }
+        do {
+            try self.apply(event, undoable: policy == .skip, apply)
+            return false
+        } catch {
+            // The engine's own errors (a damaged row, an undeclared table) always stop: passing
+            // over them would hide damage.
+            guard policy == .skip, !(error is ProjectionError) else { throw error }
+            try put(PassedOver.table, PassedOver.key(event.position), "\(error)")
+            return true
         }
     }
 
@@ -165,9 +197,13 @@ public struct ProjectionState: StateReader {
         undoLog.append(Undo(table: table, key: key, previous: previous))
     }
 
-    // MARK: Reading (StateReader)
+    // MARK: Reading (a StateReader over this state)
 
-    public func value<V: RowValue>(_ table: String, _ key: RowKey, as type: V.Type) throws -> V? {
+    /// The state as a ``StateReader``, for queries of a state folded in memory (`query` with
+    /// `asOf`, tests).
+    public var reader: some StateReader { InMemoryReader(state: self) }
+
+    func peek<V: RowValue>(_ table: String, _ key: RowKey, as type: V.Type) throws -> V? {
         let index = try tableIndex(table)
         if let entry = tables[index].rows[key] {
             guard let box = entry.box else { return nil }
@@ -179,23 +215,23 @@ public struct ProjectionState: StateReader {
 
     /// Rows of a state held in memory, in key order. A state backed by the store lists only the
     /// rows it has touched, so queries read the store through ``StoredState`` instead.
-    public func rows<V: RowValue>(
+    func rows<V: RowValue>(
         _ table: String, prefix: RowKey, reverse: Bool, limit: Int, as type: V.Type
     ) throws -> [(key: RowKey, value: V)] {
         let index = try tableIndex(table)
         var keys = tables[index].rows.filter { $0.key.hasPrefix(prefix) && $0.value.box != nil }.map(\.key).sorted()
         if reverse { keys.reverse() }
         return try keys.prefix(limit).compactMap { key in
-            try value(table, key, as: V.self).map { (key, $0) }
+            try peek(table, key, as: V.self).map { (key, $0) }
         }
     }
 
-    public func rowCount(_ table: String) throws -> Int {
+    func rowCount(_ table: String) throws -> Int {
         let index = try tableIndex(table)
         return tables[index].rows.values.filter { $0.box != nil }.count
     }
 
-    public func forEachRawRow(_ table: String, _ body: (UnsafeRawBufferPointer, UnsafeRawBufferPointer) throws -> Void) throws {
+    func forEachRawRow(_ table: String, _ body: (UnsafeRawBufferPointer, UnsafeRawBufferPointer) throws -> Void) throws {
         let index = try tableIndex(table)
         let rows = tables[index].rows.compactMap { key, entry in entry.box.map { (key.bytes, $0.encoded()) } }
             .sorted { RowKey.precedes($0.0, $1.0) }
@@ -236,4 +272,23 @@ final class TypedRowBox<V: RowValue>: RowBox {
 
     override func encoded() -> [UInt8] { value.encoded }
     override func copy() -> RowBox { TypedRowBox(value) }
+}
+
+/// A state folded in memory, read as a ``StateReader``.
+private struct InMemoryReader: StateReader {
+    let state: ProjectionState
+
+    func get<V: RowValue>(_ table: String, _ key: RowKey, as type: V.Type) throws -> V? {
+        try state.peek(table, key, as: type)
+    }
+
+    func rows<V: RowValue>(_ table: String, prefix: RowKey, reverse: Bool, limit: Int, as type: V.Type) throws -> [(key: RowKey, value: V)] {
+        try state.rows(table, prefix: prefix, reverse: reverse, limit: limit, as: type)
+    }
+
+    func rowCount(_ table: String) throws -> Int { try state.rowCount(table) }
+
+    func forEachRawRow(_ table: String, _ body: (UnsafeRawBufferPointer, UnsafeRawBufferPointer) throws -> Void) throws {
+        try state.forEachRawRow(table, body)
+    }
 }

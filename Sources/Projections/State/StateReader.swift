@@ -4,7 +4,7 @@ import EventStore
 /// memory (``ProjectionState``). Queries are written against this.
 public protocol StateReader {
     /// The row under `key`, decoded as `V`; nil when there is none.
-    func value<V: RowValue>(_ table: String, _ key: RowKey, as type: V.Type) throws -> V?
+    func get<V: RowValue>(_ table: String, _ key: RowKey, as type: V.Type) throws -> V?
     /// The rows whose keys start with `prefix`, in key order (or reverse), at most `limit`.
     func rows<V: RowValue>(
         _ table: String, prefix: RowKey, reverse: Bool, limit: Int, as type: V.Type
@@ -26,6 +26,11 @@ extension StateReader {
 }
 
 extension StateReader {
+    /// The row under `key`, decoded as the type the caller expects; nil when there is none.
+    public func get<V: RowValue>(_ table: String, _ key: RowKey) throws -> V? {
+        try get(table, key, as: V.self)
+    }
+
     /// The rows whose keys start with `prefix`, in key order.
     public func rows<V: RowValue>(_ table: String, prefix: RowKey = RowKey(), as type: V.Type) throws -> [(key: RowKey, value: V)] {
         try rows(table, prefix: prefix, reverse: false, limit: .max, as: type)
@@ -45,7 +50,7 @@ public struct StoredState: StateReader {
     /// The store's name for one of the projection's tables.
     static func tableName(_ projection: String, _ table: String) -> String { "\(projection)/\(table)" }
 
-    public func value<V: RowValue>(_ table: String, _ key: RowKey, as type: V.Type) throws -> V? {
+    public func get<V: RowValue>(_ table: String, _ key: RowKey, as type: V.Type) throws -> V? {
         let bytes = try transaction.get(Self.tableName(projection, table), key.bytes)
         return try bytes.map { bytes in
             do { return try V(decoding: bytes) } catch { throw ProjectionError.damaged(projection, "\(table): \(error)") }

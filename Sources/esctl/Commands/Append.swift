@@ -3,6 +3,7 @@ import Commands
 import EventStore
 import Projections
 import Foundation
+import WireFormat
 
 struct Append: AsyncParsableCommand {
     static let configuration = CommandConfiguration(

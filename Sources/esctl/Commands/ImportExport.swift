@@ -3,6 +3,7 @@ import Commands
 import EventStore
 import Foundation
 import Projections
+import WireFormat
 
 struct Import: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
@@ -85,7 +86,7 @@ struct Import: AsyncParsableCommand {
                     let before = reader.lineNumber - 1
                     throw ImportStop(
                         error: CLIError(
-                            ExitStatus(error.code),
+                            .invalidInput,
                             "\(error.message.replacingOccurrences(of: "; nothing was written.", with: ".")) \(importer.summary(lines: before)) Fix the line and resume with --skip \(before)."),
                         linesBefore: before)
                 }

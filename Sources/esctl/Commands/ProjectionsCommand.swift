@@ -1,6 +1,8 @@
 import ArgumentParser
 import EventStore
 import Projections
+import Apps
+import WireFormat
 
 struct ProjectionsCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
@@ -24,7 +26,7 @@ struct ProjectionsCommand: AsyncParsableCommand {
             // Where they stand, as they stand: nothing is caught up, rebuilt or finished here.
             let store = try self.store.openReadOnly()
             defer { store.close() }
-            let runner = try await ProjectionRunner(store: store, projections: ProjectionCatalog.all, inspecting: true)
+            let runner = try await ProjectionRunner(store: store, projections: AppCatalog.all, inspecting: true)
             let statuses = try runner.statuses()
             if json {
                 for status in statuses {

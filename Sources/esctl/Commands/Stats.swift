@@ -1,6 +1,7 @@
 import ArgumentParser
 import EventStore
 import Projections
+import WireFormat
 
 struct Stats: AsyncParsableCommand {
     static let configuration = CommandConfiguration(

@@ -1,6 +1,7 @@
 import ArgumentParser
 import EventStore
 import Projections
+import Apps
 
 struct Verify: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
@@ -43,7 +44,7 @@ struct Verify: AsyncParsableCommand {
             defer { store.close() }
             var report = try store.verify()
             // Only checks the projections' stored state: no rebuild, no catch-up.
-            let runner = try await ProjectionRunner(store: store, projections: ProjectionCatalog.all, inspecting: true)
+            let runner = try await ProjectionRunner(store: store, projections: AppCatalog.all, inspecting: true)
             try runner.verify(into: &report, deep: deep)
             print(report)
             guard report.isClean else {
@@ -135,7 +136,7 @@ struct Backup: AsyncParsableCommand {
             defer { copy.close() }
             var report = try copy.verify()
             // The projections' stored state too, as `esctl verify` checks it: no rebuild, no catch-up.
-            let runner = try await ProjectionRunner(store: copy, projections: ProjectionCatalog.all, inspecting: true)
+            let runner = try await ProjectionRunner(store: copy, projections: AppCatalog.all, inspecting: true)
             try runner.verify(into: &report, deep: false)
             guard report.isClean else {
                 for problem in report.problems { Console.print("problem: \(problem)") }

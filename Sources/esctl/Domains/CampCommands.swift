@@ -2,6 +2,7 @@ import ArgumentParser
 import Commands
 import EventStore
 import Projections
+import Apps
 
 struct Camp: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
@@ -16,18 +17,18 @@ struct Camp: AsyncParsableCommand {
 
     static func run(
         _ command: CampgroundCommand, _ options: DomainOptions, _ campground: CampgroundOption,
-        _ describe: @escaping (Backend.CampgroundOutcome) -> String
+        _ describe: @escaping (AppBackend.CampgroundOutcome) -> String
     ) async throws {
         try await reportingErrors {
             try await options.withBackend { backend in
                 do {
                     let outcome = try await backend.campground(command, campground: campground.campground)
                     if !options.printJSON(outcome.recorded) { Console.print(describe(outcome)) }
-                } catch let error as CommandError where error.code == .recordedInvalid {
+                } catch let error as AppError where error.code == .recordedInvalid {
                     // Recorded, but invalid: say what was recorded, then fail with the problem.
                     if !options.printJSON(error.recordedEvents) {
                         for event in error.recordedEvents {
-                            if let recorded = try? ReservationRecorded(event) { Console.print("\(recorded.reservationId) \(recorded.status.rawValue)") }
+                            if let recorded = try? ReservationRecorded(recorded: event) { Console.print("\(recorded.reservationId) \(recorded.status.rawValue)") }
                         }
                     }
                     throw error

@@ -2,6 +2,8 @@ import ArgumentParser
 import Commands
 import EventStore
 import Projections
+import Apps
+import WireFormat
 
 struct Chat: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
@@ -15,7 +17,7 @@ struct Chat: AsyncParsableCommand {
 
     static func line(_ event: RecordedEvent) -> String {
         let date = ISO8601.string(microseconds: event.recordedAtMicroseconds)
-        guard let chat = try? ChatEvent(event) else { return "\(date)  \(event.type)" }
+        guard let chat = try? ChatEvent(recorded: event) else { return "\(date)  \(event.type)" }
         let shown = chat.shown
         return "\(date)  " + (shown.user.map { "\($0): " } ?? "") + shown.text
     }

@@ -3,6 +3,8 @@ import Commands
 import EventStore
 import Foundation
 import Projections
+import Apps
+import WireFormat
 
 /// What every domain command shares: the store, and `--json` to print what was recorded.
 struct DomainOptions: ParsableArguments {
@@ -12,16 +14,24 @@ struct DomainOptions: ParsableArguments {
     var json = false
 
     /// Opens the store and a backend over it (system clock), runs `body`, closes the store.
-    func withBackend(_ body: (Backend) async throws -> Void) async throws {
+    func withBackend(_ body: (AppBackend) async throws -> Void) async throws {
         let store = try self.store.open()
         defer { store.close() }
-        try await body(Backend(store: store))
+        try await body(AppBackend(store: store))
+    }
+
+    /// Warns on standard error of each event of the command's streams that was passed over (it
+    /// does not decode): the command decided by its rules on the rest.
+    func warn(_ passedOver: [PassedOverEvent]) {
+        for event in passedOver {
+            Console.note("esctl: warning: passed over \(TerminalText.safe(event.description)) — it does not decode\n")
+        }
     }
 
     /// Prints recorded events as JSON lines when `--json` was given; returns whether it did.
     func printJSON(_ events: [RecordedEvent]) -> Bool {
         guard json else { return false }
-        events.forEach { Console.printJSON(EventLines.json($0)) }
+        events.forEach { Console.printJSON(EventJSON.line($0)) }
         return true
     }
 }
@@ -29,19 +39,19 @@ struct DomainOptions: ParsableArguments {
 /// `--user U`, defaulting to "default".
 struct UserOption: ParsableArguments {
     @Option(help: ArgumentHelp("The user.", valueName: "U"))
-    var user: String = DomainStreams.defaultKey
+    var user: String = AppStreams.defaultKey
 }
 
 /// `--room R`, defaulting to "default".
 struct RoomOption: ParsableArguments {
     @Option(help: ArgumentHelp("The chat room.", valueName: "R"))
-    var room: String = DomainStreams.defaultKey
+    var room: String = AppStreams.defaultKey
 }
 
 /// `--campground C`, defaulting to "default".
 struct CampgroundOption: ParsableArguments {
     @Option(help: ArgumentHelp("The campground.", valueName: "C"))
-    var campground: String = DomainStreams.defaultKey
+    var campground: String = AppStreams.defaultKey
 }
 
 /// A number of meters on the command line.

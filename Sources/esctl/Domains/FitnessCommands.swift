@@ -2,6 +2,7 @@ import ArgumentParser
 import Commands
 import EventStore
 import Projections
+import Apps
 
 struct Fitness: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
@@ -19,13 +20,14 @@ struct Fitness: AsyncParsableCommand {
         try await reportingErrors {
             try await options.withBackend { backend in
                 let outcome = try await backend.fitness(command, user: user.user)
+                options.warn(outcome.passedOver)
                 if options.printJSON(outcome.recorded) { return }
-                let workout = outcome.workout
+                let workout = outcome.state.workout
                 let goal = workout.goal.map(String.init) ?? "not set"
                 Console.print(
                     "\(user.user): \(workout.status.rawValue) (button: \(workout.status.label)); goal \(goal), steps \(workout.steps), distance \(formatMeters(workout.distance)), Nessie \(formatMeters(workout.nessie))")
-                for event in outcome.recorded where event.type == AlertPosted.type {
-                    if let posted = try? AlertPosted(event) { Console.print("alert: \(posted.alert.text)") }
+                for event in outcome.recorded where event.type == AlertPosted.eventType {
+                    if let posted = try? AlertPosted(recorded: event) { Console.print("alert: \(posted.alert.text)") }
                 }
             }
         }
@@ -101,11 +103,12 @@ struct Alerts: AsyncParsableCommand {
             try await reportingErrors {
                 try await options.withBackend { backend in
                     let outcome = try await backend.alerts(.post(text: text, severity: severity.severity), user: user.user)
+                    options.warn(outcome.passedOver)
                     if options.printJSON(outcome.recorded) { return }
                     if outcome.recorded.isEmpty {
                         Console.print("already queued, nothing recorded: \(text)")
                     } else {
-                        Console.print("posted (\(severity.rawValue)): \(text); \(outcome.queue.count) alert(s) queued")
+                        Console.print("posted (\(severity.rawValue)): \(text); \(outcome.state.count) alert(s) queued")
                     }
                 }
             }
@@ -129,11 +132,12 @@ struct Alerts: AsyncParsableCommand {
                     let before = try backend.alertQueue(user: user.user).count
                     let command: AlertCommand = all ? .clearAll : .clear(alert ?? "")
                     let outcome = try await backend.alerts(command, user: user.user)
+                    options.warn(outcome.passedOver)
                     if options.printJSON(outcome.recorded) { return }
                     if all {
                         Console.print(outcome.recorded.isEmpty ? "the queue was empty; nothing recorded" : "cleared \(before) alert(s)")
                     } else {
-                        Console.print("cleared: \(alert ?? ""); \(outcome.queue.count) alert(s) queued")
+                        Console.print("cleared: \(alert ?? ""); \(outcome.state.count) alert(s) queued")
                     }
                 }
             }

@@ -1,6 +1,7 @@
 import Commands
 import EventStore
 import Foundation
+import WireFormat
 
 /// Why an import stopped at a line: the store refused that line's event, or a whole batch
 /// (from `line` to `last`) for a cause outside the input (a full disk, a damaged store).

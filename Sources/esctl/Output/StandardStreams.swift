@@ -4,6 +4,7 @@ import Synchronization
 
 #if canImport(Glibc)
 import Glibc
+import WireFormat
 #endif
 
 /// Buffered standard output that can be flushed at will (per event for `subscribe`), and one-line

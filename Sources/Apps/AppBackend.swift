@@ -1,0 +1,141 @@
+import Commands
+import EventStore
+
+/// The apps' commands, run against an event store: each through its decider and one
+/// ``CommandHandler`` (load, decide, append with the versions read, retry), plus the chat
+/// countdown, paced on an injected clock. Keys (users, rooms, campgrounds) default to "default".
+public final class AppBackend: Sendable {
+    /// The store the events go to.
+    public let store: EventStore
+    /// The clock the chat countdown waits on.
+    public let clock: any Clock<Duration>
+    /// The handler every command goes through.
+    public let handler: CommandHandler
+
+    /// A backend over `store`; `clock` paces countdowns (inject a test clock in tests).
+    public init(
+        store: EventStore, clock: any Clock<Duration> = ContinuousClock(),
+        configuration: CommandHandler.Configuration = CommandHandler.Configuration()
+    ) {
+        self.store = store
+        self.clock = clock
+        handler = CommandHandler(store: store, configuration: configuration)
+    }
+
+    // MARK: Fitness and alerts
+
+    /// Runs a workout command for `user` (see ``FitnessDecider``).
+    public func fitness(_ command: FitnessCommand, user: String = AppStreams.defaultKey) async throws -> CommandOutcome<FitnessDecider> {
+        try Validate.key(user, "user")
+        return try await handler.handle(command, with: FitnessDecider(user: user))
+    }
+
+    /// Runs an alert command for `user` (see ``AlertDecider``).
+    public func alerts(_ command: AlertCommand, user: String = AppStreams.defaultKey) async throws -> CommandOutcome<AlertDecider> {
+        try Validate.key(user, "user")
+        return try await handler.handle(command, with: AlertDecider(user: user))
+    }
+
+    /// The user's alert queue as its stream tells it.
+    public func alertQueue(user: String = AppStreams.defaultKey) throws -> AlertQueue {
+        try handler.state(of: AlertDecider(user: user)).state
+    }
+
+    /// The user's workout and alert queue as their streams tell them.
+    public func fitnessState(user: String = AppStreams.defaultKey) throws -> FitnessState {
+        try handler.state(of: FitnessDecider(user: user)).state
+    }
+
+    // MARK: Chat
+
+    /// Records a chat command of `user` in `room` and returns the recorded event.
+    public func chat(_ command: ChatCommand, user: String, room: String = AppStreams.defaultKey) async throws -> RecordedEvent {
+        try Validate.key(room, "room")
+        let outcome = try await handler.handle(command, with: ChatDecider(room: room, user: user))
+        guard let recorded = outcome.recorded.first else {
+            throw EventStoreError(.storageFailure, "The chat message was decided but not recorded.")
+        }
+        return recorded
+    }
+
+    /// Counts down to `text`: "3...", "2...", "1...", then "🎉 TEXT", each recorded as a message of
+    /// `user`, `interval` apart on the backend's clock. `onMessage` sees each one as it is
+    /// recorded. Cancelling the task stops the countdown (what was recorded stays); an empty
+    /// text records nothing and throws ``AppError/Code/invalidInput``.
+    @discardableResult
+    public func countdown(
+        to text: String, user: String, room: String = AppStreams.defaultKey, interval: Duration = .seconds(1),
+        onMessage: @Sendable (RecordedEvent) -> Void = { _ in }
+    ) async throws -> [RecordedEvent] {
+        try Validate.key(user, "user")
+        try Validate.key(room, "room")
+        try Validate.text(text, "countdown text")
+        var recorded: [RecordedEvent] = []
+        for (index, step) in ChatDecider.countdown(to: text).enumerated() {
+            if index > 0 {
+                do {
+                    try await clock.sleep(for: interval)
+                } catch is CancellationError {
+                    return recorded
+                }
+            }
+            if Task.isCancelled { return recorded }
+            let message = try await chat(.countdownStep(step), user: user, room: room)
+            recorded.append(message)
+            onMessage(message)
+        }
+        return recorded
+    }
+
+    // MARK: Campground
+
+    /// What a campground command did: the campground after it and the event recorded.
+    public struct CampgroundOutcome: Sendable, Equatable {
+        public let campground: Campground
+        public let recorded: [RecordedEvent]
+        /// The reservation recorded or cancelled, for those commands.
+        public let reservation: Reservation?
+        /// The camper added, for add-camper.
+        public let camper: Camper?
+        /// Events of the campground's stream that did not decode, passed over.
+        public let passedOver: [PassedOverEvent]
+    }
+
+    /// Runs a campground command (see ``CampgroundDecider``). A reservation recorded as
+    /// "Invalid" is recorded, then thrown as ``AppError/Code/recordedInvalid`` with its problem,
+    /// the error domain "CampingManager" and code 5 (invalid number of days) or 6 (site already
+    /// reserved), and the recorded events.
+    public func campground(
+        _ command: CampgroundCommand, campground name: String = AppStreams.defaultKey
+    ) async throws -> CampgroundOutcome {
+        try Validate.key(name, "campground")
+        let outcome = try await handler.handle(command, with: CampgroundDecider(campground: name))
+        let campground = outcome.state
+        let result = { (reservation: Reservation?, camper: Camper?) in
+            CampgroundOutcome(
+                campground: campground, recorded: outcome.recorded, reservation: reservation, camper: camper, passedOver: outcome.passedOver)
+        }
+        switch outcome.events.first {
+        case let .reservationRecorded(reservation)? where reservation.status == .invalid:
+            let problem = reservation.problem ?? CampgroundDecider.invalidNights.problem
+            let code = problem == CampgroundDecider.siteTaken.problem ? CampgroundDecider.siteTaken.code : CampgroundDecider.invalidNights.code
+            throw AppError(
+                .recordedInvalid,
+                "\(problem) (reservation \(reservation.reservationId) recorded as Invalid; \(CampgroundDecider.errorDomain) error \(code)).",
+                domain: CampgroundDecider.errorDomain, domainCode: code, recordedEvents: outcome.recorded)
+        case let .reservationRecorded(reservation)?:
+            return result(Reservation(reservation), nil)
+        case let .reservationCancelled(cancelled)?:
+            return result(campground.reservation(cancelled.reservationId), nil)
+        case let .camperAdded(added)?:
+            return result(nil, Camper(id: added.camperId, fullName: added.fullName, phoneNumber: added.phoneNumber))
+        default:
+            return result(nil, nil)
+        }
+    }
+
+    /// The campground as its stream tells it.
+    public func campground(named name: String = AppStreams.defaultKey) throws -> Campground {
+        try handler.state(of: CampgroundDecider(campground: name)).state
+    }
+}

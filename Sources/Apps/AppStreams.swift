@@ -1,0 +1,38 @@
+import Projections
+
+/// How the apps name their streams: one stream per key (a user, a room, a campground), so one
+/// log serves many. Keys follow the rules of stream names.
+public enum AppStreams {
+    /// The key used when none is given.
+    public static let defaultKey = "default"
+
+    public static let fitnessPrefix = "fitness-"
+    public static let alertsPrefix = "alerts-"
+    public static let chatPrefix = "chat-"
+    public static let campgroundPrefix = "campground-"
+
+    /// A user's workout.
+    public static func fitness(_ user: String) -> String { fitnessPrefix + user }
+    /// A user's alert queue.
+    public static func alerts(_ user: String) -> String { alertsPrefix + user }
+    /// A chat room.
+    public static func chat(_ room: String) -> String { chatPrefix + room }
+    /// A campground.
+    public static func campground(_ name: String) -> String { campgroundPrefix + name }
+
+    /// A row key of one string part, the key of a stream with the given prefix (made from its
+    /// bytes without an intermediate string); nil for another stream.
+    public static func rowKey(of stream: String, prefix: String) -> RowKey? {
+        let prefixLength = prefix.utf8.count
+        guard stream.utf8.count > prefixLength, stream.utf8.starts(with: prefix.utf8) else { return nil }
+        var key = RowKey()
+        key.append(utf8: stream.utf8.dropFirst(prefixLength))
+        return key
+    }
+
+    /// The key of a stream with the given prefix; nil for another stream.
+    public static func key(of stream: String, prefix: String) -> String? {
+        guard stream.hasPrefix(prefix), stream.utf8.count > prefix.utf8.count else { return nil }
+        return String(stream.dropFirst(prefix.count))
+    }
+}

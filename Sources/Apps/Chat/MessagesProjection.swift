@@ -1,0 +1,100 @@
+import EventStore
+import Projections
+import Foundation
+
+/// One message as a room shows it.
+public struct ChatMessage: Sendable, Equatable, Codable, RowValue {
+    /// The id of the event that posted it.
+    public var id: UUID
+    /// Nil for a system message.
+    public var user: String?
+    public var text: String
+    /// When it was recorded, in microseconds since 1970.
+    public var date: Int64
+
+    public init(id: UUID, user: String?, text: String, date: Int64) {
+        self.id = id
+        self.user = user
+        self.text = text
+        self.date = date
+    }
+
+    /// `{"id","user","text","date"}`, the id as a lowercase UUID, the date in ISO 8601.
+    public var json: JSONValue {
+        [
+            "id": .string(id.lowercasedString), "user": .string(user), "text": .string(text),
+            "date": .string(ISO8601.string(microseconds: date)),
+        ]
+    }
+}
+
+/// When a user of a room was last seen, and whether they went away then.
+public struct LastSeen: Sendable, Equatable, Codable, RowValue {
+    /// Microseconds since 1970.
+    public var at: Int64
+    public var isAway: Bool
+
+    public init(at: Int64, isAway: Bool) {
+        self.at = at
+        self.isAway = isAway
+    }
+}
+
+/// Each room's timeline: its messages in order (system messages included), the last three for
+/// a new reader, and the users active in the last 300 seconds as of the room's newest event.
+/// Query parameter: `room` (default "default").
+///
+/// Tables: `messages` (room, position) → message; `newest` room → the newest event's time;
+/// `seen` (room, user) → when the user last posted, connected, came back or went away.
+public struct MessagesProjection: Projection {
+    public let name = "messages"
+    public let version = 3
+    public let tables = ["messages", "newest", "seen"]
+    public let eventTypes: Set<String>? = ChatEvent.types
+    /// Anyone may append to a room's stream: an event that does not decode is passed over.
+    public let errorPolicy = ProjectionErrorPolicy.skip
+    public let queryParameters = [QueryParameter("room", "the chat room (default: default)")]
+
+    /// How many messages a new reader is first given.
+    public static let newReaderCount = 3
+    /// How far back "active" reaches, in microseconds.
+    public static let activeWindow: Int64 = 300 * 1_000_000
+
+    public init() {}
+
+    public func apply(_ event: RecordedEvent, to state: inout ProjectionState) throws {
+        guard let room = AppStreams.rowKey(of: event.stream, prefix: AppStreams.chatPrefix) else { return }
+        let chat = try ChatEvent(recorded: event)
+        let shown = chat.shown
+        let at = event.recordedAtMicroseconds
+        try state.put("messages", room.appending(event.position), ChatMessage(id: event.id, user: shown.user, text: shown.text, date: at))
+        let newest = try state.get("newest", room, as: Int64.self) ?? .min
+        if at > newest { try state.put("newest", room, at) }
+        switch chat {
+        case let .message(message):
+            try state.put("seen", room.appending(message.user), LastSeen(at: at, isAway: false))
+        case let .presence(change):
+            try state.put("seen", room.appending(change.user), LastSeen(at: at, isAway: change.presence == .wentAway))
+        }
+    }
+
+    /// `{"room","activeUsers","messages":[{"id","user","text","date"}],"newReader":[...],"active":[...]}`:
+    /// active users are those who posted, connected or came back within 300 seconds of the
+    /// room's newest event and have not gone away since.
+    public func query(_ state: some StateReader, _ parameters: QueryParameters) throws -> JSONValue {
+        let roomName = parameters.value("room", default: AppStreams.defaultKey)
+        let room = RowKey(roomName)
+        let messages = try state.rows("messages", prefix: room, as: ChatMessage.self).map(\.value)
+        let newest = try state.get("newest", room, as: Int64.self) ?? 0
+        let active = try state.rows("seen", prefix: room, as: LastSeen.self)
+            .filter { seen in
+                let (age, overflow) = newest.subtractingReportingOverflow(seen.value.at)
+                return !seen.value.isAway && !overflow && age <= Self.activeWindow
+            }
+            .compactMap { $0.key.parts([.string, .string])?.last?.string }
+        return [
+            "room": .string(roomName), "activeUsers": .int(active.count), "messages": .array(messages.map(\.json)),
+            "newReader": .array(messages.suffix(Self.newReaderCount).map(\.json)), "active": .array(active.map { .string($0) }),
+        ]
+    }
+}

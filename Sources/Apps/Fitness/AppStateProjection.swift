@@ -1,0 +1,31 @@
+import EventStore
+import Projections
+
+/// Each user's workout as the app shows it: state, button label, goal, steps, distance and
+/// Nessie's distance. Query parameter: `user` (default "default").
+public struct AppStateProjection: Projection {
+    public let name = "app-state"
+    public let version = 2
+    public let tables = ["workouts"]
+    public let eventTypes: Set<String>? = FitnessEvent.types
+    /// Anyone may append to a workout's stream: an event that does not decode is passed over.
+    public let errorPolicy = ProjectionErrorPolicy.skip
+    public let queryParameters = [QueryParameter("user", "the user (default: default)")]
+
+    public init() {}
+
+    public func apply(_ event: RecordedEvent, to state: inout ProjectionState) throws {
+        guard let key = AppStreams.rowKey(of: event.stream, prefix: AppStreams.fitnessPrefix) else { return }
+        let decoded = try FitnessEvent(recorded: event)
+        var workout = try state.get("workouts", key, as: Workout.self) ?? Workout()
+        workout.apply(decoded)
+        try state.put("workouts", key, workout)
+    }
+
+    /// `{"user","state","label","goal","steps","distance","nessie","alertsSent"}`; a user with no
+    /// workout yet is notStarted.
+    public func query(_ state: some StateReader, _ parameters: QueryParameters) throws -> JSONValue {
+        let user = parameters.value("user", default: AppStreams.defaultKey)
+        return (try state.get("workouts", RowKey(user), as: Workout.self) ?? Workout()).json(user: user)
+    }
+}

@@ -1,0 +1,30 @@
+import EventStore
+import Foundation
+
+/// An event as one line of JSON: what `read`, `replay` and `subscribe` print with `--json`,
+/// what `export` writes and `import` reads back (``EventLine``), and what the server streams.
+public enum EventJSON {
+    /// `--json`: one object with the keys position, stream, version, id, type, data, metadata and
+    /// recordedAt. Data and metadata appear as JSON values; bytes that are not JSON appear as a
+    /// base64 string with `dataEncoding` / `metadataEncoding` set to "base64". Empty metadata is null.
+    public static func line(_ event: RecordedEvent) -> String {
+        var object = JSONObjectWriter()
+        object.add("position", event.position)
+        object.add("stream", event.stream)
+        object.add("version", event.version)
+        object.add("id", event.id.lowercasedString)
+        object.add("type", event.type)
+        let data = JSONWriter.embeddable(event.data)
+        object.add("data", rawJSON: data ?? JSONWriter.quote(event.data.base64EncodedString()))
+        if event.metadata.isEmpty {
+            object.add("metadata", rawJSON: "null")
+        } else {
+            let metadata = JSONWriter.embeddable(event.metadata)
+            object.add("metadata", rawJSON: metadata ?? JSONWriter.quote(event.metadata.base64EncodedString()))
+            if metadata == nil { object.add("metadataEncoding", "base64") }
+        }
+        object.add("recordedAt", ISO8601.string(microseconds: event.recordedAtMicroseconds))
+        if data == nil { object.add("dataEncoding", "base64") }
+        return object.finish()
+    }
+}

@@ -1,0 +1,38 @@
+/// The one error type of the WireFormat module: input that is not an event line or a batch.
+/// Nothing was written.
+public struct WireFormatError: Error, Sendable, Equatable, CustomStringConvertible {
+    /// What kind of failure this is; a struct so that codes can be added without breaking a
+    /// program's `switch`.
+    public struct Code: Sendable, Hashable, CustomStringConvertible {
+        package enum Base: String, Sendable, CaseIterable {
+            case invalidLine, invalidBatch
+        }
+
+        package let base: Base
+
+        package init(_ base: Base) {
+            self.base = base
+        }
+
+        /// A line is not a valid event (bad JSON, a missing member, a name or size over the limits).
+        public static let invalidLine = Code(.invalidLine)
+        /// The lines do not make one append (an id given twice, a misplaced expectation, too many events).
+        public static let invalidBatch = Code(.invalidBatch)
+
+        public var description: String { base.rawValue }
+    }
+
+    public let code: Code
+    /// One sentence naming the line and what is wrong.
+    public let message: String
+    /// The line it is about (from 1), when there is one.
+    public let line: Int?
+
+    public init(_ code: Code, _ message: String, line: Int? = nil) {
+        self.code = code
+        self.message = message
+        self.line = line
+    }
+
+    public var description: String { message }
+}

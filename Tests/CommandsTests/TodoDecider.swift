@@ -1,0 +1,168 @@
+import Commands
+import EventStore
+import Foundation
+import Dispatch
+import Synchronization
+import Testing
+
+/// A small decider for the handler's tests: a todo list in one stream, with an optional archive
+/// stream that completed items are copied to (so one command writes two streams), and a hook
+/// that runs inside `decide` (to let "another writer" in between the load and the append).
+struct ItemAdded: EventData, Equatable {
+    static let eventType = "ItemAdded"
+    var item: String
+}
+
+struct ItemCompleted: EventData, Equatable {
+    static let eventType = "ItemCompleted"
+    var item: String
+}
+
+/// A number JSON cannot hold, to make an event that does not encode.
+struct Measured: EventData, Equatable {
+    static let eventType = "Measured"
+    var value: Double
+}
+
+enum TodoEvent: RecordableEvent, Equatable {
+    case added(ItemAdded)
+    case completed(ItemCompleted)
+    case archived(ItemCompleted)
+    case measured(Measured)
+
+    init(recorded event: RecordedEvent) throws(EventDecodingError) {
+        switch event.type {
+        case ItemAdded.eventType: self = .added(try ItemAdded(recorded: event))
+        case ItemCompleted.eventType where event.stream.hasPrefix("archive-"): self = .archived(try ItemCompleted(recorded: event))
+        case ItemCompleted.eventType: self = .completed(try ItemCompleted(recorded: event))
+        case Measured.eventType: self = .measured(try Measured(recorded: event))
+        default: throw EventDecodingError(event, reason: "\(event.type) is not a todo event")
+        }
+    }
+
+    func newEvent() throws -> NewEvent {
+        switch self {
+        case .added(let event): try event.newEvent()
+        case .completed(let event), .archived(let event): try event.newEvent()
+        case .measured(let event): try event.newEvent()
+        }
+    }
+}
+
+enum TodoCommand: Sendable {
+    case add(String)
+    case complete(String)
+    case measure(Double)
+    case nothing
+}
+
+struct TodoRefused: Error, Equatable {
+    let reason: String
+}
+
+struct TodoState: Sendable, Equatable {
+    var open: [String] = []
+    var done: [String] = []
+}
+
+struct TodoDecider: StreamDecider {
+    let list: String
+    /// Whether completed items are copied to `archive-LIST`, and the archive read back.
+    var archives = false
+    /// Another writer that gets in at some decisions.
+    var interloper: Interloper?
+
+    init(list: String, archives: Bool = false, interloper: Interloper? = nil) {
+        self.list = list
+        self.archives = archives
+        self.interloper = interloper
+    }
+
+    var initialState: TodoState { TodoState() }
+    var streams: [String] { archives ? ["todo-\(list)", "archive-\(list)"] : ["todo-\(list)"] }
+
+    func stream(for event: TodoEvent) -> String {
+        if case .archived = event { return "archive-\(list)" }
+        return "todo-\(list)"
+    }
+
+    func evolve(_ state: inout TodoState, with event: TodoEvent) {
+        switch event {
+        case .added(let added): state.open.append(added.item)
+        case .completed(let completed):
+            state.open.removeAll { $0 == completed.item }
+            state.done.append(completed.item)
+        case .archived, .measured: break
+        }
+    }
+
+    func decide(_ command: TodoCommand, state: TodoState) throws -> [TodoEvent] {
+        interloper?.decided()
+        switch command {
+        case .add(let item):
+            guard !state.open.contains(item) else { throw TodoRefused(reason: "\(item) is already on the list") }
+            return [.added(ItemAdded(item: item))]
+        case .complete(let item):
+            guard state.open.contains(item) else { throw TodoRefused(reason: "\(item) is not on the list") }
+            let completed = ItemCompleted(item: item)
+            return archives ? [.completed(completed), .archived(completed)] : [.completed(completed)]
+        case .measure(let value):
+            return [.measured(Measured(value: value))]
+        case .nothing:
+            return []
+        }
+    }
+}
+
+/// Another writer that appends an item to the list while a command is being decided, at the
+/// decisions it is told (1 for the first), so the handler's append meets a version conflict.
+final class Interloper: Sendable {
+    let store: EventStore
+    let stream: String
+    let atDecisions: Set<Int>
+    private let decisions = Atomic<Int>(0)
+
+    init(store: EventStore, stream: String, atDecisions: Set<Int>) {
+        self.store = store
+        self.stream = stream
+        self.atDecisions = atDecisions
+    }
+
+    var decisionCount: Int { decisions.load(ordering: .relaxed) }
+
+    /// Appends "other-N" when this is one of its decisions, and waits (bounded) until it is in.
+    func decided() {
+        let decision = decisions.add(1, ordering: .relaxed).newValue
+        guard atDecisions.contains(decision) else { return }
+        // `decide` is synchronous: block this thread while a task appends. The task runs on its
+        // own queue, not the cooperative pool: blocked deciders (tests run in parallel) could
+        // otherwise hold every pool thread the append needs to finish.
+        let done = DispatchSemaphore(value: 0)
+        let failure = Mutex<String?>(nil)
+        let store = store, stream = stream
+        Task.detached(executorPreference: QueueExecutor.shared) {
+            do {
+                _ = try await store.append(to: stream, events: [try ItemAdded(item: "other-\(decision)").newEvent()])
+            } catch {
+                failure.withLock { $0 = "\(error)" }
+            }
+            done.signal()
+        }
+        if done.wait(timeout: .now() + 30) == .timedOut {
+            Issue.record("The interloper's append at decision \(decision) never finished within 30 s")
+        } else if let failure = failure.withLock({ $0 }) {
+            Issue.record("The interloper's append at decision \(decision) failed: \(failure)")
+        }
+    }
+}
+
+/// Runs tasks on a serial dispatch queue of their own, outside the cooperative thread pool.
+final class QueueExecutor: TaskExecutor {
+    static let shared = QueueExecutor()
+    private let queue = DispatchQueue(label: "todo-tests.interloper")
+
+    func enqueue(_ job: consuming ExecutorJob) {
+        let job = UnownedJob(job)
+        queue.async { job.runSynchronously(on: self.asUnownedTaskExecutor()) }
+    }
+}
