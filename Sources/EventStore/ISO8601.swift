@@ -1,9 +1,9 @@
 /// Formats and parses UTC timestamps as ISO 8601 text (`2026-11-22T08:30:00.000000Z`), exactly and
 /// without a locale or a formatter object, so the same instant always gives the same bytes.
-public enum ISO8601 {
+package enum ISO8601 {
     /// The text for an instant given in microseconds since 1970-01-01T00:00:00Z, with six
     /// fractional digits.
-    public static func string(microseconds: Int64) -> String {
+    package static func string(microseconds: Int64) -> String {
         let (seconds, micros) = floorDivide(microseconds, 1_000_000)
         let (days, secondOfDay) = floorDivide(seconds, 86_400)
         let (year, month, day) = civilDate(daysSinceEpoch: days)
@@ -18,7 +18,7 @@ public enum ISO8601 {
     /// digits, and `Z` or an offset (`+01:00`). Returns microseconds since
     /// 1970-01-01T00:00:00Z; nil for any other text, a date that does not exist, or a time
     /// finer than a microsecond.
-    public static func microseconds(parsing text: String) -> Int64? {
+    package static func microseconds(parsing text: String) -> Int64? {
         let bytes = Array(text.utf8)
         var index = 0
         func number(_ digits: Int) -> Int64? {
@@ -68,7 +68,7 @@ public enum ISO8601 {
     }
 
     /// The year, month and day of a day counted from 1970-01-01 (proleptic Gregorian calendar).
-    public static func civilDate(daysSinceEpoch days: Int64) -> (year: Int64, month: Int64, day: Int64) {
+    package static func civilDate(daysSinceEpoch days: Int64) -> (year: Int64, month: Int64, day: Int64) {
         // Howard Hinnant's days-to-civil algorithm: eras of 400 years, years starting in March.
         let z = days + 719_468
         let era = (z >= 0 ? z : z - 146_096) / 146_097
@@ -83,7 +83,7 @@ public enum ISO8601 {
     }
 
     /// The day counted from 1970-01-01 of a calendar date; nil when the date does not exist.
-    public static func daysSinceEpoch(year: Int64, month: Int64, day: Int64) -> Int64? {
+    package static func daysSinceEpoch(year: Int64, month: Int64, day: Int64) -> Int64? {
         guard (1...12).contains(month), day >= 1, day <= daysIn(month: month, year: year),
             (-1_000_000...1_000_000).contains(year)
         else { return nil }

@@ -17,7 +17,7 @@ public enum Limits {
 
     /// Checks a stream or type name: non-empty, at most ``maximumNameBytes`` bytes of UTF-8, and
     /// no control characters. Throws ``EventStoreError/Code/invalidInput`` naming the rule broken.
-    public static func validateName(_ name: String, kind: String) throws(EventStoreError) {
+    package static func validateName(_ name: String, kind: String) throws(EventStoreError) {
         let byteCount = name.utf8.count
         if byteCount == 0 {
             throw EventStoreError(.invalidInput, "The \(kind) name is empty; give a non-empty name.")
@@ -81,7 +81,7 @@ public enum Limits {
 
     /// Checks one event on its own: its type name, and the sizes of its data and metadata.
     /// Throws ``EventStoreError/Code/invalidInput`` naming the rule broken.
-    public static func validate(_ event: NewEvent) throws(EventStoreError) {
+    package static func validate(_ event: NewEvent) throws(EventStoreError) {
         try validateName(event.type, kind: "event type")
         if event.data.count > maximumDataBytes {
             throw EventStoreError(

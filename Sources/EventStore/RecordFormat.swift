@@ -3,14 +3,14 @@ import Foundation
 /// The value format of the `events` table (record formats 1 and 2, `docs/FORMAT.md`), for tools
 /// that read or write a store's bytes themselves, and for the fuzzer that feeds the decoder
 /// arbitrary bytes.
-public enum RecordFormat {
+package enum RecordFormat {
     /// Decodes one value of the `events` table, the record kept at `position`.
     ///
     /// Any bytes at all may be given. Throws ``EventStoreError/Code/damaged`` when they are not a
     /// record of format 1 or 2 whose lengths add up to its size, when a format-2 record's checksum
     /// does not match its bytes and `position`, or when the stream name or type is not UTF-8.
     /// The flags and reserved bytes are not checked: readers ignore them.
-    public static func decode(_ bytes: UnsafeRawBufferPointer, position: UInt64) throws(EventStoreError) -> RecordedEvent {
+    package static func decode(_ bytes: UnsafeRawBufferPointer, position: UInt64) throws(EventStoreError) -> RecordedEvent {
         try RecordView(bytes, position: position).recordedEvent(at: position)
     }
 
@@ -21,7 +21,7 @@ public enum RecordFormat {
     /// Throws ``EventStoreError/Code/invalidInput`` when a field does not fit its length field
     /// (a stream name or type of more than 65,535 bytes, or empty; data or metadata of 4 GiB or
     /// more). The store's own limits are narrower, and checked by appends, not here.
-    public static func encode(_ event: RecordedEvent) throws(EventStoreError) -> [UInt8] {
+    package static func encode(_ event: RecordedEvent) throws(EventStoreError) -> [UInt8] {
         var stream = event.stream
         var type = event.type
         let streamBytes = stream.utf8.count

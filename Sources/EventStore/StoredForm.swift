@@ -5,9 +5,9 @@ import Foundation
 /// escapes as written); any other bytes are kept as they are. So the same JSON, however it was
 /// spaced, is the same content for idempotency, and an export re-serialized compactly imports
 /// as the events it came from (docs/FORMAT.md, "Data and metadata").
-public enum StoredForm {
+package enum StoredForm {
     /// The bytes the store keeps for `bytes`.
-    public static func of(_ bytes: Data) -> Data {
+    package static func of(_ bytes: Data) -> Data {
         // Most JSON arrives compact: one pass that finds nothing to remove keeps the bytes.
         guard bytes.withUnsafeBytes({ JSONScanner.hasWhitespaceOutsideStrings($0) }) else { return bytes }
         return bytes.withUnsafeBytes { JSONScanner.compacted($0) }.map { Data($0) } ?? bytes

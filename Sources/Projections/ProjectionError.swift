@@ -1,17 +1,31 @@
 /// The one error type of the Projections module.
 public struct ProjectionError: Error, Sendable, Equatable, CustomStringConvertible {
-    /// What kind of failure this is.
-    public enum Code: String, Sendable, Equatable {
+    /// What kind of failure this is; a struct so that codes can be added without breaking a
+    /// program's `switch`.
+    public struct Code: Sendable, Hashable, CustomStringConvertible {
+        package enum Base: String, Sendable, CaseIterable {
+            case unknownProjection, invalidDefinition, invalidQuery, stopped, damagedState
+        }
+
+        package let base: Base
+
+        package init(_ base: Base) {
+            self.base = base
+        }
+
         /// No projection of that name is registered.
-        case unknownProjection
-        /// A projection's definition breaks a rule (a name, duplicate tables, an unknown query parameter).
-        case invalidDefinition
+        public static let unknownProjection = Code(.unknownProjection)
+        /// A projection's definition breaks a rule (a name, duplicate tables, an unknown query
+        /// parameter, a row that cannot be written).
+        public static let invalidDefinition = Code(.invalidDefinition)
         /// A query was given a parameter the projection does not understand, or a bad value.
-        case invalidQuery
+        public static let invalidQuery = Code(.invalidQuery)
         /// A projection's `apply` threw: it is stopped before that event.
-        case stopped
+        public static let stopped = Code(.stopped)
         /// A stored row or checkpoint cannot be decoded.
-        case damagedState
+        public static let damagedState = Code(.damagedState)
+
+        public var description: String { base.rawValue }
     }
 
     public let code: Code
@@ -44,4 +58,9 @@ public struct ProjectionError: Error, Sendable, Equatable, CustomStringConvertib
             .damagedState, "The stored state of '\(projection)' cannot be read (\(detail)); rebuild it with `esctl rebuild \(projection)`.",
             projection: projection)
     }
+}
+
+/// Matches an error against a code in a `catch`: `catch ProjectionError.Code.stopped`.
+public func ~= (code: ProjectionError.Code, error: any Error) -> Bool {
+    (error as? ProjectionError)?.code == code
 }

@@ -68,7 +68,7 @@ enum ExitStatus: Int32, CaseIterable {
     }
 
     init(_ code: ProjectionError.Code) {
-        switch code {
+        switch code.base {
         case .unknownProjection: self = .notFound
         case .invalidQuery: self = .invalidInput
         case .damagedState: self = .storeUnavailable

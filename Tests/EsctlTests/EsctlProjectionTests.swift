@@ -83,4 +83,27 @@ struct EsctlProjectionTests {
         #expect(unknown.stderr.contains("app-state, alerts, messages, campers, campsites, reservations, count-by-type, stream-summary"))
         #expect(try await sandbox.esctl(["query", "count-by-type", "--category", "x"]).status == 64)
     }
+
+    @Test("query takes each projection's declared parameters as --NAME VALUE or --NAME=VALUE; anything else exits 64")
+    func queryParameters() async throws {
+        try await append("stream-a", "A")
+        let spaced = try await sandbox.esctl(["query", "app-state", "--user", "ann", "--json"])
+        let joined = try await sandbox.esctl(["query", "app-state", "--user=ann", "--json"])
+        #expect(spaced.status == 0 && spaced.stdout == joined.stdout)
+        #expect(spaced.stdout.hasPrefix(#"{"user":"ann","#))
+        let missing = try await sandbox.esctl(["query", "app-state", "--user"])
+        #expect(missing.status == 64 && missing.stderr == "esctl: The parameter --user needs a value.\n")
+        let twice = try await sandbox.esctl(["query", "app-state", "--user", "a", "--user", "b"])
+        #expect(twice.status == 64 && twice.stderr == "esctl: The parameter --user is given twice; give it once.\n")
+        let stray = try await sandbox.esctl(["query", "app-state", "ann"])
+        #expect(stray.status == 64 && stray.stderr == "esctl: Unexpected argument 'ann'; give the projection's parameters as --NAME VALUE.\n")
+        let other = try await sandbox.esctl(["query", "app-state", "--room", "x"])
+        #expect(other.status == 64 && other.stderr == "esctl: The projection 'app-state' takes no --room option; it takes --user.\n")
+        let none = try await sandbox.esctl(["query", "count-by-type", "--user", "x"])
+        #expect(none.status == 64 && none.stderr == "esctl: The projection 'count-by-type' takes no --user option; it takes none.\n")
+        // The help lists every projection's parameters from their declarations.
+        let help = try await sandbox.esctl(["query", "--help"])
+        #expect(help.stdout.contains("reservations --date: only the stays Reserved on this YYYY-MM-DD"))
+        #expect(help.stdout.contains("count-by-type: no parameters"))
+    }
 }

@@ -16,14 +16,28 @@ struct RowsTests {
         // A composite key: the first part decides before the second.
         #expect(RowKey("a").appending(UInt64.max) < RowKey("ab").appending(0))
         #expect(RowKey("site").appending(2) < RowKey("site").appending(10))
+        // Signed parts sort as signed numbers.
+        let signed = [Int.min, -256, -1, 0, 1, 255, Int.max]
+        #expect(signed.shuffled().sorted { RowKey($0) < RowKey($1) } == signed)
+        #expect(RowKey("site", 2) < RowKey("site", 10) && RowKey("a", Int.max) < RowKey("ab", Int.min))
     }
 
     @Test("parts read back what was appended, and refuse another shape")
-    func parts() {
-        let key = RowKey("camp\u{0}ground").appending(15).appending("Johnny Appleseed")
+    func parts() throws {
+        let key = RowKey("camp\u{0}ground").appending(UInt64(15)).appending("Johnny Appleseed")
+        #expect(key == RowKey("camp\u{0}ground", UInt64(15), "Johnny Appleseed"))
         #expect(key.parts([.string, .number, .string]) == [.string("camp\u{0}ground"), .number(15), .string("Johnny Appleseed")])
         #expect(key.parts([.string, .number]) == nil)
         #expect(key.parts([.number, .string, .string]) == nil)
+        // Typed: the shape is the types asked for.
+        let typed = try #require(key.decode(String.self, UInt64.self, String.self))
+        #expect(typed.0 == "camp\u{0}ground" && typed.1 == 15 && typed.2 == "Johnny Appleseed")
+        #expect(key.decode(String.self, UInt64.self) == nil)
+        #expect(key.decode(String.self) == nil)
+        let signed = try #require(RowKey("list", -42).decode(String.self, Int.self))
+        #expect(signed.0 == "list" && signed.1 == -42)
+        #expect(RowKey("list", -42).bytes == Array("list".utf8) + [0, 1, 0x7F, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xD6])
+        #expect(RowKey(bytes: [0, 2]).decode(String.self) == nil)
         #expect(RowKey("x").hasPrefix(RowKey()) && RowKey("x").appending(1).hasPrefix(RowKey("x")) && !RowKey("xy").hasPrefix(RowKey("x")))
     }
 
@@ -83,15 +97,53 @@ struct RowsTests {
         #expect(throws: RowDecodingError.self) { try [Int](decoding: [0xFF, 0xFF, 0xFF, 0xFF]) }
     }
 
-    @Test("a Codable value stored through CodableRow comes back, in canonical sorted-key JSON")
+    @Test("a Codable value is a row by declaring it: its fields in declaration order, in the row encoding")
     func codableRows() throws {
-        struct Point: Codable, Equatable, Sendable {
+        struct Point: Codable, Equatable, Sendable, RowValue {
             var y: Int
             var x: Int
+            var label: String?
         }
-        let row = CodableRow(Point(y: 2, x: 1))
-        #expect(Array(row.encoded.dropFirst(4)) == Array(#"{"x":1,"y":2}"#.utf8))
-        #expect(try CodableRow<Point>(decoding: row.encoded).value == Point(y: 2, x: 1))
+        let point = Point(y: 2, x: 1, label: nil)
+        var expected = RowWriter()
+        expected.write(2)
+        expected.write(1)
+        expected.write(String?.none)
+        #expect(point.encoded == expected.bytes)
+        #expect(try Point(decoding: point.encoded) == point)
+        #expect(try Point(decoding: Point(y: -1, x: .max, label: "é").encoded) == Point(y: -1, x: .max, label: "é"))
+    }
+
+    @Test("a row whose Codable conformance throws stops its projection; no part of it is stored")
+    func unwritableRow() async throws {
+        struct Unwritable: Codable, Sendable, RowValue {
+            struct Refused: Error {}
+            init() {}
+            init(from decoder: any Decoder) throws { throw Refused() }
+            func encode(to encoder: any Encoder) throws { throw Refused() }
+        }
+        struct Keeper: Projection {
+            let name = "keeper"
+            let version = 1
+            let tables = ["rows"]
+            let eventTypes: Set<String>? = nil
+            let errorPolicy = ProjectionErrorPolicy.skip
+            let queryParameters: [QueryParameter] = []
+            func apply(_ event: RecordedEvent, to state: inout ProjectionState) throws {
+                try state.put("rows", RowKey(event.position), Unwritable())
+            }
+            func query(_ state: some StateReader, _ parameters: QueryParameters) throws -> JSONValue { .null }
+        }
+        let f = try ProjectionFixture()
+        _ = try await f.store.append(to: "s", events: [event("A")])
+        let runner = try await ProjectionRunner(store: f.store, projections: [Keeper()])
+        let message = "The projection 'keeper' put a row in 'rows' that cannot be stored: a Unwritable cannot be written as a row: Refused()."
+        let error = await #expect(throws: ProjectionError.self) { try await runner.catchUp() }
+        #expect(error?.code == .invalidDefinition && error?.message == message)
+        let status = try #require(try runner.statuses().first)
+        #expect(status.checkpoint == 0)
+        #expect(status.failure == message)
+        #expect(try runner.storedHash(of: "keeper") == (try StateHash.of(Keeper(), in: ProjectionState(for: Keeper()).reader)))
     }
 
     @Test("JSON values parse and serialize compactly, in member order")

@@ -189,6 +189,70 @@ struct RunnerTests {
         #expect(report.map(\.eventsSkipped) == [2])
     }
 
+    @Test("the skip policy records each passed-over event with its reason; the hash covers them; a rebuild makes the same choices")
+    func skipPolicyRecordsWhy() async throws {
+        let f = try ProjectionFixture()
+        let ledger = Ledger(errorPolicy: .skip)
+        let runner = try await ProjectionRunner(store: f.store, projections: [ledger])
+        _ = try await f.store.append(to: "acct-1", events: [event("Opened"), event("Poison")])
+        let hashBefore = try runner.storedHash(of: "ledger")
+        try await runner.catchUp()
+        let status = try #require(try runner.statuses().first)
+        #expect(status.eventsSkipped == 1)
+        #expect(status.skippedPositions == [PassedOver.Entry(position: 2, reason: "poisoned")])
+        // Without the passed-over table the hash would be the one of a state with no rows but the
+        // opened account and the total: the table is part of the state.
+        #expect(status.hash != hashBefore)
+        let live = try runner.storedHash(of: "ledger")
+        #expect(try await runner.rebuild().map(\.hash) == [live])
+        #expect(try StateHash.of(ledger, in: try runner.state(of: "ledger", asOf: 2).reader) == live)
+    }
+
+    @Test("an operator's decision passes over the event a stopped projection cannot apply; a rebuild makes the same choice")
+    func passOverDecision() async throws {
+        // Given a ledger stopped at position 2 (a deposit to an unknown account)
+        let f = try ProjectionFixture()
+        let runner = try await ProjectionRunner(store: f.store, projections: [Ledger(), EventCountByType()])
+        _ = try await f.store.append(to: "acct-1", events: [event("Opened")])
+        _ = try await f.store.append(to: "acct-9", events: [event("Deposited", #"{"amount":1}"#)])
+        _ = try await f.store.append(to: "acct-1", events: [event("Deposited", #"{"amount":5}"#)])
+        await #expect(throws: ProjectionError.self) { try await runner.catchUp() }
+        #expect(try runner.statuses()[0].checkpoint == 0)
+        // When an operator passes it over
+        let decision = try await runner.passOver("ledger", position: 2, reason: "a test deposit to no account")
+        // Then the decision is an event of the store's own stream, naming the projection and the event's id
+        #expect(decision.stream == PassedOver.decisionsStream && decision.type == PassedOver.decisionType && decision.position == 4)
+        let recorded = try PassedOver.Decision(recorded: decision)
+        #expect(recorded == PassedOver.Decision(projection: "ledger", eventId: SequentialIDs.id(2), position: 2, reason: "a test deposit to no account"))
+        // And the ledger resumes past it, listing it
+        #expect(try await runner.query("ledger") == ["accounts": ["acct-1": 5], "events": 2])
+        let status = try runner.statuses()[0]
+        #expect(status.checkpoint == 4 && status.failure == nil)
+        #expect(status.skippedPositions == [PassedOver.Entry(position: 2, reason: "passed over by decision: a test deposit to no account")])
+        // And a rebuild, and the state as of the head, make the same choice
+        let live = try runner.storedHash(of: "ledger")
+        #expect(try await runner.rebuild(["ledger"]).map(\.hash) == [live])
+        #expect(try StateHash.of(Ledger(), in: try runner.state(of: "ledger", asOf: 4).reader) == live)
+    }
+
+    @Test("a decision is refused for an event already applied, for a projection that skips by itself, and for no event")
+    func passOverRefusals() async throws {
+        let f = try ProjectionFixture()
+        let runner = try await ProjectionRunner(store: f.store, projections: [Ledger(), EventCountByType()])
+        _ = try await f.store.append(to: "acct-1", events: [event("Opened"), event("Deposited", #"{"amount":5}"#)])
+        try await runner.catchUp()
+        let applied = await #expect(throws: ProjectionError.self) { try await runner.passOver("ledger", position: 1, reason: "x") }
+        #expect(applied?.code == .invalidQuery)
+        #expect(applied?.message == "The projection 'ledger' has applied position 1 already (its checkpoint is 2); only an event it has not reached can be passed over.")
+        let none = await #expect(throws: ProjectionError.self) { try await runner.passOver("ledger", position: 9, reason: "x") }
+        #expect(none?.message == "There is no event at position 9 (the head is 2).")
+        let skipper = try await ProjectionRunner(store: f.store, projections: [Ledger(errorPolicy: .skip)])
+        let skips = await #expect(throws: ProjectionError.self) { try await skipper.passOver("ledger", position: 2, reason: "x") }
+        #expect(skips?.message.contains("its error policy is skip") == true)
+        await #expect(throws: ProjectionError.self) { try await runner.passOver("nope", position: 1, reason: "x") }
+        #expect(try f.store.headPosition() == 2)
+    }
+
     @Test("unknown names are refused, listing the known ones; bad definitions are refused at open")
     func unknownAndInvalid() async throws {
         let f = try ProjectionFixture()

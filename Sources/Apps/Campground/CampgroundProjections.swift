@@ -43,7 +43,7 @@ public struct CampersProjection: Projection {
 /// `campground`.
 public struct CampsitesProjection: Projection {
     public let name = "campsites"
-    public let version = 2
+    public let version = 3
     public let tables = ["sites"]
     public let eventTypes: Set<String>? = [SiteAdded.eventType, SiteDeleted.eventType]
     /// Anyone may append to a campground's stream: an event that does not decode is passed over.
@@ -57,11 +57,11 @@ public struct CampsitesProjection: Projection {
         if event.type == SiteAdded.eventType {
             let added = try SiteAdded(recorded: event)
             try state.put(
-                "sites", campground.appending(UInt64(clamping: added.number)),
+                "sites", campground.appending(added.number),
                 Campsite(number: added.number, electricity: added.electricity, water: added.water))
         } else {
             let deleted = try SiteDeleted(recorded: event)
-            try state.delete("sites", campground.appending(UInt64(clamping: deleted.number)))
+            try state.delete("sites", campground.appending(deleted.number))
         }
     }
 
@@ -85,7 +85,7 @@ public struct ReservationsProjection: Projection {
     public let queryParameters = [
         QueryParameter("campground", "the campground (default: default)"), QueryParameter("camper", "only this camper's reservations"),
         QueryParameter("site", "only this site's reservations"),
-        QueryParameter("date", "only the Reserved stays covering this date, YYYY-MM-DD (dateFrom <= date < dateTo)"),
+        QueryParameter("date", "only the stays Reserved on this YYYY-MM-DD"),
     ]
 
     public init() {}

@@ -1,4 +1,3 @@
-
 /// Why a piece of text is not the JSON that was expected, and where (a byte offset).
 public struct JSONError: Error, Equatable, CustomStringConvertible {
     /// What is wrong.
@@ -18,9 +17,9 @@ public struct JSONError: Error, Equatable, CustomStringConvertible {
 /// of each one, so esctl stores a caller's JSON as given, byte for byte.
 ///
 /// Nesting is limited (``maximumDepth``) so hostile input cannot exhaust the stack.
-public struct JSONScanner {
+package struct JSONScanner {
     /// The deepest nesting of arrays and objects accepted.
-    public static let maximumDepth = 512
+    package static let maximumDepth = 512
 
     /// The bytes being read; valid only while the scanner is (scanners never escape the
     /// functions that make them).
@@ -42,17 +41,17 @@ public struct JSONScanner {
     }
 
     /// Whether `bytes` is exactly one JSON value, with optional surrounding white space.
-    public static func isValid(_ bytes: [UInt8]) -> Bool {
+    package static func isValid(_ bytes: [UInt8]) -> Bool {
         (try? validate(bytes)) != nil
     }
 
     /// Checks that `bytes` is exactly one JSON value; throws where it is not.
-    public static func validate(_ bytes: [UInt8]) throws(JSONError) {
+    package static func validate(_ bytes: [UInt8]) throws(JSONError) {
         try scanning(bytes) { scanner throws(JSONError) in try scanner.validateWhole() }
     }
 
     /// Checks that the bytes are exactly one JSON value.
-    public static func validate(_ bytes: UnsafeRawBufferPointer) throws(JSONError) {
+    package static func validate(_ bytes: UnsafeRawBufferPointer) throws(JSONError) {
         var scanner = JSONScanner(bytes)
         try scanner.validateWhole()
     }
@@ -66,7 +65,7 @@ public struct JSONScanner {
 
     /// Reads one object whose members are handed back as raw value byte ranges, in order; the
     /// whole input must be that object. Keys must be unique.
-    public static func members(ofObject bytes: [UInt8]) throws(JSONError) -> [(key: String, value: Range<Int>)] {
+    package static func members(ofObject bytes: [UInt8]) throws(JSONError) -> [(key: String, value: Range<Int>)] {
         let result: Result<[(key: String, value: Range<Int>)], JSONError> = bytes.withUnsafeBytes { raw in
             var members: [(key: String, value: Range<Int>)] = []
             do throws(JSONError) {
@@ -123,7 +122,7 @@ public struct JSONScanner {
     }
 
     /// Decodes a JSON string value given as its raw bytes (quotes included).
-    public static func string(_ raw: ArraySlice<UInt8>) throws(JSONError) -> String {
+    package static func string(_ raw: ArraySlice<UInt8>) throws(JSONError) -> String {
         try scanning(Array(raw)) { scanner throws(JSONError) in try scanner.readWholeString() }
     }
 
@@ -140,7 +139,7 @@ public struct JSONScanner {
     }
 
     /// Parses `bytes`, exactly one JSON value with optional surrounding white space, into a tree.
-    public static func parse(_ bytes: [UInt8]) throws(JSONError) -> JSONValue {
+    package static func parse(_ bytes: [UInt8]) throws(JSONError) -> JSONValue {
         try scanning(bytes) { scanner throws(JSONError) in
             scanner.skipWhitespace()
             let value = try scanner.readValue()

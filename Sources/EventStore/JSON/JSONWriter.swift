@@ -1,9 +1,9 @@
 import Foundation
 
 /// JSON text for single values.
-public enum JSONWriter {
+package enum JSONWriter {
     /// `text` as a JSON string literal, escaping quotes, backslashes and control characters.
-    public static func quote(_ text: String) -> String {
+    package static func quote(_ text: String) -> String {
         var result = "\""
         result.reserveCapacity(text.utf8.count + 2)
         for scalar in text.unicodeScalars {
@@ -29,7 +29,7 @@ public enum JSONWriter {
     /// A finite double in the shortest text that reads back as the same double; integral values
     /// print without a fraction ("12", not "12.0"). Infinities and NaN, which JSON cannot hold,
     /// print as null.
-    public static func number(_ value: Double) -> String {
+    package static func number(_ value: Double) -> String {
         guard value.isFinite else { return "null" }
         if value == value.rounded(), abs(value) < 1e15 { return String(Int64(value)) }
         return "\(value)"
@@ -37,7 +37,7 @@ public enum JSONWriter {
 
     /// Stored bytes as a JSON value for output: the JSON itself, compact (white space outside
     /// strings removed, which keeps it on one line), when the bytes are valid JSON; otherwise nil.
-    public static func embeddable(_ data: Data) -> String? {
+    package static func embeddable(_ data: Data) -> String? {
         data.withUnsafeBytes { JSONScanner.compacted($0) }.map { String(decoding: $0, as: UTF8.self) }
     }
 }

@@ -300,35 +300,18 @@ final class Environment: @unchecked Sendable {
     func transaction<R>(
         readOnly: Bool, commit: Bool = true, _ body: (Transaction) throws -> R
     ) throws(EventStoreError) -> R {
-        try ReentrancyWatchdog.check(readOnly ? "a read" : "a write")
-        while true {
-            pthread_rwlock_rdlock(gate)
-            if isClosed {
-                pthread_rwlock_unlock(gate)
-                throw EventStoreError.closedStore
-            }
-            var txn: OpaquePointer?
-            let rc = mdb_txn_begin(handle, nil, readOnly ? UInt32(MDB_RDONLY) : 0, &txn)
-            if rc == MDB_MAP_RESIZED {
-                pthread_rwlock_unlock(gate)
-                try adoptMapSize()
-                continue
-            }
-            guard rc == MDB_SUCCESS, let txn else {
-                pthread_rwlock_unlock(gate)
-                throw .lmdb(rc, readOnly ? "starting a read" : "starting a write")
-            }
-            defer { pthread_rwlock_unlock(gate) }
-            let result: R
-            do {
-                result = try ReentrancyWatchdog.inside { try body(Transaction(handle: txn)) }
-            } catch {
-                mdb_txn_abort(txn)
-                throw EventStoreError.wrapping(error)
-            }
-            if readOnly && !commit {
-                mdb_txn_abort(txn)
-            } else {
+        try withTransaction(
+            readOnly ? "a read" : "a write",
+            begin: { () -> (Int32, OpaquePointer?) in
+                var txn: OpaquePointer?
+                let rc = mdb_txn_begin(handle, nil, readOnly ? UInt32(MDB_RDONLY) : 0, &txn)
+                return (rc, txn)
+            },
+            end: { (txn: OpaquePointer, succeeded: Bool) throws(EventStoreError) in
+                guard succeeded, !readOnly || commit else {
+                    mdb_txn_abort(txn)
+                    return
+                }
                 let rc = mdb_txn_commit(txn)
                 guard rc == MDB_SUCCESS else {
                     // LMDB reports a short write as EIO; a full disk or a file size limit is the
@@ -338,45 +321,28 @@ final class Environment: @unchecked Sendable {
                     }
                     throw .lmdb(rc, "committing")
                 }
-            }
-            return result
-        }
+            }, body)
     }
 
     /// Runs a read-only transaction.
     @inline(__always)
     func read<R>(_ body: (Transaction) throws -> R) throws(EventStoreError) -> R {
-        try ReentrancyWatchdog.check("a read")
-        while true {
-            pthread_rwlock_rdlock(gate)
-            if isClosed {
-                pthread_rwlock_unlock(gate)
-                throw EventStoreError.closedStore
-            }
-            // A reset read transaction keeps its reader slot: renewing it is much cheaper than
-            // beginning a new one.
-            var txn = readers.withLock { $0.popLast() }?.handle
-            var rc: Int32 = MDB_SUCCESS
-            if let pooled = txn {
-                rc = mdb_txn_renew(pooled)
-                if rc != MDB_SUCCESS {
+        try withTransaction(
+            "a read",
+            begin: { () -> (Int32, OpaquePointer?) in
+                // A reset read transaction keeps its reader slot: renewing it is much cheaper than
+                // beginning a new one.
+                if let pooled = readers.withLock({ $0.popLast() })?.handle {
+                    let rc = mdb_txn_renew(pooled)
+                    if rc == MDB_SUCCESS { return (rc, pooled) }
                     mdb_txn_abort(pooled)
-                    txn = nil
+                    if rc == MDB_MAP_RESIZED { return (rc, nil) }
                 }
-            }
-            if txn == nil, rc != MDB_MAP_RESIZED {
-                rc = mdb_txn_begin(handle, nil, UInt32(MDB_RDONLY), &txn)
-            }
-            if rc == MDB_MAP_RESIZED {
-                pthread_rwlock_unlock(gate)
-                try adoptMapSize()
-                continue
-            }
-            guard rc == MDB_SUCCESS, let txn else {
-                pthread_rwlock_unlock(gate)
-                throw .lmdb(rc, "starting a read")
-            }
-            defer {
+                var txn: OpaquePointer?
+                let rc = mdb_txn_begin(handle, nil, UInt32(MDB_RDONLY), &txn)
+                return (rc, txn)
+            },
+            end: { (txn: OpaquePointer, _: Bool) in
                 mdb_txn_reset(txn)
                 let pooled = PooledReader(handle: txn)
                 let kept = readers.withLock { readers -> Bool in
@@ -385,13 +351,45 @@ final class Environment: @unchecked Sendable {
                     return true
                 }
                 if !kept { mdb_txn_abort(txn) }
+            }, body)
+    }
+
+    /// The one way a transaction is run: under a shared hold of the gate (so the map cannot
+    /// change under it), started by `begin` again after adopting a larger map when another
+    /// process grew it, with `body` marked as inside a transaction, and finished by `end` (told
+    /// whether `body` returned) before the gate is released.
+    @inline(__always)
+    private func withTransaction<R>(
+        _ what: String, begin: () -> (Int32, OpaquePointer?), end: (OpaquePointer, Bool) throws(EventStoreError) -> Void,
+        _ body: (Transaction) throws -> R
+    ) throws(EventStoreError) -> R {
+        try ReentrancyWatchdog.check(what)
+        while true {
+            pthread_rwlock_rdlock(gate)
+            if isClosed {
                 pthread_rwlock_unlock(gate)
+                throw EventStoreError.closedStore
             }
+            let (rc, started) = begin()
+            if rc == MDB_MAP_RESIZED {
+                pthread_rwlock_unlock(gate)
+                try adoptMapSize()
+                continue
+            }
+            guard rc == MDB_SUCCESS, let txn = started else {
+                pthread_rwlock_unlock(gate)
+                throw .lmdb(rc, "starting \(what)")
+            }
+            defer { pthread_rwlock_unlock(gate) }
+            let result: R
             do {
-                return try ReentrancyWatchdog.inside { try body(Transaction(handle: txn)) }
+                result = try ReentrancyWatchdog.inside { try body(Transaction(handle: txn)) }
             } catch {
+                try end(txn, false)
                 throw EventStoreError.wrapping(error)
             }
+            try end(txn, true)
+            return result
         }
     }
 

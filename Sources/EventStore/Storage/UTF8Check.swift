@@ -1,8 +1,8 @@
 /// Checks bytes for well-formed UTF-8 (RFC 3629: no overlong forms, no surrogates, nothing past
 /// U+10FFFF) without making a string.
-public enum UTF8Check {
+package enum UTF8Check {
     /// Whether the bytes are well-formed UTF-8.
-    public static func isValid(_ bytes: UnsafeRawBufferPointer) -> Bool {
+    package static func isValid(_ bytes: UnsafeRawBufferPointer) -> Bool {
         var index = 0
         let end = bytes.count
         while index < end {

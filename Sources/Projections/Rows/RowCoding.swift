@@ -15,9 +15,10 @@ extension RowValue where Self: Codable {
         do {
             try encode(to: RowEncoder(buffer: buffer))
         } catch {
-            // Writing a row into bytes cannot fail for the types rows are made of; a custom
-            // conformance that throws leaves the row as far as it got, and decoding will say so.
-            assertionFailure("encoding a row of \(Self.self) failed: \(error)")
+            // Writing into bytes cannot fail for the types rows are made of; a conformance that
+            // throws (a custom one, or a shape rows cannot hold) marks the row, and the runner
+            // stops the projection on it rather than store part of a row.
+            buffer.writer.fail("a \(Self.self) cannot be written as a row: \(error)")
         }
         writer = buffer.writer
     }

@@ -24,16 +24,10 @@ public struct RowKey: Hashable, Comparable, Sendable, CustomStringConvertible {
         self.bytes = bytes
     }
 
-    /// A key of one string part.
-    public init(_ string: String) {
+    /// A key of the parts given, in order: `RowKey(list, itemID)`, `RowKey(campground, site)`.
+    public init<each Part: RowKeyComponent>(_ part: repeat each Part) {
         bytes = []
-        append(string)
-    }
-
-    /// A key of one number part.
-    public init(_ number: UInt64) {
-        bytes = []
-        append(number)
+        repeat (each part).appendKeyPart(to: &self)
     }
 
     /// Adds a string part.
@@ -51,23 +45,33 @@ public struct RowKey: Hashable, Comparable, Sendable, CustomStringConvertible {
         bytes.append(1)
     }
 
-    /// Adds a number part.
+    /// Adds an unsigned number part.
     public mutating func append(_ number: UInt64) {
         withUnsafeBytes(of: number.bigEndian) { bytes.append(contentsOf: $0) }
     }
 
-    /// This key with a string part added.
-    public func appending(_ string: String) -> RowKey {
+    /// Adds a signed number part (its sign bit flipped, so negative numbers sort first).
+    public mutating func append(_ number: Int) {
+        append(UInt64(bitPattern: Int64(number)) ^ (1 << 63))
+    }
+
+    /// This key with a part added.
+    public func appending<Part: RowKeyComponent>(_ part: Part) -> RowKey {
         var key = self
-        key.append(string)
+        part.appendKeyPart(to: &key)
         return key
     }
 
-    /// This key with a number part added.
-    public func appending(_ number: UInt64) -> RowKey {
-        var key = self
-        key.append(number)
-        return key
+    /// The key's parts read back as the given types, in order: `key.decode(String.self, Int.self)`.
+    /// Nil when the key does not have exactly that shape.
+    public func decode<each Part: RowKeyComponent>(_ type: repeat (each Part).Type) -> (repeat each Part)? {
+        let cursor = RowKeyCursor(bytes)
+        do {
+            let parts = (repeat try (each type).readKeyPart(cursor))
+            return cursor.isAtEnd ? parts : nil
+        } catch {
+            return nil
+        }
     }
 
     /// Whether this key starts with the parts of `prefix`.
@@ -75,38 +79,22 @@ public struct RowKey: Hashable, Comparable, Sendable, CustomStringConvertible {
         bytes.starts(with: prefix.bytes)
     }
 
-    /// Reads the parts back, given their kinds in order; nil when the key does not have that shape.
+    /// Reads the parts back, given their kinds in order (for keys whose shape is known only at
+    /// run time; ``decode(_:)`` is the typed way); nil when the key does not have that shape.
     public func parts(_ kinds: [RowKeyPart]) -> [RowKeyValue]? {
-        var index = 0
+        let cursor = RowKeyCursor(bytes)
         var values: [RowKeyValue] = []
-        for kind in kinds {
-            switch kind {
-            case .number:
-                guard index + 8 <= bytes.count else { return nil }
-                values.append(.number(bytes[index..<(index + 8)].reduce(0) { $0 << 8 | UInt64($1) }))
-                index += 8
-            case .string:
-                var text: [UInt8] = []
-                while true {
-                    guard index + 1 < bytes.count else { return nil }
-                    if bytes[index] == 0 {
-                        if bytes[index + 1] == 1 {
-                            index += 2
-                            break
-                        }
-                        guard bytes[index + 1] == 0xFF else { return nil }
-                        text.append(0)
-                        index += 2
-                    } else {
-                        text.append(bytes[index])
-                        index += 1
-                    }
+        do {
+            for kind in kinds {
+                switch kind {
+                case .number: values.append(.number(try UInt64.readKeyPart(cursor)))
+                case .string: values.append(.string(try String.readKeyPart(cursor)))
                 }
-                guard let string = String(validating: text, as: UTF8.self) else { return nil }
-                values.append(.string(string))
             }
+        } catch {
+            return nil
         }
-        return index == bytes.count ? values : nil
+        return cursor.isAtEnd ? values : nil
     }
 
     /// Hashes the bytes in one piece (an array of bytes would feed them one by one).
@@ -166,5 +154,76 @@ public enum RowKeyValue: Sendable, Equatable {
     public var number: UInt64? {
         if case let .number(value) = self { return value }
         return nil
+    }
+}
+
+/// A type that can be a part of a ``RowKey``: `String`, `UInt64` and `Int` are. Parts sort as
+/// their values do (`docs/FORMAT.md` gives the bytes).
+public protocol RowKeyComponent: Sendable {
+    /// Adds this value to `key` as its next part.
+    func appendKeyPart(to key: inout RowKey)
+    /// Reads a part of this type at the cursor and moves past it; throws ``RowKeyShapeError``
+    /// when the bytes there are not one.
+    static func readKeyPart(_ cursor: RowKeyCursor) throws(RowKeyShapeError) -> Self
+}
+
+/// A key's bytes do not hold the parts asked for.
+public struct RowKeyShapeError: Error, Sendable {}
+
+/// A position in a key's bytes, moved forward as parts are read.
+public final class RowKeyCursor {
+    let bytes: [UInt8]
+    var index = 0
+
+    init(_ bytes: [UInt8]) {
+        self.bytes = bytes
+    }
+
+    var isAtEnd: Bool { index == bytes.count }
+
+    /// The next 8 bytes as a big-endian number.
+    func readNumber() throws(RowKeyShapeError) -> UInt64 {
+        guard index + 8 <= bytes.count else { throw RowKeyShapeError() }
+        defer { index += 8 }
+        return bytes[index..<(index + 8)].reduce(0) { $0 << 8 | UInt64($1) }
+    }
+
+    /// The next string part's UTF-8 bytes, unescaped, through its terminator.
+    func readString() throws(RowKeyShapeError) -> String {
+        var text: [UInt8] = []
+        while true {
+            guard index + 1 < bytes.count else { throw RowKeyShapeError() }
+            if bytes[index] == 0 {
+                if bytes[index + 1] == 1 {
+                    index += 2
+                    break
+                }
+                guard bytes[index + 1] == 0xFF else { throw RowKeyShapeError() }
+                text.append(0)
+                index += 2
+            } else {
+                text.append(bytes[index])
+                index += 1
+            }
+        }
+        guard let string = String(validating: text, as: UTF8.self) else { throw RowKeyShapeError() }
+        return string
+    }
+}
+
+extension String: RowKeyComponent {
+    public func appendKeyPart(to key: inout RowKey) { key.append(self) }
+    public static func readKeyPart(_ cursor: RowKeyCursor) throws(RowKeyShapeError) -> String { try cursor.readString() }
+}
+
+extension UInt64: RowKeyComponent {
+    public func appendKeyPart(to key: inout RowKey) { key.append(self) }
+    public static func readKeyPart(_ cursor: RowKeyCursor) throws(RowKeyShapeError) -> UInt64 { try cursor.readNumber() }
+}
+
+extension Int: RowKeyComponent {
+    public func appendKeyPart(to key: inout RowKey) { key.append(self) }
+    public static func readKeyPart(_ cursor: RowKeyCursor) throws(RowKeyShapeError) -> Int {
+        Int(truncatingIfNeeded: Int64(bitPattern: try cursor.readNumber() ^ (1 << 63)))
     }
 }

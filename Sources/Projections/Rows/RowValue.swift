@@ -5,7 +5,8 @@ import Foundation
 ///
 /// Conform by writing fields in a fixed order with ``RowWriter`` and reading them back in the same
 /// order with ``RowReader``; numbers, strings, booleans, optionals and arrays are built in.
-/// A `Codable` type can instead rely on ``CodableRow`` (sorted-key JSON, slower).
+/// A `Codable` type gets this encoding from its `Codable` conformance: declare `RowValue` and
+/// nothing more (see `RowCoding`).
 public protocol RowValue: Sendable {
     /// Writes the value's fields, always in the same order.
     func encode(to writer: inout RowWriter)
@@ -46,8 +47,16 @@ public struct RowDecodingError: Error, Equatable, CustomStringConvertible {
 public struct RowWriter {
     /// The bytes written so far.
     public private(set) var bytes: [UInt8] = []
+    /// Why a value could not be written (a `Codable` conformance that threw), when one could
+    /// not: the runner refuses to store such a row instead of storing part of it.
+    public private(set) var failure: String?
 
     public init() {}
+
+    /// Marks the row as not written, saying why: the runner stops the projection on it.
+    public mutating func fail(_ reason: String) {
+        if failure == nil { failure = reason }
+    }
 
     public mutating func write(_ value: UInt64) {
         withUnsafeBytes(of: value.bigEndian) { bytes.append(contentsOf: $0) }
@@ -222,30 +231,4 @@ extension Array: RowValue where Element: RowValue {
 extension Optional: RowValue where Wrapped: RowValue {
     public func encode(to writer: inout RowWriter) { writer.write(self) }
     public init(from reader: inout RowReader) throws(RowDecodingError) { self = try reader.read(Wrapped?.self) }
-}
-
-/// A `Codable` value stored as JSON with sorted keys: canonical without hand-written coding, at
-/// the price of speed. Wrap a value to store it: `CodableRow(value)`.
-public struct CodableRow<Value: Codable & Sendable>: RowValue {
-    public var value: Value
-
-    public init(_ value: Value) {
-        self.value = value
-    }
-
-    public func encode(to writer: inout RowWriter) {
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
-        // Encoding a Codable value to JSON fails only for non-finite doubles; store null then.
-        writer.write(bytes: (try? encoder.encode(value)).map { [UInt8]($0) } ?? Array("null".utf8))
-    }
-
-    public init(from reader: inout RowReader) throws(RowDecodingError) {
-        let bytes = try reader.readBytes()
-        do {
-            value = try JSONDecoder().decode(Value.self, from: Data(bytes))
-        } catch {
-            throw RowDecodingError("a \(Value.self) row is not its JSON: \(error)")
-        }
-    }
 }

@@ -113,7 +113,16 @@ enum CatchUpBatch {
             }
             let started = timed ? ContinuousClock.now : nil
             var written = 0
-            for (table, rows) in state.changes() {
+            let changes: [(table: String, rows: [(key: [UInt8], value: [UInt8]?)])]
+            do {
+                changes = try state.changes()
+            } catch {
+                // A row that cannot be written stops the projection where it stood.
+                entry.failure = error
+                progress[name] = entry
+                continue
+            }
+            for (table, rows) in changes {
                 let stored = StoredState.tableName(name, table)
                 for (key, value) in rows {
                     if let value { try txn.put(stored, key, value) } else { try txn.delete(stored, key) }

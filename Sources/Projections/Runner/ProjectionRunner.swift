@@ -389,14 +389,28 @@ public final class ProjectionRunner: Sendable {
     /// and the event's id: the projection resumes past that event at its next catch-up, a rebuild
     /// makes the same choice, and an export carries it. Returns the decision as recorded.
     ///
-    /// Throws ``ProjectionError/Code/invalidQuery`` when there is no event at `position`, and
-    /// the store's errors.
+    /// Throws ``ProjectionError/Code/invalidQuery`` when there is no event at `position`, when
+    /// the projection has applied it already (passing it over now would make a rebuild differ
+    /// from the state built live), or when the projection passes over what it cannot apply by
+    /// itself (the ``ProjectionErrorPolicy/skip`` policy); and the store's errors.
     @discardableResult
     public func passOver(_ name: String, position: UInt64, reason: String) async throws -> RecordedEvent {
         let projection = try projection(named: name)
+        guard projection.errorPolicy == .stop else {
+            throw ProjectionError(
+                .invalidQuery, "The projection '\(name)' passes over the events it cannot apply by itself (its error policy is skip); nothing to decide.",
+                projection: name, position: position)
+        }
         guard let event = try store.event(at: position) else {
             throw ProjectionError(
                 .invalidQuery, "There is no event at position \(position) (the head is \(try store.headPosition())).",
+                projection: name, position: position)
+        }
+        let checkpoint = try store.readTables { txn in try CatchUpBatch.readCheckpoint(name, txn)?.position ?? 0 }
+        guard position > checkpoint else {
+            throw ProjectionError(
+                .invalidQuery,
+                "The projection '\(name)' has applied position \(position) already (its checkpoint is \(checkpoint)); only an event it has not reached can be passed over.",
                 projection: name, position: position)
         }
         let decision = PassedOver.Decision(projection: projection.name, eventId: event.id, position: position, reason: reason)

@@ -233,8 +233,11 @@ public struct ProjectionState {
 
     func forEachRawRow(_ table: String, _ body: (UnsafeRawBufferPointer, UnsafeRawBufferPointer) throws -> Void) throws {
         let index = try tableIndex(table)
-        let rows = tables[index].rows.compactMap { key, entry in entry.box.map { (key.bytes, $0.encoded()) } }
-            .sorted { RowKey.precedes($0.0, $1.0) }
+        var rows: [([UInt8], [UInt8])] = []
+        for (key, entry) in tables[index].rows {
+            if let box = entry.box { rows.append((key.bytes, try encode(box, table))) }
+        }
+        rows.sort { RowKey.precedes($0.0, $1.0) }
         for (key, value) in rows {
             try key.withUnsafeBytes { keyBytes in try value.withUnsafeBytes { try body(keyBytes, $0) } }
         }
@@ -243,22 +246,39 @@ public struct ProjectionState {
     // MARK: Writing back (the runner)
 
     /// The changed rows of each table, encoded, in key order: a nil value deletes the row.
-    func changes() -> [(table: String, rows: [(key: [UInt8], value: [UInt8]?)])] {
-        tables.map { table in
+    ///
+    /// Throws ``ProjectionError/Code/invalidDefinition`` for a row whose value cannot be written.
+    func changes() throws(ProjectionError) -> [(table: String, rows: [(key: [UInt8], value: [UInt8]?)])] {
+        var changes: [(table: String, rows: [(key: [UInt8], value: [UInt8]?)])] = []
+        for table in tables {
             var dirty: [(key: [UInt8], value: [UInt8]?)] = []
             dirty.reserveCapacity(table.rows.count)
             for (key, entry) in table.rows where entry.isDirty {
-                dirty.append((key.bytes, entry.box?.encoded()))
+                dirty.append((key.bytes, try entry.box.map { box throws(ProjectionError) in try encode(box, table.name) }))
             }
             dirty.sort { RowKey.precedes($0.key, $1.key) }
-            return (table.name, dirty)
+            changes.append((table.name, dirty))
         }
+        return changes
+    }
+
+    /// A row's bytes; throws ``ProjectionError/Code/invalidDefinition`` when its value could not
+    /// be written.
+    private func encode(_ box: RowBox, _ table: String) throws(ProjectionError) -> [UInt8] {
+        let writer = box.written()
+        if let failure = writer.failure {
+            throw ProjectionError(
+                .invalidDefinition, "The projection '\(projection)' put a row in '\(table)' that cannot be stored: \(failure).",
+                projection: projection)
+        }
+        return writer.bytes
     }
 }
 
 /// A decoded row in a class, so repeated changes in a batch change it in place.
 class RowBox {
-    func encoded() -> [UInt8] { [] }
+    func encoded() -> [UInt8] { written().bytes }
+    func written() -> RowWriter { RowWriter() }
     func copy() -> RowBox { self }
 }
 
@@ -270,7 +290,11 @@ final class TypedRowBox<V: RowValue>: RowBox {
         self.value = value
     }
 
-    override func encoded() -> [UInt8] { value.encoded }
+    override func written() -> RowWriter {
+        var writer = RowWriter()
+        value.encode(to: &writer)
+        return writer
+    }
     override func copy() -> RowBox { TypedRowBox(value) }
 }
 

@@ -7,46 +7,124 @@ import WireFormat
 struct ProjectionsCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "projections",
-        abstract: "List the registered projections and where they stand.",
-        discussion: """
-            For each: name, version, checkpoint (the last position applied), lag behind the head, \
-            whether a (re)build is still under way, and the hash of the stored state (SHA-256 of \
-            its canonical encoding, see docs/FORMAT.md). Projections are not caught up first, so \
-            the lag shows how far behind they are. With --json, one object per line with the keys \
-            name, version, checkpoint, lag, building, hash.
-            """)
+        abstract: "List the registered projections and where they stand; pass over an event one cannot apply.",
+        subcommands: [List.self, Skip.self],
+        defaultSubcommand: List.self)
 
-    @OptionGroup var store: StoreOptions
+    struct List: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "List the registered projections and where they stand (the default).",
+            discussion: """
+                For each: name, version, checkpoint (the last position applied), lag behind the \
+                head, whether a (re)build is still under way, how many events it passed over, and \
+                the hash of the stored state (SHA-256 of its canonical encoding, see \
+                docs/FORMAT.md). Projections are not caught up first, so the lag shows how far \
+                behind they are. With --json, one object per line with the keys name, version, \
+                checkpoint, lag, building, hash, eventsSkipped and skippedPositions (the first 100 \
+                passed-over events: position and reason).
+                """)
 
-    @Flag(help: "Print one JSON object per projection and line.")
-    var json = false
+        @OptionGroup var store: StoreOptions
 
-    func run() async throws {
-        try await reportingErrors {
-            // Where they stand, as they stand: nothing is caught up, rebuilt or finished here.
-            let store = try self.store.openReadOnly()
-            defer { store.close() }
-            let runner = try await ProjectionRunner(store: store, projections: AppCatalog.all, inspecting: true)
-            let statuses = try runner.statuses()
-            if json {
-                for status in statuses {
+        @Flag(help: "Print one JSON object per projection and line.")
+        var json = false
+
+        func run() async throws {
+            try await reportingErrors {
+                // Where they stand, as they stand: nothing is caught up, rebuilt or finished here.
+                let store = try self.store.openReadOnly()
+                defer { store.close() }
+                let runner = try await ProjectionRunner(store: store, projections: AppCatalog.all, inspecting: true)
+                let statuses = try runner.statuses()
+                if json {
+                    for status in statuses {
+                        var object = JSONObjectWriter()
+                        object.add("name", status.name)
+                        object.add("version", status.version)
+                        object.add("checkpoint", status.checkpoint)
+                        object.add("lag", status.lag)
+                        object.add("building", status.isBuilding)
+                        object.add("hash", status.hash)
+                        object.add("eventsSkipped", status.eventsSkipped)
+                        object.add("skippedPositions", rawJSON: JSONValue.array(status.skippedPositions.map {
+                            ["position": .uint($0.position), "reason": .string($0.reason)]
+                        }).serialized)
+                        Console.printJSON(object.finish())
+                    }
+                } else {
+                    let rows: [JSONValue] = statuses.map { status in
+                        [
+                            "name": .string(status.name), "version": .int(status.version), "checkpoint": .uint(status.checkpoint),
+                            "lag": .uint(status.lag), "building": .bool(status.isBuilding), "skipped": .int(status.eventsSkipped),
+                            "hash": .string(status.hash),
+                        ]
+                    }
+                    JSONText.render(["projections": .array(rows)]).dropFirst().forEach(Console.print)
+                    for status in statuses where !status.skippedPositions.isEmpty {
+                        for entry in status.skippedPositions {
+                            Console.print("\(status.name) passed over position \(entry.position): \(entry.reason)")
+                        }
+                        if status.eventsSkipped > status.skippedPositions.count {
+                            Console.print("\(status.name) passed over \(status.eventsSkipped - status.skippedPositions.count) more (`--json` lists the first \(ProjectionStatus.listedSkips)).")
+                        }
+                    }
+                }
+            }
+        }
+    }
+
+    struct Skip: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Pass over one event in a projection stopped by it.",
+            discussion: """
+                The remedy for a projection that stopped at an event its code cannot apply (a \
+                hand-appended event with bad data): records the decision as an event of the \
+                store's own stream $projections, then catches the projection up past it. A rebuild \
+                makes the same choice, and an export carries it. Only an event the projection has \
+                not applied can be passed over (exit 64 otherwise), and only in a projection that \
+                stops on errors (the others pass over such events by themselves and list them in \
+                `esctl projections`). Prints the decision's position and the projection's new \
+                checkpoint; with --json, an object with the keys projection, position, decision, \
+                checkpoint.
+                """)
+
+        @OptionGroup var store: WritingStoreOptions
+
+        @Argument(help: "The projection.")
+        var name: String
+
+        @Option(help: ArgumentHelp("The event to pass over.", valueName: "P"), transform: Numbers.unsigned("--position"))
+        var position: UInt64
+
+        @Option(help: ArgumentHelp("Why, for whoever reads the decision later.", valueName: "TEXT"))
+        var reason = "passed over by an operator"
+
+        @Flag(help: "Print the outcome as a JSON object.")
+        var json = false
+
+        func run() async throws {
+            try await reportingErrors {
+                let (store, runner) = try await self.store.openRunner()
+                defer { store.close() }
+                let decision = try await runner.passOver(name, position: position, reason: reason)
+                // Catch up past it now; the projection may stop again at a later event, which the
+                // checkpoint shows.
+                do {
+                    _ = try await runner.catchUp([name])
+                } catch let stopped as ProjectionError where stopped.code == .stopped {
+                    Console.note("esctl: warning: \(TerminalText.safe(stopped.message))\n")
+                }
+                let checkpoint = try runner.statuses().first { $0.name == name }?.checkpoint ?? 0
+                if json {
                     var object = JSONObjectWriter()
-                    object.add("name", status.name)
-                    object.add("version", status.version)
-                    object.add("checkpoint", status.checkpoint)
-                    object.add("lag", status.lag)
-                    object.add("building", status.isBuilding)
-                    object.add("hash", status.hash)
+                    object.add("projection", name)
+                    object.add("position", position)
+                    object.add("decision", decision.position)
+                    object.add("checkpoint", checkpoint)
                     Console.printJSON(object.finish())
+                } else {
+                    Console.print("\(name) passes over position \(position) (decision recorded at position \(decision.position)); its checkpoint is \(checkpoint).")
                 }
-            } else {
-                let rows: [JSONValue] = statuses.map { status in
-                    [
-                        "name": .string(status.name), "version": .int(status.version), "checkpoint": .uint(status.checkpoint),
-                        "lag": .uint(status.lag), "building": .bool(status.isBuilding), "hash": .string(status.hash),
-                    ]
-                }
-                JSONText.render(["projections": .array(rows)]).dropFirst().forEach(Console.print)
             }
         }
     }
@@ -118,13 +196,22 @@ struct Query: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Print a projection's state, caught up with every append made before.",
         discussion: """
-            The projections: app-state (--user), alerts (--user), messages (--room), campers, \
-            campsites, reservations (--campground; reservations also --camper, --site, --date), and \
-            the examples count-by-type and stream-summary (--category). With --as-of P, the state as \
-            of position P, folded from the log without touching the stored tables. Each projection \
-            takes only the parameters it understands (others exit 64). Unknown projection names \
-            exit 67 and list the known ones.
+            Each projection takes its own parameters, as options:
+            \(parameterList)
+
+            With --as-of P, the state as of position P, folded from the log without touching the \
+            stored tables. A parameter the projection does not take exits 64; an unknown \
+            projection exits 67 and lists the known ones.
             """)
+
+    /// Every projection's parameters, from their declarations (so a new projection's
+    /// parameters need nothing here).
+    static var parameterList: String {
+        AppCatalog.all.map { projection in
+            guard !projection.queryParameters.isEmpty else { return "  \(projection.name): no parameters" }
+            return projection.queryParameters.map { "  \(projection.name) --\($0.name): \($0.help)" }.joined(separator: "\n")
+        }.joined(separator: "\n")
+    }
 
     @OptionGroup var store: StoreOptions
 
@@ -134,40 +221,59 @@ struct Query: AsyncParsableCommand {
     @Option(name: .customLong("as-of"), help: ArgumentHelp("The state as of this position.", valueName: "P"), transform: Numbers.unsigned("--as-of"))
     var asOf: UInt64?
 
-    @Option(help: ArgumentHelp("The user (app-state, alerts; default: default).", valueName: "U"))
-    var user: String?
-
-    @Option(help: ArgumentHelp("The chat room (messages; default: default).", valueName: "R"))
-    var room: String?
-
-    @Option(help: ArgumentHelp("The campground (campers, campsites, reservations; default: default).", valueName: "C"))
-    var campground: String?
-
-    @Option(help: ArgumentHelp("Only this camper's reservations.", valueName: "ID"))
-    var camper: String?
-
-    @Option(help: ArgumentHelp("Only this site's reservations.", valueName: "N"))
-    var site: String?
-
-    @Option(help: ArgumentHelp("Only the Reserved stays covering this date (dateFrom <= D < dateTo).", valueName: "YYYY-MM-DD"))
-    var date: String?
-
-    @Option(help: ArgumentHelp("Only streams starting with this prefix (stream-summary).", valueName: "PREFIX"))
-    var category: String?
-
     @Flag(help: "Print the state as JSON.")
     var json = false
 
+    @Argument(
+        parsing: .allUnrecognized,
+        help: ArgumentHelp("The projection's parameters, as --NAME VALUE or --NAME=VALUE (listed above).", valueName: "--NAME VALUE"))
+    var parameterArguments: [String] = []
+
+    /// The parameters given as `--name value` or `--name=value`. Throws ``CLIError`` for
+    /// anything else.
+    static func parameters(_ arguments: [String]) throws -> [String: String] {
+        var parameters: [String: String] = [:]
+        var index = 0
+        while index < arguments.count {
+            let argument = arguments[index]
+            guard argument.hasPrefix("--"), argument.count > 2 else {
+                throw CLIError(.invalidInput, "Unexpected argument '\(argument)'; give the projection's parameters as --NAME VALUE.")
+            }
+            let option = argument.dropFirst(2)
+            let name: String
+            let value: String
+            if let equals = option.firstIndex(of: "=") {
+                name = String(option[..<equals])
+                value = String(option[option.index(after: equals)...])
+                index += 1
+            } else {
+                guard index + 1 < arguments.count else {
+                    throw CLIError(.invalidInput, "The parameter --\(option) needs a value.")
+                }
+                name = String(option)
+                value = arguments[index + 1]
+                index += 2
+            }
+            guard parameters.updateValue(value, forKey: name) == nil else {
+                throw CLIError(.invalidInput, "The parameter --\(name) is given twice; give it once.")
+            }
+        }
+        return parameters
+    }
+
     func run() async throws {
         try await reportingErrors {
+            let parameters = try Self.parameters(parameterArguments)
+            // Named as options here, so say so as options (the runner checks them too).
+            if let projection = AppCatalog.all.first(where: { $0.name == name }) {
+                let known = projection.queryParameters.map(\.name)
+                for given in parameters.keys.sorted() where !known.contains(given) {
+                    let takes = known.isEmpty ? "it takes none" : "it takes " + known.map { "--\($0)" }.joined(separator: ", ")
+                    throw CLIError(.invalidInput, "The projection '\(name)' takes no --\(given) option; \(takes).")
+                }
+            }
             let (store, runner) = try await self.store.openRunner()
             defer { store.close() }
-            var parameters: [String: String] = [:]
-            let given: [(String, String?)] = [
-                ("user", user), ("room", room), ("campground", campground), ("camper", camper), ("site", site),
-                ("date", date), ("category", category),
-            ]
-            for case let (name, value?) in given { parameters[name] = value }
             let result = try await runner.query(name, parameters: QueryParameters(parameters), asOf: asOf)
             if json {
                 Console.printJSON(result.serialized)
