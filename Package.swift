@@ -53,7 +53,9 @@ let package = Package(
         // A writer the reliability tests start and kill (not a product: tests build it).
         .executableTarget(
             name: "torture-writer", dependencies: ["EventStore", "Projections", "Apps", "TestSupport"], path: "Tests/TortureWriter"),
-        .testTarget(name: "EventStoreTests", dependencies: ["EventStore", "CLMDB", "CRC32C", "EventStoreTesting", "TestSupport"]),
+        .testTarget(
+            name: "EventStoreTests",
+            dependencies: ["EventStore", "CLMDB", "CRC32C", "EventStoreTesting", "TestSupport", .product(name: "Logging", package: "swift-log")]),
         .testTarget(name: "ProjectionsTests", dependencies: ["Projections", "EventStore", "Apps", "TestSupport"]),
         .testTarget(name: "CommandsTests", dependencies: ["Commands", "EventStore", "EventStoreTesting", "TestSupport"]),
         .testTarget(name: "AppsTests", dependencies: ["Apps", "Commands", "Projections", "EventStore", "EventStoreTesting", "TestSupport"]),

@@ -19,12 +19,12 @@ public struct CommandHandler: Sendable {
         public var backoff: Duration
         /// The clock the waits run on (inject a test clock to drive retries by hand).
         public var clock: any Clock<Duration>
-        /// Where retries (debug) and passed-over events (info) are told.
-        public var logger: Logger
+        /// Where retries (debug) and passed-over events (info) are told; nil: the store's logger.
+        public var logger: Logger?
 
         public init(
             maximumAttempts: Int = 5, backoff: Duration = .milliseconds(1), clock: any Clock<Duration> = ContinuousClock(),
-            logger: Logger = Logger(label: "eventstore.commands", factory: { _ in SwiftLogNoOpLogHandler() })
+            logger: Logger? = nil
         ) {
             self.maximumAttempts = max(1, maximumAttempts)
             self.backoff = backoff
@@ -38,9 +38,13 @@ public struct CommandHandler: Sendable {
     /// How the handler retries and logs.
     public let configuration: Configuration
 
+    /// Where the handler logs: its configuration's logger, else the store's.
+    let logger: Logger
+
     public init(store: EventStore, configuration: Configuration = Configuration()) {
         self.store = store
         self.configuration = configuration
+        logger = configuration.logger ?? store.configuration.logger
     }
 
     /// Runs `command` with `decider`.
@@ -67,7 +71,7 @@ public struct CommandHandler: Sendable {
         var wait = configuration.backoff
         for attempt in 1...configuration.maximumAttempts {
             if attempt > 1 {
-                configuration.logger.debug(
+                logger.debug(
                     "retrying a command after a version conflict",
                     metadata: [LogKeys.attempt: "\(attempt)", LogKeys.streams: "\(decider.streams.joined(separator: ","))"])
                 try await configuration.clock.sleep(for: wait)
@@ -135,7 +139,7 @@ public struct CommandHandler: Sendable {
         var state = decider.initialState
         for (_, event) in decoded { decider.evolve(&state, with: event) }
         for event in passedOver {
-            configuration.logger.info(
+            logger.info(
                 "passed over an event the decider cannot read",
                 metadata: [LogKeys.stream: "\(event.stream)", LogKeys.position: "\(event.position)", LogKeys.reason: "\(event.reason)"])
         }

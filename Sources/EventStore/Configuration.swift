@@ -43,9 +43,15 @@ public struct Configuration: Sendable {
     /// reading (after a commit, and before it grows the map): such a slot keeps LMDB from
     /// reusing the pages its snapshot may see, so the data file grows instead.
     public var staleReaderCheckInterval: Duration
+    /// A commit that takes longer than this is logged (a warning with its time, jobs and events):
+    /// a slow disk or a catch-up batch that delays every append behind it.
+    public var slowCommitThreshold: Duration
+    /// A subscription further than this many positions behind the head is logged once (a
+    /// notice), and again when it has caught up: a consumer that cannot keep up.
+    public var subscriptionLagNotice: UInt64
     /// Where the store tells what it cannot throw to a caller: the map growing, a transaction
-    /// split, dead readers cleared, a failed poll for other processes' commits (at info and
-    /// below, as a library should). Silent by default; the projection runner and the command
+    /// split, a slow commit, dead readers cleared, a subscription far behind, a failed poll for
+    /// other processes' commits. Silent by default; the projection runner and the command
     /// handler log through it too unless given their own.
     public var logger: Logger
 
@@ -59,6 +65,8 @@ public struct Configuration: Sendable {
         pollInterval: Duration = .milliseconds(5),
         pollClock: any Clock<Duration> = ContinuousClock(),
         staleReaderCheckInterval: Duration = .seconds(5),
+        slowCommitThreshold: Duration = .seconds(1),
+        subscriptionLagNotice: UInt64 = 100_000,
         logger: Logger = Logger(label: "eventstore", factory: { _ in SwiftLogNoOpLogHandler() })
     ) {
         self.durability = durability
@@ -69,6 +77,8 @@ public struct Configuration: Sendable {
         self.pollInterval = pollInterval
         self.pollClock = pollClock
         self.staleReaderCheckInterval = staleReaderCheckInterval
+        self.slowCommitThreshold = slowCommitThreshold
+        self.subscriptionLagNotice = subscriptionLagNotice
         self.logger = logger
     }
 }

@@ -69,7 +69,8 @@ public final class EventStore: Sendable {
         self.writer = Writer(
             environment: environment, clock: configuration.clock,
             maximumEventsPerCommit: configuration.maximumEventsPerCommit,
-            staleReaderCheckInterval: configuration.staleReaderCheckInterval, logger: configuration.logger, headSignal: headSignal)
+            staleReaderCheckInterval: configuration.staleReaderCheckInterval, slowCommitThreshold: configuration.slowCommitThreshold,
+            logger: configuration.logger, headSignal: headSignal)
     }
 
     deinit {

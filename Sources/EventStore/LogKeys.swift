@@ -5,4 +5,8 @@ enum LogKeys {
     static let jobs = "eventstore.jobs"
     static let readers = "eventstore.readers"
     static let reason = "eventstore.reason"
+    static let seconds = "eventstore.seconds"
+    static let events = "eventstore.events"
+    static let position = "eventstore.position"
+    static let head = "eventstore.head"
 }

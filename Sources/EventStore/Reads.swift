@@ -4,13 +4,14 @@ import Foundation
 extension EventStore {
     /// Reads up to `limit` events of the whole log that pass `filter`, starting at position `from`
     /// (inclusive, default 1) and ending at `through` (inclusive, default the head), in position
-    /// order.
+    /// order, in one snapshot. The limit has no default: to go through a range of any size, use
+    /// ``events(from:through:filter:pageSize:)``, which reads it a page at a time.
     ///
     /// Throws ``EventStoreError`` with ``EventStoreError/Code/invalidInput`` for a negative limit,
     /// ``EventStoreError/Code/damaged`` when a record cannot be decoded,
     /// ``EventStoreError/Code/closed`` after ``close()``.
     public func read(
-        from position: UInt64 = 1, through last: UInt64 = .max, limit: Int = .max, filter: EventFilter = .all
+        from position: UInt64 = 1, through last: UInt64 = .max, limit: Int, filter: EventFilter = .all
     ) throws -> [RecordedEvent] {
         guard limit >= 0 else {
             throw EventStoreError(.invalidInput, "The limit is negative; give 0 or more.")
@@ -37,10 +38,10 @@ extension EventStore {
     }
 
     /// Reads from `position` until `limit` events pass `filter` or `scanLimit` records were
-    /// examined or the log ends. `scannedThrough` is the last position examined (`position - 1`
+    /// examined or the log ends (or passes `last`). `scannedThrough` is the last position examined (`position - 1`
     /// when there was nothing), so the caller can go on after it.
     func readPage(
-        from position: UInt64, limit: Int, scanLimit: Int, filter: CompiledFilter
+        from position: UInt64, through last: UInt64 = .max, limit: Int, scanLimit: Int, filter: CompiledFilter
     ) throws -> (events: [RecordedEvent], scannedThrough: UInt64) {
         let databases = environment.databases
         var scannedBytes = 0
@@ -54,6 +55,7 @@ extension EventStore {
             var entry = try BigEndian.withBytes(of: position) { try cursor.seek(atLeast: $0) }
             while let (key, value) = entry {
                 let current = try Self.position(of: key)
+                if current > last { break }
                 let view = try RecordView(value, position: current)
                 if filter.matches(view) { events.append(try view.recordedEvent(at: current, interner: &interner)) }
                 scannedBytes += value.count

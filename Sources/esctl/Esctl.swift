@@ -115,7 +115,7 @@ struct Esctl: AsyncParsableCommand {
 }
 
 extension CommandLine {
-    /// The options every command shares (`--db`, `--durability`, `--json`) read where people
+    /// The options every command shares (`--db`, `--durability`, `--log-level`, `--json`) read where people
     /// put them too, before the command (`esctl --db store stats`): moved after the command's
     /// words (and before a `--`), where ArgumentParser looks for them.
     static func movingSharedOptionsAfterTheCommand(_ arguments: [String]) -> [String] {
@@ -125,7 +125,7 @@ extension CommandLine {
             let word = arguments[index]
             let name = word.split(separator: "=", maxSplits: 1).first.map(String.init) ?? word
             switch name {
-            case "--db", "--durability":
+            case "--db", "--durability", "--log-level":
                 moved.append(word)
                 if !word.contains("="), index + 1 < arguments.count {
                     moved.append(arguments[index + 1])

@@ -6,11 +6,23 @@ struct FilterOptions: ParsableArguments {
     @Option(name: .customLong("type"), help: ArgumentHelp("Only events of this type (repeatable).", valueName: "T"))
     var types: [String] = []
 
-    @Option(help: ArgumentHelp("Only events whose stream name starts with this prefix.", valueName: "C"))
+    @Option(help: ArgumentHelp(
+        "Only events of streams in this category: the part of the stream name before its first '-' (a trailing '-' is ignored).",
+        valueName: "C"))
     var category: String?
+
+    @Option(help: ArgumentHelp("Only events whose stream name starts with this prefix.", valueName: "PREFIX"))
+    var prefix: String?
+
+    func validate() throws {
+        if let category, EventFilter(category: category).category?.contains("-") == true {
+            throw ValidationError(
+                "A category is the part of a stream name before its first '-', so '\(category)' names none; use --prefix \(category) to match names that start with it.")
+        }
+    }
 
     /// The filter, narrowed to one stream when `stream` is given.
     func filter(stream: String? = nil) -> EventFilter {
-        EventFilter(stream: stream, category: category, types: types.isEmpty ? nil : Set(types))
+        EventFilter(stream: stream, category: category, streamPrefix: prefix, types: types.isEmpty ? nil : Set(types))
     }
 }

@@ -1,12 +1,28 @@
 import ArgumentParser
 import EventStore
-import Projections
 import Foundation
+import Logging
+import Projections
 
 /// The option every command shares: where the store is.
 struct StoreOptions: ParsableArguments {
     @Option(name: .long, help: ArgumentHelp("The store directory (default: $ESCTL_DB, else ./esctl.db).", valueName: "DIR"))
     var db: String?
+
+    @Option(
+        name: .customLong("log-level"),
+        help: ArgumentHelp(
+            "Log what the store, the projections and the commands tell (a slow commit, the map growing, a passed-over event) to standard error, from this level up: trace, debug, info, notice, warning, error or critical. Silent by default.",
+            valueName: "LEVEL"))
+    var logLevel: Logger.Level?
+
+    /// The logger `--log-level` asks for: to standard error from that level up, else silent.
+    var logger: Logger {
+        guard let logLevel else { return Logger(label: "esctl", factory: { _ in SwiftLogNoOpLogHandler() }) }
+        var logger = Logger(label: "esctl") { label in StreamLogHandler.standardError(label: label) }
+        logger.logLevel = logLevel
+        return logger
+    }
 
     /// The store directory: `--db`, else `$ESCTL_DB`, else `./esctl.db`.
     var path: String {
@@ -22,7 +38,7 @@ struct StoreOptions: ParsableArguments {
     /// read, where a path without a store is an error (67) and nothing is created.
     func open(_ mode: OpenMode = .createIfMissing, durability: Durability = .full) throws -> EventStore {
         do {
-            return try EventStore(path: path, mode: mode, configuration: Configuration(durability: durability))
+            return try EventStore(path: path, mode: mode, configuration: Configuration(durability: durability, logger: logger))
         } catch let error as EventStoreError where error.code == .notFound {
             throw CLIError(.notFound, "There is no store at '\(path)'; check --db (or $ESCTL_DB), or create one with `esctl init`.")
         }
@@ -80,3 +96,5 @@ enum DurabilityOption: String, ExpressibleByArgument, CaseIterable {
         }
     }
 }
+
+extension Logger.Level: @retroactive ExpressibleByArgument {}

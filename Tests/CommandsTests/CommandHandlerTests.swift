@@ -25,7 +25,7 @@ struct CommandHandlerTests {
             #expect(outcome.recorded.map(\.version) == [1])
             #expect(outcome.recorded.map(\.stream) == ["todo-home"])
             #expect(outcome.recorded.map(\.id) == [SequentialIDs.id(1)])
-            #expect(outcome.recorded == (try store.read()))
+            #expect(outcome.recorded == (try store.read(limit: .max)))
             #expect(outcome.state == TodoState(open: ["pen"], done: []))
             #expect(outcome.passedOver.isEmpty)
             #expect(outcome.attempts == 1)
@@ -138,8 +138,8 @@ struct CommandHandlerTests {
                 #expect(error.message == "Other writers kept changing 'todo-home' during 1 attempts; try again.")
             }
             // Only the other writer's event is in the log.
-            #expect(try store.read().map(\.type) == ["ItemAdded"])
-            #expect(try store.read().map(\.data) == [Data(#"{"item":"other-1"}"#.utf8)])
+            #expect(try store.read(limit: .max).map(\.type) == ["ItemAdded"])
+            #expect(try store.read(limit: .max).map(\.data) == [Data(#"{"item":"other-1"}"#.utf8)])
         }
     }
 

@@ -55,6 +55,22 @@ struct EsctlConventionsTests {
         }
     }
 
+    @Test("--log-level logs to standard error from that level up, before or after the command; silent by default")
+    func logLevel() async throws {
+        #expect(try await sandbox.esctl("fitness", "goal", "5", "--user", "z").status == 0)
+        #expect(try await sandbox.esctl("append", "fitness-z", "PedometerUpdated", "--data", #"{"steps":"x"}"#).status == 0)
+        let quiet = try await sandbox.esctl("fitness", "start", "--user", "z")
+        #expect(!quiet.stderr.contains("[Commands]"))
+        let logged = try await sandbox.esctl("--log-level", "info", "fitness", "pause", "--user", "z")
+        #expect(logged.status == 0)
+        #expect(logged.stderr.contains("info esctl:") && logged.stderr.contains("passed over an event the decider cannot read"))
+        #expect(logged.stderr.contains("eventstore.position=2"))
+        let above = try await sandbox.esctl("fitness", "start", "--user", "z", "--log-level", "warning")
+        #expect(!above.stderr.contains("passed over an event the decider cannot read"))
+        let bad = try await sandbox.esctl("stats", "--log-level", "loud")
+        #expect(bad.status == 64 && bad.stderr.contains("'loud' is invalid for '--log-level"))
+    }
+
     @Test("batch lines default data to {}; --metadata - reads standard input; a byte-order mark is passed over")
     func inputConveniences() async throws {
         let batch = "\u{FEFF}" + #"{"stream":"s","type":"NoData"}"# + "\n" + #"{"stream":"s","type":"WithData","data":[1]}"#

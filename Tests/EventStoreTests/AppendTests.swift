@@ -16,7 +16,7 @@ struct AppendTests {
         // Then the results and the whole log are exactly these
         #expect(first == AppendResult(stream: "orders-1", positions: [1, 2], version: 2, alreadyRecorded: false, ids: [SequentialIDs.id(1), SequentialIDs.id(2)], recordedAtMicroseconds: StoreFixture.micros(ofRead: 0)))
         #expect(second == AppendResult(stream: "orders-2", positions: [3], version: 1, alreadyRecorded: false, ids: [SequentialIDs.id(3)], recordedAtMicroseconds: StoreFixture.micros(ofRead: 1)))
-        #expect(try f.store.read() == [
+        #expect(try f.store.read(limit: .max) == [
             RecordedEvent(
                 position: 1, stream: "orders-1", version: 1, id: SequentialIDs.id(1), type: "Placed",
                 data: Data(#"{"n":1}"#.utf8), metadata: Data(), recordedAtMicroseconds: StoreFixture.micros(ofRead: 0)),
@@ -60,12 +60,12 @@ struct AppendTests {
         let f = try StoreFixture(durability: .full)
         _ = try await f.store.append(to: "a", events: [event("One"), event("Two")])
         _ = try await f.store.append(to: "b", events: [event("Three")])
-        let before = try f.store.read()
+        let before = try f.store.read(limit: .max)
         f.store.close()
 
         let reopened = try f.reopen()
         defer { reopened.close() }
-        #expect(try reopened.read() == before)
+        #expect(try reopened.read(limit: .max) == before)
         let next = try await reopened.append(to: "a", events: [event("Four")], expectedVersion: .exact(2))
         #expect(next == AppendResult(stream: "a", positions: [4], version: 3, alreadyRecorded: false, ids: [SequentialIDs.id(4)], recordedAtMicroseconds: StoreFixture.micros(ofRead: 2)))
         #expect(try reopened.statistics().streamCount == 2)
@@ -80,7 +80,7 @@ struct AppendTests {
             try await f.store.append(to: "s", events: [event("T")])
         }
         #expect(appendError?.code == .closed)
-        let readError = #expect(throws: EventStoreError.self) { try f.store.read() }
+        let readError = #expect(throws: EventStoreError.self) { try f.store.read(limit: .max) }
         #expect(readError?.code == .closed)
         f.store.close()  // idempotent
     }

@@ -26,7 +26,7 @@ extension VerifyTests {
         // And every read path refuses it with `damaged`, naming the position
         let message = "The record at position 3 does not match its checksum; run `esctl verify --deep` and restore from a backup."
         let reads: [(String, () throws -> Void)] = [
-            ("read", { _ = try store.read() }),
+            ("read", { _ = try store.read(limit: .max) }),
             ("readStream", { _ = try store.readStream("long") }),
             ("event(at:)", { _ = try store.event(at: 3) }),
             ("forEachEvent", { try store.forEachEvent(inStream: "long") { _ in } }),
@@ -42,7 +42,7 @@ extension VerifyTests {
         #expect(subscribed?.message == message)
         // The records around it read as they are
         #expect(try store.event(at: 2)?.version == 2)
-        #expect(try store.read(from: 4).count == 38)
+        #expect(try store.read(from: 4, limit: .max).count == 38)
     }
 
     @Test("records read under another key (a damaged key) are damage, not events with other positions")

@@ -32,7 +32,7 @@ struct ExpectedVersionTests {
         if c.existingEvents > 0 {
             _ = try await f.store.append(to: "s", events: (0..<c.existingEvents).map { _ in event("Old") })
         }
-        let before = try f.store.read()
+        let before = try f.store.read(limit: .max)
         // When appending with the expectation
         let attempt: () async throws -> AppendResult = {
             try await f.store.append(to: "s", events: [event("New"), event("New")], expectedVersion: c.expected)
@@ -51,7 +51,7 @@ struct ExpectedVersionTests {
             #expect(error?.code == .versionConflict)
             #expect(error?.conflicts == [VersionConflict(stream: "s", expected: c.expected, actual: UInt64(c.existingEvents))])
             #expect(error?.message.contains("\(c.expected)") == true)
-            #expect(try f.store.read() == before)
+            #expect(try f.store.read(limit: .max) == before)
         }
     }
 

@@ -35,7 +35,7 @@ struct FormatUpgradeTests {
         let directory = try TemporaryDirectory()
         let store = try EventStore(path: directory.path)
         _ = try await store.append(to: "s", events: [event("A", #"{"n":1}"#), event("B"), event("C")])
-        let written = try store.read()
+        let written = try store.read(limit: .max)
         store.close()
         Self.downgrade(directory.path)
         let dataFile = directory.appending("data.mdb")
@@ -43,7 +43,7 @@ struct FormatUpgradeTests {
 
         // When it is opened read-only and read, then it reads the same and nothing changes
         let readOnly = try EventStore(path: directory.path, mode: .readOnly)
-        #expect(try readOnly.read() == written)
+        #expect(try readOnly.read(limit: .max) == written)
         let report = try readOnly.verify()
         #expect(report.isClean && report.uncheckedRecords == 3)
         readOnly.close()
@@ -54,7 +54,7 @@ struct FormatUpgradeTests {
         let writable = try EventStore(path: directory.path)
         #expect(try Self.format(directory.path) == [0, 0, 0, 1], "opening alone must not upgrade")
         _ = try await writable.append(to: "s", events: [event("D")])
-        #expect(try writable.read().prefix(3).elementsEqual(written))
+        #expect(try writable.read(limit: .max).prefix(3).elementsEqual(written))
         #expect(try writable.readStream("s").map(\.type) == ["A", "B", "C", "D"])
         let after = try writable.verify()
         #expect(after.isClean && after.uncheckedRecords == 3 && after.events == 4)

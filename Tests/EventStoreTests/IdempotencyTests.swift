@@ -15,14 +15,14 @@ struct IdempotencyTests {
         let events = [event("One", #"{"x":1}"#, id: a), event("Two", id: b)]
         let original = try await f.store.append(to: "s", events: events, expectedVersion: .noStream)
         _ = try await f.store.append(to: "s", events: [event("Three")])
-        let before = try f.store.read()
+        let before = try f.store.read(limit: .max)
         // When the same append is retried (its expectation no longer holds)
         let retry = try await f.store.append(to: "s", events: events, expectedVersion: .noStream)
         // Then the original positions and versions come back, and the log is unchanged
         let recordedAt = StoreFixture.micros(ofRead: 0)
         #expect(original == AppendResult(stream: "s", positions: [1, 2], version: 2, alreadyRecorded: false, ids: [a, b], recordedAtMicroseconds: recordedAt))
         #expect(retry == AppendResult(stream: "s", positions: [1, 2], version: 2, alreadyRecorded: true, ids: [a, b], recordedAtMicroseconds: recordedAt))
-        #expect(try f.store.read() == before)
+        #expect(try f.store.read(limit: .max) == before)
     }
 
     @Test("the same id with other content is an idempotency conflict and writes nothing", arguments: [
@@ -34,25 +34,25 @@ struct IdempotencyTests {
     func sameIDOtherContent(_ what: String, stream: String, type: String, data: String, metadata: String) async throws {
         let f = try StoreFixture()
         _ = try await f.store.append(to: "s", events: [event("One", #"{"x":1}"#, id: a)])
-        let before = try f.store.read()
+        let before = try f.store.read(limit: .max)
         let error = await #expect(throws: EventStoreError.self, "\(what)") {
             try await f.store.append(to: stream, events: [event(type, data, id: a, metadata: metadata)])
         }
         #expect(error?.code == .idempotencyConflict)
         #expect(error?.message.contains(a.lowercasedString) == true)
-        #expect(try f.store.read() == before)
+        #expect(try f.store.read(limit: .max) == before)
     }
 
     @Test("an append whose ids are partly recorded is a conflict and writes nothing")
     func partlyRecorded() async throws {
         let f = try StoreFixture()
         _ = try await f.store.append(to: "s", events: [event("One", id: a)])
-        let before = try f.store.read()
+        let before = try f.store.read(limit: .max)
         let error = await #expect(throws: EventStoreError.self) {
             try await f.store.append(to: "s", events: [event("One", id: a), event("Two", id: b)])
         }
         #expect(error?.code == .idempotencyConflict)
-        #expect(try f.store.read() == before)
+        #expect(try f.store.read(limit: .max) == before)
     }
 
     @Test("the same id twice in one append is invalid input")
@@ -101,7 +101,7 @@ struct EventByIDTests {
         _ = try await f.store.append(to: "a", events: [event("One", #"{"n":1}"#, id: first)])
         _ = try await f.store.append(to: "b", events: [event("Plain"), event("Two", #"{"n":2}"#, id: second, metadata: "{}")])
         // When each is looked up, then the event comes back whole
-        let all = try f.store.read()
+        let all = try f.store.read(limit: .max)
         #expect(try f.store.event(withID: first) == all[0])
         #expect(try f.store.event(withID: second) == all[2])
         #expect(try f.store.event(withID: all[1].id) == all[1], "generated ids are in the table too")

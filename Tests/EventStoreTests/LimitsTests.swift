@@ -32,11 +32,11 @@ struct LimitsTests {
     func badInput(_ what: String, _ appends: [StreamAppend]) async throws {
         let f = try StoreFixture()
         _ = try await f.store.append(to: "existing", events: [event("T")])
-        let before = try f.store.read()
+        let before = try f.store.read(limit: .max)
         let error = await #expect(throws: EventStoreError.self, "\(what)") { try await f.store.append(appends) }
         #expect(error?.code == .invalidInput)
         #expect(error.map { !$0.message.isEmpty && $0.message.hasSuffix(".") } == true)
-        #expect(try f.store.read() == before)
+        #expect(try f.store.read(limit: .max) == before)
         #expect(try f.store.statistics().streamCount == 1)
     }
 

@@ -19,7 +19,7 @@ struct MultiStreamAppendTests {
             AppendResult(stream: "site-15", positions: [3, 4], version: 2, alreadyRecorded: false, ids: [SequentialIDs.id(3), SequentialIDs.id(4)], recordedAtMicroseconds: StoreFixture.micros(ofRead: 1)),
         ])
         #expect(f.store.writerStatistics.commits == commits + 1)
-        #expect(try f.store.read().map { "\($0.stream)@\($0.version)" } == ["camper-1@1", "camper-1@2", "site-15@1", "site-15@2"])
+        #expect(try f.store.read(limit: .max).map { "\($0.stream)@\($0.version)" } == ["camper-1@1", "camper-1@2", "site-15@1", "site-15@2"])
     }
 
     @Test("a stream may come back in a later part of a call: events keep the order given")
@@ -38,7 +38,7 @@ struct MultiStreamAppendTests {
             AppendResult(stream: "a", positions: [5, 6], version: 4, alreadyRecorded: false, ids: [SequentialIDs.id(5), SequentialIDs.id(6)], recordedAtMicroseconds: StoreFixture.micros(ofRead: 1)),
             AppendResult(stream: "b", positions: [7], version: 3, alreadyRecorded: false, ids: [SequentialIDs.id(7)], recordedAtMicroseconds: StoreFixture.micros(ofRead: 1)),
         ])
-        #expect(try f.store.read().map(\.type) == ["A0", "A1", "B1", "B2", "A2", "A3", "B3"])
+        #expect(try f.store.read(limit: .max).map(\.type) == ["A0", "A1", "B1", "B2", "A2", "A3", "B3"])
         #expect(try f.store.readStream("a").map(\.type) == ["A0", "A1", "A2", "A3"])
         #expect(try f.store.statistics().streamCount == 2)
         // The same call again, with ids, is recognised as already recorded.
@@ -60,7 +60,7 @@ struct MultiStreamAppendTests {
             StreamAppend(stream: "a", events: [event("A")]),
             StreamAppend(stream: "b", events: [event("B"), event("B")]),
         ])
-        let before = try f.store.read()
+        let before = try f.store.read(limit: .max)
         // When a call holds one good and two stale expectations
         let error = await #expect(throws: EventStoreError.self) {
             try await f.store.append([
@@ -77,7 +77,7 @@ struct MultiStreamAppendTests {
         ])
         #expect(error?.message.contains("stream 'b' expected version 1 but is at version 2") == true)
         #expect(error?.message.contains("stream 'c' expected an existing stream but is at no stream") == true)
-        #expect(try f.store.read() == before)
+        #expect(try f.store.read(limit: .max) == before)
         #expect(try f.store.statistics().streamCount == 2)
     }
 
@@ -89,21 +89,21 @@ struct MultiStreamAppendTests {
             StreamAppend(stream: "payment-1", events: [event("Paid", id: SequentialIDs.id(102)), event("Cleared", id: SequentialIDs.id(103))], expectedVersion: .noStream),
         ]
         let original = try await f.store.append(call)
-        let before = try f.store.read()
+        let before = try f.store.read(limit: .max)
         let retry = try await f.store.append(call)
         #expect(retry == original.map { AppendResult(
             stream: $0.stream, positions: $0.positions, version: $0.version, alreadyRecorded: true, ids: $0.ids,
             recordedAtMicroseconds: $0.recordedAtMicroseconds) })
         #expect(original.map(\.ids) == [[SequentialIDs.id(101)], [SequentialIDs.id(102), SequentialIDs.id(103)]])
         #expect(original.map(\.recordedAtMicroseconds) == [StoreFixture.micros(ofRead: 0), StoreFixture.micros(ofRead: 0)])
-        #expect(try f.store.read() == before)
+        #expect(try f.store.read(limit: .max) == before)
     }
 
     @Test("idempotency holds across the whole call: an id recorded in another stream is a conflict")
     func idempotencyAcrossTheCall() async throws {
         let f = try StoreFixture()
         _ = try await f.store.append(to: "a", events: [event("E", id: SequentialIDs.id(7))])
-        let before = try f.store.read()
+        let before = try f.store.read(limit: .max)
         let error = await #expect(throws: EventStoreError.self) {
             try await f.store.append([
                 StreamAppend(stream: "b", events: [event("New")]),
@@ -111,7 +111,7 @@ struct MultiStreamAppendTests {
             ])
         }
         #expect(error?.code == .idempotencyConflict)
-        #expect(try f.store.read() == before)
+        #expect(try f.store.read(limit: .max) == before)
     }
 
     @Test("concurrent multi-stream calls never interleave: each call's events take consecutive positions")
@@ -135,7 +135,7 @@ struct MultiStreamAppendTests {
             let positions = result.flatMap(\.positions)
             #expect(positions == Array(positions[0]...(positions[0] + 3)))
         }
-        let log = try store.read()
+        let log = try store.read(limit: .max)
         #expect(log.map(\.position) == Array(1...160))
         for stream in ["shared-0", "shared-1", "shared-2"] {
             let versions = try store.readStream(stream).map(\.version)

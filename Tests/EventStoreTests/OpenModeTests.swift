@@ -34,14 +34,14 @@ struct OpenModeTests {
         _ = try await f.store.append(to: "s", events: [event("A", #"{"n":1}"#), event("B")])
         try await f.store.openTables(["notes"])
         _ = try await f.store.writeTables { try $0.put("notes", [1], [2]) }
-        let written = try f.store.read()
+        let written = try f.store.read(limit: .max)
         f.store.close()
         let dataFile = f.path + "/data.mdb"
         let before = try Data(contentsOf: URL(fileURLWithPath: dataFile))
 
         let store = try EventStore(path: f.path, mode: .readOnly)
         #expect(store.mode == .readOnly)
-        #expect(try store.read() == written)
+        #expect(try store.read(limit: .max) == written)
         #expect(try store.readStream("s").count == 2)
         #expect(try store.statistics().eventCount == 2)
         #expect(try store.verify().isClean)

@@ -41,29 +41,86 @@ struct ReadTests {
     @Test("the log reads from a position, through a position, with a limit and filters")
     func wholeLog() async throws {
         let f = try await seeded()
-        #expect(try f.store.read().map(\.position) == [1, 2, 3, 4, 5, 6])
-        #expect(try f.store.read(from: 3).map(\.position) == [3, 4, 5, 6])
-        #expect(try f.store.read(from: 2, through: 4).map(\.position) == [2, 3, 4])
+        #expect(try f.store.read(limit: .max).map(\.position) == [1, 2, 3, 4, 5, 6])
+        #expect(try f.store.read(from: 3, limit: .max).map(\.position) == [3, 4, 5, 6])
+        #expect(try f.store.read(from: 2, through: 4, limit: .max).map(\.position) == [2, 3, 4])
         #expect(try f.store.read(from: 2, limit: 2).map(\.position) == [2, 3])
-        #expect(try f.store.read(from: 7).isEmpty)
+        #expect(try f.store.read(from: 7, limit: .max).isEmpty)
         #expect(try f.store.read(from: 0, limit: 1).map(\.position) == [1])
-        #expect(try f.store.read(filter: EventFilter(category: "fitness-")).map(\.position) == [1, 2, 4, 5])
-        #expect(try f.store.read(filter: EventFilter(types: ["GoalSet", "Said"])).map(\.position) == [1, 3, 4, 6])
-        #expect(try f.store.read(filter: EventFilter(category: "fitness-", types: ["GoalSet"])).map(\.position) == [1, 4])
-        #expect(try f.store.read(filter: EventFilter(stream: "chat-main")).map(\.position) == [3, 6])
+        #expect(try f.store.read(limit: .max, filter: EventFilter(category: "fitness-")).map(\.position) == [1, 2, 4, 5])
+        #expect(try f.store.read(limit: .max, filter: EventFilter(types: ["GoalSet", "Said"])).map(\.position) == [1, 3, 4, 6])
+        #expect(try f.store.read(limit: .max, filter: EventFilter(category: "fitness-", types: ["GoalSet"])).map(\.position) == [1, 4])
+        #expect(try f.store.read(limit: .max, filter: EventFilter(stream: "chat-main")).map(\.position) == [3, 6])
         #expect(try f.store.read(from: 2, limit: 2, filter: EventFilter(category: "fitness-")).map(\.position) == [2, 4])
+    }
+
+    @Test("a category is the part of the stream name before the first '-', matched exactly; a prefix is a prefix")
+    func categories() async throws {
+        let f = try StoreFixture()
+        for stream in ["todo-home", "todo-homework", "todo", "todos-x", "todo-a-b", "-lead"] {
+            _ = try await f.store.append(to: stream, events: [event("T")])
+        }
+        func streams(_ filter: EventFilter) throws -> [String] { try f.store.read(limit: .max, filter: filter).map(\.stream) }
+        #expect(try streams(EventFilter(category: "todo")) == ["todo-home", "todo-homework", "todo", "todo-a-b"])
+        #expect(try streams(EventFilter(category: "todo-")) == ["todo-home", "todo-homework", "todo", "todo-a-b"])
+        #expect(try streams(EventFilter(category: "todo-home")).isEmpty)
+        #expect(try streams(EventFilter(category: "")) == ["-lead"])
+        #expect(try streams(EventFilter(streamPrefix: "todo-home")) == ["todo-home", "todo-homework"])
+        #expect(try streams(EventFilter(streamPrefix: "todo")) == ["todo-home", "todo-homework", "todo", "todos-x", "todo-a-b"])
+        #expect(EventFilter.category(of: "todo-a-b") == "todo" && EventFilter.category(of: "todo") == "todo")
+        #expect(EventFilter(category: "orders-") == EventFilter(category: "orders"))
+    }
+
+    @Test("events(...) reads a range lazily, a page at a time, as read(...) would return it")
+    func lazyRange() async throws {
+        let f = try await seeded()
+        func collect(_ events: LogEvents) async throws -> [UInt64] {
+            var positions: [UInt64] = []
+            for try await event in events { positions.append(event.position) }
+            return positions
+        }
+        for pageSize in [1, 2, 3, 256] {
+            #expect(try await collect(f.store.events(pageSize: pageSize)) == [1, 2, 3, 4, 5, 6], "page size \(pageSize)")
+            #expect(try await collect(f.store.events(filter: EventFilter(category: "chat"), pageSize: pageSize)) == [3, 6])
+            #expect(try await collect(f.store.events(from: 2, through: 4, pageSize: pageSize)) == [2, 3, 4])
+            #expect(try await collect(f.store.events(from: 2, through: 4, filter: EventFilter(types: ["Said"]), pageSize: pageSize)) == [3])
+        }
+        #expect(try await collect(f.store.events(from: 7)).isEmpty)
+        #expect(try await collect(f.store.events(from: 0, through: 0)).isEmpty)
+        var all: [RecordedEvent] = []
+        for try await event in f.store.events(pageSize: 4) { all.append(event) }
+        #expect(all == (try f.store.read(limit: .max)))
+    }
+
+    @Test("the range ends at the head as it was when iteration started; cancelling stops it between pages")
+    func lazyRangeEnds() async throws {
+        let f = try await seeded()
+        var iterator = f.store.events(pageSize: 2).makeAsyncIterator()
+        #expect(try await iterator.next()?.position == 1)
+        _ = try await f.store.append(to: "late", events: [event("Late")])
+        var rest: [UInt64] = []
+        while let event = try await iterator.next() { rest.append(event.position) }
+        #expect(rest == [2, 3, 4, 5, 6])
+        let store = f.store
+        let cancelled = Task {
+            withUnsafeCurrentTask { $0?.cancel() }
+            var iterator = store.events(pageSize: 1).makeAsyncIterator()
+            return try await iterator.next()
+        }
+        await #expect(throws: CancellationError.self) { try await cancelled.value }
     }
 
     @Test("the filter used on records agrees with the public matches(_:)")
     func filterAgreesWithMatches() async throws {
         let f = try await seeded()
-        let all = try f.store.read()
+        let all = try f.store.read(limit: .max)
         let filters = [
             EventFilter(), EventFilter(stream: "fitness-bob"), EventFilter(category: "chat"),
-            EventFilter(category: "fitness-a", types: ["Walked"]), EventFilter(types: []),
+            EventFilter(category: "fitness-a", types: ["Walked"]), EventFilter(types: []), EventFilter(category: "fitness"),
+            EventFilter(streamPrefix: "fitness-b"), EventFilter(category: "fit"), EventFilter(streamPrefix: "chat-", types: ["Said"]),
         ]
         for filter in filters {
-            #expect(try f.store.read(filter: filter) == all.filter(filter.matches))
+            #expect(try f.store.read(limit: .max, filter: filter) == all.filter(filter.matches))
         }
     }
 
@@ -98,7 +155,7 @@ struct ChunkedReadTests {
                 StreamAppend(stream: "s", events: [event("E", #"{"v":\#(n)}"#)]), StreamAppend(stream: "other", events: [event("O")]),
             ])
         }
-        let all = try f.store.read(filter: EventFilter(stream: "s"))
+        let all = try f.store.read(limit: .max, filter: EventFilter(stream: "s"))
         #expect(all.map(\.version) == Array(1...41))
         for start in [UInt64(1), 2, 15, 16, 17, 18, 32, 33, 40, 41, 42] {
             for limit in [1, 3, 16, 17, 100] {
@@ -139,7 +196,7 @@ struct InPlaceReadTests {
                 #expect(Array(view.streamUTF8) == Array("s".utf8) && Array(view.typeUTF8) == Array(view.type.utf8))
             }
             // Compared with the whole log's read, which does not go through the stream index
-            let all = try f.store.read(filter: EventFilter(stream: "s"))
+            let all = try f.store.read(limit: .max, filter: EventFilter(stream: "s"))
             let first = start ?? (direction == .forward ? 1 : 20)
             let expected = direction == .forward
                 ? Array(all.filter { $0.version >= first }.prefix(limit)) : Array(all.filter { $0.version <= first }.reversed().prefix(limit))

@@ -16,7 +16,7 @@ struct RecordFormatTests {
         raw.close()
         let store = try EventStore(path: directory.path)
         defer { store.close() }
-        let read = try #require(try store.read().first)
+        let read = try #require(try store.read(limit: .max).first)
 
         // When its record is decoded and encoded again
         let decoded = try record.withUnsafeBytes { try RecordFormat.decode($0, position: 1) }

@@ -51,7 +51,7 @@ struct ReentrancyTests {
         #expect(fromStreamRead?.message == message)
         // Inside writeTables (on the writer thread)
         let store = f.store
-        let fromWrite = await #expect(throws: EventStoreError.self) { try await store.writeTables { _ in try store.read() } }
+        let fromWrite = await #expect(throws: EventStoreError.self) { try await store.writeTables { _ in try store.read(limit: .max) } }
         #expect(fromWrite?.message == message)
         // Closing from inside is ignored: the store stays open
         try f.store.readTables { _ in f.store.close() }

@@ -51,7 +51,7 @@ struct StoredFormTests {
         _ = try await f.store.append(to: "s", events: [
             NewEvent(type: "Copied", recordedAtMicroseconds: past), NewEvent(type: "Now"),
         ])
-        let events = try f.store.read()
+        let events = try f.store.read(limit: .max)
         #expect(events.map(\.recordedAtMicroseconds) == [past, StoreFixture.micros(ofRead: 0)])
         #expect(ISO8601.string(microseconds: events[0].recordedAtMicroseconds) == "2000-01-01T00:00:00.123456Z")
         for outside in [Limits.recordedAtRange.lowerBound - 1, Limits.recordedAtRange.upperBound + 1] {

@@ -35,7 +35,7 @@ struct DeterministicReplayTests {
         try await runner.catchUp()
         let head = try f.store.headPosition()
         let snapshotAt = UInt64.random(in: 0...head, using: &random)
-        let all = try f.store.read()
+        let all = try f.store.read(limit: .max)
 
         for projection in projections {
             let context = Comment(rawValue: "seed \(seed), projection \(projection.name)")

@@ -61,7 +61,7 @@ struct CrashTests {
             let store = try EventStore(path: db)
             let report = try store.verify()
             #expect(report.isClean, "after kill \(killed): \(report.problems)")
-            let events = try store.read()
+            let events = try store.read(limit: .max)
             var byBatch: [UInt64: [RecordedEvent]] = [:]
             for event in events {
                 let batch = try #require(JSONValue(parsing: Array(event.data))["batch"]?.intValue)
@@ -155,7 +155,7 @@ struct CrashTests {
         let reopened = try EventStore(path: db)
         defer { reopened.close() }
         #expect(try reopened.statistics().eventCount == 30_000)
-        let numbers = try reopened.read().compactMap { try JSONValue(parsing: Array($0.data))["n"]?.intValue }
+        let numbers = try reopened.read(limit: .max).compactMap { try JSONValue(parsing: Array($0.data))["n"]?.intValue }
         #expect(numbers == Array(0..<30_000).map(Int64.init))
     }
 }

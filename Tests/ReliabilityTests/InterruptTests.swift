@@ -64,7 +64,7 @@ struct InterruptTests {
         #expect(try store.headPosition() == UInt64(total))
         #expect(try store.verify().isClean)
         var seen = Set<UUID>()
-        try store.read().forEach { seen.insert($0.id) }
+        try store.read(limit: .max).forEach { seen.insert($0.id) }
         #expect(seen.count == total)
     }
 

@@ -2,14 +2,15 @@ import EventStore
 import Projections
 
 /// An example projection: per stream, how many events it has, and the first and last position
-/// and time. The `category` query parameter narrows it to streams with that prefix.
+/// and time. The `category` query parameter narrows it to the streams of a category (the part of
+/// the name before the first `-`; a trailing `-` is ignored).
 public struct StreamSummary: Projection {
     public let name = "stream-summary"
     public let version = 1
     public let tables = ["streams"]
     public let eventTypes: Set<String>? = nil
     public let errorPolicy = ProjectionErrorPolicy.stop
-    public let queryParameters = [QueryParameter("category", "only streams whose names start with this prefix")]
+    public let queryParameters = [QueryParameter("category", "only the streams of this category (the name before its first '-')")]
 
     public init() {}
 
@@ -49,7 +50,7 @@ public struct StreamSummary: Projection {
         let rows = try state.rows("streams", as: Summary.self)
         let streams: [JSONValue] = rows.compactMap { row in
             let stream = row.key.parts([.string])?.first?.string ?? "?"
-            if let category = parameters["category"], !stream.hasPrefix(category) { return nil }
+            if let category = parameters["category"].map({ EventFilter(category: $0) }), !category.matches(stream: stream) { return nil }
             return [
                 "stream": .string(stream), "events": .int(row.value.events),
                 "firstPosition": .uint(row.value.firstPosition), "lastPosition": .uint(row.value.lastPosition),

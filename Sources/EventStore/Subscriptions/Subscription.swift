@@ -96,6 +96,24 @@ struct SubscriptionCore {
         machine = SubscriptionStateMachine(firstPosition: firstPosition, reportsProgress: reportsProgress)
     }
 
+    /// Whether this subscription has been logged as far behind the head (and not yet as caught up).
+    var loggedAsBehind = false
+
+    /// Logs once when the subscription falls more than the configured lag behind the head, and
+    /// once when it has caught up again.
+    mutating func noteLag(behind head: UInt64, at position: UInt64) {
+        let lag = head > position ? head - position : 0
+        let configuration = store.configuration
+        if !loggedAsBehind, lag > configuration.subscriptionLagNotice {
+            loggedAsBehind = true
+            configuration.logger.notice(
+                "a subscription is far behind the head", metadata: [LogKeys.position: "\(position)", LogKeys.head: "\(head)"])
+        } else if loggedAsBehind, lag == 0 {
+            loggedAsBehind = false
+            configuration.logger.notice("a subscription has caught up", metadata: [LogKeys.position: "\(position)"])
+        }
+    }
+
     mutating func next() async throws -> SubscriptionMessage? {
         while true {
             if Task.isCancelled {
@@ -109,13 +127,16 @@ struct SubscriptionCore {
                 do {
                     let page = try store.readPage(from: position, limit: Self.pageSize, scanLimit: Self.scanLimit, filter: filter)
                     machine.pageRead(page.events, scannedThrough: page.scannedThrough)
+                    noteLag(behind: store.headSignal.current, at: page.scannedThrough)
                 } catch {
                     machine.finish()
                     throw error
                 }
             case let .reportCaughtUp(through: position):
+                noteLag(behind: position, at: position)
                 return .caughtUp(through: position)
             case let .waitForHead(after: position):
+                noteLag(behind: position, at: position)
                 do {
                     // Another process may have committed since the last look: check before sleeping.
                     if let head = try store.commitWatcher.newHead() { store.headSignal.publish(head) }

@@ -54,6 +54,7 @@ final class Writer: @unchecked Sendable {
     private let clock: @Sendable () -> Date
     private let maximumEventsPerCommit: Int
     private let staleReaderCheckInterval: Duration
+    private let slowCommitThreshold: Duration
     private let logger: Logger
     private let condition = NSCondition()
     private var queue: [any WriteJob] = []
@@ -77,9 +78,11 @@ final class Writer: @unchecked Sendable {
     /// refused.
     init(
         environment: Environment, clock: @escaping @Sendable () -> Date, maximumEventsPerCommit: Int,
-        staleReaderCheckInterval: Duration = .seconds(5), logger: Logger, headSignal: HeadSignal
+        staleReaderCheckInterval: Duration = .seconds(5), slowCommitThreshold: Duration = .seconds(1), logger: Logger,
+        headSignal: HeadSignal
     ) {
         self.logger = logger
+        self.slowCommitThreshold = slowCommitThreshold
         self.environment = environment
         self.clock = clock
         self.staleReaderCheckInterval = staleReaderCheckInterval
@@ -174,6 +177,7 @@ final class Writer: @unchecked Sendable {
             var poisoned: (Int, EventStoreError)?
             var transactionError: EventStoreError?
             let recordedAt = Self.microseconds(clock())
+            let started = ContinuousClock.now
             do throws(EventStoreError) {
                 let (head, appended) = try environment.transaction(readOnly: false) {
                     txn -> (UInt64, Bool) in
@@ -202,6 +206,15 @@ final class Writer: @unchecked Sendable {
                     return (context.nextPosition - 1, context.nextPosition > start)
                 }
                 commitCount.add(1, ordering: .relaxed)
+                let elapsed = ContinuousClock.now - started
+                if elapsed > slowCommitThreshold {
+                    logger.warning(
+                        "a commit was slow",
+                        metadata: [
+                            LogKeys.seconds: "\(Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18)",
+                            LogKeys.jobs: "\(pending.count)", LogKeys.events: "\(pending.reduce(0) { $0 + $1.eventCount })",
+                        ])
+                }
                 formatUpgradePending = false
                 let rejectedIndices = Set(rejected.map(\.0))
                 for (index, reason) in rejected { pending[index].fail(reason) }

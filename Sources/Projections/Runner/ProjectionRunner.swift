@@ -189,6 +189,11 @@ public final class ProjectionRunner: Sendable {
             head = outcome.head
             pending = batch.filter { projection in
                 guard let entry = outcome.progress[projection.name] else { return false }
+                if entry.skipped > 0 {
+                    logger.info(
+                        "a projection passed over events it cannot apply",
+                        metadata: [LogKeys.projection: "\(projection.name)", LogKeys.count: "\(entry.skipped)"])
+                }
                 if let failure = entry.failure {
                     stopped[projection.name] = failure
                     return false
@@ -499,4 +504,5 @@ enum LogKeys {
     static let projection = "projection.name"
     static let position = "eventstore.position"
     static let reason = "projection.reason"
+    static let count = "projection.count"
 }

@@ -1,0 +1,74 @@
+/// A range of the log as an `AsyncSequence`, read lazily a page at a time: each page is one
+/// short read snapshot, and nothing is held between pages, so a range of any size costs one page
+/// of memory and never keeps the writer from reusing pages. Made by
+/// ``EventStore/events(from:through:filter:pageSize:)``.
+///
+/// ```swift
+/// for try await event in store.events(filter: EventFilter(category: "order")) {
+///     print(event.position, event.type)
+/// }
+/// ```
+///
+/// The range ends at `through`, or at the head as it is when iteration starts; events committed
+/// later are not part of it (``EventStore/subscribe(from:filter:)`` follows the log on).
+public struct LogEvents: AsyncSequence, Sendable {
+    public typealias Element = RecordedEvent
+
+    let store: EventStore
+    let first: UInt64
+    let last: UInt64
+    let filter: EventFilter
+    let pageSize: Int
+
+    public func makeAsyncIterator() -> Iterator {
+        Iterator(range: self, next: Swift.max(first, 1))
+    }
+
+    /// Reads the next page when the one in hand is used up. Throws the store's errors (a damaged
+    /// record, a closed store) and `CancellationError` when the task is cancelled between pages.
+    public struct Iterator: AsyncIteratorProtocol {
+        let range: LogEvents
+        var next: UInt64
+        var last: UInt64?
+        var page: [RecordedEvent] = []
+        var index = 0
+        var finished = false
+
+        init(range: LogEvents, next: UInt64) {
+            self.range = range
+            self.next = next
+        }
+
+        public mutating func next() async throws -> RecordedEvent? {
+            while index == page.count {
+                guard !finished else { return nil }
+                try Task.checkCancellation()
+                let last = try self.last ?? Swift.min(range.last, range.store.headPosition())
+                self.last = last
+                guard next <= last else {
+                    finished = true
+                    return nil
+                }
+                let (events, scannedThrough) = try range.store.readPage(
+                    from: next, through: last, limit: range.pageSize, scanLimit: range.pageSize * 16, filter: range.filter.compiled)
+                page = events
+                index = 0
+                if scannedThrough >= last || scannedThrough < next { finished = true }
+                next = scannedThrough &+ 1
+            }
+            defer { index += 1 }
+            return page[index]
+        }
+    }
+}
+
+extension EventStore {
+    /// The events of the log from position `from` (inclusive, default 1) through `through`
+    /// (inclusive, default the head when iteration starts) that pass `filter`, read lazily,
+    /// `pageSize` events (at least 1) at a time. See ``LogEvents``.
+    public func events(
+        from position: UInt64 = 1, through last: UInt64 = .max, filter: EventFilter = .all, pageSize: Int = 256
+    ) -> LogEvents {
+        LogEvents(store: self, first: position, last: last, filter: filter, pageSize: max(1, pageSize))
+    }
+}

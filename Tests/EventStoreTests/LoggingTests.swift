@@ -1,0 +1,79 @@
+import EventStore
+import Foundation
+import Logging
+import Synchronization
+import Testing
+import TestSupport
+
+/// The store tells its logger what it cannot throw to a caller.
+@Suite("Logging")
+struct LoggingTests {
+    /// Keeps every message logged through it.
+    final class Captured: Sendable {
+        let entries = Mutex<[(level: Logger.Level, message: String, metadata: Logger.Metadata)]>([])
+
+        var logger: Logger {
+            Logger(label: "test") { _ in Handler(captured: self) }
+        }
+
+        func messages(_ level: Logger.Level) -> [String] {
+            entries.withLock { $0.filter { $0.level == level }.map(\.message) }
+        }
+
+        struct Handler: LogHandler {
+            let captured: Captured
+            var metadata: Logger.Metadata = [:]
+            var logLevel: Logger.Level = .trace
+
+            subscript(metadataKey key: String) -> Logger.Metadata.Value? {
+                get { metadata[key] }
+                set { metadata[key] = newValue }
+            }
+
+            func log(event: LogEvent) {
+                captured.entries.withLock { $0.append((event.level, "\(event.message)", event.metadata ?? [:])) }
+            }
+        }
+    }
+
+    @Test("a commit slower than the threshold is a warning with its time, jobs and events")
+    func slowCommit() async throws {
+        let captured = Captured()
+        let directory = try TemporaryDirectory()
+        let store = try EventStore(
+            path: directory.appending("store"),
+            configuration: Configuration(durability: .noSync, slowCommitThreshold: .zero, logger: captured.logger))
+        defer { store.close() }
+        _ = try await store.append(to: "s", events: [event("A"), event("B")])
+        #expect(captured.messages(.warning) == ["a commit was slow"])
+        let metadata = captured.entries.withLock { $0.first?.metadata ?? [:] }
+        #expect(metadata["eventstore.jobs"] == "1" && metadata["eventstore.events"] == "2")
+        #expect(metadata["eventstore.seconds"] != nil)
+    }
+
+    @Test("commits within the threshold log nothing")
+    func quietCommits() async throws {
+        let captured = Captured()
+        let directory = try TemporaryDirectory()
+        let store = try EventStore(
+            path: directory.appending("store"), configuration: Configuration(durability: .noSync, logger: captured.logger))
+        defer { store.close() }
+        _ = try await store.append(to: "s", events: [event("A")])
+        #expect(captured.entries.withLock { $0.isEmpty })
+    }
+
+    @Test("a subscription far behind the head is noticed once, and again when it has caught up")
+    func laggingSubscription() async throws {
+        let captured = Captured()
+        let directory = try TemporaryDirectory()
+        let store = try EventStore(
+            path: directory.appending("store"),
+            configuration: Configuration(durability: .noSync, subscriptionLagNotice: 2, logger: captured.logger))
+        defer { store.close() }
+        _ = try await store.append(to: "s", events: (0..<600).map { _ in event("A") })
+        let collector = EventCollector(store.subscribe(from: .start).withProgress)
+        _ = try await collector.take(600)
+        try await collector.expectNothingMore(through: 600)
+        #expect(captured.messages(.notice) == ["a subscription is far behind the head", "a subscription has caught up"])
+    }
+}
