@@ -1,12 +1,14 @@
 # The two commands of the README:
 #   make demo   builds esctl and runs a short demo on a fresh local store (.demo/store)
-#   make test   builds and runs the whole test suite
-# Both first install LMDB (liblmdb-dev, with pkg-config) through apt-get when it is missing.
+#   make test   builds and runs the whole test suite, then builds and tests the Examples package
+#               (a to-do app on the public products) and checks that the DocC documentation builds
+#   make docs   builds the DocC documentation into .build/docs
+# They first install LMDB (liblmdb-dev, with pkg-config) through apt-get when it is missing.
 
 SWIFT ?= swift
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
-.PHONY: deps build demo test clean
+.PHONY: deps build demo test docs clean
 
 deps:
 	@if ! pkg-config --exists lmdb 2>/dev/null; then \
@@ -24,6 +26,14 @@ demo: build
 test: deps
 	$(SWIFT) build --build-tests
 	$(SWIFT) test --skip-build
+	@# SwiftPM may keep a stale plan of a path dependency's sources: drop it.
+	rm -f Examples/.build/debug.yaml
+	$(SWIFT) build --package-path Examples --build-tests
+	$(SWIFT) test --package-path Examples --skip-build
+	./scripts/docs.sh --warnings-as-errors
+
+docs: deps
+	./scripts/docs.sh
 
 clean:
-	rm -rf .build .demo
+	rm -rf .build .demo Examples/.build

@@ -62,7 +62,7 @@ let package = Package(
         .testTarget(name: "EsctlTests", dependencies: ["esctl", "EventStore", "WireFormat", "TestSupport"]),
         .testTarget(
             name: "ReliabilityTests",
-            dependencies: ["esctl", "torture-writer", "EventStore", "Projections", "Apps", "FuzzChecks", "TestSupport"]),
+            dependencies: ["esctl", "torture-writer", "EventStore", "Projections", "Apps", "WireFormat", "FuzzChecks", "TestSupport"]),
     ],
     swiftLanguageModes: [.v6]
 )

@@ -49,9 +49,9 @@ public protocol StreamDecider: Decider where Event: RecordableEvent {
 }
 
 /// A decider's event type as it is read from and written to the log: usually an enum with one
-/// case per ``EventData`` type, switching on the recorded type name.
+/// case per `EventData` type, switching on the recorded type name.
 public protocol RecordableEvent: Sendable {
-    /// Decodes a recorded event. Throws ``EventDecodingError`` when it is not one of these
+    /// Decodes a recorded event. Throws `EventDecodingError` when it is not one of these
     /// events or its data does not decode (the handler passes over such an event, and says so).
     init(recorded event: RecordedEvent) throws(EventDecodingError)
 

@@ -1,7 +1,7 @@
 import Synchronization
 
 /// A value that changes over time, and lets tasks wait, under a timeout, until a condition on it
-/// holds: the shared core of ``EventCollector`` and ``RunningProcess``.
+/// holds: the shared core of ``EventCollector`` and the test suites' `RunningProcess`.
 public final class AwaitableState<Value: Sendable>: Sendable {
     private struct Waiter {
         let condition: @Sendable (Value) -> Bool

@@ -2,7 +2,7 @@ import Commands
 import Testing
 
 /// Given these past events, when this command, then these events (or this error): a
-/// ``Commands/Decider``'s rules checked as plain values, with no store, in Swift Testing.
+/// `Decider`'s rules checked as plain values, with no store, in Swift Testing.
 ///
 /// ```swift
 /// @Test func addingTwiceIsRefused() {

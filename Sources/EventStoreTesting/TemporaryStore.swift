@@ -13,7 +13,7 @@ import Testing
 /// }
 /// ```
 public enum TemporaryStore {
-    /// The store of the running test, given by the ``Testing/Trait/temporaryStore`` trait
+    /// The store of the running test, given by the ``TemporaryStoreTrait`` (`@Test(.temporaryStore)`)
     /// (nil outside such a test).
     @TaskLocal public static var current: EventStore?
 

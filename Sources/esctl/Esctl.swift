@@ -1,10 +1,10 @@
+import Apps
 import ArgumentParser
 import EventStore
 import Foundation
 
 #if canImport(Glibc)
 import Glibc
-import Apps
 #endif
 
 /// esctl: the command-line face of the event store.
@@ -35,7 +35,7 @@ struct Esctl: AsyncParsableCommand {
         let arguments = CommandLine.movingSharedOptionsAfterTheCommand(Array(CommandLine.arguments.dropFirst()))
         if let unknown = unknownCommand(in: arguments) {
             Console.error(unknown)
-            Glibc.exit(ExitStatus.invalidInput.rawValue)
+            Terminal.exit(ExitStatus.invalidInput.rawValue)
         }
         do {
             return try parseAsRoot(arguments)
@@ -89,7 +89,7 @@ struct Esctl: AsyncParsableCommand {
             let bytes = UnsafeRawBufferPointer(start: argument, count: strlen(argument))
             if !UTF8Check.isValid(bytes) {
                 Console.error("Argument \(index) is not valid UTF-8; give text in UTF-8.")
-                Glibc.exit(ExitStatus.invalidInput.rawValue)
+                Terminal.exit(ExitStatus.invalidInput.rawValue)
             }
         }
         do {
@@ -109,7 +109,7 @@ struct Esctl: AsyncParsableCommand {
             var sentence = Self.sentence(message(for: error))
             if let last = sentence.last, !".!?".contains(last) { sentence += "." }
             Console.error(sentence + " See `esctl help` for the usage.")
-            Glibc.exit(code.rawValue)
+            Terminal.exit(code.rawValue)
         }
     }
 }
@@ -168,5 +168,17 @@ enum CommandNames {
             previous = current
         }
         return previous[b.count]
+    }
+}
+
+/// Ends the process now with `status` (`exit` alone would name `ParsableCommand.exit` inside
+/// commands).
+enum Terminal {
+    static func exit(_ status: Int32) -> Never {
+        #if canImport(Glibc)
+        Glibc.exit(status)
+        #else
+        Darwin.exit(status)
+        #endif
     }
 }

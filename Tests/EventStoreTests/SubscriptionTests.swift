@@ -148,7 +148,7 @@ struct SubscriptionTests {
         #expect(late?.code == .closed)
     }
 
-    @Test("a slow consumer costs one page of memory while 200,000 events are appended")
+    @Test("a consumer that stops pulling holds no event buffered while 200,000 are appended, then reads them in order, a page at most in hand")
     func slowConsumerCostsNoMemory() async throws {
         // Given a subscriber that has taken one event and then stops pulling
         let f = try StoreFixture()

@@ -19,6 +19,14 @@ public enum FuzzChecks {
     /// reserved bytes as zero and its checksum recomputed (a record of format 1 gains one), and
     /// that encoding decodes to the same event.
     public static func record(_ bytes: UnsafeRawBufferPointer) throws(Finding) {
+        try record(bytes, encode: { event throws(EventStoreError) in try RecordFormat.encode(event) })
+    }
+
+    /// ``record(_:)`` with the encoder given: the regression tests pass a broken one to show that
+    /// the check finds what it looks for.
+    package static func record(
+        _ bytes: UnsafeRawBufferPointer, encode: (RecordedEvent) throws(EventStoreError) -> [UInt8]
+    ) throws(Finding) {
         let event: RecordedEvent
         do {
             event = try RecordFormat.decode(bytes, position: 1)
@@ -28,7 +36,7 @@ public enum FuzzChecks {
         }
         let encoded: [UInt8]
         do {
-            encoded = try RecordFormat.encode(event)
+            encoded = try encode(event)
         } catch {
             throw Finding("a decoded record does not encode: \(error)")
         }
@@ -53,6 +61,12 @@ public enum FuzzChecks {
     /// line (data and metadata in base64), parses to the same event, and passes the store's own
     /// limit checks (the parser applies them).
     public static func eventLine(_ bytes: UnsafeRawBufferPointer) throws(Finding) {
+        try eventLine(bytes, canonical: canonicalLine)
+    }
+
+    /// ``eventLine(_:)`` with the canonical writer given: the regression tests pass a broken one
+    /// to show that the check finds what it looks for.
+    package static func eventLine(_ bytes: UnsafeRawBufferPointer, canonical: (EventLine) -> String) throws(Finding) {
         let parsed: EventLine
         do {
             parsed = try EventLine(Array(bytes)[...], number: 7)
@@ -62,10 +76,10 @@ public enum FuzzChecks {
             }
             return
         }
-        let canonical = Array(canonicalLine(parsed).utf8)
+        let canonicalBytes = Array(canonical(parsed).utf8)
         let again: EventLine
         do {
-            again = try EventLine(canonical[...], number: 7)
+            again = try EventLine(canonicalBytes[...], number: 7)
         } catch {
             throw Finding("the canonical line of a parsed event does not parse: \(error.message)")
         }
@@ -82,7 +96,7 @@ public enum FuzzChecks {
     }
 
     /// The line `export` would write for the event, with every byte field in base64.
-    static func canonicalLine(_ line: EventLine) -> String {
+    package static func canonicalLine(_ line: EventLine) -> String {
         var object = JSONObjectWriter()
         object.add("stream", line.stream)
         object.add("type", line.event.type)

@@ -1,6 +1,8 @@
+import EventStore
 import Foundation
 import FuzzChecks
 import Testing
+import WireFormat
 
 /// Replays every seed and every input the fuzzer ever found (scripts/fuzz.sh writes crashers to
 /// Fuzz/Regressions/<target>/) through the same checks the fuzz targets run.
@@ -35,21 +37,34 @@ struct FuzzRegressionTests {
         }
     }
 
-    @Test("the checks find what they look for: a record whose lengths lie, a line that is not JSON")
+    @Test("the checks find what they look for: a broken encoder, a broken canonical line")
     func checksAreNotVacuous() throws {
-        // Given a valid record seed, when its data length is one more than the bytes hold, then
-        // the decoder refuses it (the check passes because the refusal is the documented one).
         let seed = try Data(contentsOf: Self.fuzzDirectory.appendingPathComponent("Seeds/record/walk.bin"))
+        // Given a valid record, the check passes with the real encoder...
+        #expect(throws: Never.self) { try [UInt8](seed).withUnsafeBytes { try FuzzChecks.record($0) } }
+        // ...and finds the fault of an encoder that drops the last data byte.
+        let dropping = { (event: RecordedEvent) throws(EventStoreError) -> [UInt8] in
+            try RecordFormat.encode(RecordedEvent(
+                position: event.position, stream: event.stream, version: event.version, id: event.id, type: event.type,
+                data: event.data.dropLast(), metadata: event.metadata, recordedAtMicroseconds: event.recordedAtMicroseconds))
+        }
+        let record = #expect(throws: FuzzChecks.Finding.self) { try [UInt8](seed).withUnsafeBytes { try FuzzChecks.record($0, encode: dropping) } }
+        #expect(record?.description == "a decoded record encodes to other bytes")
+        // A record whose data length lies is refused as damaged, which the check accepts.
         var lying = [UInt8](seed)
         lying[43] &+= 1
         #expect(throws: Never.self) { try lying.withUnsafeBytes { try FuzzChecks.record($0) } }
-        // A record with a nonzero flag decodes, and encodes back with the flag cleared.
-        var flagged = [UInt8](seed)
-        flagged[1] = 0x80
-        #expect(throws: Never.self) { try flagged.withUnsafeBytes { try FuzzChecks.record($0) } }
-        // Lines: not JSON, a wrong type, a bad base64 value: refused, not crashed.
-        for line in ["{", #"{"stream":1,"type":"T","data":{}}"#, #"{"stream":"s","type":"T","data":"*","dataEncoding":"base64"}"#] {
-            #expect(throws: Never.self, "\(line)") { try Array(line.utf8).withUnsafeBytes { try FuzzChecks.eventLine($0) } }
+
+        // Given a valid line, the check passes with the real canonical writer...
+        let line = Array(#"{"stream":"s","type":"T","data":{"a":1}}"#.utf8)
+        #expect(throws: Never.self) { try line.withUnsafeBytes { try FuzzChecks.eventLine($0) } }
+        // ...and finds the fault of one that writes another stream.
+        let renaming = { (parsed: EventLine) in FuzzChecks.canonicalLine(parsed).replacingOccurrences(of: #""stream":"s""#, with: #""stream":"t""#) }
+        let finding = #expect(throws: FuzzChecks.Finding.self) { try line.withUnsafeBytes { try FuzzChecks.eventLine($0, canonical: renaming) } }
+        #expect(finding?.description == "the canonical line parses to another event")
+        // Lines that are not events are refused, not crashed, which the check accepts.
+        for bad in ["{", #"{"stream":1,"type":"T","data":{}}"#, #"{"stream":"s","type":"T","data":"*","dataEncoding":"base64"}"#] {
+            #expect(throws: Never.self, "\(bad)") { try Array(bad.utf8).withUnsafeBytes { try FuzzChecks.eventLine($0) } }
         }
     }
 }

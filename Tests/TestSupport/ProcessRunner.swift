@@ -42,7 +42,7 @@ public enum ProcessRunner {
     /// exit; on timeout the child is killed and ``TimeoutError`` is thrown.
     public static func run(
         _ executable: URL, _ arguments: [String], stdin: Data? = nil, environment: [String: String] = [:],
-        timeout: Duration = .seconds(60)
+        directory: String? = nil, timeout: Duration = .seconds(60)
     ) async throws -> ProcessOutput {
         let scratch = try TemporaryDirectory(prefix: "esctl-run")
         let outPath = scratch.appending("stdout")
@@ -56,6 +56,7 @@ public enum ProcessRunner {
         env.removeValue(forKey: "ESCTL_DB")
         for (key, value) in environment { env[key] = value }
         process.environment = env
+        if let directory { process.currentDirectoryURL = URL(fileURLWithPath: directory) }
         let outHandle = try FileHandle(forWritingTo: URL(fileURLWithPath: outPath))
         let errHandle = try FileHandle(forWritingTo: URL(fileURLWithPath: errPath))
         process.standardOutput = outHandle

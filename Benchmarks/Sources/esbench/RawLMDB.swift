@@ -1,9 +1,12 @@
 import CLMDBBench
 import Foundation
 
-/// The practical limit: LMDB through its C API with the same schema as the store (the log keyed
-/// by position, and a stream index keyed by stream number and version), written the simplest
-/// way. No idempotency table, no validation, versions kept in memory.
+/// LMDB through its C API, two ways. Naive (the default): the same tables as the store (the log
+/// keyed by position, and a stream index keyed by stream number and version) written the
+/// simplest way: one index entry per event (the store writes chunks of positions) and a record
+/// allocated per event. Log only: nothing but the log, appended with `MDB_APPEND` from one
+/// reused buffer: the physical limit of writing these records with LMDB. Neither validates,
+/// checks idempotency or checksums; versions are kept in memory.
 final class RawLMDB {
     struct Failure: Error, CustomStringConvertible {
         let rc: Int32
@@ -16,10 +19,15 @@ final class RawLMDB {
     private var index: MDB_dbi = 0
     private var versions: [UInt64]
     private var position: UInt64 = 0
+    /// Whether only the log is written (the physical limit), not the stream index.
+    private let logOnly: Bool
+    /// The record buffer the log-only appends reuse.
+    private var record: [UInt8] = []
 
     /// Opens (creating) an environment with the tables "log" and "index"; `durable` chooses full
     /// syncs or MDB_NOSYNC.
-    init(path: String, streams: Int, durable: Bool = true) throws {
+    init(path: String, streams: Int, durable: Bool = true, logOnly: Bool = false) throws {
+        self.logOnly = logOnly
         try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
         var env: OpaquePointer?
         try Self.check(mdb_env_create(&env), "create")
@@ -44,6 +52,7 @@ final class RawLMDB {
         mdb_env_set_maxdbs(env, 128)
         try Self.check(mdb_env_open(env, path, UInt32(MDB_RDONLY), 0o600), "open")
         versions = []
+        logOnly = false
     }
 
     deinit { mdb_env_close(env) }
@@ -67,6 +76,7 @@ final class RawLMDB {
 
     /// Appends events (stream index, data) in one transaction.
     func append(_ events: [(stream: Int, data: Data)]) throws {
+        if logOnly { return try appendToLog(events) }
         try write { txn in
             for (stream, data) in events {
                 position += 1
@@ -90,6 +100,28 @@ final class RawLMDB {
                         var k = MDB_val(mv_size: 16, mv_data: indexKeyBytes.baseAddress)
                         var v = MDB_val(mv_size: 8, mv_data: keyBytes.baseAddress)
                         try Self.check(mdb_put(txn, index, &k, &v, 0), "put index")
+                    }
+                }
+            }
+        }
+    }
+
+    /// Appends the records alone, from one reused buffer.
+    private func appendToLog(_ events: [(stream: Int, data: Data)]) throws {
+        try write { txn in
+            for (stream, data) in events {
+                position += 1
+                versions[stream] += 1
+                let header = (UInt64(stream + 1).bigEndian, versions[stream].bigEndian)
+                record.removeAll(keepingCapacity: true)
+                withUnsafeBytes(of: header) { record.append(contentsOf: $0) }
+                record.append(contentsOf: data)
+                var key = position.bigEndian
+                try withUnsafeMutableBytes(of: &key) { keyBytes in
+                    try record.withUnsafeMutableBytes { recordBytes in
+                        var k = MDB_val(mv_size: 8, mv_data: keyBytes.baseAddress)
+                        var v = MDB_val(mv_size: recordBytes.count, mv_data: recordBytes.baseAddress)
+                        try Self.check(mdb_put(txn, log, &k, &v, UInt32(MDB_APPEND)), "put log")
                     }
                 }
             }

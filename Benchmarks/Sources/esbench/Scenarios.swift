@@ -62,7 +62,15 @@ struct Bench {
             for range in batches { try raw.append(range.map { ($0 % options.streams, workload.data($0)) }) }
         }
         cleanUp(rawPath)
-        report.add(Figure(scenario: "S1", contender: "raw-lmdb", metric: "append", value: Double(n) / rawSeconds, unit: "events/s", note: "same schema, durable"))
+        report.add(Figure(scenario: "S1", contender: "raw-lmdb-naive", metric: "append", value: Double(n) / rawSeconds, unit: "events/s", note: "same tables, an index entry per event, durable"))
+
+        let logPath = directory("s1-raw-log")
+        let logOnly = try RawLMDB(path: logPath, streams: options.streams, logOnly: true)
+        let logSeconds = try await Measure.seconds {
+            for range in batches { try logOnly.append(range.map { ($0 % options.streams, workload.data($0)) }) }
+        }
+        cleanUp(logPath)
+        report.add(Figure(scenario: "S1", contender: "raw-lmdb-log", metric: "append", value: Double(n) / logSeconds, unit: "events/s", note: "the log alone, MDB_APPEND: the physical limit, durable"))
 
         let sqlitePath = directory("s1-sqlite")
         let sqlite = try SQLiteContender(path: sqlitePath + "/events.sqlite", streams: options.streams)
@@ -74,7 +82,8 @@ struct Bench {
 
         let vsRaw = rawSeconds / ours
         let vsSQLite = sqliteSeconds / ours
-        report.judge("S1", "≥ 0.8 × raw LMDB", measured: String(format: "%.2f ×", vsRaw), vsRaw >= 0.8)
+        report.judge("S1", "≥ 0.8 × raw LMDB (naive)", measured: String(format: "%.2f ×", vsRaw), vsRaw >= 0.8)
+        report.judge("S1", "of the physical limit (raw LMDB, log only)", measured: String(format: "%.2f ×", logSeconds / ours), nil)
         report.judge("S1", "≥ 3 × SQLite", measured: String(format: "%.2f ×", vsSQLite), vsSQLite >= 3)
     }
 
@@ -116,7 +125,7 @@ struct Bench {
         }
         cleanUp(rawPath)
         let rawRate = Double(singles) / rawSeconds
-        report.add(Figure(scenario: "S2", contender: "raw-lmdb", metric: "append", value: rawRate, unit: "events/s", note: "one transaction per event, \(singles) events, durable"))
+        report.add(Figure(scenario: "S2", contender: "raw-lmdb-naive", metric: "append", value: rawRate, unit: "events/s", note: "one transaction per event, \(singles) events, durable"))
 
         let sqlitePath = directory("s2-sqlite")
         let sqlite = try SQLiteContender(path: sqlitePath + "/events.sqlite", streams: options.streams)

@@ -77,7 +77,7 @@ public indirect enum JSONValue: Sendable, Equatable, CustomStringConvertible {
     }
 
     /// Compact JSON text: no white space, members in their order, strings escaped as
-    /// ``JSONWriter/quote(_:)`` does, integers exact and doubles in their shortest exact form.
+    /// `JSONWriter.quote(_:)` does, integers exact and doubles in their shortest exact form.
     public var serialized: String {
         var text = ""
         write(to: &text)

@@ -2,7 +2,7 @@
 /// (for synthesized conformances, the order the properties are declared), so the same value
 /// always gives the same JSON text. A nil optional is written as `null`, not left out.
 ///
-/// Numbers: integers exactly; doubles in their shortest exact text (``JSONWriter/number(_:)``),
+/// Numbers: integers exactly; doubles in their shortest exact text (`JSONWriter.number(_:)`),
 /// an integral double as an integer (`12`, not `12.0`). Infinities and NaN, which JSON cannot
 /// hold, throw.
 public enum JSONValueEncoder {

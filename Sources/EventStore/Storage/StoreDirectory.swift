@@ -221,7 +221,12 @@ struct StoreDirectory: Hashable {
     /// write that straddles the limit reaches before it stops short.
     func isAtFileSizeLimit() -> Bool {
         var limit = rlimit()
-        guard getrlimit(Int32(RLIMIT_FSIZE.rawValue), &limit) == 0, limit.rlim_cur != rlim_t.max,
+        #if os(Linux)
+        let resource = Int32(RLIMIT_FSIZE.rawValue)
+        #else
+        let resource = RLIMIT_FSIZE
+        #endif
+        guard getrlimit(resource, &limit) == 0, limit.rlim_cur != rlim_t.max,
             let size = try? dataFileSize()
         else { return false }
         return UInt64(size) >= UInt64(limit.rlim_cur)

@@ -1,6 +1,6 @@
 /// SHA-256 (FIPS 180-4), written out so the state hash needs no cryptography library.
 /// Feed bytes with ``update(_:)`` in any pieces, then read ``finalize()`` once.
-public struct SHA256: Sendable {
+package struct SHA256: Sendable {
     private static let roundConstants: [UInt32] = [
         0x428a2f98, 0x71374491, 0xb5c0fbcf, 0xe9b5dba5, 0x3956c25b, 0x59f111f1, 0x923f82a4, 0xab1c5ed5,
         0xd807aa98, 0x12835b01, 0x243185be, 0x550c7dc3, 0x72be5d74, 0x80deb1fe, 0x9bdc06a7, 0xc19bf174,
@@ -19,12 +19,12 @@ public struct SHA256: Sendable {
     /// Bytes already compressed.
     private var counted: UInt64 = 0
 
-    public init() {
+    package init() {
         block.reserveCapacity(64)
     }
 
     /// Adds bytes to the message.
-    public mutating func update(_ bytes: some Sequence<UInt8>) {
+    package mutating func update(_ bytes: some Sequence<UInt8>) {
         let done: Void? = bytes.withContiguousStorageIfAvailable { buffer in update(buffer) }
         if done != nil { return }
         for byte in bytes {
@@ -37,7 +37,7 @@ public struct SHA256: Sendable {
     }
 
     /// Adds raw bytes to the message.
-    public mutating func update(_ bytes: UnsafeRawBufferPointer) {
+    package mutating func update(_ bytes: UnsafeRawBufferPointer) {
         update(bytes.assumingMemoryBound(to: UInt8.self))
     }
 
@@ -59,7 +59,7 @@ public struct SHA256: Sendable {
     }
 
     /// The 32-byte digest of everything added.
-    public mutating func finalize() -> [UInt8] {
+    package mutating func finalize() -> [UInt8] {
         let bitLength = messageBits
         block.append(0x80)
         if block.count > 56 {
@@ -75,14 +75,14 @@ public struct SHA256: Sendable {
     }
 
     /// The digest of `bytes` as lowercase hexadecimal.
-    public static func hex(_ bytes: some Sequence<UInt8>) -> String {
+    package static func hex(_ bytes: some Sequence<UInt8>) -> String {
         var hasher = SHA256()
         hasher.update(bytes)
         return hexString(hasher.finalize())
     }
 
     /// Bytes as lowercase hexadecimal.
-    public static func hexString(_ digest: [UInt8]) -> String {
+    package static func hexString(_ digest: [UInt8]) -> String {
         let digits = Array("0123456789abcdef".utf8)
         var text: [UInt8] = []
         text.reserveCapacity(digest.count * 2)

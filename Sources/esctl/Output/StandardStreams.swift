@@ -1,10 +1,10 @@
 import EventStore
 import Foundation
 import Synchronization
+import WireFormat
 
 #if canImport(Glibc)
 import Glibc
-import WireFormat
 #endif
 
 /// Buffered standard output that can be flushed at will (per event for `subscribe`), and one-line

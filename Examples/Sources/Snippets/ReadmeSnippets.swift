@@ -1,0 +1,53 @@
+import Commands
+import EventStore
+import EventStoreTesting
+import Foundation
+import Projections
+import Testing
+import Todo
+
+// The README's Swift code, as written there (never run: the README's console examples are).
+
+func readmeQuickStart() async throws {
+    let store = try EventStore(path: "orders.db")   // creates the directory when missing
+    defer { store.close() }
+
+    // Append, guarded by the version read: a second run finds the order placed and appends nothing.
+    if try store.streamVersion("order-42") == 0 {
+        let placed = NewEvent(type: "OrderPlaced", data: Data(#"{"total":12}"#.utf8))
+        let result = try await store.append(to: "order-42", events: [placed], expectedVersion: .noStream)
+        print(result.positions, result.version)    // [1] 1
+    }
+
+    // Read a stream, or any range of the log lazily, a page at a time.
+    for event in try store.readStream("order-42") {
+        print(event.version, event.type)
+    }
+    for try await event in store.events(filter: EventFilter(category: "order", types: ["OrderPlaced"])) {
+        print(event.position, event.stream)
+    }
+
+    // Follow the log: every event of the category from the start, then each one as it is committed.
+    for try await event in store.subscribe(from: .start, filter: EventFilter(category: "order")) {
+        print(event.position, event.type)
+    }
+}
+
+func readmeCommands(store: EventStore) async throws {
+    let handler = CommandHandler(store: store)
+    let outcome = try await handler.handle(.add("buy milk"), with: TodoDecider(list: "home"))
+    print(outcome.recorded.map(\.position), outcome.state.open)
+}
+
+func readmeProjections(store: EventStore) async throws -> JSONValue {
+    let runner = try await ProjectionRunner(store: store, projections: [OpenItemsProjection()])
+    let open = try await runner.query(OpenItemsProjection.self, parameters: ["list": "home"])
+    return open
+}
+
+@Test func addingTwiceIsRefused() {
+    DeciderScenario(TodoDecider(list: "home"))
+        .given(.added(ItemAdded(item: "milk")))
+        .when(.add("milk"))
+        .thenThrows(TodoError.alreadyListed("milk"))
+}

@@ -1,0 +1,29 @@
+import Commands
+import EventStore
+import Projections
+
+/// The to-do app: commands through the generic handler, the open items through a projection.
+public final class TodoApp: Sendable {
+    public let store: EventStore
+    let handler: CommandHandler
+    let runner: ProjectionRunner
+
+    /// The app over `store`, with its projection registered (rebuilt when its version changes).
+    public init(store: EventStore) async throws {
+        self.store = store
+        handler = CommandHandler(store: store)
+        runner = try await ProjectionRunner(store: store, projections: [OpenItemsProjection()])
+    }
+
+    /// Runs a command on `list`; returns the list after it. Throws ``TodoError`` when the rules
+    /// refuse it (nothing recorded), and the store's errors.
+    @discardableResult
+    public func run(_ command: TodoCommand, on list: String) async throws -> TodoList {
+        try await handler.handle(command, with: TodoDecider(list: list)).state
+    }
+
+    /// The open items of `list`, caught up with every command run before.
+    public func openItems(of list: String) async throws -> [String] {
+        try await runner.read(OpenItemsProjection.self) { state in try OpenItemsProjection.openItems(of: list, in: state) }
+    }
+}
