@@ -65,8 +65,6 @@ public struct Reservation: Sendable, Equatable, Codable, RowValue {
     /// Whether two stays share a night.
     public func overlaps(from: CivilDate, to: CivilDate) -> Bool { dateFrom < to && from < dateTo }
 
-
-
     /// `{"id","camper","site","dateFrom","dateTo","status","problem"}`.
     public var json: JSONValue {
         [

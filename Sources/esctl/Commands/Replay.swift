@@ -35,29 +35,14 @@ struct Replay: AsyncParsableCommand {
         try await reportingErrors {
             let store = try self.store.openReadOnly()
             defer { store.close() }
-            try EventPages.forEach(in: store, from: from, through: to ?? .max, limit: limit ?? .max, filter: filters.filter()) {
-                Console.printEvent($0, json: json)
+            var remaining = limit ?? .max
+            if remaining == 0 { return }
+            // A page at a time, through the head as it is now: a large log never sits in memory.
+            for try await event in store.events(from: from, through: to ?? .max, filter: filters.filter(), pageSize: 1000) {
+                Console.printEvent(event, json: json)
+                remaining -= 1
+                if remaining == 0 { break }
             }
-        }
-    }
-}
-
-/// Walks the log page by page, so a large log never sits in memory at once.
-enum EventPages {
-    static let pageSize = 1000
-
-    static func forEach(
-        in store: EventStore, from start: UInt64, through last: UInt64, limit: Int, filter: EventFilter,
-        _ body: (RecordedEvent) throws -> Void
-    ) throws {
-        var next = start
-        var remaining = limit
-        while remaining > 0, next <= last {
-            let page = try store.read(from: next, through: last, limit: min(remaining, pageSize), filter: filter)
-            guard let final = page.last else { return }
-            for event in page { try body(event) }
-            remaining -= page.count
-            next = final.position + 1
         }
     }
 }
