@@ -48,11 +48,11 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ArgumentParser", package: "swift-argument-parser", condition: .when(traits: ["CLI"])),
             ]),
-        .target(name: "FuzzChecks", dependencies: ["EventStore", "WireFormat"], path: "Tests/FuzzChecks"),
+        .target(name: "FuzzChecks", dependencies: ["EventStore", "Projections", "Commands", "Apps", "WireFormat"], path: "Tests/FuzzChecks"),
         .target(name: "TestSupport", dependencies: ["EventStore", "EventStoreTesting"], path: "Tests/TestSupport"),
         // A writer the reliability tests start and kill (not a product: tests build it).
         .executableTarget(
-            name: "torture-writer", dependencies: ["EventStore", "Projections", "Apps", "TestSupport"], path: "Tests/TortureWriter"),
+            name: "torture-writer", dependencies: ["CLMDB", "EventStore", "Projections", "Apps", "TestSupport"], path: "Tests/TortureWriter"),
         .testTarget(
             name: "EventStoreTests",
             dependencies: ["EventStore", "CLMDB", "CRC32C", "EventStoreTesting", "TestSupport", .product(name: "Logging", package: "swift-log")]),

@@ -1,5 +1,5 @@
 // swift-tools-version:6.1
-// libFuzzer targets over the record decoder and the NDJSON line parser. A package of its own, so
+// libFuzzer targets over the record decoder, the NDJSON line parser and the apps. A package of its own, so
 // normal builds never see -sanitize=fuzzer. Run with ../scripts/fuzz.sh (see RELIABILITY.md):
 //   swift build -c release -Xswiftc -sanitize=fuzzer --product fuzz-record
 import Foundation
@@ -16,12 +16,14 @@ let package = Package(
     products: [
         .executable(name: "fuzz-record", targets: ["fuzz-record"]),
         .executable(name: "fuzz-event-line", targets: ["fuzz-event-line"]),
+        .executable(name: "fuzz-apps", targets: ["fuzz-apps"]),
     ],
     dependencies: [.package(path: "..")],
     targets: [
         .target(name: "FuzzDriver"),
         .executableTarget(name: "fuzz-record", dependencies: checks),
         .executableTarget(name: "fuzz-event-line", dependencies: checks),
+        .executableTarget(name: "fuzz-apps", dependencies: checks),
     ],
     swiftLanguageModes: [.v6]
 )

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# Fuzzes the record decoder and the NDJSON line parser with libFuzzer (RELIABILITY.md).
-#   scripts/fuzz.sh [SECONDS_PER_TARGET [TARGET...]]   (default 600 s each; targets: record, event-line)
+# Fuzzes the record decoder, the NDJSON line parser and the apps with libFuzzer (RELIABILITY.md).
+#   scripts/fuzz.sh [SECONDS_PER_TARGET [TARGET...]]   (default 600 s each; targets: record, event-line, apps)
 # Builds Fuzz/ in release mode with -sanitize=fuzzer, starts each target from Fuzz/Seeds plus the
 # corpus of earlier runs (Fuzz/.corpus, not in git), and writes any crasher to
 # Fuzz/Regressions/<target>/, where the regression tests replay it. Exits 1 when one is found.
@@ -9,9 +9,9 @@ seconds=${1:-600}
 case $seconds in ''|*[!0-9]*) echo "the first argument is seconds per target, a number (got '$seconds')" >&2; exit 2 ;; esac
 shift || true
 targets=("$@")
-[ ${#targets[@]} -gt 0 ] || targets=(record event-line)
+[ ${#targets[@]} -gt 0 ] || targets=(record event-line apps)
 for target in "${targets[@]}"; do
-  case $target in record|event-line) ;; *) echo "unknown target '$target': give record or event-line" >&2; exit 2 ;; esac
+  case $target in record|event-line|apps) ;; *) echo "unknown target '$target': give record, event-line or apps" >&2; exit 2 ;; esac
 done
 cd "$(dirname "$0")/../Fuzz"
 SUDO=""; [ "$(id -u)" = 0 ] || SUDO=sudo

@@ -68,7 +68,11 @@ package enum ISO8601 {
     }
 
     /// The year, month and day of a day counted from 1970-01-01 (proleptic Gregorian calendar).
+    /// Days beyond ±2^60 (no calendar reaches them) give the date of that bound, so any day
+    /// number, however it was made, has a date and nothing traps.
     package static func civilDate(daysSinceEpoch days: Int64) -> (year: Int64, month: Int64, day: Int64) {
+        let bound: Int64 = 1 << 60
+        let days = Swift.min(Swift.max(days, -bound), bound)
         // Howard Hinnant's days-to-civil algorithm: eras of 400 years, years starting in March.
         let z = days + 719_468
         let era = (z >= 0 ? z : z - 146_096) / 146_097

@@ -89,4 +89,40 @@ struct EsctlPoisonEventTests {
         let exported = try sandbox.objects(try await esctl("export"))
         #expect(exported.map { $0["stream"] as? String } == ["fitness-zed", "misc", "$projections"])
     }
+
+    @Test("steps of Int.max appended twice by hand: sums saturate, every query and the rebuild answer")
+    func hugeSteps() async throws {
+        #expect(try await esctl("fitness", "goal", "400", "--user", "p").status == 0)
+        #expect(try await esctl("fitness", "start", "--user", "p").status == 0)
+        for _ in 0..<2 {
+            let appended = try await esctl("append", "fitness-p", "PedometerUpdated", "--data", #"{"steps":9223372036854775807,"distance":1}"#)
+            #expect(appended.status == 0)
+        }
+        let state = try await esctl("query", "app-state", "--user", "p", "--json")
+        #expect(state.status == 0, "\(state)")
+        #expect(state.stdout.contains(#""steps":9223372036854775807"#))
+        #expect(try await esctl("query", "app-state", "--user", "q").status == 0)
+        #expect(try await esctl("rebuild", "--all").status == 0)
+        // And the command on that stream decides on the saturated state
+        let walk = try await esctl("fitness", "walk", "--steps", "1", "--user", "p")
+        #expect(walk.status == 1 || walk.status == 0, "\(walk)")
+        #expect(try await esctl("verify", "--deep").status == 0)
+    }
+
+    @Test("a goal of Int.max is refused with the range; texts over the limits are refused with theirs")
+    func boundedInput() async throws {
+        let goal = try await esctl("fitness", "goal", "9223372036854775807", "--user", "g")
+        #expect(goal.status == 64 && goal.stderr == "esctl: The goal must be a positive number of steps, at most 10000000.\n")
+        let long = String(repeating: "é", count: 4_001)
+        let said = try await esctl("chat", "say", long, "--user", "ann")
+        #expect(said.status == 64 && said.stderr == "esctl: The message is 4001 characters long; the limit is 4000.\n")
+        let name = try await esctl("camp", "add-camper", String(repeating: "n", count: 100_000), "555")
+        #expect(name.status == 64 && name.stderr == "esctl: The camper's full name is 100000 characters long; the limit is 200.\n")
+        let posted = try await esctl("alerts", "post", long)
+        #expect(posted.status == 64 && posted.stderr == "esctl: The alert text is 4001 characters long; the limit is 4000.\n")
+        let stay = try await esctl("camp", "reserve", "--site", "1", "--camper", "C1", "--date", "9999-12-31", "--nights", "2")
+        #expect(stay.status == 64)
+        #expect(stay.stderr == "esctl: A stay from 9999-12-31 for 2 nights ends on 10000-01-02, outside the years 1 to 9999; give dates within them.\n")
+        #expect(try await sandbox.eventCount() == 0)
+    }
 }

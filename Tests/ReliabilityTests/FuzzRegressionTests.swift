@@ -2,6 +2,7 @@ import EventStore
 import Foundation
 import FuzzChecks
 import Testing
+import TestSupport
 import WireFormat
 
 /// Replays every seed and every input the fuzzer ever found (scripts/fuzz.sh writes crashers to
@@ -66,5 +67,39 @@ struct FuzzRegressionTests {
         for bad in ["{", #"{"stream":1,"type":"T","data":{}}"#, #"{"stream":"s","type":"T","data":"*","dataEncoding":"base64"}"#] {
             #expect(throws: Never.self, "\(bad)") { try Array(bad.utf8).withUnsafeBytes { try FuzzChecks.eventLine($0) } }
         }
+    }
+
+    @Test("the apps hold under every kept program: nothing traps, refusals are the apps' own, rebuild equals live")
+    func appPrograms() async throws {
+        let inputs = try Self.inputs("apps")
+        #expect(inputs.count >= 8, "the seeds of apps are missing")
+        for input in inputs {
+            let bytes = try Data(contentsOf: input)
+            do {
+                try await FuzzChecks.apps([UInt8](bytes))
+            } catch {
+                Issue.record("apps: \(input.lastPathComponent): \(error)")
+            }
+        }
+    }
+
+    @Test("the apps hold under 200 random programs (a brief run of the apps' fuzz target, seeded)")
+    func randomAppPrograms() async throws {
+        var random = SeededGenerator(seed: 20_261_123)
+        var total = FuzzChecks.AppsRun()
+        for round in 0..<200 {
+            let program = (0..<Int.random(in: 50...600, using: &random)).map { _ in UInt8.random(in: 0...255, using: &random) }
+            do {
+                let run = try await FuzzChecks.apps(program)
+                total.operations += run.operations
+                total.refused += run.refused
+                total.events += run.events
+                total.passedOver += run.passedOver
+            } catch {
+                Issue.record("program \(round) (\(program.count) bytes: \(program.prefix(40))...): \(error)")
+            }
+        }
+        // Not vacuous: the programs record, refuse and poison in earnest.
+        #expect(total.operations > 10_000 && total.refused > 2_000 && total.events > 3_000 && total.passedOver > 100, "\(total)")
     }
 }

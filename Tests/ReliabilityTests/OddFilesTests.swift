@@ -86,6 +86,25 @@ struct OddFilesTests {
         #expect(output.stderr.contains("ulimit -v"))
     }
 
+    @Test("a full reader table (another program holding every slot) is 69 with a sentence, not an internal error")
+    func readerTableFull() async throws {
+        // Given a store, and another program holding every slot of LMDB's reader table
+        let path = directory.appending("full-readers")
+        #expect(try await ProcessRunner.esctl(["append", "s", "T"], db: path).status == 0)
+        let holder = try RunningProcess(ProcessRunner.productsDirectory.appendingPathComponent("torture-writer"), ["fill-readers", "--db", path])
+        defer { holder.send(SIGKILL) }
+        let held = try await holder.waitForStdoutLines(1)
+        #expect(held.first?.hasPrefix("HOLDING 10") == true, "\(held)")
+        // When esctl reads and writes
+        for command in [["stats"], ["read", "s"], ["append", "s", "T"]] {
+            let output = try await ProcessRunner.esctl(command, db: path)
+            // Then each says what is wrong and what to do, with the store-unavailable exit
+            #expect(output.status == 69, "\(command): \(output)")
+            #expect(output.stderr.contains("Too many readers have the store open at once (LMDB's reader table is full)"), "\(command): \(output.stderr)")
+            #expect(output.stderr.contains("end some of them, or wait, and try again"))
+        }
+    }
+
     @Test("a reader that dies holding its slot is cleared by the writer, so its pages can be reused")
     func staleReadersAreCleared() async throws {
         // Given a store open here, which checks for dead readers after every commit

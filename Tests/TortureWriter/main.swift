@@ -1,3 +1,4 @@
+import CLMDB
 import EventStore
 import Foundation
 import Apps
@@ -18,6 +19,10 @@ import TestSupport
 //       "OK version" or "CONFLICT"; and appends to "own-P". Prints "DONE".
 //   torture-writer misuse --db DIR
 //       Calls the store from inside a read's closure (which a debug build stops at).
+//   torture-writer fill-readers --db DIR
+//       Takes every slot of LMDB's reader table (1,024 read transactions through LMDB's own C
+//       API, as another program could), prints "HOLDING" and keeps them until killed.
+//
 //   torture-writer hold-read --db DIR [--map-size BYTES]
 //       Opens a read snapshot, prints "HOLDING" and keeps it until killed (a reader that dies
 //       holding its slot, for the stale-reader tests). With --map-size, opens the store with
@@ -36,6 +41,24 @@ func say(_ line: String) {
 guard let mode = arguments.first, let db = option("--db") else {
     FileHandle.standardError.write(Data("usage: torture-writer append|rebuild|contend --db DIR ...\n".utf8))
     exit(64)
+}
+if mode == "fill-readers" {
+    // Through LMDB directly: the store itself never holds more than a few readers.
+    var env: OpaquePointer?
+    guard mdb_env_create(&env) == 0, let env, mdb_env_set_maxreaders(env, 1024) == 0, mdb_env_set_maxdbs(env, 128) == 0,
+        mdb_env_open(env, db, UInt32(MDB_NOTLS | MDB_RDONLY), 0o600) == 0
+    else {
+        FileHandle.standardError.write(Data("cannot open \(db) with LMDB\n".utf8))
+        exit(69)
+    }
+    var held = 0
+    while true {
+        var txn: OpaquePointer?
+        guard mdb_txn_begin(env, nil, UInt32(MDB_RDONLY), &txn) == 0 else { break }
+        held += 1
+    }
+    say("HOLDING \(held)")
+    while true { sleep(1) }
 }
 let durability: Durability = option("--durability") == "noMetaSync" ? .noMetaSync : (option("--durability") == "noSync" ? .noSync : .full)
 let mapSize = option("--map-size").flatMap(Int.init) ?? 64 << 20
