@@ -78,8 +78,9 @@ enum PageCheck {
 
     private static var executable: URL {
         #if os(Linux)
-        let link = (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe")) ?? CommandLine.arguments[0]
-        return URL(fileURLWithPath: link)
+        // The link itself, not where it points: exec through it needs no search permission on
+        // the directories above the binary (a user who was handed an open esctl may not have it).
+        return URL(fileURLWithPath: "/proc/self/exe")
         #else
         return Bundle.main.executableURL ?? URL(fileURLWithPath: CommandLine.arguments[0])
         #endif
