@@ -52,17 +52,18 @@ let package = Package(
         .target(name: "TestSupport", dependencies: ["EventStore", "EventStoreTesting"], path: "Tests/TestSupport"),
         // A writer the reliability tests start and kill (not a product: tests build it).
         .executableTarget(
-            name: "torture-writer", dependencies: ["CLMDB", "EventStore", "Projections", "Apps", "TestSupport"], path: "Tests/TortureWriter"),
+            name: "torture-writer", dependencies: ["CLMDB", "EventStore", "Projections", "Commands", "Apps", "TestSupport"],
+            path: "Tests/TortureWriter"),
         .testTarget(
             name: "EventStoreTests",
             dependencies: ["EventStore", "CLMDB", "CRC32C", "EventStoreTesting", "TestSupport", .product(name: "Logging", package: "swift-log")]),
         .testTarget(name: "ProjectionsTests", dependencies: ["Projections", "EventStore", "Apps", "TestSupport"]),
         .testTarget(name: "CommandsTests", dependencies: ["Commands", "EventStore", "EventStoreTesting", "TestSupport"]),
         .testTarget(name: "AppsTests", dependencies: ["Apps", "Commands", "Projections", "EventStore", "EventStoreTesting", "TestSupport"]),
-        .testTarget(name: "EsctlTests", dependencies: ["esctl", "EventStore", "WireFormat", "TestSupport"]),
+        .testTarget(name: "EsctlTests", dependencies: ["esctl", "EventStore", "Commands", "WireFormat", "TestSupport"]),
         .testTarget(
             name: "ReliabilityTests",
-            dependencies: ["esctl", "torture-writer", "EventStore", "Projections", "Apps", "WireFormat", "FuzzChecks", "TestSupport"]),
+            dependencies: ["esctl", "torture-writer", "EventStore", "Projections", "Commands", "Apps", "WireFormat", "FuzzChecks", "TestSupport"]),
     ],
     swiftLanguageModes: [.v6]
 )

@@ -37,13 +37,13 @@ public final class AppBackend: Sendable {
     }
 
     /// The user's alert queue as its stream tells it.
-    public func alertQueue(user: String = AppStreams.defaultKey) throws -> AlertQueue {
-        try handler.state(of: AlertDecider(user: user)).state
+    public func alertQueue(user: String = AppStreams.defaultKey) async throws -> AlertQueue {
+        try await handler.state(of: AlertDecider(user: user)).state
     }
 
     /// The user's workout and alert queue as their streams tell them.
-    public func fitnessState(user: String = AppStreams.defaultKey) throws -> FitnessState {
-        try handler.state(of: FitnessDecider(user: user)).state
+    public func fitnessState(user: String = AppStreams.defaultKey) async throws -> FitnessState {
+        try await handler.state(of: FitnessDecider(user: user)).state
     }
 
     // MARK: Chat
@@ -135,7 +135,7 @@ public final class AppBackend: Sendable {
     }
 
     /// The campground as its stream tells it.
-    public func campground(named name: String = AppStreams.defaultKey) throws -> Campground {
-        try handler.state(of: CampgroundDecider(campground: name)).state
+    public func campground(named name: String = AppStreams.defaultKey) async throws -> Campground {
+        try await handler.state(of: CampgroundDecider(campground: name)).state
     }
 }

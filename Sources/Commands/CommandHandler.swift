@@ -21,15 +21,20 @@ public struct CommandHandler: Sendable {
         public var clock: any Clock<Duration>
         /// Where retries (debug) and passed-over events (info) are told; nil: the store's logger.
         public var logger: Logger?
+        /// For a ``SnapshotDecider``: a snapshot of its state is written with the append that
+        /// brings the events folded since the last one to this many (at least 1). Lower: commands
+        /// read fewer events and snapshots are written more often (each one is the state's size).
+        public var snapshotInterval: Int
 
         public init(
             maximumAttempts: Int = 5, backoff: Duration = .milliseconds(1), clock: any Clock<Duration> = ContinuousClock(),
-            logger: Logger? = nil
+            logger: Logger? = nil, snapshotInterval: Int = 100
         ) {
             self.maximumAttempts = max(1, maximumAttempts)
             self.backoff = backoff
             self.clock = clock
             self.logger = logger
+            self.snapshotInterval = max(1, snapshotInterval)
         }
     }
 
@@ -67,6 +72,40 @@ public struct CommandHandler: Sendable {
     /// ``CommandError/Code/unencodable`` when a decided event cannot be encoded; and the store's
     /// errors.
     public func handle<D: StreamDecider>(_ command: D.Command, with decider: D) async throws -> CommandOutcome<D> {
+        try await run(command, decider, snapshots: nil)
+    }
+
+    /// Runs `command` with a decider whose state is kept in snapshots: as
+    /// ``handle(_:with:)-(D.Command,D)`` does, reading the decider's latest snapshot (of its
+    /// version and streams) and only the events after it; and writing a new snapshot, in the
+    /// same transaction as the append, when the events folded since the last one reach
+    /// ``Configuration/snapshotInterval``. A snapshot that does not decode is passed over
+    /// (logged); no outcome depends on snapshots, only the time a command takes.
+    public func handle<D: SnapshotDecider>(_ command: D.Command, with decider: D) async throws -> CommandOutcome<D> {
+        try await run(command, decider, snapshots: try await snapshotCodec(for: decider))
+    }
+
+    /// The decider's state as its streams tell it now, and the events it passed over (as
+    /// ``handle(_:with:)-(D.Command,D)`` loads it, without deciding anything).
+    public func state<D: StreamDecider>(of decider: D) async throws -> (state: D.State, passedOver: [PassedOverEvent]) {
+        let loaded = try load(decider, snapshots: nil)
+        return (loaded.state, loaded.passedOver)
+    }
+
+    /// The decider's state as its latest snapshot and the events after it tell it now.
+    public func state<D: SnapshotDecider>(of decider: D) async throws -> (state: D.State, passedOver: [PassedOverEvent]) {
+        let loaded = try load(decider, snapshots: try await snapshotCodec(for: decider))
+        return (loaded.state, loaded.passedOver)
+    }
+
+    /// The decider's snapshot codec, with the snapshot table opened (nil when its key is too long).
+    private func snapshotCodec<D: SnapshotDecider>(for decider: D) async throws -> SnapshotCodec<D>? {
+        guard let codec = SnapshotCodec(decider) else { return nil }
+        try await store.openTables([Snapshots.table])
+        return codec
+    }
+
+    private func run<D: StreamDecider>(_ command: D.Command, _ decider: D, snapshots: SnapshotCodec<D>?) async throws -> CommandOutcome<D> {
         var lastConflict: EventStoreError?
         var wait = configuration.backoff
         for attempt in 1...configuration.maximumAttempts {
@@ -77,7 +116,7 @@ public struct CommandHandler: Sendable {
                 try await configuration.clock.sleep(for: wait)
                 wait *= 2
             }
-            let loaded = try load(decider)
+            let loaded = try load(decider, snapshots: snapshots)
             let events = try decider.decide(command, state: loaded.state)
             var state = loaded.state
             for event in events { decider.evolve(&state, with: event) }
@@ -86,7 +125,12 @@ public struct CommandHandler: Sendable {
             }
             let (appends, newEvents) = try appends(of: events, with: decider, versions: loaded.versions)
             do {
-                let results = try await store.append(appends)
+                let results: [AppendResult]
+                if let snapshot = snapshotDue(snapshots, decider, state: state, loaded: loaded, appends: appends) {
+                    results = try await store.append(appends) { txn, _ in try txn.put(Snapshots.table, snapshot.key, snapshot.value) }
+                } else {
+                    results = try await store.append(appends)
+                }
                 var recorded: [RecordedEvent] = []
                 for (result, events) in zip(results, newEvents) {
                     // An idempotent retry recorded nothing new: what the log holds is the record.
@@ -103,11 +147,26 @@ public struct CommandHandler: Sendable {
             attempts: configuration.maximumAttempts, underlying: lastConflict)
     }
 
-    /// The decider's state as its streams tell it now, and the events it passed over (as
-    /// ``handle(_:with:)`` loads it, without deciding anything).
-    public func state<D: StreamDecider>(of decider: D) throws -> (state: D.State, passedOver: [PassedOverEvent]) {
-        let loaded = try load(decider)
-        return (loaded.state, loaded.passedOver)
+    /// The snapshot to write with this append, when one is due: the events folded since the
+    /// last snapshot and those appended now reach the interval, and every appended event goes
+    /// to one of the decider's streams (so the state after it is what those streams tell).
+    private func snapshotDue<D: StreamDecider>(
+        _ snapshots: SnapshotCodec<D>?, _ decider: D, state: D.State, loaded: Loaded<D.State>, appends: [StreamAppend]
+    ) -> (key: [UInt8], value: [UInt8])? {
+        guard let snapshots else { return nil }
+        let appended = appends.reduce(0) { $0 + $1.events.count }
+        guard loaded.tail + appended >= configuration.snapshotInterval,
+            appends.allSatisfy({ loaded.versions[$0.stream] != nil })
+        else { return nil }
+        var versions = loaded.versions
+        for append in appends { versions[append.stream, default: 0] += UInt64(append.events.count) }
+        do {
+            let bytes = try snapshots.encode(state)
+            return (snapshots.key, Snapshots.value(deciderVersion: snapshots.version, versions: decider.streams.map { versions[$0] ?? 0 }, state: bytes))
+        } catch {
+            logger.info("a snapshot could not be encoded; none was written", metadata: [LogKeys.decider: "\(snapshots.name)", LogKeys.reason: "\(error)"])
+            return nil
+        }
     }
 
     /// What loading a decider's streams gave.
@@ -115,35 +174,53 @@ public struct CommandHandler: Sendable {
         var state: State
         var versions: [String: UInt64]
         var passedOver: [PassedOverEvent]
+        /// How many events were read after the snapshot (all of them without one).
+        var tail: Int
     }
 
-    /// Folds the decider's streams into its state, in position order across streams.
-    func load<D: StreamDecider>(_ decider: D) throws -> Loaded<D.State> {
-        var versions: [String: UInt64] = [:]
-        var passedOver: [PassedOverEvent] = []
-        var decoded: [(position: UInt64, event: D.Event)] = []
-        for stream in decider.streams where versions[stream] == nil {
-            var version: UInt64 = 0
-            try store.forEachEvent(inStream: stream) { view in
-                version = view.version
-                let recorded = view.recordedEvent()
-                do {
-                    decoded.append((view.position, try D.Event(recorded: recorded)))
-                } catch {
-                    passedOver.append(PassedOverEvent(recorded, reason: (error as? EventDecodingError)?.reason ?? "\(error)"))
-                }
+    /// Folds the decider's streams into its state, in position order across streams: from the
+    /// latest snapshot when there is one, in one read snapshot of the store.
+    func load<D: StreamDecider>(_ decider: D, snapshots: SnapshotCodec<D>?) throws -> Loaded<D.State> {
+        let streams = uniqued(decider.streams)
+        let logger = logger
+        var loaded = try store.readTables { txn -> (state: D.State?, versions: [String: UInt64], decoded: [(UInt64, D.Event)], passedOver: [PassedOverEvent], tail: Int) in
+            var start: (state: D.State, versions: [String: UInt64])?
+            if let snapshots, let bytes = try txn.get(Snapshots.table, snapshots.key) {
+                start = snapshots.read(bytes, streams: decider.streams, logger: logger)
             }
-            versions[stream] = version
+            var versions: [String: UInt64] = [:]
+            var passedOver: [PassedOverEvent] = []
+            var decoded: [(UInt64, D.Event)] = []
+            var tail = 0
+            for stream in streams {
+                var version = start?.versions[stream] ?? 0
+                try txn.forEachEvent(inStream: stream, from: version + 1) { recorded in
+                    version = recorded.version
+                    tail += 1
+                    do {
+                        decoded.append((recorded.position, try D.Event(recorded: recorded)))
+                    } catch {
+                        passedOver.append(PassedOverEvent(recorded, reason: (error as? EventDecodingError)?.reason ?? "\(error)"))
+                    }
+                }
+                versions[stream] = version
+            }
+            return (start?.state, versions, decoded, passedOver, tail)
         }
-        if decider.streams.count > 1 { decoded.sort { $0.position < $1.position } }
-        var state = decider.initialState
-        for (_, event) in decoded { decider.evolve(&state, with: event) }
-        for event in passedOver {
+        if streams.count > 1 { loaded.decoded.sort { $0.0 < $1.0 } }
+        var state = loaded.state ?? decider.initialState
+        for (_, event) in loaded.decoded { decider.evolve(&state, with: event) }
+        for event in loaded.passedOver {
             logger.info(
                 "passed over an event the decider cannot read",
                 metadata: [LogKeys.stream: "\(event.stream)", LogKeys.position: "\(event.position)", LogKeys.reason: "\(event.reason)"])
         }
-        return Loaded(state: state, versions: versions, passedOver: passedOver)
+        return Loaded(state: state, versions: loaded.versions, passedOver: loaded.passedOver, tail: loaded.tail)
+    }
+
+    private func uniqued(_ streams: [String]) -> [String] {
+        var seen = Set<String>()
+        return streams.filter { seen.insert($0).inserted }
     }
 
     /// The decided events as one append: consecutive events of a stream in one part, each loaded
@@ -217,4 +294,5 @@ enum LogKeys {
     static let stream = "eventstore.stream"
     static let position = "eventstore.position"
     static let reason = "commands.reason"
+    static let decider = "commands.decider"
 }

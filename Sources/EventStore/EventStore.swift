@@ -130,12 +130,31 @@ public final class EventStore: Sendable {
     /// call (to keep an interleaved order) only with the expectation `.any`: the expectation
     /// belongs on its first part.
     public func append(_ appends: [StreamAppend]) async throws -> [AppendResult] {
+        try await append(appends, tableWrites: nil)
+    }
+
+    /// Appends as ``append(_:)`` does, and in the same transaction, once the
+    /// events are newly written (not for an idempotent retry, which writes nothing), runs
+    /// `alsoWriting` with the tables and the results: what it writes commits with the events or
+    /// not at all (a snapshot of state that describes exactly these versions, say).
+    ///
+    /// `alsoWriting` runs on the writer thread: it must be synchronous, touch only the
+    /// transaction (never the store), and may run more than once when the writer retries. Its
+    /// own error fails the append, which then writes nothing, and is rethrown here as it was.
+    /// Errors otherwise as ``append(_:)``.
+    public func append(
+        _ appends: [StreamAppend], alsoWriting tables: @escaping @Sendable (TableTransaction, [AppendResult]) throws -> Void
+    ) async throws -> [AppendResult] {
+        try await append(appends, tableWrites: AppendJob.TableWrites(environment: environment, registry: tableRegistry, body: tables))
+    }
+
+    private func append(_ appends: [StreamAppend], tableWrites: AppendJob.TableWrites?) async throws -> [AppendResult] {
         try Limits.validate(appends)
         var appends = appends
         StoredForm.apply(to: &appends)
         let generator = configuration.idGenerator
         return try await withCheckedThrowingContinuation { continuation in
-            let job = AppendJob(appends: appends, idGenerator: generator, continuation: continuation)
+            let job = AppendJob(appends: appends, idGenerator: generator, tableWrites: tableWrites, continuation: continuation)
             do {
                 try writer.submit(job)
             } catch {

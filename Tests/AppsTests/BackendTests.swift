@@ -33,8 +33,8 @@ struct BackendTests {
         #expect(try await withTimeout(.seconds(20), "the consumer to clear four alerts") { try await clearer.value } == expected)
         #expect(try await alerts.take(4).map { try AlertPosted(recorded: $0).alert.text } == expected)
         try await alerts.expectNothingMore(through: try f.store.headPosition())
-        #expect(try backend.alertQueue(user: "ann").count == 0)
-        #expect(try backend.fitnessState(user: "ann").workout.status == .completed)
+        #expect(try await backend.alertQueue(user: "ann").count == 0)
+        #expect(try await backend.fitnessState(user: "ann").workout.status == .completed)
     }
 
     @Test("the same alert posted twice gives one queue entry and one event")
@@ -108,7 +108,7 @@ struct BackendTests {
         #expect(error?.domain == "CampingManager" && error?.domainCode == 5)
         #expect(error?.message == "Invalid number of days (reservation R1 recorded as Invalid; CampingManager error 5).")
         #expect(error?.recordedEvents.map(\.type) == [ReservationRecorded.eventType])
-        let reservation = try #require(try f.backend.campground(named: "default").reservation("R1"))
+        let reservation = try #require(try await f.backend.campground(named: "default").reservation("R1"))
         #expect(reservation.status == .invalid && reservation.problem == "Invalid number of days")
         #expect(reservation.dateTo.description == "2026-06-30")
     }
@@ -182,7 +182,7 @@ struct BackendTests {
             }
             try await group.waitForAll()
         }
-        let workout = try backend.fitnessState().workout
+        let workout = try await backend.fitnessState().workout
         #expect(workout.steps == 120)
         #expect(workout.sentAlerts == [])
         #expect(try f.store.readStream(AppStreams.fitness("default")).filter { $0.type == PedometerUpdated.eventType }.count == 12)

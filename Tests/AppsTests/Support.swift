@@ -15,7 +15,7 @@ final class DomainFixture: Sendable {
     let backend: AppBackend
     static let start = Date(timeIntervalSince1970: 1_767_225_600)
 
-    init(maximumAttempts: Int = 5) throws {
+    init(maximumAttempts: Int = 5, snapshotInterval: Int = 100) throws {
         directory = try TemporaryDirectory(prefix: "domain-test")
         let clock = self.clock
         let ids = SequentialIDs()
@@ -25,7 +25,7 @@ final class DomainFixture: Sendable {
                 durability: .noSync,
                 clock: { Self.start.addingTimeInterval(Double(clock.now.offset.components.seconds) + Double(clock.now.offset.components.attoseconds) / 1e18) },
                 idGenerator: { ids.next() }))
-        backend = AppBackend(store: store, clock: clock, configuration: CommandHandler.Configuration(maximumAttempts: maximumAttempts))
+        backend = AppBackend(store: store, clock: clock, configuration: CommandHandler.Configuration(maximumAttempts: maximumAttempts, snapshotInterval: snapshotInterval))
     }
 
     func runner() async throws -> ProjectionRunner {

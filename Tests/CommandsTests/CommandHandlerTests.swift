@@ -41,8 +41,8 @@ struct CommandHandlerTests {
             _ = try await handler.handle(.add("ink"), with: decider)
             let outcome = try await handler.handle(.complete("pen"), with: decider)
             #expect(outcome.state == TodoState(open: ["ink"], done: ["pen"]))
-            #expect(try handler.state(of: decider).state == outcome.state)
-            #expect(try handler.state(of: TodoDecider(list: "work")).state == TodoState())
+            #expect(try await handler.state(of: decider).state == outcome.state)
+            #expect(try await handler.state(of: TodoDecider(list: "work")).state == TodoState())
             #expect(try store.headPosition() == 3)
         }
     }

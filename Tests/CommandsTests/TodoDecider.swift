@@ -60,13 +60,15 @@ struct TodoRefused: Error, Equatable {
     let reason: String
 }
 
-struct TodoState: Sendable, Equatable {
+struct TodoState: Sendable, Equatable, Codable {
     var open: [String] = []
     var done: [String] = []
 }
 
-struct TodoDecider: StreamDecider {
+struct TodoDecider: SnapshotDecider {
     let list: String
+    let snapshotName = "todo"
+    var snapshotVersion = 1
     /// Whether completed items are copied to `archive-LIST`, and the archive read back.
     var archives = false
     /// Another writer that gets in at some decisions.

@@ -64,10 +64,15 @@ extension FuzzChecks {
             for key in Program.keys {
                 for projection in AppCatalog.all {
                     var parameters: [String: String] = [:]
-                    for parameter in projection.queryParameters where parameter.name != "date" && parameter.name != "site" {
+                    let paging = Set(Page.parameters.map(\.name))
+                    for parameter in projection.queryParameters where !["date", "site"].contains(parameter.name) && !paging.contains(parameter.name) {
                         parameters[parameter.name] = key
                     }
                     _ = try await runner.query(projection.name, parameters: QueryParameters(parameters))
+                    if projection.queryParameters.contains(where: { $0.name == "limit" }) {
+                        parameters["limit"] = "2"
+                        _ = try await runner.query(projection.name, parameters: QueryParameters(parameters))
+                    }
                 }
             }
             let live = try AppCatalog.all.map { try runner.storedHash(of: $0.name) }

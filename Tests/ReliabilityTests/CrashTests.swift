@@ -1,4 +1,5 @@
 import Apps
+import Commands
 import EventStore
 import Foundation
 import Projections
@@ -95,6 +96,29 @@ struct CrashTests {
         #expect(killed == Self.kills / 2)
         // The figures RELIABILITY.md quotes (scripts/crash-test.sh picks these lines out).
         print("figures: \(durability): \(killed) kills survived, \(allAcknowledged.count) acknowledged batches present, \(checkedEvents) stored events checked byte for byte")
+    }
+
+    @Test("a kill during commands never leaves a snapshot ahead of its stream or apart from its fold")
+    func killDuringCommands() async throws {
+        let directory = try TemporaryDirectory(prefix: "crash-commands")
+        let db = directory.appending("store")
+        var random = SystemRandomNumberGenerator()
+        var checked = 0
+        for round in 0..<10 {
+            let child = try RunningProcess(Self.writer, ["commands", "--db", db, "--seed", String(round + 1)])
+            try await child.waitForStdoutLines(Int.random(in: 5...40, using: &random))
+            try await Task.sleep(for: .microseconds(Int.random(in: 0...20_000, using: &random)))
+            child.send(SIGKILL)
+            _ = try await child.waitForExit()
+            let store = try EventStore(path: db)
+            for snapshot in try await Snapshots.list(in: store) {
+                #expect(try AppCatalog.check(snapshot, in: store) == nil, "after kill \(round + 1)")
+                checked += 1
+            }
+            #expect(try store.verify().isClean)
+            store.close()
+        }
+        #expect(checked > 10, "only \(checked) snapshots were checked")
     }
 
     @Test("a kill during a rebuild is finished by the next open, to the hash of a fresh fold")

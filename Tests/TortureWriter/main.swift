@@ -1,7 +1,8 @@
+import Apps
 import CLMDB
+import Commands
 import EventStore
 import Foundation
-import Apps
 import Projections
 import TestSupport
 
@@ -19,6 +20,11 @@ import TestSupport
 //       "OK version" or "CONFLICT"; and appends to "own-P". Prints "DONE".
 //   torture-writer misuse --db DIR
 //       Calls the store from inside a read's closure (which a debug build stops at).
+//   torture-writer commands --db DIR [--seed S]
+//       Runs the apps' commands forever (workouts, alerts and campground bookings of a few users,
+//       from the seed) with a snapshot due every 3 events, printing "DONE n" after each, so a
+//       checker can hold every snapshot against the log after a kill.
+//
 //   torture-writer fill-readers --db DIR
 //       Takes every slot of LMDB's reader table (1,024 read transactions through LMDB's own C
 //       API, as another program could), prints "HOLDING" and keeps them until killed.
@@ -73,6 +79,28 @@ case "hold-read":
     try store.readTables { _ in
         say("HOLDING")
         while true { sleep(1) }
+    }
+case "commands":
+    var random = SeededGenerator(seed: UInt64(option("--seed") ?? "1") ?? 1)
+    let backend = AppBackend(store: store, configuration: CommandHandler.Configuration(snapshotInterval: 3))
+    var done = 0
+    while true {
+        let user = ["a", "b", "c"].randomElement(using: &random) ?? "a"
+        do {
+            switch Int.random(in: 0..<8, using: &random) {
+            case 0: _ = try await backend.fitness(.setGoal(Int.random(in: 50...500, using: &random)), user: user)
+            case 1: _ = try await backend.fitness(.start, user: user)
+            case 2, 3: _ = try await backend.fitness(.walk(steps: Int.random(in: 1...40, using: &random), distance: 1), user: user)
+            case 4: _ = try await backend.fitness(.restart, user: user)
+            case 5: _ = try await backend.alerts(.clearAll, user: user)
+            case 6: _ = try await backend.campground(.addSite(number: Int.random(in: 1...30, using: &random), electricity: true, water: true), campground: user)
+            default: _ = try await backend.campground(.addCamper(fullName: "Camper", phoneNumber: "555"), campground: user)
+            }
+        } catch is AppError {
+            // Refusals are part of the mix.
+        }
+        done += 1
+        say("DONE \(done)")
     }
 case "append":
     let seed = UInt64(option("--seed") ?? "1") ?? 1

@@ -18,7 +18,10 @@ struct Options: Sendable {
     var memorySizes = [250_000, 1_000_000]
     var readSetupEvents = 100_000
     var reads = 100_000
-    var scenarios: Set<String> = ["s1", "s2", "s3", "s4", "s5", "s6"]
+    /// S10: the events behind the long stream, and the commands timed on each.
+    var s10History = 1_000_000
+    var s10Commands = 50
+    var scenarios: Set<String> = ["s1", "s2", "s3", "s4", "s5", "s6", "s10"]
     var json = false
     var directory = NSTemporaryDirectory() + "/esbench-\(getpid())"
 }
@@ -312,7 +315,7 @@ struct Bench {
         report.add(Figure(scenario: "S5", contender: "sqlite-grdb", metric: "memory", value: .nan, unit: "-", note: "not measured"))
     }
 
-    private func runChild(_ arguments: [String]) throws -> String {
+    func runChild(_ arguments: [String]) throws -> String {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: executable)
         process.arguments = arguments

@@ -12,9 +12,9 @@ func intValue(_ flag: String) -> Int? { value(after: flag).flatMap { Int($0.repl
 
 if arguments.contains("--help") {
     print("""
-        esbench [--json] [--scenarios s1,s2,s3,s4,s5,s6] [--full] [--dir DIR]
+        esbench [--json] [--scenarios s1,s2,s3,s4,s5,s6,s10] [--full] [--dir DIR]
                 [--events N] [--writer-events N] [--single-events N] [--domain-events N]
-                [--latency-events N] [--memory-sizes A,B] [--reads N]
+                [--latency-events N] [--memory-sizes A,B] [--reads N] [--s10-history N]
 
         Runs each scenario with three contenders side by side (this store, raw LMDB with the same
         schema, SQLite through GRDB) and prints a table of figures and targets; --json prints the
@@ -33,6 +33,7 @@ if let n = intValue("--single-events") { options.singleEvents = n }
 if let n = intValue("--domain-events") { options.domainEvents = n }
 if let n = intValue("--latency-events") { options.latencyEvents = n }
 if let n = intValue("--reads") { options.reads = n }
+if let n = intValue("--s10-history") { options.s10History = n }
 if let sizes = value(after: "--memory-sizes") { options.memorySizes = sizes.split(separator: ",").compactMap { Int($0) } }
 if let directory = value(after: "--dir") { options.directory = directory }
 options.json = arguments.contains("--json")
@@ -45,6 +46,8 @@ if let mode = value(after: "--child") {
     do {
         if mode == "s4-appender" {
             try await Bench.s4Appender(directory: directory, count: count)
+        } else if mode.hasPrefix("s10-") {
+            try await Bench.s10Child(mode, directory: directory, count: count)
         } else {
             try await Bench.memoryChild(mode, directory: directory, count: count, options: options)
         }
@@ -65,7 +68,7 @@ report.settings = [
 let bench = Bench(options: options, report: report, executable: executable)
 try? FileManager.default.createDirectory(atPath: options.directory, withIntermediateDirectories: true)
 let started = ContinuousClock.now
-for scenario in ["s1", "s2", "s3", "s4", "s5", "s6"] where options.scenarios.contains(scenario) {
+for scenario in ["s1", "s2", "s3", "s4", "s5", "s6", "s10"] where options.scenarios.contains(scenario) {
     FileHandle.standardError.write(Data("running \(scenario.uppercased())...\n".utf8))
     do {
         switch scenario {
@@ -74,6 +77,7 @@ for scenario in ["s1", "s2", "s3", "s4", "s5", "s6"] where options.scenarios.con
         case "s3": try await bench.s3()
         case "s4": try await bench.s4()
         case "s5": try await bench.s5()
+        case "s10": try await bench.s10()
         default: try await bench.s6()
         }
     } catch {

@@ -14,8 +14,10 @@ public enum AlertCommand: Sendable, Equatable {
 /// The alert queue's rules, for one user. Posting a text already queued records nothing (no
 /// second entry, no second notification); clearing an alert that is not queued is
 /// ``AppError/Code/notFound``; an empty text is ``AppError/Code/invalidInput``.
-public struct AlertDecider: StreamDecider {
+public struct AlertDecider: SnapshotDecider {
     public let user: String
+    public let snapshotName = "alerts"
+    public let snapshotVersion = 1
 
     public init(user: String = AppStreams.defaultKey) {
         self.user = user

@@ -38,4 +38,14 @@ public struct AlertQueue: Sendable, Equatable, Codable, RowValue {
             "alerts": .array(alerts.map(\.json)),
         ]
     }
+
+    /// The same with only the alerts of `slice` (positions in the queue), and `"next"`: the
+    /// cursor that continues after it (before it, `backward`), or null at the end.
+    public func json(user: String, slice: Range<Int>, backward: Bool = false) -> JSONValue {
+        let next: JSONValue = backward ? (slice.lowerBound > 0 ? .int(slice.lowerBound) : .null) : (slice.upperBound < count ? .int(slice.upperBound) : .null)
+        return [
+            "user": .string(user), "count": .int(count), "top": top?.json ?? .null, "nextUp": nextUp?.json ?? .null,
+            "alerts": .array(alerts[slice].map(\.json)), "next": next,
+        ]
+    }
 }

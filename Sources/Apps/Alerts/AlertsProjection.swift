@@ -10,7 +10,7 @@ public struct AlertsProjection: Projection {
     public let eventTypes: Set<String>? = AlertEvent.types
     /// Anyone may append to an alert stream: an event that does not decode is passed over.
     public let errorPolicy = ProjectionErrorPolicy.skip
-    public let queryParameters = [QueryParameter("user", "the user (default: default)")]
+    public let queryParameters = [QueryParameter("user", "the user (default: default)")] + Page.parameters
 
     public init() {}
 
@@ -22,9 +22,21 @@ public struct AlertsProjection: Projection {
         try state.put("queues", key, queue)
     }
 
-    /// `{"user","count","top","nextUp","alerts":[{"name","text","severity"}]}`.
+    /// `{"user","count","top","nextUp","alerts":[{"name","text","severity"}]}`; with `limit`, a page
+    /// of `alerts` and `"next"` beside it (the cursor is how many alerts of the queue come before).
     public func query(_ state: some StateReader, _ parameters: QueryParameters) throws -> JSONValue {
         let user = parameters.value("user", default: AppStreams.defaultKey)
-        return (try state.get("queues", RowKey(user), as: AlertQueue.self) ?? AlertQueue()).json(user: user)
+        let queue = try state.get("queues", RowKey(user), as: AlertQueue.self) ?? AlertQueue()
+        guard let page = try Page(parameters, projection: name) else { return queue.json(user: user) }
+        // A user's queue is one row (its alerts, each text once): a page is a slice of it.
+        let count = queue.alerts.count
+        guard let cursor = page.after ?? page.before else { return queue.json(user: user, slice: 0..<min(page.limit, count)) }
+        guard let offset = Int(cursor), (0...count).contains(offset) else {
+            throw ProjectionError(.invalidQuery, "The cursor '\(cursor)' is not one of this list's; give a \"next\" of an earlier page.", projection: name)
+        }
+        if page.after != nil {
+            return queue.json(user: user, slice: offset..<min(offset + page.limit, count))
+        }
+        return queue.json(user: user, slice: max(0, offset - page.limit)..<offset, backward: true)
     }
 }

@@ -75,7 +75,7 @@ public struct Reservation: Sendable, Equatable, Codable, RowValue {
 }
 
 /// A campground: the fold of its stream, as the commands need it.
-public struct Campground: Sendable, Equatable {
+public struct Campground: Sendable, Equatable, Codable {
     public private(set) var campers: [String: Camper] = [:]
     public private(set) var camperCount = 0
     public private(set) var sites: [Int: Campsite] = [:]

@@ -15,7 +15,7 @@ public enum CampgroundCommand: Sendable, Equatable {
 /// reservations, a reservation that is not reserved, a stay outside the years 1 to 9999. A
 /// reservation of 0 nights or fewer, or overlapping a reserved stay of the same site, is recorded
 /// with status "Invalid" and its problem.
-public struct CampgroundDecider: StreamDecider {
+public struct CampgroundDecider: SnapshotDecider {
     /// The error domain of the reservation problems, as the original app named it.
     public static let errorDomain = "CampingManager"
     /// The problem and error code of a reservation of 0 nights or fewer.
@@ -24,6 +24,8 @@ public struct CampgroundDecider: StreamDecider {
     public static let siteTaken = (problem: "Site already reserved for those dates", code: 6)
 
     public let campground: String
+    public let snapshotName = "campground"
+    public let snapshotVersion = 1
 
     public init(campground: String = AppStreams.defaultKey) {
         self.campground = campground

@@ -11,15 +11,26 @@ private func sequence(of id: String) -> Int {
     Int(id.dropFirst()) ?? Int.max
 }
 
+/// The row key of an id within a campground: its number, then the id itself, so that keys sort
+/// as the ids were given (C2 before C10) and each id has one row.
+private func idKey(_ campground: RowKey, _ id: String) -> RowKey {
+    campground.appending(sequence(of: id)).appending(id)
+}
+
+/// The JSON of a page of rows, with the cursor of the next page: `{"items":[...],"next":...}`.
+private func pageJSON<V>(_ rows: PageRows<V>, cursor: (RowKey, V) -> JSONValue, item: (V) throws -> JSONValue) rethrows -> JSONValue {
+    ["items": .array(try rows.rows.map { try item($0.value) }), "next": rows.continuation.map { cursor($0.key, $0.value) } ?? .null]
+}
+
 /// Each campground's campers, in the order added. Query parameter: `campground`.
 public struct CampersProjection: Projection {
     public let name = "campers"
-    public let version = 2
+    public let version = 3
     public let tables = ["campers"]
     public let eventTypes: Set<String>? = [CamperAdded.eventType]
     /// Anyone may append to a campground's stream: an event that does not decode is passed over.
     public let errorPolicy = ProjectionErrorPolicy.skip
-    public let queryParameters = [QueryParameter("campground", "the campground (default: default)")]
+    public let queryParameters = [QueryParameter("campground", "the campground (default: default)")] + Page.parameters
 
     public init() {}
 
@@ -27,15 +38,19 @@ public struct CampersProjection: Projection {
         guard let campground = campgroundKey(event) else { return }
         let added = try CamperAdded(recorded: event)
         try state.put(
-            "campers", campground.appending(added.camperId),
+            "campers", idKey(campground, added.camperId),
             Camper(id: added.camperId, fullName: added.fullName, phoneNumber: added.phoneNumber))
     }
 
-    /// `[{"id","fullName","phoneNumber"}]`, in the order added.
+    /// `[{"id","fullName","phoneNumber"}]`, in the order added; with `limit` (and a camper id as
+    /// the cursor), `{"items":[...],"next":ID|null}`.
     public func query(_ state: some StateReader, _ parameters: QueryParameters) throws -> JSONValue {
-        let campground = parameters.value("campground", default: AppStreams.defaultKey)
-        let campers = try state.rows("campers", prefix: RowKey(campground), as: Camper.self).map(\.value)
-        return .array(try campers.sorted { (sequence(of: $0.id), $0.id) < (sequence(of: $1.id), $1.id) }.map(JSONValueEncoder.encode))
+        let campground = RowKey(parameters.value("campground", default: AppStreams.defaultKey))
+        if let page = try Page(parameters, projection: name) {
+            let rows = try state.page("campers", prefix: campground, page, cursorKey: { idKey(campground, $0) }, as: Camper.self)
+            return try pageJSON(rows, cursor: { _, camper in .string(camper.id) }, item: JSONValueEncoder.encode)
+        }
+        return .array(try state.rows("campers", prefix: campground, as: Camper.self).map { try JSONValueEncoder.encode($0.value) })
     }
 }
 
@@ -48,7 +63,7 @@ public struct CampsitesProjection: Projection {
     public let eventTypes: Set<String>? = [SiteAdded.eventType, SiteDeleted.eventType]
     /// Anyone may append to a campground's stream: an event that does not decode is passed over.
     public let errorPolicy = ProjectionErrorPolicy.skip
-    public let queryParameters = [QueryParameter("campground", "the campground (default: default)")]
+    public let queryParameters = [QueryParameter("campground", "the campground (default: default)")] + Page.parameters
 
     public init() {}
 
@@ -65,11 +80,21 @@ public struct CampsitesProjection: Projection {
         }
     }
 
-    /// `{"nextSiteNumber","sites":[{"number","electricity","water"}]}`.
+    /// `{"nextSiteNumber","sites":[{"number","electricity","water"}]}`; with `limit` (and a site
+    /// number as the cursor), `"next"` beside `sites`: the number to continue after, or null.
     public func query(_ state: some StateReader, _ parameters: QueryParameters) throws -> JSONValue {
-        let campground = parameters.value("campground", default: AppStreams.defaultKey)
-        let sites = try state.rows("sites", prefix: RowKey(campground), as: Campsite.self).map(\.value)
-        return ["nextSiteNumber": .int(Campground.number(after: sites.last?.number)), "sites": .array(try sites.map(JSONValueEncoder.encode))]
+        let campground = RowKey(parameters.value("campground", default: AppStreams.defaultKey))
+        let highest = try state.rows("sites", prefix: campground, reverse: true, limit: 1, as: Campsite.self).first?.value.number
+        let next: JSONValue = .int(Campground.number(after: highest))
+        if let page = try Page(parameters, projection: name) {
+            let rows = try state.page("sites", prefix: campground, page, cursorKey: { Int($0).map { campground.appending($0) } }, as: Campsite.self)
+            return [
+                "nextSiteNumber": next, "sites": .array(try rows.rows.map { try JSONValueEncoder.encode($0.value) }),
+                "next": rows.continuation.map { .int($0.value.number) } ?? .null,
+            ]
+        }
+        let sites = try state.rows("sites", prefix: campground, as: Campsite.self).map(\.value)
+        return ["nextSiteNumber": next, "sites": .array(try sites.map(JSONValueEncoder.encode))]
     }
 }
 
@@ -77,7 +102,7 @@ public struct CampsitesProjection: Projection {
 /// `campground`, `camper`, `site`, `date` (the reserved stays covering that date).
 public struct ReservationsProjection: Projection {
     public let name = "reservations"
-    public let version = 2
+    public let version = 3
     public let tables = ["reservations"]
     public let eventTypes: Set<String>? = [ReservationRecorded.eventType, ReservationCancelled.eventType]
     /// Anyone may append to a campground's stream: an event that does not decode is passed over.
@@ -86,7 +111,7 @@ public struct ReservationsProjection: Projection {
         QueryParameter("campground", "the campground (default: default)"), QueryParameter("camper", "only this camper's reservations"),
         QueryParameter("site", "only this site's reservations"),
         QueryParameter("date", "only the stays Reserved on this YYYY-MM-DD"),
-    ]
+    ] + Page.parameters
 
     public init() {}
 
@@ -94,10 +119,10 @@ public struct ReservationsProjection: Projection {
         guard let campground = campgroundKey(event) else { return }
         if event.type == ReservationRecorded.eventType {
             let recorded = try ReservationRecorded(recorded: event)
-            try state.put("reservations", campground.appending(recorded.reservationId), Reservation(recorded))
+            try state.put("reservations", idKey(campground, recorded.reservationId), Reservation(recorded))
         } else {
             let cancelled = try ReservationCancelled(recorded: event)
-            let key = campground.appending(cancelled.reservationId)
+            let key = idKey(campground, cancelled.reservationId)
             guard var reservation = try state.get("reservations", key, as: Reservation.self) else { return }
             reservation.status = .cancelled
             try state.put("reservations", key, reservation)
@@ -105,9 +130,10 @@ public struct ReservationsProjection: Projection {
     }
 
     /// `[{"id","camper","site","dateFrom","dateTo","status","problem"}]` in the order recorded,
-    /// narrowed by camper, site and date.
+    /// narrowed by camper, site and date; with `limit` (and a reservation id as the cursor),
+    /// `{"items":[...],"next":ID|null}`.
     public func query(_ state: some StateReader, _ parameters: QueryParameters) throws -> JSONValue {
-        let campground = parameters.value("campground", default: AppStreams.defaultKey)
+        let campground = RowKey(parameters.value("campground", default: AppStreams.defaultKey))
         var site: Int?
         if let text = parameters["site"] {
             guard let number = Int(text) else {
@@ -122,13 +148,21 @@ public struct ReservationsProjection: Projection {
             }
             date = parsed
         }
-        let reservations = try state.rows("reservations", prefix: RowKey(campground), as: Reservation.self).map(\.value)
-            .filter { reservation in
-                (parameters["camper"].map { $0 == reservation.camperId } ?? true)
-                    && (site.map { $0 == reservation.site } ?? true)
-                    && (date.map { reservation.status == .reserved && reservation.covers($0) } ?? true)
-            }
-            .sorted { (sequence(of: $0.id), $0.id) < (sequence(of: $1.id), $1.id) }
-        return .array(reservations.map(\.json))
+        let camper = parameters["camper"]
+        let include = { (_: RowKey, reservation: Reservation) -> Bool in
+            (camper.map { $0 == reservation.camperId } ?? true) && (site.map { $0 == reservation.site } ?? true)
+                && (date.map { reservation.status == .reserved && reservation.covers($0) } ?? true)
+        }
+        if let page = try Page(parameters, projection: name) {
+            let rows = try state.page(
+                "reservations", prefix: campground, page, cursorKey: { idKey(campground, $0) }, as: Reservation.self, where: include)
+            return pageJSON(rows, cursor: { _, reservation in .string(reservation.id) }, item: \.json)
+        }
+        var matching: [JSONValue] = []
+        try state.forEachRow("reservations", prefix: campground, after: nil, reverse: false, as: Reservation.self) { key, reservation in
+            if include(key, reservation) { matching.append(reservation.json) }
+            return true
+        }
+        return .array(matching)
     }
 }

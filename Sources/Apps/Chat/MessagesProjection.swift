@@ -53,7 +53,7 @@ public struct MessagesProjection: Projection {
     public let eventTypes: Set<String>? = ChatEvent.types
     /// Anyone may append to a room's stream: an event that does not decode is passed over.
     public let errorPolicy = ProjectionErrorPolicy.skip
-    public let queryParameters = [QueryParameter("room", "the chat room (default: default)")]
+    public let queryParameters = [QueryParameter("room", "the chat room (default: default)")] + Page.parameters
 
     /// How many messages a new reader is first given.
     public static let newReaderCount = 3
@@ -80,21 +80,34 @@ public struct MessagesProjection: Projection {
 
     /// `{"room","activeUsers","messages":[{"id","user","text","date"}],"newReader":[...],"active":[...]}`:
     /// active users are those who posted, connected or came back within 300 seconds of the
-    /// room's newest event and have not gone away since.
+    /// room's newest event and have not gone away since. With `limit`, `messages` holds the room's
+    /// `limit` newest messages (oldest first, as a chat shows them), or those before or after a
+    /// cursor (a message's position), and `"next"` beside it is the cursor of the page that
+    /// continues in the same direction (older ones from the newest or `before`, newer ones from
+    /// `after`), or null.
     public func query(_ state: some StateReader, _ parameters: QueryParameters) throws -> JSONValue {
         let roomName = parameters.value("room", default: AppStreams.defaultKey)
         let room = RowKey(roomName)
-        let messages = try state.rows("messages", prefix: room, as: ChatMessage.self).map(\.value)
         let newest = try state.get("newest", room, as: Int64.self) ?? 0
-        let active = try state.rows("seen", prefix: room, as: LastSeen.self)
-            .filter { seen in
-                let (age, overflow) = newest.subtractingReportingOverflow(seen.value.at)
-                return !seen.value.isAway && !overflow && age <= Self.activeWindow
-            }
-            .compactMap { $0.key.parts([.string, .string])?.last?.string }
-        return [
-            "room": .string(roomName), "activeUsers": .int(active.count), "messages": .array(messages.map(\.json)),
-            "newReader": .array(messages.suffix(Self.newReaderCount).map(\.json)), "active": .array(active.map { .string($0) }),
-        ]
+        let seen = try state.rows("seen", prefix: room, as: LastSeen.self).filter { seen in
+            let (age, overflow) = newest.subtractingReportingOverflow(seen.value.at)
+            return !seen.value.isAway && !overflow && age <= Self.activeWindow
+        }
+        let active: [String] = seen.compactMap { row in row.key.decode(String.self, String.self).map { $0.1 } }
+        let newReader = try state.rows("messages", prefix: room, reverse: true, limit: Self.newReaderCount, as: ChatMessage.self).reversed()
+        var result: [(String, JSONValue)] = [("room", .string(roomName)), ("activeUsers", .int(active.count))]
+        if let page = try Page(parameters, projection: name) {
+            let rows = try state.page(
+                "messages", prefix: room, page, startFromEnd: true, cursorKey: { UInt64($0).map { room.appending($0) } }, as: ChatMessage.self)
+            result.append(("messages", .array(rows.rows.map(\.value.json))))
+            let next: UInt64? = rows.continuation.flatMap { row in row.key.decode(String.self, UInt64.self).map { $0.1 } }
+            result.append(("next", next.map { JSONValue.uint($0) } ?? .null))
+        } else {
+            let messages = try state.rows("messages", prefix: room, as: ChatMessage.self)
+            result.append(("messages", .array(messages.map(\.value.json))))
+        }
+        result.append(("newReader", .array(newReader.map(\.value.json))))
+        result.append(("active", .array(active.map { JSONValue.string($0) })))
+        return .object(result)
     }
 }

@@ -14,7 +14,7 @@ public enum FitnessCommand: Sendable, Equatable {
 }
 
 /// A user's workout and alert queue: what a workout command decides on.
-public struct FitnessState: Sendable, Equatable {
+public struct FitnessState: Sendable, Equatable, Codable {
     public var workout: Workout
     public var queue: AlertQueue
 
@@ -52,8 +52,10 @@ public enum FitnessRecord: RecordableEvent, Equatable {
 ///
 /// Refusals are ``AppError``: ``AppError/Code/goalNotSet``, ``AppError/Code/invalidState``,
 /// ``AppError/Code/invalidInput``.
-public struct FitnessDecider: StreamDecider {
+public struct FitnessDecider: SnapshotDecider {
     public let user: String
+    public let snapshotName = "fitness"
+    public let snapshotVersion = 1
 
     public init(user: String = AppStreams.defaultKey) {
         self.user = user

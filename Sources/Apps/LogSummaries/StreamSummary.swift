@@ -10,7 +10,8 @@ public struct StreamSummary: Projection {
     public let tables = ["streams"]
     public let eventTypes: Set<String>? = nil
     public let errorPolicy = ProjectionErrorPolicy.stop
-    public let queryParameters = [QueryParameter("category", "only the streams of this category (the name before its first '-')")]
+    public let queryParameters =
+        [QueryParameter("category", "only the streams of this category (the name before its first '-')")] + Page.parameters
 
     public init() {}
 
@@ -30,8 +31,6 @@ public struct StreamSummary: Projection {
             self.lastType = lastType
             self.lastRecordedAt = lastRecordedAt
         }
-
-
     }
 
     public func apply(_ event: RecordedEvent, to state: inout ProjectionState) throws {
@@ -45,18 +44,32 @@ public struct StreamSummary: Projection {
         try state.put("streams", key, summary)
     }
 
-    /// `{"streams": [{"stream", "events", "firstPosition", "lastPosition", "lastType", "lastRecordedAt"}]}`.
+    /// `{"streams": [{"stream", "events", "firstPosition", "lastPosition", "lastType", "lastRecordedAt"}]}`,
+    /// in stream-name order; with `limit` (and a stream name as the cursor), `"next"` beside it.
     public func query(_ state: some StateReader, _ parameters: QueryParameters) throws -> JSONValue {
-        let rows = try state.rows("streams", as: Summary.self)
-        let streams: [JSONValue] = rows.compactMap { row in
-            let stream = row.key.parts([.string])?.first?.string ?? "?"
-            if let category = parameters["category"].map({ EventFilter(category: $0) }), !category.matches(stream: stream) { return nil }
-            return [
-                "stream": .string(stream), "events": .int(row.value.events),
-                "firstPosition": .uint(row.value.firstPosition), "lastPosition": .uint(row.value.lastPosition),
-                "lastType": .string(row.value.lastType),
-                "lastRecordedAt": .string(ISO8601.string(microseconds: row.value.lastRecordedAt)),
+        let category = parameters["category"].map { EventFilter(category: $0) }
+        let include = { (key: RowKey, _: Summary) -> Bool in
+            guard let category else { return true }
+            return key.decode(String.self).map { category.matches(stream: $0) } ?? false
+        }
+        func json(_ key: RowKey, _ summary: Summary) -> JSONValue {
+            [
+                "stream": .string(key.decode(String.self) ?? "?"), "events": .int(summary.events),
+                "firstPosition": .uint(summary.firstPosition), "lastPosition": .uint(summary.lastPosition),
+                "lastType": .string(summary.lastType), "lastRecordedAt": .string(ISO8601.string(microseconds: summary.lastRecordedAt)),
             ]
+        }
+        if let page = try Page(parameters, projection: name) {
+            let rows = try state.page("streams", prefix: RowKey(), page, cursorKey: { RowKey($0) }, as: Summary.self, where: include)
+            return [
+                "streams": .array(rows.rows.map { json($0.key, $0.value) }),
+                "next": rows.continuation.flatMap { $0.key.decode(String.self) }.map { .string($0) } ?? .null,
+            ]
+        }
+        var streams: [JSONValue] = []
+        try state.forEachRow("streams", prefix: RowKey(), after: nil, reverse: false, as: Summary.self) { key, summary in
+            if include(key, summary) { streams.append(json(key, summary)) }
+            return true
         }
         return ["streams": .array(streams)]
     }

@@ -97,15 +97,26 @@ public final class TableTransaction {
     }
 
     /// Visits the entries whose keys start with `prefix`, in key order (or reverse), until `body`
-    /// returns false. The bytes are valid only during each call of `body`.
+    /// returns false; with `after`, only those past that key in the scan's direction (greater,
+    /// or smaller in reverse), which is how a page continues where the last one ended. The bytes
+    /// are valid only during each call of `body`.
     public func scan(
-        _ table: String, prefix: [UInt8] = [], reverse: Bool = false,
+        _ table: String, prefix: [UInt8] = [], after: [UInt8]? = nil, reverse: Bool = false,
         _ body: (_ key: UnsafeRawBufferPointer, _ value: UnsafeRawBufferPointer) throws -> Bool
     ) throws {
         guard let dbi = try self.table(table) else { return }
         let cursor = try txn.cursor(dbi)
         var entry: Cursor.Entry?
-        if !reverse {
+        if let after {
+            let found = try after.withUnsafeBytes { try cursor.seek(atLeast: $0) }
+            if !reverse {
+                entry = found
+                if let (key, _) = entry, key.elementsEqual(after) { entry = try cursor.next() }
+            } else {
+                // The first key at or past `after` is where a reverse scan starts: one step back.
+                entry = found == nil ? try cursor.last() : try cursor.previous()
+            }
+        } else if !reverse {
             entry = prefix.isEmpty ? try cursor.first() : try prefix.withUnsafeBytes { try cursor.seek(atLeast: $0) }
         } else if let successor = Self.successor(of: prefix) {
             // The last key with the prefix is just before the first key past every such key.
@@ -148,11 +159,12 @@ public final class TableTransaction {
         return try Writer.lastPosition(txn, databases)
     }
 
-    /// Visits every event of `stream` in version order (none when the stream has none).
-    public func forEachEvent(inStream stream: String, _ body: (RecordedEvent) throws -> Void) throws {
+    /// Visits the events of `stream` from version `from` (default 1) on, in version order (none
+    /// when the stream has none there).
+    public func forEachEvent(inStream stream: String, from version: UInt64 = 1, _ body: (RecordedEvent) throws -> Void) throws {
         guard isValid else { throw EventStoreError.closedStore }
-        guard let head = try EventStore.streamHead(stream, txn, databases) else { return }
-        try EventStore.forEachPosition(of: head, stream: stream, from: 1, direction: .forward, limit: .max, txn, databases) { position in
+        guard let head = try EventStore.streamHead(stream, txn, databases), version <= head.version else { return }
+        try EventStore.forEachPosition(of: head, stream: stream, from: Swift.max(version, 1), direction: .forward, limit: .max, txn, databases) { position in
             guard let value = try BigEndian.withBytes(of: position, { try txn.get(databases.events, $0) }) else {
                 throw EventStoreError(.damaged, "The stream index points to position \(position), which is not in the log; run `esctl verify`.")
             }

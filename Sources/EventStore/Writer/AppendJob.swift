@@ -13,21 +13,40 @@ final class AppendJob: WriteJob, @unchecked Sendable {
     private let continuation: CheckedContinuation<[AppendResult], any Error>
     private var result: [AppendResult] = []
     let eventCount: Int
+    /// Table writes to make in the same transaction once the events are newly written, with
+    /// what the tables need to run them. Released when the job is done.
+    private var tableWrites: TableWrites?
+    /// The caller's own error from `tableWrites`, handed back as it was thrown.
+    private var callerError: (any Error)?
+
+    struct TableWrites {
+        let environment: Environment
+        let registry: TableRegistry
+        let body: (TableTransaction, [AppendResult]) throws -> Void
+    }
 
     /// `appends` must already have passed ``Limits/validate(_:)`` and hold their data and
     /// metadata in ``StoredForm``.
     init(
-        appends: [StreamAppend], idGenerator: () -> UUID,
+        appends: [StreamAppend], idGenerator: () -> UUID, tableWrites: TableWrites? = nil,
         continuation: CheckedContinuation<[AppendResult], any Error>
     ) {
         self.appends = appends
         self.ids = appends.map { $0.events.map { $0.id ?? idGenerator() } }
         self.continuation = continuation
         self.eventCount = appends.reduce(0) { $0 + $1.events.count }
+        self.tableWrites = tableWrites
     }
 
-    func complete() { continuation.resume(returning: result) }
-    func fail(_ error: EventStoreError) { continuation.resume(throwing: error) }
+    func complete() {
+        tableWrites = nil
+        continuation.resume(returning: result)
+    }
+
+    func fail(_ error: EventStoreError) {
+        tableWrites = nil
+        continuation.resume(throwing: callerError ?? error)
+    }
 
     func run(in context: inout BatchContext) throws(JobFailure) {
         do {
@@ -37,10 +56,29 @@ final class AppendJob: WriteJob, @unchecked Sendable {
             }
             let heads = try checkExpectations(context)
             result = try write(heads: heads, context: &context)
+            try writeTables(context)
         } catch let failure as JobFailure {
             throw failure
         } catch {
             throw .transaction(error as? EventStoreError ?? EventStoreError(.storageFailure, "\(error)"))
+        }
+    }
+
+    /// Runs the caller's table writes in this transaction. A full map or transaction goes back to
+    /// the writer (it grows or splits and retries); the caller's own error rolls the batch back
+    /// without this job and fails it.
+    private func writeTables(_ context: BatchContext) throws(JobFailure) {
+        guard let writes = tableWrites else { return }
+        callerError = nil
+        let transaction = TableTransaction(txn: context.txn, environment: writes.environment, registry: writes.registry, isWritable: true)
+        defer { transaction.invalidate() }
+        do {
+            try writes.body(transaction, result)
+        } catch let error as EventStoreError where error.lmdbCode == MDB_MAP_FULL || error.lmdbCode == MDB_TXN_FULL {
+            throw .transaction(error)
+        } catch {
+            callerError = error
+            throw .poisoned(EventStoreError.wrapping(error))
         }
     }
 

@@ -215,14 +215,16 @@ public struct ProjectionState {
 
     /// Rows of a state held in memory, in key order. A state backed by the store lists only the
     /// rows it has touched, so queries read the store through ``StoredState`` instead.
-    func rows<V: RowValue>(
-        _ table: String, prefix: RowKey, reverse: Bool, limit: Int, as type: V.Type
-    ) throws -> [(key: RowKey, value: V)] {
+    func forEachRow<V: RowValue>(
+        _ table: String, prefix: RowKey, after: RowKey?, reverse: Bool, as type: V.Type, _ body: (RowKey, V) throws -> Bool
+    ) throws {
         let index = try tableIndex(table)
         var keys = tables[index].rows.filter { $0.key.hasPrefix(prefix) && $0.value.box != nil }.map(\.key).sorted()
         if reverse { keys.reverse() }
-        return try keys.prefix(limit).compactMap { key in
-            try peek(table, key, as: V.self).map { (key, $0) }
+        if let after { keys.removeAll { reverse ? !($0 < after) : !(after < $0) } }
+        for key in keys {
+            guard let value = try peek(table, key, as: V.self) else { continue }
+            guard try body(key, value) else { return }
         }
     }
 
@@ -306,8 +308,10 @@ private struct InMemoryReader: StateReader {
         try state.peek(table, key, as: type)
     }
 
-    func rows<V: RowValue>(_ table: String, prefix: RowKey, reverse: Bool, limit: Int, as type: V.Type) throws -> [(key: RowKey, value: V)] {
-        try state.rows(table, prefix: prefix, reverse: reverse, limit: limit, as: type)
+    func forEachRow<V: RowValue>(
+        _ table: String, prefix: RowKey, after: RowKey?, reverse: Bool, as type: V.Type, _ body: (RowKey, V) throws -> Bool
+    ) throws {
+        try state.forEachRow(table, prefix: prefix, after: after, reverse: reverse, as: type, body)
     }
 
     func rowCount(_ table: String) throws -> Int { try state.rowCount(table) }

@@ -5,10 +5,12 @@ import EventStore
 public protocol StateReader {
     /// The row under `key`, decoded as `V`; nil when there is none.
     func get<V: RowValue>(_ table: String, _ key: RowKey, as type: V.Type) throws -> V?
-    /// The rows whose keys start with `prefix`, in key order (or reverse), at most `limit`.
-    func rows<V: RowValue>(
-        _ table: String, prefix: RowKey, reverse: Bool, limit: Int, as type: V.Type
-    ) throws -> [(key: RowKey, value: V)]
+    /// Visits the rows whose keys start with `prefix`, in key order (or reverse), until `body`
+    /// returns false; with `after`, only those past that key in the scan's direction (how a
+    /// page continues where the last one ended). Nothing is held but the row in hand.
+    func forEachRow<V: RowValue>(
+        _ table: String, prefix: RowKey, after: RowKey?, reverse: Bool, as type: V.Type, _ body: (RowKey, V) throws -> Bool
+    ) throws
     /// The number of rows of a table.
     func rowCount(_ table: String) throws -> Int
     /// Visits every row of a table as bytes, in key order, without holding them all (for the
@@ -26,6 +28,19 @@ extension StateReader {
 }
 
 extension StateReader {
+    /// The rows whose keys start with `prefix`, in key order (or reverse), at most `limit`.
+    public func rows<V: RowValue>(
+        _ table: String, prefix: RowKey, reverse: Bool, limit: Int, as type: V.Type
+    ) throws -> [(key: RowKey, value: V)] {
+        var found: [(key: RowKey, value: V)] = []
+        guard limit > 0 else { return found }
+        try forEachRow(table, prefix: prefix, after: nil, reverse: reverse, as: type) { key, value in
+            found.append((key, value))
+            return found.count < limit
+        }
+        return found
+    }
+
     /// The row under `key`, decoded as the type the caller expects; nil when there is none.
     public func get<V: RowValue>(_ table: String, _ key: RowKey) throws -> V? {
         try get(table, key, as: V.self)
@@ -57,23 +72,21 @@ public struct StoredState: StateReader {
         }
     }
 
-    public func rows<V: RowValue>(
-        _ table: String, prefix: RowKey, reverse: Bool, limit: Int, as type: V.Type
-    ) throws -> [(key: RowKey, value: V)] {
-        var found: [(key: RowKey, value: V)] = []
-        guard limit > 0 else { return found }
+    public func forEachRow<V: RowValue>(
+        _ table: String, prefix: RowKey, after: RowKey?, reverse: Bool, as type: V.Type, _ body: (RowKey, V) throws -> Bool
+    ) throws {
         var failure: RowDecodingError?
-        try transaction.scan(Self.tableName(projection, table), prefix: prefix.bytes, reverse: reverse) { key, value in
+        try transaction.scan(Self.tableName(projection, table), prefix: prefix.bytes, after: after?.bytes, reverse: reverse) { key, value in
+            let row: V
             do throws(RowDecodingError) {
-                found.append((RowKey(bytes: Array(key)), try V(decoding: value)))
+                row = try V(decoding: value)
             } catch {
                 failure = error
                 return false
             }
-            return found.count < limit
+            return try body(RowKey(bytes: Array(key)), row)
         }
         if let failure { throw ProjectionError.damaged(projection, "\(table): \(failure)") }
-        return found
     }
 
     public func rowCount(_ table: String) throws -> Int {

@@ -1,4 +1,5 @@
 import ArgumentParser
+import Commands
 import EventStore
 import Projections
 import Apps
@@ -12,7 +13,8 @@ struct Verify: AsyncParsableCommand {
             records, every stream-index entry points to the record of that stream and version and \
             every record is indexed, the id table maps each record's id to its position and holds \
             nothing else, and every projection's checkpoint is at most the head. With --deep, each \
-            projection's stored hash must equal that of a fold of the log up to its checkpoint. \
+            projection's stored hash must equal that of a fold of the log up to its checkpoint, and \
+            each command snapshot the state its streams fold into through its versions. \
             Prints each problem; with --json one object {"ok","events","streams","headPosition", \
             "problems":[{"check","detail"}],"omittedProblems"}. Does not change the store.
             """)
@@ -46,6 +48,12 @@ struct Verify: AsyncParsableCommand {
             // Only checks the projections' stored state: no rebuild, no catch-up.
             let runner = try await ProjectionRunner(store: store, projections: AppCatalog.all, inspecting: true)
             try runner.verify(into: &report, deep: deep)
+            if deep {
+                // Snapshots are a cache, but one that disagrees with the log would decide wrongly.
+                for snapshot in try await Snapshots.list(in: store) {
+                    if let problem = try AppCatalog.check(snapshot, in: store) { report.add("snapshots", problem) }
+                }
+            }
             print(report)
             guard report.isClean else {
                 let count = report.problems.count + report.omittedProblems

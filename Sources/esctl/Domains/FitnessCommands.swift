@@ -129,7 +129,7 @@ struct Alerts: AsyncParsableCommand {
         func run() async throws {
             try await reportingErrors {
                 try await options.withBackend { backend in
-                    let before = try backend.alertQueue(user: user.user).count
+                    let before = try await backend.alertQueue(user: user.user).count
                     let command: AlertCommand = all ? .clearAll : .clear(alert ?? "")
                     let outcome = try await backend.alerts(command, user: user.user)
                     options.warn(outcome.passedOver)
