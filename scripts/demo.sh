@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
-# The main job: the three apps on a fresh local store in .demo/store, through esctl.
+# The main job: the four apps on a fresh local store in .demo/store, through esctl.
 # A workout that crosses every milestone, then is caught by Nessie on a second try; a chat
-# countdown; a campground season with rejected bookings; the read models as tables.
+# countdown; a campground season with rejected bookings; the color calculator's five fixed
+# defects; the read models as tables.
 # Run it through `make demo`, which installs LMDB and builds esctl first.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -69,6 +70,16 @@ esctl query campers
 esctl query campsites
 esctl query reservations
 esctl query reservations --date 2026-07-02
+
+section "Color calculator: the five defects its testers found, fixed"
+esctl color set 006636AA --calculator lab        # 1: the name is rwGreen 66%
+esctl color press backspace --calculator fresh    # 2: from the start #0080FF, one digit removed
+esctl color set 006636 --calculator lab            # 3: a color for rwGreen's hex...
+esctl color press backspace --calculator lab       #    ...and white when none can be derived
+esctl color press clear --calculator lab           # 4: clear gives #
+esctl color set '#006636AA' --calculator lab --json # 5: 0, 102, 54, 170 on the 0-255 scale
+refused color press G --calculator lab
+esctl query color --calculator lab
 
 section "The log and the read models"
 esctl stats

@@ -87,6 +87,19 @@ public final class AppBackend: Sendable {
         return recorded
     }
 
+    // MARK: Color calculator
+
+    /// Runs a calculator command (see ``ColorDecider``); returns the display after it.
+    public func color(_ command: ColorCommand, calculator: String = AppStreams.defaultKey) async throws -> CommandOutcome<ColorDecider> {
+        try Validate.key(calculator, "calculator")
+        return try await handler.handle(command, with: ColorDecider(calculator: calculator))
+    }
+
+    /// The calculator's display as its stream tells it.
+    public func colorDisplay(calculator: String = AppStreams.defaultKey) async throws -> ColorDisplay {
+        try await handler.state(of: ColorDecider(calculator: calculator)).state
+    }
+
     // MARK: Campground
 
     /// What a campground command did: the campground after it and the event recorded.

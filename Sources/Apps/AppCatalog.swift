@@ -8,7 +8,7 @@ public enum AppCatalog {
     /// The read models of the apps.
     public static let apps: [any Projection] = [
         AppStateProjection(), AlertsProjection(), MessagesProjection(), CampersProjection(), CampsitesProjection(),
-        ReservationsProjection(),
+        ReservationsProjection(), ColorProjection(),
     ]
 
     /// Summaries of any log: a count per type and a per-stream summary.
@@ -32,6 +32,10 @@ extension AppCatalog {
             if let user = key(AppStreams.fitnessPrefix, at: 0) { return try Snapshots.check(snapshot, with: FitnessDecider(user: user), in: store) }
         case "alerts":
             if let user = key(AppStreams.alertsPrefix, at: 0) { return try Snapshots.check(snapshot, with: AlertDecider(user: user), in: store) }
+        case "color":
+            if let calculator = key(AppStreams.colorPrefix, at: 0) {
+                return try Snapshots.check(snapshot, with: ColorDecider(calculator: calculator), in: store)
+            }
         case "campground":
             if let name = key(AppStreams.campgroundPrefix, at: 0) {
                 return try Snapshots.check(snapshot, with: CampgroundDecider(campground: name), in: store)

@@ -10,6 +10,7 @@ public enum AppStreams {
     public static let alertsPrefix = "alerts-"
     public static let chatPrefix = "chat-"
     public static let campgroundPrefix = "campground-"
+    public static let colorPrefix = "color-"
 
     /// A user's workout.
     public static func fitness(_ user: String) -> String { fitnessPrefix + user }
@@ -19,6 +20,8 @@ public enum AppStreams {
     public static func chat(_ room: String) -> String { chatPrefix + room }
     /// A campground.
     public static func campground(_ name: String) -> String { campgroundPrefix + name }
+    /// A color calculator.
+    public static func color(_ calculator: String) -> String { colorPrefix + calculator }
 
     /// A row key of one string part, the key of a stream with the given prefix (made from its
     /// bytes without an intermediate string); nil for another stream.

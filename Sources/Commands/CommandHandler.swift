@@ -76,7 +76,7 @@ public struct CommandHandler: Sendable {
     }
 
     /// Runs `command` with a decider whose state is kept in snapshots: as
-    /// ``handle(_:with:)-(D.Command,D)`` does, reading the decider's latest snapshot (of its
+    /// `handle(_:with:)` does, reading the decider's latest snapshot (of its
     /// version and streams) and only the events after it; and writing a new snapshot, in the
     /// same transaction as the append, when the events folded since the last one reach
     /// ``Configuration/snapshotInterval``. A snapshot that does not decode is passed over
@@ -86,7 +86,7 @@ public struct CommandHandler: Sendable {
     }
 
     /// The decider's state as its streams tell it now, and the events it passed over (as
-    /// ``handle(_:with:)-(D.Command,D)`` loads it, without deciding anything).
+    /// `handle(_:with:)` loads it, without deciding anything).
     public func state<D: StreamDecider>(of decider: D) async throws -> (state: D.State, passedOver: [PassedOverEvent]) {
         let loaded = try load(decider, snapshots: nil)
         return (loaded.state, loaded.passedOver)

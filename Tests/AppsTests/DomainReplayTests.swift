@@ -21,7 +21,7 @@ struct DomainReplayTests {
         for step in 0..<250 {
             let user = users.randomElement(using: &random) ?? "ann"
             let room = rooms.randomElement(using: &random) ?? "main"
-            let roll = Int.random(in: 0..<20, using: &random)
+            let roll = Int.random(in: 0..<22, using: &random)
             do {
                 switch roll {
                 case 0: _ = try await b.fitness(.setGoal(Int.random(in: 1...60, using: &random)), user: user)
@@ -43,6 +43,8 @@ struct DomainReplayTests {
                         site: Int.random(in: 1...8, using: &random), camperId: "C\(Int.random(in: 1...4, using: &random))",
                         date: CivilDate(day: 20_600 + Int64.random(in: 0...20, using: &random)), nights: Int.random(in: -1...4, using: &random)))
                 case 18: _ = try await b.campground(.cancel(reservationId: "R\(Int.random(in: 1...6, using: &random))"))
+                case 19: _ = try await b.color(.press(["1", "a", "F", "backspace", "clear"].randomElement(using: &random) ?? "clear"), calculator: user)
+                case 20: _ = try await b.color(.set(["#006636AA", "abc", "ff0000"].randomElement(using: &random) ?? "abc"), calculator: user)
                 default: _ = try await b.campground(.deleteSite(Int.random(in: 1...8, using: &random)))
                 }
             } catch is AppError {

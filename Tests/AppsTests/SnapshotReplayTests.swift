@@ -22,7 +22,7 @@ struct SnapshotReplayTests {
         for step in 0..<300 {
             let user = ["ann", "bob"].randomElement(using: &random) ?? "ann"
             do {
-                switch Int.random(in: 0..<14, using: &random) {
+                switch Int.random(in: 0..<16, using: &random) {
                 case 0: _ = try await b.fitness(.setGoal(Int.random(in: 1...60, using: &random)), user: user)
                 case 1, 2: _ = try await b.fitness(.start, user: user)
                 case 3: _ = try await b.fitness(.restart, user: user)
@@ -38,6 +38,8 @@ struct SnapshotReplayTests {
                         date: CivilDate(day: 20_600 + Int64.random(in: 0...20, using: &random)), nights: Int.random(in: -1...4, using: &random)),
                         campground: user)
                 case 12: _ = try await b.campground(.cancel(reservationId: "R\(Int.random(in: 1...5, using: &random))"), campground: user)
+                case 13: _ = try await b.color(.press(["1", "a", "F", "backspace", "clear"].randomElement(using: &random) ?? "clear"), calculator: user)
+                case 14: _ = try await b.color(.set(["#006636AA", "abc", "ff0000"].randomElement(using: &random) ?? "abc"), calculator: user)
                 default: _ = try await f.store.append(to: "fitness-\(user)", events: [NewEvent(type: "PedometerUpdated", data: Data(#"{"steps":"x"}"#.utf8))])
                 }
             } catch is AppError {
@@ -49,10 +51,11 @@ struct SnapshotReplayTests {
                     #expect(try await b.fitnessState(user: user) == (try await folded(b.handler, FitnessDecider(user: user))), "fitness \(user) at \(step)")
                     #expect(try await b.alertQueue(user: user) == (try await folded(b.handler, AlertDecider(user: user))), "alerts \(user) at \(step)")
                     #expect(try await b.campground(named: user) == (try await folded(b.handler, CampgroundDecider(campground: user))), "campground \(user) at \(step)")
+                    #expect(try await b.colorDisplay(calculator: user) == (try await folded(b.handler, ColorDecider(calculator: user))), "color \(user) at \(step)")
                 }
             }
         }
         let snapshots = try await Snapshots.list(in: f.store)
-        #expect(Set(snapshots.map(\.decider)) == ["fitness", "alerts", "campground"])
+        #expect(Set(snapshots.map(\.decider)) == ["fitness", "alerts", "campground", "color"])
     }
 }

@@ -33,7 +33,7 @@ struct EsctlProjectionTests {
         try await append("s", "A")
         let all = try sandbox.objects(try await sandbox.esctl(["projections", "--json"]))
         #expect(all.map { $0["name"] as? String } == [
-            "app-state", "alerts", "messages", "campers", "campsites", "reservations", "count-by-type", "stream-summary",
+            "app-state", "alerts", "messages", "campers", "campsites", "reservations", "color", "count-by-type", "stream-summary",
         ])
         let before = all.suffix(2)
         #expect(before.map { $0["lag"] as? Int } == [1, 1])
@@ -45,7 +45,7 @@ struct EsctlProjectionTests {
         #expect(after.allSatisfy { ($0["hash"] as? String)?.count == 64 && $0["version"] as? Int == 1 })
         let text = try await sandbox.esctl(["projections"])
         #expect(text.lines.first?.hasPrefix("NAME") == true)
-        #expect(text.lines.count == 9)
+        #expect(text.lines.count == 10)
     }
 
     @Test("rebuild reports events applied, seconds and the same hash as the live state")
@@ -80,7 +80,7 @@ struct EsctlProjectionTests {
         #expect(streams?["streams"]?.map { $0["stream"] as? String } == ["fitness-x"])
         let unknown = try await sandbox.esctl(["query", "nope"])
         #expect(unknown.status == 67)
-        #expect(unknown.stderr.contains("app-state, alerts, messages, campers, campsites, reservations, count-by-type, stream-summary"))
+        #expect(unknown.stderr.contains("app-state, alerts, messages, campers, campsites, reservations, color, count-by-type, stream-summary"))
         #expect(try await sandbox.esctl(["query", "count-by-type", "--category", "x"]).status == 64)
     }
 

@@ -148,6 +148,12 @@ extension FuzzChecks {
                 campground: user)
         case 16: _ = try await backend.campground(.cancel(reservationId: "R\(program.byte() % 4)"), campground: user)
         case 17: _ = try await runner.catchUp()
+        case 18:
+            let keys = ["0", "9", "a", "F", "g", "backspace", "clear", "", "AA"]
+            _ = try await backend.color(.press(keys[Int(program.byte()) % keys.count]), calculator: user)
+        case 19:
+            let texts = ["#006636AA", "abc", "#", "12345678", "123456789", "#xyz", "ff00ff"]
+            _ = try await backend.color(.set(texts[Int(program.byte()) % texts.count]), calculator: user)
         default:
             // A hand-appended event: any app's stream, any app's type, data of any shape.
             let stream = Program.streamPrefixes[Int(program.byte()) % Program.streamPrefixes.count] + user
@@ -159,11 +165,13 @@ extension FuzzChecks {
     /// Reads operations and their arguments from the bytes; past the end every read gives 0.
     struct Program {
         static let keys = ["u", "v"]
-        static let streamPrefixes = [AppStreams.fitnessPrefix, AppStreams.alertsPrefix, AppStreams.chatPrefix, AppStreams.campgroundPrefix]
+        static let streamPrefixes = [
+            AppStreams.fitnessPrefix, AppStreams.alertsPrefix, AppStreams.chatPrefix, AppStreams.campgroundPrefix, AppStreams.colorPrefix,
+        ]
         static let types = [
             "GoalSet", "WorkoutStarted", "WorkoutPaused", "WorkoutRestarted", "PedometerUpdated", "NessieMoved", "WorkoutCompleted",
             "WorkoutCaught", "AlertTriggered", "AlertPosted", "AlertCleared", "AllAlertsCleared", "MessagePosted", "PresenceChanged",
-            "CamperAdded", "SiteAdded", "SiteDeleted", "ReservationRecorded", "ReservationCancelled", "Unknown",
+            "CamperAdded", "SiteAdded", "SiteDeleted", "ReservationRecorded", "ReservationCancelled", "KeyPressed", "DisplaySet", "Unknown",
         ]
         /// Values that break naive arithmetic and parsing.
         static let numbers = [
@@ -180,11 +188,11 @@ extension FuzzChecks {
             bytes = Array(raw.prefix(4096))
         }
 
-        /// The next operation (0 to 19), or nil at the end (at most 200 per program).
+        /// The next operation (0 to 21), or nil at the end (at most 200 per program).
         mutating func next() -> Int? {
             guard index < bytes.count, operations < 200 else { return nil }
             operations += 1
-            return Int(byte()) % 20
+            return Int(byte()) % 22
         }
 
         mutating func byte() -> UInt8 {
@@ -216,7 +224,7 @@ extension FuzzChecks {
         mutating func data(for type: String) -> String {
             let fields = ["goal", "steps", "distance", "alert", "name", "text", "severity", "user", "kind", "presence", "camperId",
                           "fullName", "phoneNumber", "number", "electricity", "water", "reservationId", "site", "dateFrom", "nights",
-                          "status", "problem"]
+                          "status", "problem", "key", "hexText"]
             switch byte() % 6 {
             case 0: return "not json"
             case 1: return "{}"

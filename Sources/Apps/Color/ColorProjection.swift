@@ -1,0 +1,30 @@
+import EventStore
+import Projections
+
+/// Each calculator's display and what it shows: hex text, RGBO text, name, color, whether a
+/// color could be derived. Query parameter: `calculator` (default "default"); a calculator never
+/// touched answers the starting display.
+public struct ColorProjection: Projection {
+    public let name = "color"
+    public let version = 1
+    public let tables = ["calculators"]
+    public let eventTypes: Set<String>? = ColorEvent.types
+    /// Anyone may append to a calculator's stream: an event that does not decode is passed over.
+    public let errorPolicy = ProjectionErrorPolicy.skip
+    public let queryParameters = [QueryParameter("calculator", "the calculator (default: default)")]
+
+    public init() {}
+
+    public func apply(_ event: RecordedEvent, to state: inout ProjectionState) throws {
+        guard let key = AppStreams.rowKey(of: event.stream, prefix: AppStreams.colorPrefix) else { return }
+        var display = try state.get("calculators", key, as: ColorDisplay.self) ?? .start
+        display.apply(try ColorEvent(recorded: event))
+        try state.put("calculators", key, display)
+    }
+
+    /// `{"calculator","hexText","rgboText","name","color":{"red","green","blue","opacity"},"derived"}`.
+    public func query(_ state: some StateReader, _ parameters: QueryParameters) throws -> JSONValue {
+        let calculator = parameters.value("calculator", default: AppStreams.defaultKey)
+        return (try state.get("calculators", RowKey(calculator), as: ColorDisplay.self) ?? .start).json(calculator: calculator)
+    }
+}
