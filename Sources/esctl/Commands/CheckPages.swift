@@ -46,7 +46,10 @@ enum PageCheck {
     static func run(path: String) throws -> Outcome {
         let process = Process()
         process.executableURL = executable
-        process.arguments = ["check-pages", "--db", path]
+        process.arguments = ["check-pages", "--db", absolute(path)]
+        // The root as the child's directory: Foundation checks the directory it starts a child
+        // in, and the user's own may be one this user cannot search (the path is absolute now).
+        process.currentDirectoryURL = URL(fileURLWithPath: "/")
         let output = Pipe()
         let errors = Pipe()
         process.standardOutput = output
@@ -74,6 +77,16 @@ enum PageCheck {
             // A store that is not there, or cannot be opened: that error is the caller's answer.
             return .unopened(CLIError(status, message))
         }
+    }
+
+    /// The path made absolute against the working directory (read with getcwd, which needs no
+    /// permission on the directories above it).
+    private static func absolute(_ path: String) -> String {
+        guard !path.hasPrefix("/") else { return path }
+        var buffer = [CChar](repeating: 0, count: Int(PATH_MAX) + 1)
+        guard getcwd(&buffer, buffer.count) != nil else { return path }
+        let directory = String(decoding: buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
+        return directory.hasSuffix("/") ? directory + path : directory + "/" + path
     }
 
     private static var executable: URL {
