@@ -121,7 +121,7 @@ extension EventStore {
             return StoreStatistics(
                 eventCount: UInt64(events), streamCount: UInt64(streams), firstPosition: first,
                 headPosition: head, fileSize: fileSize, mapSize: info.me_mapsize, pageSize: pageSize,
-                readers: readers)
+                readers: readers.count, readerProcesses: readers)
         }
     }
 
@@ -190,4 +190,7 @@ public struct StoreStatistics: Sendable, Equatable, Codable {
     /// process's pooled read transactions, and slots of processes that died while reading until
     /// they are cleared (0 when the store is read without LMDB's lock).
     public let readers: Int
+    /// The process id of each of those slots: which processes hold snapshots (a long-running
+    /// reader that keeps the data file growing, say).
+    public let readerProcesses: [Int32]
 }

@@ -68,6 +68,9 @@ public final class RunningProcess: Sendable {
     }
 
     /// Standard output so far.
+    /// The child's process id.
+    public var processIdentifier: Int32 { process.processIdentifier }
+
     public var stdout: String { output.withValue { String(decoding: $0.stdout, as: UTF8.self) } }
     /// Standard error so far.
     public var stderr: String { output.withValue { String(decoding: $0.stderr, as: UTF8.self) } }

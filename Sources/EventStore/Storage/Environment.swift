@@ -519,27 +519,26 @@ final class Environment: @unchecked Sendable {
         try Self.check(mdb_env_copyfd2(handle, descriptor, compact ? UInt32(MDB_CP_COMPACT) : 0), "copying the store")
     }
 
-    /// How many reader slots of the lock file are in use (dead processes' included).
-    func readerSlotsInUse() throws(EventStoreError) -> Int {
+    /// The process id of each reader slot of the lock file in use (dead processes' included).
+    func readerSlotsInUse() throws(EventStoreError) -> [Int32] {
         pthread_rwlock_rdlock(gate)
         defer { pthread_rwlock_unlock(gate) }
         if isClosed { throw EventStoreError.closedStore }
-        guard !isUnlocked else { return 0 }
+        guard !isUnlocked else { return [] }
         let counter = ReaderCounter()
         let rc = withExtendedLifetime(counter) {
             mdb_reader_list(handle, { line, context in
                 guard let line, let context else { return 0 }
                 // One line a slot: "PID THREAD TXNID", after a header line ("pid thread txnid");
                 // "(no active readers)" when there are none.
-                let first = String(cString: line).split(separator: " ").first ?? ""
-                if !first.isEmpty, first.allSatisfy(\.isNumber) {
-                    Unmanaged<ReaderCounter>.fromOpaque(context).takeUnretainedValue().count += 1
+                if let first = String(cString: line).split(separator: " ").first, let pid = Int32(first) {
+                    Unmanaged<ReaderCounter>.fromOpaque(context).takeUnretainedValue().pids.append(pid)
                 }
                 return 0
             }, Unmanaged.passUnretained(counter).toOpaque())
         }
         guard rc >= 0 else { throw .lmdb(rc, "listing the store's readers") }
-        return counter.count
+        return counter.pids
     }
 
     /// The environment's current information (map size, last page, last transaction id).
@@ -576,5 +575,5 @@ final class Environment: @unchecked Sendable {
 
 /// The count `mdb_reader_list`'s callback adds to (a class, to pass through its context pointer).
 private final class ReaderCounter {
-    var count = 0
+    var pids: [Int32] = []
 }
