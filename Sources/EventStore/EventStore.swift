@@ -130,7 +130,7 @@ public final class EventStore: Sendable {
     /// call (to keep an interleaved order) only with the expectation `.any`: the expectation
     /// belongs on its first part.
     public func append(_ appends: [StreamAppend]) async throws -> [AppendResult] {
-        try await append(appends, tableWrites: nil)
+        try await append(appends, tracking: nil, alsoWriting: nil)
     }
 
     /// Appends as ``append(_:)`` does, and in the same transaction, once the
@@ -145,16 +145,20 @@ public final class EventStore: Sendable {
     public func append(
         _ appends: [StreamAppend], alsoWriting tables: @escaping @Sendable (TableTransaction, [AppendResult]) throws -> Void
     ) async throws -> [AppendResult] {
-        try await append(appends, tableWrites: AppendJob.TableWrites(environment: environment, registry: tableRegistry, body: tables))
+        try await append(appends, tracking: nil, alsoWriting: tables)
     }
 
-    private func append(_ appends: [StreamAppend], tableWrites: AppendJob.TableWrites?) async throws -> [AppendResult] {
+    func append(
+        _ appends: [StreamAppend], tracking: TrackingPosition?,
+        alsoWriting body: (@Sendable (TableTransaction, [AppendResult]) throws -> Void)?
+    ) async throws -> [AppendResult] {
         try Limits.validate(appends)
         var appends = appends
         StoredForm.apply(to: &appends)
         let generator = configuration.idGenerator
         return try await withCheckedThrowingContinuation { continuation in
-            let job = AppendJob(appends: appends, idGenerator: generator, tableWrites: tableWrites, continuation: continuation)
+            let tables = AppendJob.TableWrites(environment: environment, registry: tableRegistry, tracking: tracking, body: body)
+            let job = AppendJob(appends: appends, idGenerator: generator, tableWrites: tables, continuation: continuation)
             do {
                 try writer.submit(job)
             } catch {

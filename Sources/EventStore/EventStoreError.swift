@@ -19,7 +19,7 @@ public struct EventStoreError: Error, Sendable, Equatable, CustomStringConvertib
         /// The codes as an enum, for code of this package that must handle every one.
         package enum Base: String, Sendable, CaseIterable {
             case invalidInput, versionConflict, idempotencyConflict, notFound, storeUnavailable, damaged, storageFull, closed,
-                storageFailure
+                storageFailure, alreadyProcessed
         }
 
         package let base: Base
@@ -47,6 +47,10 @@ public struct EventStoreError: Error, Sendable, Equatable, CustomStringConvertib
         public static let closed = Code(.closed)
         /// An unexpected failure of LMDB or the operating system; the cause says which.
         public static let storageFailure = Code(.storageFailure)
+
+        /// An append carried a processor's tracking position that is not beyond the one already
+        /// recorded for it: the events it reacts to were handled before. Nothing was written.
+        public static let alreadyProcessed = Code(.alreadyProcessed)
 
         /// The code's name (`versionConflict`).
         public var description: String { base.rawValue }

@@ -4,7 +4,7 @@ public struct ProjectionError: Error, Sendable, Equatable, CustomStringConvertib
     /// program's `switch`.
     public struct Code: Sendable, Hashable, CustomStringConvertible {
         package enum Base: String, Sendable, CaseIterable {
-            case unknownProjection, invalidDefinition, invalidQuery, stopped, damagedState
+            case unknownProjection, invalidDefinition, invalidQuery, stopped, damagedState, timedOut
         }
 
         package let base: Base
@@ -24,6 +24,8 @@ public struct ProjectionError: Error, Sendable, Equatable, CustomStringConvertib
         public static let stopped = Code(.stopped)
         /// A stored row or checkpoint cannot be decoded.
         public static let damagedState = Code(.damagedState)
+        /// A wait for a projection to reach a position ran out of time.
+        public static let timedOut = Code(.timedOut)
 
         public var description: String { base.rawValue }
     }
@@ -51,6 +53,13 @@ public struct ProjectionError: Error, Sendable, Equatable, CustomStringConvertib
             .stopped,
             "The projection '\(projection)' stopped at position \(position): \(cause). Fix it and bump its version to rebuild, or give it the .skip error policy.",
             projection: projection, position: position)
+    }
+
+    static func processorStopped(_ processor: String, at position: UInt64, cause: String) -> ProjectionError {
+        ProjectionError(
+            .stopped,
+            "The processor '\(processor)' stopped at position \(position): \(cause). Nothing of its reaction to that event was written; fix it and run it again.",
+            projection: processor, position: position)
     }
 
     static func damaged(_ projection: String, _ detail: String) -> ProjectionError {

@@ -13,7 +13,7 @@ enum ExitStatus: Int32, CaseIterable {
     case rejected = 1
     /// The command line or the input was invalid (argument-parser's own usage errors use 64 too).
     case invalidInput = 64
-    /// An expected version did not hold.
+    /// An expected version did not hold, or a tracking position was already recorded.
     case versionConflict = 65
     /// An event id is already recorded with other content.
     case idempotencyConflict = 66
@@ -23,7 +23,7 @@ enum ExitStatus: Int32, CaseIterable {
     case storeUnavailable = 69
     /// An unexpected internal failure.
     case internalError = 70
-    /// A wait ran out of time (`subscribe --timeout`).
+    /// A wait ran out of time (`subscribe --timeout`, `query --min-position`).
     case timedOut = 75
     /// Interrupted by Ctrl-C (SIGINT).
     case interrupted = 130
@@ -35,7 +35,7 @@ enum ExitStatus: Int32, CaseIterable {
         case .success: return "success"
         case .rejected: return "rejected by a domain rule"
         case .invalidInput: return "usage error or invalid input"
-        case .versionConflict: return "version conflict"
+        case .versionConflict: return "version conflict (or a tracking position already recorded)"
         case .idempotencyConflict: return "idempotency conflict (same event id, other content)"
         case .notFound: return "not found (stream, projection, store to read, ...)"
         case .storeUnavailable: return "store unavailable or damaged"
@@ -73,13 +73,14 @@ enum ExitStatus: Int32, CaseIterable {
         case .invalidQuery: self = .invalidInput
         case .damagedState: self = .storeUnavailable
         case .stopped, .invalidDefinition: self = .internalError
+        case .timedOut: self = .timedOut
         }
     }
 
     init(_ code: EventStoreError.Code) {
         switch code.base {
         case .invalidInput: self = .invalidInput
-        case .versionConflict: self = .versionConflict
+        case .versionConflict, .alreadyProcessed: self = .versionConflict
         case .idempotencyConflict: self = .idempotencyConflict
         case .notFound: self = .notFound
         case .storeUnavailable, .damaged, .closed, .storageFull: self = .storeUnavailable

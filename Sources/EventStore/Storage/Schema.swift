@@ -45,6 +45,9 @@ enum BigEndian {
         pointer.storeBytes(of: value.bigEndian, toByteOffset: offset, as: UInt16.self)
     }
 
+    /// The 8 big-endian bytes of `value`, as a table value.
+    static func bytes(of value: UInt64) -> [UInt8] { withUnsafeBytes(of: value.bigEndian) { Array($0) } }
+
     @inline(__always)
     static func uint64(_ buffer: UnsafeRawBufferPointer, at offset: Int = 0) -> UInt64 {
         UInt64(bigEndian: buffer.loadUnaligned(fromByteOffset: offset, as: UInt64.self))

@@ -22,7 +22,9 @@ final class AppendJob: WriteJob, @unchecked Sendable {
     struct TableWrites {
         let environment: Environment
         let registry: TableRegistry
-        let body: (TableTransaction, [AppendResult]) throws -> Void
+        /// A processor's tracking position, checked before anything else and recorded with the events.
+        let tracking: TrackingPosition?
+        let body: ((TableTransaction, [AppendResult]) throws -> Void)?
     }
 
     /// `appends` must already have passed ``Limits/validate(_:)`` and hold their data and
@@ -50,13 +52,19 @@ final class AppendJob: WriteJob, @unchecked Sendable {
 
     func run(in context: inout BatchContext) throws(JobFailure) {
         do {
+            try withTables(context) { tables in try tableWrites?.tracking?.check(in: tables) }
             if let recorded = try alreadyRecorded(context) {
                 result = recorded
+                // A processor that meets its own reaction already recorded has handled the event.
+                try withTables(context) { tables in try tableWrites?.tracking?.record(in: tables) }
                 return
             }
             let heads = try checkExpectations(context)
             result = try write(heads: heads, context: &context)
-            try writeTables(context)
+            try withTables(context) { tables in
+                try tableWrites?.tracking?.record(in: tables)
+                try tableWrites?.body?(tables, result)
+            }
         } catch let failure as JobFailure {
             throw failure
         } catch {
@@ -64,18 +72,21 @@ final class AppendJob: WriteJob, @unchecked Sendable {
         }
     }
 
-    /// Runs the caller's table writes in this transaction. A full map or transaction goes back to
-    /// the writer (it grows or splits and retries); the caller's own error rolls the batch back
+    /// Runs table writes (the tracking check, the caller's writes) in this transaction. A full
+    /// map or transaction goes back to the writer (it grows or splits and retries); a refusal of
+    /// the tracking position rejects this job alone; the caller's own error rolls the batch back
     /// without this job and fails it.
-    private func writeTables(_ context: BatchContext) throws(JobFailure) {
+    private func withTables(_ context: BatchContext, _ body: (TableTransaction) throws -> Void) throws(JobFailure) {
         guard let writes = tableWrites else { return }
         callerError = nil
         let transaction = TableTransaction(txn: context.txn, environment: writes.environment, registry: writes.registry, isWritable: true)
         defer { transaction.invalidate() }
         do {
-            try writes.body(transaction, result)
+            try body(transaction)
         } catch let error as EventStoreError where error.lmdbCode == MDB_MAP_FULL || error.lmdbCode == MDB_TXN_FULL {
             throw .transaction(error)
+        } catch let error as EventStoreError where error.code == .alreadyProcessed {
+            throw .rejected(error)
         } catch {
             callerError = error
             throw .poisoned(EventStoreError.wrapping(error))

@@ -430,26 +430,37 @@ public final class ProjectionRunner: Sendable {
 
     // MARK: Live
 
-    /// Keeps every projection caught up as commits arrive (from this process or others) until
-    /// the returned task is cancelled or the store closes. A stopped projection stays stopped
-    /// (logged); the others go on. Any other failure ends the task, logged.
-    public func runLive() -> Task<Void, Never> {
+    /// The projection daemon: keeps every projection caught up, and runs `processors`, as
+    /// commits arrive (from this process or others) until the returned task is cancelled or the
+    /// store closes. A stopped projection or processor stays stopped (logged once per reason);
+    /// the others go on. Any other failure ends the task, logged.
+    public func runLive(processors: [any Processor] = []) -> Task<Void, Never> {
         Task { [self] in
-            var seen: UInt64 = 0
-            do {
-                seen = try store.headPosition()
-                _ = try await catchUp()
-            } catch is ProjectionError {
-            } catch {
-                logger.info("live projections could not start", metadata: [LogKeys.reason: "\(error)"])
-                return
-            }
+            let processorRunner = ProcessorRunner(store: store)
+            var seen: UInt64?
+            var reported: [String: String] = [:]
             while !Task.isCancelled {
                 do {
-                    seen = try await store.waitForCommit(after: seen)
-                    _ = try await catchUp()
-                } catch is ProjectionError {
-                    continue
+                    if let last = seen {
+                        seen = try await store.waitForCommit(after: last)
+                    } else {
+                        seen = try store.headPosition()
+                    }
+                    do {
+                        _ = try await catchUp()
+                    } catch is ProjectionError {
+                        // Logged by catchUp; the stopped ones stay stopped, the others caught up.
+                    }
+                    for processor in processors {
+                        do {
+                            try await processorRunner.catchUp(processor)
+                            reported[processor.name] = nil
+                        } catch let error as ProjectionError {
+                            if reported.updateValue(error.message, forKey: processor.name) != error.message {
+                                logger.info("a processor stopped", metadata: [LogKeys.projection: "\(processor.name)", LogKeys.reason: "\(error.message)"])
+                            }
+                        }
+                    }
                 } catch is CancellationError {
                     return
                 } catch let error as EventStoreError where error.code == .closed {

@@ -24,6 +24,12 @@ struct Append: AsyncParsableCommand {
             printed in input order; with --json, \
             {"position":P,"stream":S,"version":V} per line. A malformed line is reported with its \
             number and nothing is written.
+
+            With --track NAME:POSITION (a processor in another language that reacts to the event \
+            at POSITION), the batch and NAME's tracking position commit in one transaction; when \
+            NAME has already recorded POSITION or a later one, nothing is written and the exit \
+            status is 65, as for a version conflict. The batch may then be empty (an event that \
+            calls for no reaction). `esctl tracking NAME` prints the recorded position.
             """)
 
     @OptionGroup var store: WritingStoreOptions
@@ -36,6 +42,11 @@ struct Append: AsyncParsableCommand {
 
     @Option(help: ArgumentHelp("Append the NDJSON events of FILE (- for standard input) atomically.", valueName: "FILE|-"))
     var batch: String?
+
+    @Option(
+        help: ArgumentHelp("With --batch: record POSITION as processor NAME's tracking position in the same transaction.", valueName: "NAME:POSITION"),
+        transform: TrackOption.parse)
+    var track: TrackOption?
 
     @Option(help: ArgumentHelp("The event's data: JSON text, @FILE to read a file, or - to read standard input (default {}).", valueName: "JSON|@FILE|-"))
     var data: String?
@@ -62,6 +73,8 @@ struct Append: AsyncParsableCommand {
             guard data == nil, metadata == nil, id == nil, expectedVersion == nil else {
                 throw ValidationError("With --batch, give data, metadata, ids and expected versions in the file's lines.")
             }
+        } else if track != nil {
+            throw ValidationError("--track goes with --batch: a processor's reaction and its tracking position commit together.")
         } else if stream == nil || type == nil {
             throw ValidationError("Give a STREAM and a TYPE, or --batch FILE.")
         } else if data == "-" && metadata == "-" {
@@ -92,10 +105,15 @@ struct Append: AsyncParsableCommand {
     }
 
     private func appendBatch(_ path: String) async throws {
-        let batch = try EventBatch.read(LineReader(path: path))
+        let batch = try EventBatch.read(LineReader(path: path), allowingEmpty: track != nil)
         let store = try self.store.open()
         defer { store.close() }
-        let results = try await store.append(batch.appends)
+        let results: [AppendResult]
+        if let track {
+            results = try await store.append(batch.appends, tracking: track.value)
+        } else {
+            results = try await store.append(batch.appends)
+        }
         for (appendIndex, eventIndex) in batch.placements {
             let result = results[appendIndex]
             let position = result.positions[eventIndex]
@@ -128,6 +146,20 @@ struct Append: AsyncParsableCommand {
             throw CLIError(.invalidInput, "The id '\(id)' is not a UUID; give one like 6f1c1a52-8a2b-4c3d-9e4f-0a1b2c3d4e5f.")
         }
         return uuid
+    }
+}
+
+/// `--track NAME:POSITION`: a processor's name and the position of the event it handled.
+struct TrackOption {
+    let value: TrackingPosition
+
+    @Sendable static func parse(_ text: String) throws -> TrackOption {
+        guard let colon = text.lastIndex(of: ":"), colon != text.startIndex,
+            let position = UInt64(text[text.index(after: colon)...]), position > 0
+        else {
+            throw ValidationError("--track takes NAME:POSITION, a processor's name and the position (1 or more) of the event it handled; '\(text)' is not one.")
+        }
+        return TrackOption(value: TrackingPosition(name: String(text[..<colon]), position: position))
     }
 }
 

@@ -200,7 +200,10 @@ struct Query: AsyncParsableCommand {
             \(parameterList)
 
             With --as-of P, the state as of position P, folded from the log without touching the \
-            stored tables. A parameter the projection does not take exits 64; an unknown \
+            stored tables. With --min-position P (a position an append just returned), waits until \
+            the projection has applied it, at most --timeout seconds (default 30), then answers: \
+            a client reads its own writes even when another process appended them; exits 75 with \
+            a sentence when the time runs out. A parameter the projection does not take exits 64; an unknown \
             projection exits 67 and lists the known ones.
             """)
 
@@ -220,6 +223,16 @@ struct Query: AsyncParsableCommand {
 
     @Option(name: .customLong("as-of"), help: ArgumentHelp("The state as of this position.", valueName: "P"), transform: Numbers.unsigned("--as-of"))
     var asOf: UInt64?
+
+    @Option(
+        name: .customLong("min-position"), help: ArgumentHelp("Wait until the projection has applied this position.", valueName: "P"),
+        transform: Numbers.unsigned("--min-position"))
+    var minPosition: UInt64?
+
+    @Option(
+        help: ArgumentHelp("With --min-position: how long to wait, in seconds (default 30).", valueName: "S"),
+        transform: Numbers.decimal("--timeout", 0.001...31_536_000))
+    var timeout: Double?
 
     @Flag(help: "Print the state as JSON.")
     var json = false
@@ -261,6 +274,15 @@ struct Query: AsyncParsableCommand {
         return parameters
     }
 
+    func validate() throws {
+        if minPosition != nil && asOf != nil {
+            throw ValidationError("Give --as-of (a state of the past) or --min-position (a state at least this recent), not both.")
+        }
+        if timeout != nil && minPosition == nil {
+            throw ValidationError("--timeout bounds the wait of --min-position; give --min-position with it.")
+        }
+    }
+
     func run() async throws {
         try await reportingErrors {
             let parameters = try Self.parameters(parameterArguments)
@@ -274,7 +296,13 @@ struct Query: AsyncParsableCommand {
             }
             let (store, runner) = try await self.store.openRunner()
             defer { store.close() }
-            let result = try await runner.query(name, parameters: QueryParameters(parameters), asOf: asOf)
+            let result: JSONValue
+            if let minPosition {
+                result = try await runner.query(
+                    name, parameters: QueryParameters(parameters), minPosition: minPosition, timeout: .seconds(timeout ?? 30))
+            } else {
+                result = try await runner.query(name, parameters: QueryParameters(parameters), asOf: asOf)
+            }
             if json {
                 Console.printJSON(result.serialized)
             } else {

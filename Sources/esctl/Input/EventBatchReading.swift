@@ -4,8 +4,9 @@ import WireFormat
 extension EventBatch {
     /// Reads every line of `reader` into one batch (blank lines skipped). Throws
     /// ``WireFormatError`` for a bad line, and ``CLIError`` with `invalidInput` for an empty batch
-    /// or one over the store's limit on events per append.
-    static func read(_ reader: LineReader) throws -> EventBatch {
+    /// (unless `allowingEmpty`: a processor's batch that only moves its tracking position) or
+    /// one over the store's limit on events per append.
+    static func read(_ reader: LineReader, allowingEmpty: Bool = false) throws -> EventBatch {
         var batch = EventBatch()
         while let line = try reader.nextLine() {
             if EventLine.isBlank(line) { continue }
@@ -16,7 +17,7 @@ extension EventBatch {
             }
             try batch.add(EventLine(line, number: reader.lineNumber), number: reader.lineNumber)
         }
-        if batch.eventCount == 0 {
+        if batch.eventCount == 0 && !allowingEmpty {
             throw CLIError(.invalidInput, "The batch holds no events; give one JSON event per line.")
         }
         return batch

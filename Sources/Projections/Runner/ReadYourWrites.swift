@@ -1,0 +1,67 @@
+import EventStore
+
+extension ProjectionRunner {
+    /// Waits until the projection has applied `position` (an append this client just made, here
+    /// or in another process) and returns its checkpoint: with no daemon running, this catches
+    /// it up itself with each commit.
+    ///
+    /// Throws ``ProjectionError/Code/timedOut`` when `timeout` runs out first (saying where the
+    /// projection and the head are), ``ProjectionError/Code/stopped`` when the projection stops
+    /// before `position`, `CancellationError` when cancelled, and the store's errors.
+    @discardableResult
+    public func waitUntilApplied(_ name: String, position: UInt64, timeout: Duration) async throws -> UInt64 {
+        let projection = try projection(named: name)
+        let reached = try await withThrowingTaskGroup(of: UInt64?.self) { group in
+            group.addTask { try await self.reach(projection.name, position) }
+            group.addTask {
+                try await Task.sleep(for: timeout)
+                return nil
+            }
+            defer { group.cancelAll() }
+            return try await group.next() ?? nil
+        }
+        if let reached { return reached }
+        let checkpoint = try self.checkpoint(of: projection.name)
+        let head = try store.headPosition()
+        throw ProjectionError(
+            .timedOut,
+            "The projection '\(name)' did not reach position \(position) within \(timeout.secondsText) s (it is at \(checkpoint), the head is \(head)).",
+            projection: name, position: position)
+    }
+
+    /// The projection's query once it has applied `minPosition`, waiting at most `timeout`:
+    /// how a client reads its own writes. Errors as ``waitUntilApplied(_:position:timeout:)``
+    /// and ``query(_:parameters:asOf:)``.
+    public func query(
+        _ name: String, parameters: QueryParameters = QueryParameters(), minPosition: UInt64, timeout: Duration
+    ) async throws -> JSONValue {
+        try await waitUntilApplied(name, position: minPosition, timeout: timeout)
+        return try await query(name, parameters: parameters)
+    }
+
+    /// The stored checkpoint of the state that answers queries; 0 before the first build.
+    func checkpoint(of name: String) throws -> UInt64 {
+        try store.readTables { txn in try CatchUpBatch.readCheckpoint(name, txn)?.position ?? 0 }
+    }
+
+    private func reach(_ name: String, _ position: UInt64) async throws -> UInt64 {
+        while true {
+            let checkpoint = try self.checkpoint(of: name)
+            if checkpoint >= position { return checkpoint }
+            let head = try store.headPosition()
+            if checkpoint < head {
+                try await catchUp([name])
+                if head >= position { continue }
+            }
+            _ = try await store.waitForCommit(after: head)
+        }
+    }
+}
+
+extension Duration {
+    /// Whole seconds when whole (`2`), else with their fraction (`0.25`).
+    var secondsText: String {
+        let seconds = Double(components.seconds) + Double(components.attoseconds) / 1e18
+        return seconds == seconds.rounded() ? String(Int(seconds)) : String(seconds)
+    }
+}
