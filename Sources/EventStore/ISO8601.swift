@@ -1,3 +1,5 @@
+import Foundation
+
 /// Formats and parses UTC timestamps as ISO 8601 text (`2026-11-22T08:30:00.000000Z`), exactly and
 /// without a locale or a formatter object, so the same instant always gives the same bytes.
 package enum ISO8601 {
@@ -117,5 +119,14 @@ package enum ISO8601 {
         let text = String(abs(value))
         let padded = text.count < width ? String(repeating: "0", count: width - text.count) + text : text
         return value < 0 ? "-" + padded : padded
+    }
+}
+
+extension Date {
+    /// Microseconds since 1970; 0 for a date out of Int64's range (an injected clock may say anything).
+    package var microsecondsSince1970: Int64 {
+        let value = (timeIntervalSince1970 * 1_000_000).rounded()
+        guard value.isFinite, value < 9.2e18, value > -9.2e18 else { return 0 }
+        return Int64(value)
     }
 }

@@ -36,7 +36,7 @@ struct RunnerVerifyTests {
         // Given caught-up projections, when a row of count-by-type is overwritten
         let (f, runner) = try await caughtUp()
         let hashBefore = try runner.storedHash(of: "count-by-type")
-        let table = StoredState.tableName("count-by-type", "counts")
+        let table = StoredState.tableName("count-by-type", "counts", generation: 0)
         try await f.store.writeTables { txn in try txn.put(table, RowKey("A").bytes, Int(99).encoded) }
         let hashAfter = try runner.storedHash(of: "count-by-type")
 
@@ -59,7 +59,7 @@ struct RunnerVerifyTests {
     func otherVersion() async throws {
         let (f, runner) = try await caughtUp()
         let old = Checkpoint(version: Int64(EventCountByType().version) + 1, position: 5, isBuilding: false)
-        let table = StoredState.tableName("count-by-type", "counts")
+        let table = StoredState.tableName("count-by-type", "counts", generation: 0)
         try await f.store.writeTables { txn in
             try txn.put(Checkpoint.table, Checkpoint.key("count-by-type"), old.encoded)
             try txn.put(table, RowKey("A").bytes, Int(99).encoded)

@@ -315,9 +315,5 @@ final class Writer: @unchecked Sendable {
         return BigEndian.uint64(key)
     }
 
-    static func microseconds(_ date: Date) -> Int64 {
-        let value = (date.timeIntervalSince1970 * 1_000_000).rounded()
-        guard value.isFinite, value < 9.2e18, value > -9.2e18 else { return 0 }
-        return Int64(value)
-    }
+    static func microseconds(_ date: Date) -> Int64 { date.microsecondsSince1970 }
 }

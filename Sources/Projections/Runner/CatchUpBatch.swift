@@ -1,5 +1,13 @@
 import EventStore
 
+/// Which state of a projection a catch-up step builds: the one that answers queries, or the one
+/// a rebuild builds beside it until it has caught up with the head.
+enum Slot: Sendable, Equatable {
+    case serving, rebuild
+
+    var table: String { self == .serving ? Checkpoint.table : Checkpoint.rebuildTable }
+}
+
 /// How far one batch moved one projection.
 struct BatchProgress: Sendable {
     /// The checkpoint after the batch (unchanged when the projection stopped in it).
@@ -8,144 +16,153 @@ struct BatchProgress: Sendable {
     var skipped = 0
     var isBuilding = false
     var failure: ProjectionError?
-    /// The time spent in this projection's applies and writes, when the batch was timed.
+    /// The time spent in this projection's applies, when the batch was timed.
     var time: Duration = .zero
 }
 
-/// One catch-up step, run inside the writer's transaction: read each projection's checkpoint,
-/// apply the events after the lowest one (up to `limit` positions), and write every projection's
-/// changed rows together with its new checkpoint. A projection whose `apply` throws (with the
-/// stop policy) writes nothing in the batch: its tables and checkpoint stay as they were.
-enum CatchUpBatch {
-    /// With `timed`, each projection's applies and writes are timed (for a rebuild's report; a
-    /// clock read costs about what a small apply does, so catch-ups do without).
-    static func run(
-        _ txn: TableTransaction, projections: [any Projection], limit: UInt64, timed: Bool = false
-    ) throws -> (head: UInt64, progress: [String: BatchProgress]) {
-        let head = try txn.headPosition()
-        var progress: [String: BatchProgress] = [:]
-        var states: [String: ProjectionState] = [:]
-        var active: [any Projection] = []
-        for projection in projections {
-            let stored = try readCheckpoint(projection.name, txn)
-            let checkpoint = stored ?? Checkpoint(version: Int64(projection.version), position: 0, isBuilding: true)
-            guard checkpoint.version == Int64(projection.version) else {
-                progress[projection.name] = BatchProgress(
-                    checkpoint: checkpoint.position, isBuilding: checkpoint.isBuilding,
-                    failure: ProjectionError(
-                        .stopped,
-                        "The stored state of '\(projection.name)' was built by version \(checkpoint.version), not \(projection.version); reopen the store to rebuild it.",
-                        projection: projection.name, position: checkpoint.position))
-                continue
-            }
-            progress[projection.name] = BatchProgress(checkpoint: checkpoint.position, isBuilding: checkpoint.isBuilding)
-            active.append(projection)
-            let name = projection.name
-            states[name] = ProjectionState(projection: name, tables: projection.tables + [PassedOver.table]) { table, key in
-                try txn.get(StoredState.tableName(name, table), key)
-            }
-        }
-        guard let start = active.compactMap({ progress[$0.name]?.checkpoint }).min().map({ $0 + 1 }), start <= head else {
-            return (head, progress)
-        }
-        let end = min(head, start &+ limit &- 1)
-        let wanted: Set<String>? = active.contains { $0.eventTypes == nil }
-            ? nil : active.reduce(into: Set<String>()) { $0.formUnion($1.eventTypes ?? []) }
+/// One step of one projection, folded in a read snapshot (off the writer thread), for the writer
+/// to commit in one short transaction: the changed rows and the new checkpoint.
+struct FoldedBatch: Sendable {
+    let projection: String
+    let slot: Slot
+    /// The checkpoint the fold started from, as stored (nil: none yet). The commit is refused
+    /// when it changed meanwhile (another runner moved the state on), and the step folds again.
+    let base: Checkpoint?
+    /// The checkpoint to store.
+    let next: Checkpoint
+    /// The changed rows, under the store's table names.
+    let changes: [(table: String, rows: [(key: [UInt8], value: [UInt8]?)])]
+    /// The head of the log in the fold's snapshot.
+    let head: UInt64
+    var progress: BatchProgress
 
-        // The hot loop works on arrays indexed like `active`, and routes each event type once to
-        // the projections that want it: one lookup per event, not several per projection.
-        var entries = active.map { progress[$0.name] ?? BatchProgress(checkpoint: 0) }
-        var lanes = active.map { states[$0.name] }
-        states = [:]
-        let appliers = active.map { projection in
-            { (event: RecordedEvent, state: inout ProjectionState) throws in try projection.apply(event, to: &state) }
+    /// Whether the writer has anything to do: rows or a checkpoint to store, or a rebuild to
+    /// swap in.
+    var needsCommit: Bool { progress.failure == nil && (base != next || slot == .rebuild) }
+}
+
+/// What the writer did with a folded batch.
+enum CommitOutcome: Sendable, Equatable {
+    case committed
+    /// A rebuild's state reached the head and now answers queries; the old one is gone.
+    case swapped
+    /// The checkpoint moved since the fold (another runner); nothing was written.
+    case raced
+}
+
+/// The two halves of a catch-up step: a fold in a read snapshot, then a commit by the writer.
+enum CatchUpBatch {
+    /// Folds the events after the slot's checkpoint (at most `limit` positions, and fewer once
+    /// `maximumRows` rows have changed, so that the commit stays a short write) in the snapshot
+    /// `txn`. Nil for the rebuild slot when no rebuild is under way.
+    static func fold(
+        _ txn: TableTransaction, projection: any Projection, slot: Slot, limit: UInt64, maximumRows: Int, timed: Bool
+    ) throws -> FoldedBatch? {
+        let name = projection.name
+        let head = try txn.headPosition()
+        let stored = try readCheckpoint(name, txn, slot: slot)
+        if slot == .rebuild && stored == nil { return nil }
+        let base = stored ?? Checkpoint(version: Int64(projection.version), position: 0, isBuilding: true)
+        var progress = BatchProgress(checkpoint: base.position, isBuilding: base.isBuilding)
+        func result(_ next: Checkpoint, _ changes: [(table: String, rows: [(key: [UInt8], value: [UInt8]?)])] = []) -> FoldedBatch {
+            FoldedBatch(projection: name, slot: slot, base: stored, next: next, changes: changes, head: head, progress: progress)
         }
-        let policies = active.map(\.errorPolicy)
-        // Operators' decisions to pass over an event, for the projections that stop on errors
-        // (a few events in a small stream of the store's own; read at this snapshot, so a rebuild
-        // meets the same ones).
-        let decided = try active.map { projection in
-            projection.errorPolicy == .stop ? try PassedOver.decisions(for: projection.name, in: txn) : [:]
+        guard base.version == Int64(projection.version) else {
+            progress.failure = ProjectionError(
+                .stopped,
+                "The stored state of '\(name)' was built by version \(base.version), not \(projection.version); reopen the store to rebuild it.",
+                projection: name, position: base.position)
+            return result(base)
         }
-        var routes: [String: [Int]] = [:]
-        func route(_ type: String) -> [Int] {
-            if let known = routes[type] { return known }
-            let indices = active.indices.filter { active[$0].eventTypes?.contains(type) ?? true }
-            routes[type] = indices
-            return indices
+        guard base.position < head else { return result(base) }
+        let start = base.position + 1
+        let end = min(head, start.addingReportingOverflow(limit - 1).overflow ? head : start + (limit - 1))
+        var state = ProjectionState(projection: name, tables: projection.tables + [PassedOver.table]) { table, key in
+            try txn.get(StoredState.tableName(name, table, generation: base.generation), key)
         }
+        // Operators' decisions to pass over an event (a few events in a small stream of the
+        // store's own; read at this snapshot, so a rebuild meets the same ones).
+        let decided = projection.errorPolicy == .stop ? try PassedOver.decisions(for: name, in: txn) : [:]
+        let policy = projection.errorPolicy
+        let apply = { (event: RecordedEvent, state: inout ProjectionState) throws in try projection.apply(event, to: &state) }
+        var reached = base.position
         var read = 0
-        try txn.forEachEvent(from: start, through: end, types: wanted) { event in
+        var stoppedEarly = false
+        try txn.forEachEvent(from: start, through: end, types: projection.eventTypes) { event in
             read += 1
             // A batch reads much of the log and the tables once: keep only recent pages resident.
             if read % 2048 == 0 { txn.releaseReadPages() }
-            for index in route(event.type) {
-                guard entries[index].failure == nil, event.position > entries[index].checkpoint, var state = lanes[index] else {
-                    continue
+            let started = timed ? ContinuousClock.now : nil
+            defer { if let started { progress.time += ContinuousClock.now - started } }
+            do {
+                let decision = decided.isEmpty ? nil : decided[event.id]
+                if try state.apply(event, policy: policy, decision: decision, apply) {
+                    progress.skipped += 1
+                } else {
+                    progress.applied += 1
                 }
-                lanes[index] = nil  // keep the state uniquely referenced while applying
-                let started = timed ? ContinuousClock.now : nil
-                defer { if let started { entries[index].time += ContinuousClock.now - started } }
-                do {
-                    let decision = decided[index].isEmpty ? nil : decided[index][event.id]
-                    if try state.apply(event, policy: policies[index], decision: decision, appliers[index]) {
-                        entries[index].skipped += 1
-                    } else {
-                        entries[index].applied += 1
-                    }
-                } catch {
-                    // A stop throws the batch's state away.
-                    entries[index].failure = .stopped(active[index].name, at: event.position, cause: "\(error)")
-                    lanes[index] = nil
-                    continue
-                }
-                lanes[index] = state
+            } catch {
+                progress.failure = .stopped(name, at: event.position, cause: "\(error)")
+                return false
+            }
+            reached = event.position
+            if state.touchedRowCount >= maximumRows && event.position < end {
+                stoppedEarly = true
+                return false
             }
             return true
         }
-
-        for (index, projection) in active.enumerated() {
-            let name = projection.name
-            var entry = entries[index]
-            guard entry.failure == nil, let state = lanes[index] else {
-                progress[name] = entry
-                continue
-            }
-            let started = timed ? ContinuousClock.now : nil
-            var written = 0
-            let changes: [(table: String, rows: [(key: [UInt8], value: [UInt8]?)])]
-            do {
-                changes = try state.changes()
-            } catch {
-                // A row that cannot be written stops the projection where it stood.
-                entry.failure = error
-                progress[name] = entry
-                continue
-            }
-            for (table, rows) in changes {
-                let stored = StoredState.tableName(name, table)
-                for (key, value) in rows {
-                    if let value { try txn.put(stored, key, value) } else { try txn.delete(stored, key) }
-                    written += 1
-                    // Writing back walks the tables' pages: as tables grow, so would the resident
-                    // size, unless the pages already passed are let go now and then.
-                    if written % 2048 == 0 { txn.releaseReadPages() }
-                }
-            }
-            if let started { entry.time += ContinuousClock.now - started }
-            entry.checkpoint = max(entry.checkpoint, end)
-            entry.isBuilding = entry.isBuilding && entry.checkpoint < head
-            try txn.put(
-                Checkpoint.table, Checkpoint.key(name),
-                Checkpoint(version: Int64(projection.version), position: entry.checkpoint, isBuilding: entry.isBuilding).encoded)
-            progress[name] = entry
+        // A stop throws the batch away: tables and checkpoint stay as the last commit left them.
+        if progress.failure != nil { return result(base) }
+        let changes: [(table: String, rows: [(key: [UInt8], value: [UInt8]?)])]
+        do {
+            changes = try state.changes().map { (StoredState.tableName(name, $0.table, generation: base.generation), $0.rows) }
+        } catch {
+            // A row that cannot be written stops the projection where it stood.
+            progress.failure = error
+            return result(base)
         }
-        return (head, progress)
+        var next = base
+        next.position = stoppedEarly ? reached : end
+        if slot == .serving { next.isBuilding = base.isBuilding && next.position < head }
+        progress.checkpoint = next.position
+        progress.isBuilding = next.isBuilding
+        return result(next, changes)
     }
 
-    /// A projection's checkpoint as stored; nil when it has none yet.
-    static func readCheckpoint(_ name: String, _ txn: TableTransaction) throws -> Checkpoint? {
-        guard let bytes = try txn.get(Checkpoint.table, Checkpoint.key(name)) else { return nil }
+    /// Commits a folded batch in the writer's transaction, unless the checkpoint it started from
+    /// changed meanwhile. A rebuild whose state has reached the head is swapped in: its
+    /// checkpoint becomes the serving one, and the tables of the state it replaces are emptied.
+    static func commit(_ txn: TableTransaction, _ folded: FoldedBatch, tables: [String]) throws -> CommitOutcome {
+        let name = folded.projection
+        guard try readCheckpoint(name, txn, slot: folded.slot) == folded.base else { return .raced }
+        var written = 0
+        for (table, rows) in folded.changes {
+            for (key, value) in rows {
+                if let value { try txn.put(table, key, value) } else { try txn.delete(table, key) }
+                written += 1
+                // Writing back walks the tables' pages: let go of those passed now and then.
+                if written % 2048 == 0 { txn.releaseReadPages() }
+            }
+        }
+        let head = try txn.headPosition()
+        guard folded.slot == .rebuild, folded.next.position >= head else {
+            try txn.put(folded.slot.table, Checkpoint.key(name), folded.next.encoded)
+            return .committed
+        }
+        if let old = try readCheckpoint(name, txn, slot: .serving), old.generation != folded.next.generation {
+            for table in tables { try txn.removeAll(StoredState.tableName(name, table, generation: old.generation)) }
+        }
+        let serving = Checkpoint(
+            version: folded.next.version, position: folded.next.position, isBuilding: false, generation: folded.next.generation)
+        try txn.put(Checkpoint.table, Checkpoint.key(name), serving.encoded)
+        try txn.delete(Checkpoint.rebuildTable, Checkpoint.key(name))
+        return .swapped
+    }
+
+    /// A projection's checkpoint in a slot as stored; nil when it has none.
+    static func readCheckpoint(_ name: String, _ txn: TableTransaction, slot: Slot = .serving) throws -> Checkpoint? {
+        guard let bytes = try txn.get(slot.table, Checkpoint.key(name)) else { return nil }
         do {
             return try Checkpoint(decoding: bytes)
         } catch {
@@ -153,13 +170,31 @@ enum CatchUpBatch {
         }
     }
 
-    /// Empties a projection's tables and sets its checkpoint to 0, building, with its version.
-    static func reset(_ projection: any Projection, _ txn: TableTransaction) throws {
-        for table in projection.tables + [PassedOver.table] {
-            try txn.removeAll(StoredState.tableName(projection.name, table))
+    /// Starts a rebuild of `projection` from position 0. With no state yet, it builds in place
+    /// (there is nothing to serve meanwhile); otherwise beside the serving state, in the other
+    /// generation of tables, emptied first (an interrupted rebuild may have left rows there).
+    static func startRebuild(_ projection: any Projection, _ txn: TableTransaction, startedAt: Int64) throws {
+        let name = projection.name
+        let tables = projection.tables + [PassedOver.table]
+        guard let serving = try readCheckpoint(name, txn, slot: .serving) else {
+            for table in tables { try txn.removeAll(StoredState.tableName(name, table, generation: 0)) }
+            try txn.delete(Checkpoint.rebuildTable, Checkpoint.key(name))
+            try txn.put(
+                Checkpoint.table, Checkpoint.key(name), Checkpoint(version: Int64(projection.version), position: 0, isBuilding: true).encoded)
+            return
         }
+        let generation = 1 - serving.generation
+        for table in tables { try txn.removeAll(StoredState.tableName(name, table, generation: generation)) }
         try txn.put(
-            Checkpoint.table, Checkpoint.key(projection.name),
-            Checkpoint(version: Int64(projection.version), position: 0, isBuilding: true).encoded)
+            Checkpoint.rebuildTable, Checkpoint.key(name),
+            Checkpoint(version: Int64(projection.version), position: 0, isBuilding: true, generation: generation, startedAt: startedAt).encoded)
+    }
+
+    /// Marks the rebuild of `name` as resumed by this process now (for its rate).
+    static func resumeRebuild(_ name: String, _ txn: TableTransaction, startedAt: Int64) throws {
+        guard var record = try readCheckpoint(name, txn, slot: .rebuild) else { return }
+        record.startedAt = startedAt
+        record.startPosition = record.position
+        try txn.put(Checkpoint.rebuildTable, Checkpoint.key(name), record.encoded)
     }
 }

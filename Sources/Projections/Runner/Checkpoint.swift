@@ -1,32 +1,55 @@
-/// A projection's entry in the runner's `projections` table: which version built the stored
-/// state, the last position applied, and whether a (re)build is still under way.
-struct Checkpoint: RowValue, Equatable {
+/// A projection's entry in the runner's `projections` table (the state that answers queries) or
+/// `projection-rebuilds` table (a state a rebuild builds beside it): which version built it, the
+/// last position applied, whether a (re)build is under way, and which set of tables holds it.
+struct Checkpoint: RowValue, Equatable, Sendable {
     var version: Int64
     /// The last position applied; 0 before the first event.
     var position: UInt64
     /// True from the start of a (re)build until the state first reaches the head.
     var isBuilding: Bool
+    /// Which set of tables holds the state: 0 or 1. A rebuild builds in the other one, so the
+    /// state it replaces serves queries until the swap.
+    var generation: Int = 0
+    /// For a rebuild: when this process started or resumed it (microseconds since 1970, from the
+    /// store's clock) and the position it started from, for its rate. 0 otherwise.
+    var startedAt: Int64 = 0
+    var startPosition: UInt64 = 0
 
-    /// The runner's own table, holding one checkpoint per projection name.
+    /// The checkpoints of the states that answer queries, one per projection name.
     static let table = "projections"
+    /// The checkpoints of states being rebuilt beside them.
+    static let rebuildTable = "projection-rebuilds"
 
     static func key(_ projection: String) -> [UInt8] { RowKey(projection).bytes }
 
-    init(version: Int64, position: UInt64, isBuilding: Bool) {
+    init(version: Int64, position: UInt64, isBuilding: Bool, generation: Int = 0, startedAt: Int64 = 0, startPosition: UInt64 = 0) {
         self.version = version
         self.position = position
         self.isBuilding = isBuilding
+        self.generation = generation
+        self.startedAt = startedAt
+        self.startPosition = startPosition
     }
 
     func encode(to writer: inout RowWriter) {
         writer.write(version)
         writer.write(position)
         writer.write(isBuilding)
+        // The common case keeps the 17 bytes of the first format, which earlier versions read.
+        guard generation != 0 || startedAt != 0 || startPosition != 0 else { return }
+        writer.write(generation == 1)
+        writer.write(startedAt)
+        writer.write(startPosition)
     }
 
     init(from reader: inout RowReader) throws(RowDecodingError) {
         version = try reader.read(Int64.self)
         position = try reader.read(UInt64.self)
         isBuilding = try reader.read(Bool.self)
+        // Written before rebuilds ran beside the serving state: 17 bytes, generation 0.
+        guard !reader.isAtEnd else { return }
+        generation = try reader.read(Bool.self) ? 1 : 0
+        startedAt = try reader.read(Int64.self)
+        startPosition = try reader.read(UInt64.self)
     }
 }

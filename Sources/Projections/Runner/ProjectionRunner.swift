@@ -40,9 +40,32 @@ public struct ProjectionStatus: Sendable, Equatable {
     public let eventsSkipped: Int
     /// The first of them (at most ``ProjectionStatus/listedSkips``), with the reason for each.
     public let skippedPositions: [PassedOver.Entry]
+    /// A rebuild under way beside the state that serves (whose checkpoint, lag and hash these
+    /// are); nil when none is.
+    public let rebuild: RebuildStatus?
 
     /// How many passed-over events a status lists.
     public static let listedSkips = 100
+}
+
+/// A rebuild under way beside the state that answers queries.
+public struct RebuildStatus: Sendable, Equatable {
+    /// The last position the new state has applied.
+    public let position: UInt64
+    /// How many positions it is behind the head.
+    public let lag: UInt64
+    /// Positions folded per second since the rebuild started (or was resumed by the process
+    /// running it), by the store's clock; nil before a second's worth of time has passed.
+    public let positionsPerSecond: Double?
+
+    init(_ record: Checkpoint, head: UInt64, now: Int64) {
+        position = record.position
+        lag = head > record.position ? head - record.position : 0
+        let elapsed = now.subtractingReportingOverflow(record.startedAt)
+        let folded = record.position >= record.startPosition ? record.position - record.startPosition : 0
+        positionsPerSecond = !elapsed.overflow && record.startedAt > 0 && elapsed.partialValue >= 1_000_000
+            ? Double(folded) / (Double(elapsed.partialValue) / 1e6) : nil
+    }
 }
 
 /// Keeps projections' states and checkpoints in the store, catches them up with the log,
@@ -55,8 +78,13 @@ public final class ProjectionRunner: Sendable {
     public let store: EventStore
     /// The registered projections, in order.
     public let projections: [any Projection]
-    /// How many positions one catch-up transaction covers at most.
+    /// How many positions one catch-up batch covers at most.
     public let batchSize: UInt64
+    /// How many rows a batch may change before it is committed (fewer positions then): each
+    /// commit is a short write job, interleaved with appends.
+    public let maximumBatchRows: Int
+    /// How many projections fold at once (each on a thread of its own, off the writer's).
+    public let parallelism: Int
     /// What opening did that a user should hear of: version changes rebuilt, interrupted
     /// rebuilds finished.
     public let notices: [String]
@@ -68,46 +96,51 @@ public final class ProjectionRunner: Sendable {
     public typealias Progress = @Sendable (_ projections: [String], _ position: UInt64, _ head: UInt64) -> Void
 
     /// Opens the projections' tables, rebuilds every projection whose stored version differs from
-    /// its `version`, and finishes any rebuild a crash interrupted; ``notices`` says which.
+    /// its `version` (beside the old state, which serves queries until the new one has caught
+    /// up), and finishes any rebuild a crash interrupted; ``notices`` says which.
     /// With `inspecting` true it rebuilds and finishes nothing (for `verify` and `esctl
     /// projections`): on a store opened read-only, where tables that do not exist read as empty,
-    /// it changes nothing at all.
+    /// it changes nothing at all. `parallelism` defaults to the number of processors.
     ///
     /// Throws ``ProjectionError`` with ``ProjectionError/Code/invalidDefinition`` for a bad or
     /// duplicate name, and the store's errors.
     public init(
-        store: EventStore, projections: [any Projection], batchSize: UInt64 = 25_000, progress: Progress? = nil,
-        inspecting: Bool = false, logger: Logger? = nil
+        store: EventStore, projections: [any Projection], batchSize: UInt64 = 25_000, maximumBatchRows: Int = 4096,
+        parallelism: Int? = nil, progress: Progress? = nil, inspecting: Bool = false, logger: Logger? = nil
     ) async throws {
         try Self.validate(projections)
-        let tables = { (projection: any Projection) in
-            (projection.tables + [PassedOver.table]).map { StoredState.tableName(projection.name, $0) }
-        }
         self.logger = logger ?? store.configuration.logger
         self.store = store
         self.projections = projections
         self.batchSize = max(1, batchSize)
+        self.maximumBatchRows = max(1, maximumBatchRows)
+        self.parallelism = max(1, parallelism ?? ProcessInfo.processInfo.activeProcessorCount)
         if projections.isEmpty {
             notices = []
             return
         }
-        try await store.openTables([Checkpoint.table] + projections.flatMap(tables))
+        try await store.openTables([Checkpoint.table, Checkpoint.rebuildTable] + projections.flatMap(Self.storedTables))
 
         let stored = try store.readTables { txn in
-            try projections.map { try CatchUpBatch.readCheckpoint($0.name, txn) }
+            try projections.map { (try CatchUpBatch.readCheckpoint($0.name, txn), try CatchUpBatch.readCheckpoint($0.name, txn, slot: .rebuild)) }
         }
         var notices: [String] = []
         var toFinish: [any Projection] = []
+        var toResume: [any Projection] = []
         var toRebuild: [any Projection] = []
-        for (projection, checkpoint) in zip(projections, stored) {
-            guard let checkpoint else { continue }
-            if checkpoint.version != Int64(projection.version) {
+        for (projection, (serving, rebuilding)) in zip(projections, stored) {
+            let version = Int64(projection.version)
+            if let rebuilding, rebuilding.version == version {
+                notices.append(
+                    "Projection '\(projection.name)' was being rebuilt when the store last closed (at position \(rebuilding.position)); finishing the rebuild.")
+                toResume.append(projection)
+            } else if let checkpoint = rebuilding ?? serving, checkpoint.version != version {
                 notices.append(
                     "Projection '\(projection.name)' changed from version \(checkpoint.version) to \(projection.version); rebuilding it.")
                 toRebuild.append(projection)
-            } else if checkpoint.isBuilding && checkpoint.position > 0 {
+            } else if let serving, serving.isBuilding && serving.position > 0 {
                 notices.append(
-                    "Projection '\(projection.name)' was being rebuilt when the store last closed (at position \(checkpoint.position)); finishing the rebuild.")
+                    "Projection '\(projection.name)' was being rebuilt when the store last closed (at position \(serving.position)); finishing the rebuild.")
                 toFinish.append(projection)
             }
         }
@@ -117,8 +150,23 @@ public final class ProjectionRunner: Sendable {
         if !toRebuild.isEmpty {
             _ = try await rebuild(toRebuild.map(\.name), progress: progress)
         }
+        if !toResume.isEmpty {
+            let now = store.configuration.clock().microsecondsSince1970
+            let resumed = toResume.map(\.name)
+            try await store.writeTables { txn in
+                for name in resumed { try CatchUpBatch.resumeRebuild(name, txn, startedAt: now) }
+            }
+            _ = try await finishRebuilds(toResume, progress: progress, started: .now)
+        }
         if !toFinish.isEmpty {
             _ = try await catchUp(toFinish.map(\.name), progress: progress)
+        }
+    }
+
+    /// The store's names of a projection's tables, in both generations.
+    static func storedTables(_ projection: any Projection) -> [String] {
+        (projection.tables + [PassedOver.table]).flatMap { table in
+            [0, 1].map { StoredState.tableName(projection.name, table, generation: $0) }
         }
     }
 
@@ -170,97 +218,77 @@ public final class ProjectionRunner: Sendable {
     // MARK: Catching up
 
     /// Applies every event up to the current head to the named projections (all when nil), in
-    /// transactions of at most ``batchSize`` positions. A projection whose `apply` throws stops;
-    /// the others go on. Returns the head reached.
+    /// batches of at most ``batchSize`` positions, each folded off the writer thread and
+    /// committed in one short transaction; independent projections fold in parallel. A
+    /// projection whose `apply` throws stops; the others go on. Returns the head reached.
     ///
     /// Throws ``ProjectionError/Code/stopped`` for the first stopped projection, after the others
     /// have caught up.
     @discardableResult
     public func catchUp(_ names: [String]? = nil, progress: Progress? = nil) async throws -> UInt64 {
         let selected = try select(names)
-        var pending = selected
-        var head: UInt64 = 0
-        var stopped: [String: ProjectionError] = [:]
-        while !pending.isEmpty {
-            try Task.checkCancellation()
-            let batch = pending
-            let limit = batchSize
-            let outcome = try await store.writeTables { txn in try CatchUpBatch.run(txn, projections: batch, limit: limit) }
-            head = outcome.head
-            pending = batch.filter { projection in
-                guard let entry = outcome.progress[projection.name] else { return false }
-                if entry.skipped > 0 {
-                    logger.info(
-                        "a projection passed over events it cannot apply",
-                        metadata: [LogKeys.projection: "\(projection.name)", LogKeys.count: "\(entry.skipped)"])
-                }
-                if let failure = entry.failure {
-                    stopped[projection.name] = failure
-                    return false
-                }
-                return entry.checkpoint < outcome.head
-            }
-            let reached = batch.compactMap { outcome.progress[$0.name]?.checkpoint }.min() ?? head
-            progress?(batch.map(\.name), reached, head)
-        }
+        let totals = try await runLanes(selected.map { ($0, .serving) }, timed: false, progress: progress)
         failures.withLock { failures in
-            for projection in selected { failures[projection.name] = stopped[projection.name] }
+            for projection in selected { failures[projection.name] = totals[projection.name]?.failure }
         }
-        for failure in stopped.values {
-            logger.info("a projection stopped", metadata: [LogKeys.projection: "\(failure.projection ?? "?")", LogKeys.reason: "\(failure.message)"])
+        for projection in selected {
+            guard let lane = totals[projection.name] else { continue }
+            if lane.skipped > 0 {
+                logger.info(
+                    "a projection passed over events it cannot apply",
+                    metadata: [LogKeys.projection: "\(projection.name)", LogKeys.count: "\(lane.skipped)"])
+            }
+            if let failure = lane.failure {
+                logger.info("a projection stopped", metadata: [LogKeys.projection: "\(projection.name)", LogKeys.reason: "\(failure.message)"])
+            }
         }
-        if let first = selected.lazy.compactMap({ stopped[$0.name] }).first { throw first }
-        return head
+        if let first = selected.lazy.compactMap({ totals[$0.name]?.failure }).first { throw first }
+        return selected.compactMap { totals[$0.name]?.head }.max() ?? 0
     }
 
-    /// Empties the named projections' tables (all when nil) and folds them again from the
-    /// start. Returns, per projection, the events applied, the time taken and the state hash.
+    /// Folds the named projections (all when nil) again from the start, beside their current
+    /// state, which keeps answering queries (and catching up) until the new one has reached the
+    /// head; then one transaction swaps them and empties the old tables. A projection with no
+    /// state yet is built in place. Returns, per projection, the events applied, the time taken
+    /// and the state hash.
     public func rebuild(_ names: [String]? = nil, progress: Progress? = nil) async throws -> [RebuildReport] {
         let selected = try select(names)
         let started = ContinuousClock.now
         logger.info("rebuilding projections", metadata: [LogKeys.projection: "\(selected.map(\.name).joined(separator: ","))"])
+        let now = store.configuration.clock().microsecondsSince1970
         try await store.writeTables { txn in
-            for projection in selected { try CatchUpBatch.reset(projection, txn) }
+            for projection in selected { try CatchUpBatch.startRebuild(projection, txn, startedAt: now) }
         }
-        var applied: [String: Int] = [:]
-        var skipped: [String: Int] = [:]
-        var timed: [String: Duration] = [:]
-        var pending = selected
-        var stopped: ProjectionError?
-        while !pending.isEmpty {
-            // Between batches: a cancelled rebuild leaves its state building, which the next
-            // open finishes.
-            try Task.checkCancellation()
-            let batch = pending
-            let limit = batchSize
-            let outcome = try await store.writeTables { txn in try CatchUpBatch.run(txn, projections: batch, limit: limit, timed: true) }
-            pending = batch.filter { projection in
-                guard let entry = outcome.progress[projection.name] else { return false }
-                applied[projection.name, default: 0] += entry.applied
-                skipped[projection.name, default: 0] += entry.skipped
-                timed[projection.name, default: .zero] += entry.time
-                if let failure = entry.failure {
-                    stopped = stopped ?? failure
-                    failures.withLock { $0[projection.name] = failure }
-                    return false
-                }
-                return entry.checkpoint < outcome.head
+        return try await finishRebuilds(selected, progress: progress, started: started)
+    }
+
+    /// Runs the started rebuilds of `selected` to their swap (a projection rebuilt in place: to
+    /// the head) and reports on each.
+    private func finishRebuilds(_ selected: [any Projection], progress: Progress?, started: ContinuousClock.Instant) async throws -> [RebuildReport] {
+        let slots = try store.readTables { txn in
+            try selected.map { projection in
+                (projection, try CatchUpBatch.readCheckpoint(projection.name, txn, slot: .rebuild) == nil ? Slot.serving : .rebuild)
             }
-            let reached = batch.compactMap { outcome.progress[$0.name]?.checkpoint }.min() ?? outcome.head
-            progress?(batch.map(\.name), reached, outcome.head)
+        }
+        // Between batches: a cancelled rebuild leaves its record, which the next open resumes.
+        let totals = try await runLanes(slots.map { ($0.0, $0.1) }, timed: true, progress: progress)
+        var stopped: ProjectionError?
+        for projection in selected {
+            guard let failure = totals[projection.name]?.failure else { continue }
+            stopped = stopped ?? failure
+            failures.withLock { $0[projection.name] = failure }
         }
         if let stopped { throw stopped }
         let seconds = Self.seconds(since: started)
         return try store.readTables { txn in
             try selected.map { projection in
                 failures.withLock { _ = $0.removeValue(forKey: projection.name) }
+                let lane = totals[projection.name] ?? LaneTotals()
                 let checkpoint = try CatchUpBatch.readCheckpoint(projection.name, txn)?.position ?? 0
-                let state = StoredState(transaction: txn, projection: projection.name)
                 return RebuildReport(
-                    projection: projection.name, eventsApplied: applied[projection.name] ?? 0,
-                    eventsSkipped: skipped[projection.name] ?? 0, checkpoint: checkpoint,
-                    seconds: Self.seconds(timed[projection.name] ?? .zero), elapsedSeconds: seconds,
-                    hash: try StateHash.of(projection, in: state))
+                    projection: projection.name, eventsApplied: lane.applied, eventsSkipped: lane.skipped, checkpoint: checkpoint,
+                    seconds: Self.seconds(lane.time), elapsedSeconds: seconds,
+                    hash: try StateHash.of(projection, in: try StoredState.serving(txn, projection.name)))
             }
         }
     }
@@ -280,7 +308,7 @@ public final class ProjectionRunner: Sendable {
     public func read<T>(_ name: String, _ body: (StoredState) throws -> T) async throws -> T {
         let projection = try projection(named: name)
         try await catchUp([projection.name])
-        return try store.readTables { txn in try body(StoredState(transaction: txn, projection: projection.name)) }
+        return try store.readTables { txn in try body(try StoredState.serving(txn, projection.name)) }
     }
 
     /// The same, for the registered projection of type `P` (a typo does not compile).
@@ -362,26 +390,29 @@ public final class ProjectionRunner: Sendable {
     public func storedHash(of name: String) throws -> String {
         let projection = try projection(named: name)
         return try store.readTables { txn in
-            try StateHash.of(projection, in: StoredState(transaction: txn, projection: name))
+            try StateHash.of(projection, in: try StoredState.serving(txn, name))
         }
     }
 
     /// Where every projection stands, without catching up.
     public func statuses() throws -> [ProjectionStatus] {
         let failures = failures.withLock { $0 }
+        let now = store.configuration.clock().microsecondsSince1970
         return try store.readTables { txn in
             let head = try txn.headPosition()
             return try projections.map { projection in
                 let checkpoint = try CatchUpBatch.readCheckpoint(projection.name, txn)
+                let rebuilding = try CatchUpBatch.readCheckpoint(projection.name, txn, slot: .rebuild)
                 let position = checkpoint?.position ?? 0
-                let state = StoredState(transaction: txn, projection: projection.name)
+                let state = try StoredState.serving(txn, projection.name)
                 let skipped = try state.rows(PassedOver.table, prefix: RowKey(), reverse: false, limit: ProjectionStatus.listedSkips, as: String.self)
                 return ProjectionStatus(
                     name: projection.name, version: projection.version, checkpoint: position,
                     lag: head > position ? head - position : 0, hash: try StateHash.of(projection, in: state),
-                    isBuilding: checkpoint?.isBuilding ?? false, failure: failures[projection.name]?.message,
+                    isBuilding: (checkpoint?.isBuilding ?? false) || rebuilding != nil, failure: failures[projection.name]?.message,
                     eventsSkipped: try state.rowCount(PassedOver.table),
-                    skippedPositions: skipped.map { PassedOver.Entry(position: $0.key.parts([.number])?.first?.number ?? 0, reason: $0.value) })
+                    skippedPositions: skipped.map { PassedOver.Entry(position: $0.key.parts([.number])?.first?.number ?? 0, reason: $0.value) },
+                    rebuild: rebuilding.map { RebuildStatus($0, head: head, now: now) })
             }
         }
     }

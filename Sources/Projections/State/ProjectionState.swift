@@ -201,6 +201,10 @@ public struct ProjectionState {
 
     /// The state as a ``StateReader``, for queries of a state folded in memory (`query` with
     /// `asOf`, tests).
+    /// How many rows this state holds in memory (read or changed): a catch-up batch stops
+    /// growing there, so that its commit stays a short write.
+    var touchedRowCount: Int { tables.reduce(0) { $0 + $1.rows.count } }
+
     public var reader: some StateReader { InMemoryReader(state: self) }
 
     func peek<V: RowValue>(_ table: String, _ key: RowKey, as type: V.Type) throws -> V? {

@@ -56,17 +56,31 @@ extension StateReader {
 public struct StoredState: StateReader {
     let transaction: TableTransaction
     let projection: String
+    /// Which of the projection's two sets of tables (see `Checkpoint.generation`).
+    let generation: Int
 
-    init(transaction: TableTransaction, projection: String) {
+    init(transaction: TableTransaction, projection: String, generation: Int) {
         self.transaction = transaction
         self.projection = projection
+        self.generation = generation
     }
 
-    /// The store's name for one of the projection's tables.
-    static func tableName(_ projection: String, _ table: String) -> String { "\(projection)/\(table)" }
+    /// The state that answers queries: the generation its checkpoint names.
+    static func serving(_ transaction: TableTransaction, _ projection: String) throws -> StoredState {
+        let generation = try CatchUpBatch.readCheckpoint(projection, transaction)?.generation ?? 0
+        return StoredState(transaction: transaction, projection: projection, generation: generation)
+    }
+
+    /// The store's name for one of the projection's tables: `PROJECTION/TABLE` in generation 0,
+    /// `PROJECTION~1/TABLE` in generation 1 ('~' is not allowed in a projection's name).
+    static func tableName(_ projection: String, _ table: String, generation: Int) -> String {
+        generation == 0 ? "\(projection)/\(table)" : "\(projection)~\(generation)/\(table)"
+    }
+
+    private func tableName(_ table: String) -> String { Self.tableName(projection, table, generation: generation) }
 
     public func get<V: RowValue>(_ table: String, _ key: RowKey, as type: V.Type) throws -> V? {
-        let bytes = try transaction.get(Self.tableName(projection, table), key.bytes)
+        let bytes = try transaction.get(tableName(table), key.bytes)
         return try bytes.map { bytes in
             do { return try V(decoding: bytes) } catch { throw ProjectionError.damaged(projection, "\(table): \(error)") }
         }
@@ -76,7 +90,7 @@ public struct StoredState: StateReader {
         _ table: String, prefix: RowKey, after: RowKey?, reverse: Bool, as type: V.Type, _ body: (RowKey, V) throws -> Bool
     ) throws {
         var failure: RowDecodingError?
-        try transaction.scan(Self.tableName(projection, table), prefix: prefix.bytes, after: after?.bytes, reverse: reverse) { key, value in
+        try transaction.scan(tableName(table), prefix: prefix.bytes, after: after?.bytes, reverse: reverse) { key, value in
             let row: V
             do throws(RowDecodingError) {
                 row = try V(decoding: value)
@@ -90,14 +104,14 @@ public struct StoredState: StateReader {
     }
 
     public func rowCount(_ table: String) throws -> Int {
-        try transaction.count(Self.tableName(projection, table))
+        try transaction.count(tableName(table))
     }
 
     static let releaseEveryBytes = 512 << 10
 
     public func forEachRawRow(_ table: String, _ body: (UnsafeRawBufferPointer, UnsafeRawBufferPointer) throws -> Void) throws {
         var visitedBytes = 0
-        try transaction.scan(Self.tableName(projection, table)) { key, value in
+        try transaction.scan(tableName(table)) { key, value in
             try body(key, value)
             // A whole state is read once: keep only the latest pages resident. Counted in bytes,
             // since rows range from a few bytes to kilobytes; often, since each page fault maps

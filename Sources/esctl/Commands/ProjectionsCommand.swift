@@ -21,13 +21,24 @@ struct ProjectionsCommand: AsyncParsableCommand {
                 docs/FORMAT.md). Projections are not caught up first, so the lag shows how far \
                 behind they are. With --json, one object per line with the keys name, version, \
                 checkpoint, lag, building, hash, eventsSkipped and skippedPositions (the first 100 \
-                passed-over events: position and reason).
+                passed-over events: position and reason), and rebuild: null, or, while a rebuild \
+                runs beside the state that serves (whose checkpoint, lag and hash these are), \
+                {"position","lag","eventsPerSecond"} of the new state (eventsPerSecond null in its \
+                first second).
                 """)
 
         @OptionGroup var store: StoreOptions
 
         @Flag(help: "Print one JSON object per projection and line.")
         var json = false
+
+        static func rebuildJSON(_ rebuild: RebuildStatus?) -> JSONValue {
+            guard let rebuild else { return .null }
+            return [
+                "position": .uint(rebuild.position), "lag": .uint(rebuild.lag),
+                "eventsPerSecond": rebuild.positionsPerSecond.map { .int(Int($0)) } ?? .null,
+            ]
+        }
 
         func run() async throws {
             try await reportingErrors {
@@ -49,6 +60,7 @@ struct ProjectionsCommand: AsyncParsableCommand {
                         object.add("skippedPositions", rawJSON: JSONValue.array(status.skippedPositions.map {
                             ["position": .uint($0.position), "reason": .string($0.reason)]
                         }).serialized)
+                        object.add("rebuild", rawJSON: Self.rebuildJSON(status.rebuild).serialized)
                         Console.printJSON(object.finish())
                     }
                 } else {
@@ -60,6 +72,12 @@ struct ProjectionsCommand: AsyncParsableCommand {
                         ]
                     }
                     JSONText.render(["projections": .array(rows)]).dropFirst().forEach(Console.print)
+                    for status in statuses {
+                        guard let rebuild = status.rebuild else { continue }
+                        let rate = rebuild.positionsPerSecond.map { ", \(Int($0)) events/s" } ?? ""
+                        Console.print(
+                            "\(status.name) is being rebuilt beside the state that serves: at position \(rebuild.position), \(rebuild.lag) behind the head\(rate); the old state (at \(status.checkpoint)) answers queries until then.")
+                    }
                     for status in statuses where !status.skippedPositions.isEmpty {
                         for entry in status.skippedPositions {
                             Console.print("\(status.name) passed over position \(entry.position): \(entry.reason)")
@@ -134,8 +152,13 @@ struct Rebuild: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Rebuild projections from the start of the log.",
         discussion: """
-            Empties each named projection's tables and folds the whole log into them again, \
-            showing progress on a terminal (quiet when piped). Then prints, per projection, the \
+            Folds the whole log again into a new state beside each named projection's current \
+            one, which keeps answering queries (here and in other processes) until the new one \
+            has caught up with the head; then one transaction swaps them and empties the old \
+            tables. Projections fold in parallel, off the writer, so appends go on meanwhile. \
+            Shows progress on a terminal (quiet when piped). Interrupted (Ctrl-C, a crash), the \
+            old state goes on serving and the next command that opens the projections finishes \
+            the rebuild. Then prints, per projection, the \
             events applied, the seconds taken and the state hash; with --json one object per line \
             with the keys name, eventsApplied, eventsSkipped, checkpoint, seconds, hash.
             """)

@@ -1,0 +1,116 @@
+import EventStore
+import Foundation
+import Synchronization
+
+/// What one projection's lane did in a catch-up or rebuild.
+struct LaneTotals: Sendable {
+    var applied = 0
+    var skipped = 0
+    var time: Duration = .zero
+    var checkpoint: UInt64 = 0
+    var head: UInt64 = 0
+    var failure: ProjectionError?
+}
+
+/// The positions lanes have reached, for one progress report over all of them: the lowest.
+final class ProgressTally: Sendable {
+    let names: [String]
+    private let reached = Mutex<[String: UInt64]>([:])
+
+    init(names: [String]) {
+        self.names = names
+    }
+
+    /// Records a lane's position and returns the lowest of all lanes.
+    func record(_ name: String, _ position: UInt64) -> UInt64 {
+        reached.withLock { positions in
+            positions[name] = position
+            return names.map { positions[$0] ?? 0 }.min() ?? position
+        }
+    }
+}
+
+extension ProjectionRunner {
+    /// Where folds run: threads of their own, not Swift's cooperative pool (a fold holds its
+    /// thread for a batch, and appends awaiting the writer must not wait behind it), at a lower
+    /// priority than the writer.
+    static let foldQueue = DispatchQueue(label: "projections.fold", qos: .utility, attributes: .concurrent)
+
+    /// Runs one lane per projection, at most ``parallelism`` at once, each in batches until its
+    /// state reaches the head (for a rebuild: until it is swapped in). Lanes are independent: a
+    /// slow or stopped projection holds back no other's checkpoint.
+    func runLanes(_ lanes: [(projection: any Projection, slot: Slot)], timed: Bool, progress: Progress?) async throws -> [String: LaneTotals] {
+        let tally = ProgressTally(names: lanes.map(\.projection.name))
+        let report: (@Sendable (String, UInt64, UInt64) -> Void)?
+        if let progress {
+            report = { name, position, head in progress(tally.names, tally.record(name, position), head) }
+        } else {
+            report = nil
+        }
+        var totals: [String: LaneTotals] = [:]
+        try await withThrowingTaskGroup(of: (String, LaneTotals).self) { group in
+            var pending = lanes[...]
+            var running = 0
+            while running > 0 || !pending.isEmpty {
+                while running < parallelism, let lane = pending.popFirst() {
+                    running += 1
+                    let projection = lane.projection
+                    let slot = lane.slot
+                    group.addTask {
+                        let lane = try await self.runLane(projection, slot, timed: timed, report: report)
+                        return (projection.name, lane)
+                    }
+                }
+                guard let finished = try await group.next() else { break }
+                running -= 1
+                totals[finished.0] = finished.1
+            }
+        }
+        return totals
+    }
+
+    /// Folds and commits batches of one projection until its state reaches the head of its
+    /// fold's snapshot (a rebuild: until the writer swaps it in), it stops, or no rebuild is
+    /// left to do (another runner swapped it in).
+    private func runLane(
+        _ projection: any Projection, _ slot: Slot, timed: Bool, report: (@Sendable (String, UInt64, UInt64) -> Void)?
+    ) async throws -> LaneTotals {
+        var totals = LaneTotals()
+        let tables = projection.tables + [PassedOver.table]
+        while true {
+            try Task.checkCancellation()
+            guard let folded = try await fold(projection, slot, timed: timed) else { return totals }
+            totals.head = folded.head
+            totals.checkpoint = folded.progress.checkpoint
+            if let failure = folded.progress.failure {
+                totals.failure = failure
+                return totals
+            }
+            guard folded.needsCommit else { return totals }
+            let outcome = try await store.writeTables { txn in try CatchUpBatch.commit(txn, folded, tables: tables) }
+            if outcome == .raced { continue }
+            totals.applied += folded.progress.applied
+            totals.skipped += folded.progress.skipped
+            totals.time += folded.progress.time
+            report?(projection.name, folded.next.position, folded.head)
+            if outcome == .swapped || (slot == .serving && folded.next.position >= folded.head) { return totals }
+        }
+    }
+
+    /// One batch of `projection` folded in a read snapshot on the fold queue.
+    private func fold(_ projection: any Projection, _ slot: Slot, timed: Bool) async throws -> FoldedBatch? {
+        let store = store
+        let limit = batchSize
+        let maximumRows = maximumBatchRows
+        return try await withCheckedThrowingContinuation { continuation in
+            Self.foldQueue.async {
+                continuation.resume(
+                    with: Result {
+                        try store.readTables { txn in
+                            try CatchUpBatch.fold(txn, projection: projection, slot: slot, limit: limit, maximumRows: maximumRows, timed: timed)
+                        }
+                    })
+            }
+        }
+    }
+}
