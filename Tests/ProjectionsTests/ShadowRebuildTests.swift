@@ -13,7 +13,8 @@ struct ShadowRebuildTests {
         // Given 600 events folded by count-by-type (which counts every event, so its total names the prefix)
         let f = try ProjectionFixture()
         for n in 0..<600 { _ = try await f.store.append(to: "s-\(n % 7)", events: [event("T\(n % 5)")]) }
-        let runner = try await ProjectionRunner(store: f.store, projections: [EventCountByType()], batchSize: 50, maximumBatchRows: 3)
+        let runner = try await ProjectionRunner(
+            store: f.store, projections: [EventCountByType()], batchSize: 50, maximumBatchRows: 3, finalRebuildStep: 0)
         try await runner.catchUp()
         // When it is rebuilt in small batches while another task appends and queries run
         let done = Flag()
@@ -67,7 +68,7 @@ struct ShadowRebuildTests {
         for _ in 0..<2 {
             let folded = try #require(
                 try f.store.readTables { txn in try CatchUpBatch.fold(txn, projection: Ledger(), slot: .rebuild, limit: 10, maximumRows: 4096, timed: false) })
-            #expect(try await f.store.writeTables { txn in try CatchUpBatch.commit(txn, folded, tables: Ledger().tables + [PassedOver.table]) } == .committed)
+            #expect(try await f.store.writeTables { txn in try CatchUpBatch.commit(txn, folded, projection: Ledger(), finalStep: 0) } == .committed)
         }
         // Then the serving state is whole and unchanged, and the new one sits in the other generation
         #expect(try runner.storedHash(of: "ledger") == before)
@@ -119,6 +120,30 @@ struct ShadowRebuildTests {
         #expect(f.store.writerStatistics.commits - commits == 13)
         #expect(try runner.statuses()[0].checkpoint == 200)
         #expect(try runner.storedHash(of: "stream-summary") == (try runner.state(of: "stream-summary", asOf: 200)).hashFor(StreamSummary()))
+    }
+
+    @Test("a rebuild chasing appends that never pause still finishes: its last step is folded in the writer's transaction")
+    func rebuildFinishesUnderAppends() async throws {
+        let f = try ProjectionFixture()
+        for n in 0..<300 { _ = try await f.store.append(to: "s-\(n % 7)", events: [event("T")]) }
+        let runner = try await ProjectionRunner(store: f.store, projections: [EventCountByType(), StreamSummary()], batchSize: 40)
+        try await runner.catchUp()
+        let stop = Flag()
+        let store = f.store
+        let appenders = (0..<4).map { task in
+            Task {
+                while !stop.isSet { _ = try await store.append(to: "busy-\(task)", events: [event("B")]) }
+            }
+        }
+        defer { stop.set() }
+        let reports = try await withTimeout(.seconds(60), "the rebuild to finish while appends go on") { try await runner.rebuild() }
+        stop.set()
+        for appender in appenders { try await appender.value }
+        for report in reports {
+            let projection = try runner.projection(named: report.projection)
+            #expect(report.checkpoint > 300)
+            #expect(report.hash == (try StateHash.of(projection, in: try runner.state(of: report.projection, asOf: report.checkpoint).reader)))
+        }
     }
 
     @Test("the daemon follows appends of another process under a timeout")

@@ -148,6 +148,47 @@ struct CrashTests {
         }
     }
 
+    @Test("a kill during a rebuild with appends going on leaves the old state serving, whole; the next open finishes the rebuild")
+    func killDuringRebuildWithAppends() async throws {
+        let directory = try TemporaryDirectory(prefix: "crash-shadow-rebuild")
+        let db = directory.appending("store")
+        let store = try EventStore(path: db, configuration: Configuration(durability: .noSync))
+        for batch in UInt64(1)...3000 { _ = try await store.append(TortureBatch.appends(seed: Self.seed, batch: batch)) }
+        let first = try await ProjectionRunner(store: store, projections: AppCatalog.logSummaries)
+        try await first.catchUp()
+        store.close()
+        var random = SystemRandomNumberGenerator()
+        var caughtMidRebuild = 0
+        for round in 0..<5 {
+            let child = try RunningProcess(
+                Self.writer, ["rebuild-appending", "--db", db, "--seed", String(Self.seed), "--start", String(100_000 * (round + 1))])
+            try await child.waitForStdoutLines(1)
+            try await Task.sleep(for: .microseconds(Int.random(in: 0...40_000, using: &random)))
+            child.send(SIGKILL)
+            _ = try await child.waitForExit()
+            let reopened = try EventStore(path: db)
+            // The state that serves is whole: the fold of the log up to its checkpoint, rebuild or not
+            let inspecting = try await ProjectionRunner(store: reopened, projections: AppCatalog.logSummaries, inspecting: true)
+            for status in try inspecting.statuses() {
+                if status.rebuild != nil { caughtMidRebuild += 1 }
+                let projection = try inspecting.projection(named: status.name)
+                let folded = try StateHash.of(projection, in: try inspecting.state(of: status.name, asOf: status.checkpoint).reader)
+                #expect(status.hash == folded, "\(status.name) after kill \(round + 1)")
+            }
+            // And the next open finishes any rebuild, to the hash of a fresh fold
+            let runner = try await ProjectionRunner(store: reopened, projections: AppCatalog.logSummaries)
+            let head = try await runner.catchUp()
+            for projection in AppCatalog.logSummaries {
+                let folded = try StateHash.of(projection, in: try runner.state(of: projection.name, asOf: head).reader)
+                #expect(try runner.storedHash(of: projection.name) == folded)
+            }
+            #expect(try runner.statuses().allSatisfy { !$0.isBuilding && $0.rebuild == nil })
+            #expect(try reopened.verify().isClean)
+            reopened.close()
+        }
+        #expect(caughtMidRebuild > 0, "no kill landed while a rebuild was under way")
+    }
+
     @Test("a kill during an import keeps whole batches; importing again completes it exactly")
     func killDuringImport() async throws {
         let directory = try TemporaryDirectory(prefix: "crash-import")

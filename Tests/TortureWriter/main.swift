@@ -15,6 +15,9 @@ import TestSupport
 //       example projections up every few batches.
 //   torture-writer rebuild --db DIR
 //       Rebuilds the example projections over and over.
+//   torture-writer rebuild-appending --db DIR --start N [--seed S]
+//       Rebuilds the example projections over and over in batches of 500 positions, printing
+//       "REBUILT" after each, while another task appends batch N, N+1, ... as `append` does.
 //   torture-writer contend --db DIR --process P --count N
 //       N times: reads the version of "shared", appends with that exact expectation, prints
 //       "OK version" or "CONFLICT"; and appends to "own-P". Prints "DONE".
@@ -116,6 +119,21 @@ case "append":
     }
 case "rebuild":
     let runner = try await ProjectionRunner(store: store, projections: AppCatalog.logSummaries)
+    while true {
+        _ = try await runner.rebuild()
+        say("REBUILT")
+    }
+case "rebuild-appending":
+    let seed = UInt64(option("--seed") ?? "1") ?? 1
+    let start = UInt64(option("--start") ?? "1") ?? 1
+    let runner = try await ProjectionRunner(store: store, projections: AppCatalog.logSummaries, batchSize: 500)
+    let appender = Task {
+        var batch = start
+        while true {
+            _ = try await store.append(TortureBatch.appends(seed: seed, batch: batch))
+            batch += 1
+        }
+    }
     while true {
         _ = try await runner.rebuild()
         say("REBUILT")

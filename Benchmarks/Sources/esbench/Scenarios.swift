@@ -21,7 +21,9 @@ struct Options: Sendable {
     /// S10: the events behind the long stream, and the commands timed on each.
     var s10History = 1_000_000
     var s10Commands = 50
-    var scenarios: Set<String> = ["s1", "s2", "s3", "s4", "s5", "s6", "s10"]
+    /// S9: the appends each of the writer tasks times with no rebuild.
+    var s9AppendsPerTask = 50
+    var scenarios: Set<String> = ["s1", "s2", "s3", "s4", "s5", "s6", "s9", "s10"]
     var json = false
     var directory = NSTemporaryDirectory() + "/esbench-\(getpid())"
 }

@@ -44,8 +44,9 @@ struct FoldedBatch: Sendable {
 /// What the writer did with a folded batch.
 enum CommitOutcome: Sendable, Equatable {
     case committed
-    /// A rebuild's state reached the head and now answers queries; the old one is gone.
-    case swapped
+    /// A rebuild's state reached the head and now answers queries; the old one is gone. The
+    /// counts are those of the last step, folded in the writer's transaction.
+    case swapped(applied: Int, skipped: Int)
     /// The checkpoint moved since the fold (another runner); nothing was written.
     case raced
 }
@@ -131,11 +132,43 @@ enum CatchUpBatch {
     }
 
     /// Commits a folded batch in the writer's transaction, unless the checkpoint it started from
-    /// changed meanwhile. A rebuild whose state has reached the head is swapped in: its
-    /// checkpoint becomes the serving one, and the tables of the state it replaces are emptied.
-    static func commit(_ txn: TableTransaction, _ folded: FoldedBatch, tables: [String]) throws -> CommitOutcome {
+    /// changed meanwhile. A rebuild whose state is within `finalStep` positions of the head
+    /// folds the rest here and is swapped in (a rebuild chasing a busy log would otherwise never
+    /// find the head still where its fold left it): its checkpoint becomes the serving one, and
+    /// the tables of the state it replaces are emptied.
+    static func commit(
+        _ txn: TableTransaction, _ folded: FoldedBatch, projection: any Projection, finalStep: UInt64
+    ) throws -> CommitOutcome {
         let name = folded.projection
         guard try readCheckpoint(name, txn, slot: folded.slot) == folded.base else { return .raced }
+        try write(folded, txn)
+        let head = try txn.headPosition()
+        guard folded.slot == .rebuild, head - min(head, folded.next.position) <= finalStep else { return .committed }
+        var last = folded.next
+        var tailProgress = BatchProgress(checkpoint: last.position)
+        if last.position < head {
+            guard let tail = try fold(txn, projection: projection, slot: .rebuild, limit: finalStep, maximumRows: .max, timed: false) else {
+                return .committed
+            }
+            // A stop in the tail: the rebuild keeps what it has, and its lane meets the stop next.
+            guard tail.progress.failure == nil else { return .committed }
+            try write(tail, txn)
+            last = tail.next
+            tailProgress = tail.progress
+        }
+        if let old = try readCheckpoint(name, txn, slot: .serving), old.generation != last.generation {
+            for table in projection.tables + [PassedOver.table] {
+                try txn.removeAll(StoredState.tableName(name, table, generation: old.generation))
+            }
+        }
+        let serving = Checkpoint(version: last.version, position: last.position, isBuilding: false, generation: last.generation)
+        try txn.put(Checkpoint.table, Checkpoint.key(name), serving.encoded)
+        try txn.delete(Checkpoint.rebuildTable, Checkpoint.key(name))
+        return .swapped(applied: tailProgress.applied, skipped: tailProgress.skipped)
+    }
+
+    /// Writes a batch's rows and its checkpoint.
+    private static func write(_ folded: FoldedBatch, _ txn: TableTransaction) throws {
         var written = 0
         for (table, rows) in folded.changes {
             for (key, value) in rows {
@@ -145,19 +178,7 @@ enum CatchUpBatch {
                 if written % 2048 == 0 { txn.releaseReadPages() }
             }
         }
-        let head = try txn.headPosition()
-        guard folded.slot == .rebuild, folded.next.position >= head else {
-            try txn.put(folded.slot.table, Checkpoint.key(name), folded.next.encoded)
-            return .committed
-        }
-        if let old = try readCheckpoint(name, txn, slot: .serving), old.generation != folded.next.generation {
-            for table in tables { try txn.removeAll(StoredState.tableName(name, table, generation: old.generation)) }
-        }
-        let serving = Checkpoint(
-            version: folded.next.version, position: folded.next.position, isBuilding: false, generation: folded.next.generation)
-        try txn.put(Checkpoint.table, Checkpoint.key(name), serving.encoded)
-        try txn.delete(Checkpoint.rebuildTable, Checkpoint.key(name))
-        return .swapped
+        try txn.put(folded.slot.table, Checkpoint.key(folded.projection), folded.next.encoded)
     }
 
     /// A projection's checkpoint in a slot as stored; nil when it has none.

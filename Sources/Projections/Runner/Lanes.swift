@@ -76,7 +76,6 @@ extension ProjectionRunner {
         _ projection: any Projection, _ slot: Slot, timed: Bool, report: (@Sendable (String, UInt64, UInt64) -> Void)?
     ) async throws -> LaneTotals {
         var totals = LaneTotals()
-        let tables = projection.tables + [PassedOver.table]
         while true {
             try Task.checkCancellation()
             guard let folded = try await fold(projection, slot, timed: timed) else { return totals }
@@ -87,13 +86,19 @@ extension ProjectionRunner {
                 return totals
             }
             guard folded.needsCommit else { return totals }
-            let outcome = try await store.writeTables { txn in try CatchUpBatch.commit(txn, folded, tables: tables) }
+            let finalStep = finalRebuildStep
+            let outcome = try await store.writeTables { txn in try CatchUpBatch.commit(txn, folded, projection: projection, finalStep: finalStep) }
             if outcome == .raced { continue }
             totals.applied += folded.progress.applied
             totals.skipped += folded.progress.skipped
             totals.time += folded.progress.time
             report?(projection.name, folded.next.position, folded.head)
-            if outcome == .swapped || (slot == .serving && folded.next.position >= folded.head) { return totals }
+            if case let .swapped(applied, skipped) = outcome {
+                totals.applied += applied
+                totals.skipped += skipped
+                return totals
+            }
+            if slot == .serving && folded.next.position >= folded.head { return totals }
         }
     }
 

@@ -85,6 +85,9 @@ public final class ProjectionRunner: Sendable {
     public let maximumBatchRows: Int
     /// How many projections fold at once (each on a thread of its own, off the writer's).
     public let parallelism: Int
+    /// A rebuild within this many positions of the head folds the rest in the writer's
+    /// transaction and is swapped in there (so that it finishes while appends go on).
+    public let finalRebuildStep: UInt64
     /// What opening did that a user should hear of: version changes rebuilt, interrupted
     /// rebuilds finished.
     public let notices: [String]
@@ -106,7 +109,8 @@ public final class ProjectionRunner: Sendable {
     /// duplicate name, and the store's errors.
     public init(
         store: EventStore, projections: [any Projection], batchSize: UInt64 = 25_000, maximumBatchRows: Int = 4096,
-        parallelism: Int? = nil, progress: Progress? = nil, inspecting: Bool = false, logger: Logger? = nil
+        parallelism: Int? = nil, finalRebuildStep: UInt64 = 2048, progress: Progress? = nil,
+        inspecting: Bool = false, logger: Logger? = nil
     ) async throws {
         try Self.validate(projections)
         self.logger = logger ?? store.configuration.logger
@@ -115,6 +119,7 @@ public final class ProjectionRunner: Sendable {
         self.batchSize = max(1, batchSize)
         self.maximumBatchRows = max(1, maximumBatchRows)
         self.parallelism = max(1, parallelism ?? ProcessInfo.processInfo.activeProcessorCount)
+        self.finalRebuildStep = finalRebuildStep
         if projections.isEmpty {
             notices = []
             return
