@@ -14,6 +14,7 @@ let package = Package(
     dependencies: [
         .package(path: ".."),
         .package(url: "https://github.com/groue/GRDB.swift", from: "7.10.0"),
+        .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
     ],
     targets: [
         // Raw LMDB for the baseline contender (the root package's CLMDB is not a product).
@@ -24,7 +25,7 @@ let package = Package(
                 .product(name: "EventStore", package: root), .product(name: "Projections", package: root),
                 .product(name: "Commands", package: root), .product(name: "_Apps", package: root),
                 .product(name: "EventStoreTesting", package: root), "CLMDBBench",
-                .product(name: "GRDB", package: "GRDB.swift"),
+                .product(name: "GRDB", package: "GRDB.swift"), .product(name: "Logging", package: "swift-log"),
             ]),
     ],
     swiftLanguageModes: [.v6]

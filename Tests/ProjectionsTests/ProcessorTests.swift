@@ -83,19 +83,19 @@ struct ProcessorTests {
     func liveProcessors() async throws {
         let f = try ProjectionFixture()
         let runner = try await ProjectionRunner(store: f.store, projections: [EventCountByType()])
-        let live = runner.runLive(processors: [Mailer()])
-        defer { live.cancel() }
-        _ = try await f.store.append(to: "order-1", events: [event("OrderPlaced")])
-        _ = try await f.store.append(to: "order-2", events: [event("OrderPlaced")])
-        try await withTimeout(.seconds(10), "the live processor to react to both orders") {
-            while try await f.store.trackingPosition(of: "mailer") < 2 { try await Task.sleep(for: .milliseconds(5)) }
+        try await withDaemon(runner, processors: [Mailer()]) {
+            _ = try await f.store.append(to: "order-1", events: [event("OrderPlaced")])
+            _ = try await f.store.append(to: "order-2", events: [event("OrderPlaced")])
+            try await withTimeout(.seconds(10), "the live processor to react to both orders") {
+                while try await f.store.trackingPosition(of: "mailer") < 2 { try await Task.sleep(for: .milliseconds(5)) }
+            }
+            #expect(try Self.mails(f.store) == [1, 2])
+            try await withTimeout(.seconds(10), "the live projection to count the orders and the mails") {
+                while try runner.statuses()[0].checkpoint < 4 { try await Task.sleep(for: .milliseconds(5)) }
+            }
+            let counted = try await runner.query("count-by-type")
+            #expect(counted == ["types": ["MailDue": 2, "OrderPlaced": 2], "total": 4], "\(counted)")
         }
-        #expect(try Self.mails(f.store) == [1, 2])
-        try await withTimeout(.seconds(10), "the live projection to count the orders and the mails") {
-            while try runner.statuses()[0].checkpoint < 4 { try await Task.sleep(for: .milliseconds(5)) }
-        }
-        let counted = try await runner.query("count-by-type")
-        #expect(counted == ["types": ["MailDue": 2, "OrderPlaced": 2], "total": 4], "\(counted)")
     }
 }
 

@@ -280,13 +280,13 @@ struct RunnerTests {
     func live() async throws {
         let f = try ProjectionFixture()
         let runner = try await ProjectionRunner(store: f.store, projections: [EventCountByType()])
-        let live = runner.runLive()
-        defer { live.cancel() }
-        _ = try await f.store.append(to: "s", events: [event("A"), event("B")])
-        try await withTimeout(.seconds(10), "the live runner to reach position 2") {
-            while try runner.statuses()[0].checkpoint < 2 { await Task.yield() }
+        try await withDaemon(runner) {
+            _ = try await f.store.append(to: "s", events: [event("A"), event("B")])
+            try await withTimeout(.seconds(10), "the live runner to reach position 2") {
+                while try runner.statuses()[0].checkpoint < 2 { await Task.yield() }
+            }
+            #expect(try runner.statuses()[0].hash == (try runner.state(of: "count-by-type", asOf: 2)).hashFor(EventCountByType()))
         }
-        #expect(try runner.statuses()[0].hash == (try runner.state(of: "count-by-type", asOf: 2)).hashFor(EventCountByType()))
     }
 }
 

@@ -107,19 +107,20 @@ struct ShadowRebuildTests {
         #expect(parallel.map(\.checkpoint) == [300, 300, 300])
     }
 
-    @Test("a catch-up commits in short batches: no commit covers more rows than the limit allows")
+    @Test("a catch-up with no other writes going on commits in batches of 16 × the row limit")
     func boundedBatches() async throws {
-        // Given 200 events of 200 streams (one stream-summary row each)
+        // Given 600 events of 600 streams (one stream-summary row each) and a limit of 16 rows
         let f = try ProjectionFixture()
-        for n in 0..<200 { _ = try await f.store.append(to: "s-\(n)", events: [event("T")]) }
-        let runner = try await ProjectionRunner(store: f.store, projections: [StreamSummary()], maximumBatchRows: 16)
+        for n in 0..<600 { _ = try await f.store.append(to: "s-\(n)", events: [event("T")]) }
+        let runner = try await ProjectionRunner(store: f.store, projections: [StreamSummary()], maximumBatchRows: 16, parallelism: 1)
         let commits = f.store.writerStatistics.commits
-        // When it catches up
+        // When it catches up alone
         try await runner.catchUp()
-        // Then it took one commit per 16 rows (and the state is whole)
-        #expect(f.store.writerStatistics.commits - commits == 13)
-        #expect(try runner.statuses()[0].checkpoint == 200)
-        #expect(try runner.storedHash(of: "stream-summary") == (try runner.state(of: "stream-summary", asOf: 200)).hashFor(StreamSummary()))
+        // Then it committed every 256 rows, not once (and the state is whole)
+        let taken = f.store.writerStatistics.commits - commits
+        #expect(taken == 3, "\(taken) commits for 600 rows in batches of 256")
+        #expect(try runner.statuses()[0].checkpoint == 600)
+        #expect(try runner.storedHash(of: "stream-summary") == (try runner.state(of: "stream-summary", asOf: 600)).hashFor(StreamSummary()))
     }
 
     @Test("a rebuild chasing appends that never pause still finishes: its last step is folded in the writer's transaction")
@@ -150,14 +151,14 @@ struct ShadowRebuildTests {
     func daemonFollowsAnotherProcess() async throws {
         let f = try ProjectionFixture()
         let runner = try await ProjectionRunner(store: f.store, projections: [EventCountByType()])
-        let live = runner.runLive()
-        defer { live.cancel() }
-        let child = try await ProcessRunner.esctl(["append", "elsewhere", "Happened"], db: f.path)
-        #expect(child.status == 0, "\(child)")
-        try await withTimeout(.seconds(30), "the daemon to apply the other process's append (position 1)") {
-            while try runner.statuses()[0].checkpoint < 1 { try await Task.sleep(for: .milliseconds(5)) }
+        try await withDaemon(runner) {
+            let child = try await ProcessRunner.esctl(["append", "elsewhere", "Happened"], db: f.path)
+            #expect(child.status == 0, "\(child)")
+            try await withTimeout(.seconds(30), "the daemon to apply the other process's append (position 1)") {
+                while try runner.statuses()[0].checkpoint < 1 { try await Task.sleep(for: .milliseconds(5)) }
+            }
+            #expect(try runner.storedHash(of: "count-by-type") == (try runner.state(of: "count-by-type", asOf: 1)).hashFor(EventCountByType()))
         }
-        #expect(try runner.storedHash(of: "count-by-type") == (try runner.state(of: "count-by-type", asOf: 1)).hashFor(EventCountByType()))
     }
 }
 

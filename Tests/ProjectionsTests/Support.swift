@@ -72,3 +72,19 @@ struct Ledger: Projection {
         return ["accounts": .object(accounts), "events": .int(try state.get("totals", RowKey("all"), as: Int.self) ?? 0)]
     }
 }
+
+/// Runs `body` with the runner's daemon going, then stops the daemon and waits until it has
+/// ended: a daemon left running would keep the store open past its test's directory.
+func withDaemon<T>(_ runner: ProjectionRunner, processors: [any Processor] = [], _ body: () async throws -> T) async throws -> T {
+    let live = runner.runLive(processors: processors)
+    do {
+        let result = try await body()
+        live.cancel()
+        await live.value
+        return result
+    } catch {
+        live.cancel()
+        await live.value
+        throw error
+    }
+}

@@ -101,6 +101,15 @@ enum Measure {
         return Double(duration.components.seconds) + Double(duration.components.attoseconds) / 1e18
     }
 
+    /// The CPU time this process has used (user and system, all threads), in seconds: a figure
+    /// that counts work, not waiting for a core the machine's other load holds.
+    static func cpuSeconds() -> Double {
+        var usage = rusage()
+        guard getrusage(__rusage_who_t(RUSAGE_SELF.rawValue), &usage) == 0 else { return .nan }
+        func seconds(_ time: timeval) -> Double { Double(time.tv_sec) + Double(time.tv_usec) / 1e6 }
+        return seconds(usage.ru_utime) + seconds(usage.ru_stime)
+    }
+
     /// A line of /proc/self/status, in bytes (VmHWM, VmRSS, RssAnon, RssFile).
     static func status(_ key: String) -> Double {
         guard let text = try? String(contentsOfFile: "/proc/self/status", encoding: .utf8) else { return 0 }

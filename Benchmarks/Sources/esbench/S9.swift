@@ -1,6 +1,7 @@
 import Apps
 import EventStore
 import Foundation
+import Logging
 import Projections
 import Synchronization
 
@@ -14,7 +15,12 @@ extension Bench {
         var store = try EventStore(path: storePath, configuration: Configuration(durability: .noSync, initialMapSize: 1 << 30))
         try await DomainWorkload.fill(store, count: n)
         store.close()
-        store = try EventStore(path: storePath, configuration: Configuration(durability: .full, initialMapSize: 1 << 30))
+        var configuration = Configuration(durability: .full, initialMapSize: 1 << 30)
+        if ProcessInfo.processInfo.environment["ESBENCH_SLOW_COMMITS"] != nil {
+            configuration.slowCommitThreshold = .milliseconds(4)
+            configuration.logger = Logger(label: "s9", factory: { label in StreamLogHandler.standardError(label: label) })
+        }
+        store = try EventStore(path: storePath, configuration: configuration)
         let runner = try await ProjectionRunner(store: store, projections: AppCatalog.apps)
         try await runner.catchUp()
         let tasks = options.writerTasks

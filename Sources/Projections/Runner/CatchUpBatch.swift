@@ -87,12 +87,15 @@ enum CatchUpBatch {
         let policy = projection.errorPolicy
         let apply = { (event: RecordedEvent, state: inout ProjectionState) throws in try projection.apply(event, to: &state) }
         var reached = base.position
-        var read = 0
+        var released = base.position
         var stoppedEarly = false
         try txn.forEachEvent(from: start, through: end, types: projection.eventTypes) { event in
-            read += 1
             // A batch reads much of the log and the tables once: keep only recent pages resident.
-            if read % 2048 == 0 { txn.releaseReadPages() }
+            // Counted in positions scanned (a projection that wants few types scans many).
+            if event.position - released >= 2048 {
+                released = event.position
+                txn.releaseReadPages()
+            }
             let started = timed ? ContinuousClock.now : nil
             defer { if let started { progress.time += ContinuousClock.now - started } }
             do {
@@ -113,6 +116,9 @@ enum CatchUpBatch {
             }
             return true
         }
+        // The pages of records passed over without a call (types this projection does not want)
+        // count too: a lane that wants few types scans a whole batch between calls.
+        txn.releaseReadPages()
         // A stop throws the batch away: tables and checkpoint stay as the last commit left them.
         if progress.failure != nil { return result(base) }
         let changes: [(table: String, rows: [(key: [UInt8], value: [UInt8]?)])]
@@ -134,8 +140,7 @@ enum CatchUpBatch {
     /// Commits a folded batch in the writer's transaction, unless the checkpoint it started from
     /// changed meanwhile. A rebuild whose state is within `finalStep` positions of the head
     /// folds the rest here and is swapped in (a rebuild chasing a busy log would otherwise never
-    /// find the head still where its fold left it): its checkpoint becomes the serving one, and
-    /// the tables of the state it replaces are emptied.
+    /// find the head still where its fold left it): its checkpoint becomes the serving one.
     static func commit(
         _ txn: TableTransaction, _ folded: FoldedBatch, projection: any Projection, finalStep: UInt64
     ) throws -> CommitOutcome {
@@ -156,11 +161,8 @@ enum CatchUpBatch {
             last = tail.next
             tailProgress = tail.progress
         }
-        if let old = try readCheckpoint(name, txn, slot: .serving), old.generation != last.generation {
-            for table in projection.tables + [PassedOver.table] {
-                try txn.removeAll(StoredState.tableName(name, table, generation: old.generation))
-            }
-        }
+        // The old generation's rows are deleted after this, a short transaction at a time
+        // (``clear(_:generation:limit:_:)``): emptying a large state here would hold appends back.
         let serving = Checkpoint(version: last.version, position: last.position, isBuilding: false, generation: last.generation)
         try txn.put(Checkpoint.table, Checkpoint.key(name), serving.encoded)
         try txn.delete(Checkpoint.rebuildTable, Checkpoint.key(name))
@@ -178,6 +180,7 @@ enum CatchUpBatch {
                 if written % 2048 == 0 { txn.releaseReadPages() }
             }
         }
+        if written > 0 { txn.releaseReadPages() }
         try txn.put(folded.slot.table, Checkpoint.key(folded.projection), folded.next.encoded)
     }
 
@@ -191,9 +194,30 @@ enum CatchUpBatch {
         }
     }
 
+    /// Deletes up to `limit` rows of the projection's tables in `generation` (which no checkpoint
+    /// names: the one a swap left behind); returns whether they are all empty now.
+    static func clear(_ projection: any Projection, generation: Int, limit: Int, _ txn: TableTransaction) throws -> Bool {
+        var deleted = 0
+        for table in projection.tables + [PassedOver.table] {
+            let name = StoredState.tableName(projection.name, table, generation: generation)
+            var keys: [[UInt8]] = []
+            try txn.scan(name) { key, _ in
+                keys.append(Array(key))
+                return deleted + keys.count < limit
+            }
+            for key in keys { try txn.delete(name, key) }
+            deleted += keys.count
+            // Clearing jobs follow each other: let go of the pages each one walked.
+            txn.releaseReadPages()
+            if deleted >= limit { return false }
+        }
+        return true
+    }
+
     /// Starts a rebuild of `projection` from position 0. With no state yet, it builds in place
     /// (there is nothing to serve meanwhile); otherwise beside the serving state, in the other
-    /// generation of tables, emptied first (an interrupted rebuild may have left rows there).
+    /// generation of tables, emptied first (the runner has cleared it already, a short
+    /// transaction at a time; this empties whatever is left).
     static func startRebuild(_ projection: any Projection, _ txn: TableTransaction, startedAt: Int64) throws {
         let name = projection.name
         let tables = projection.tables + [PassedOver.table]

@@ -12,6 +12,19 @@ struct LaneTotals: Sendable {
     var failure: ProjectionError?
 }
 
+/// The threads folds run on yield to everything else: a rebuild takes the CPU the writer and
+/// the appending tasks leave, not theirs.
+enum FoldThread {
+    /// Lowers the calling thread's scheduling priority to nice 10 (on Linux the nice value is
+    /// the thread's own, and `who` 0 names the calling thread); a failure leaves it as it was.
+    /// A system call per batch: nothing next to the batch's fold.
+    static func lowerPriority() {
+        #if os(Linux)
+        _ = setpriority(__priority_which_t(PRIO_PROCESS.rawValue), 0, 10)
+        #endif
+    }
+}
+
 /// The positions lanes have reached, for one progress report over all of them: the lowest.
 final class ProgressTally: Sendable {
     let names: [String]
@@ -76,9 +89,11 @@ extension ProjectionRunner {
         _ projection: any Projection, _ slot: Slot, timed: Bool, report: (@Sendable (String, UInt64, UInt64) -> Void)?
     ) async throws -> LaneTotals {
         var totals = LaneTotals()
+        var othersWriting = false
         while true {
             try Task.checkCancellation()
-            guard let folded = try await fold(projection, slot, timed: timed) else { return totals }
+            let maximumRows = othersWriting ? maximumBatchRows : maximumBatchRows.multipliedReportingOverflow(by: 16).partialValue
+            guard let folded = try await fold(projection, slot, maximumRows: maximumRows, timed: timed) else { return totals }
             totals.head = folded.head
             totals.checkpoint = folded.progress.checkpoint
             if let failure = folded.progress.failure {
@@ -87,7 +102,11 @@ extension ProjectionRunner {
             }
             guard folded.needsCommit else { return totals }
             let finalStep = finalRebuildStep
+            let writesBefore = store.writerStatistics.completedWrites
             let outcome = try await store.writeTables { txn in try CatchUpBatch.commit(txn, folded, projection: projection, finalStep: finalStep) }
+            // More jobs completed while this one waited or ran than this runner's lanes make:
+            // appends (or other writers) are going on.
+            othersWriting = store.writerStatistics.completedWrites - writesBefore > UInt64(parallelism)
             if outcome == .raced { continue }
             totals.applied += folded.progress.applied
             totals.skipped += folded.progress.skipped
@@ -96,19 +115,27 @@ extension ProjectionRunner {
             if case let .swapped(applied, skipped) = outcome {
                 totals.applied += applied
                 totals.skipped += skipped
+                try await clear(projection, generation: 1 - folded.next.generation)
                 return totals
             }
             if slot == .serving && folded.next.position >= folded.head { return totals }
         }
     }
 
+    /// Empties the projection's tables in `generation`, which no checkpoint names, in short
+    /// write transactions of at most ``maximumBatchRows`` deletions.
+    func clear(_ projection: any Projection, generation: Int) async throws {
+        let limit = maximumBatchRows
+        while try await !store.writeTables({ txn in try CatchUpBatch.clear(projection, generation: generation, limit: limit, txn) }) {}
+    }
+
     /// One batch of `projection` folded in a read snapshot on the fold queue.
-    private func fold(_ projection: any Projection, _ slot: Slot, timed: Bool) async throws -> FoldedBatch? {
+    private func fold(_ projection: any Projection, _ slot: Slot, maximumRows: Int, timed: Bool) async throws -> FoldedBatch? {
         let store = store
         let limit = batchSize
-        let maximumRows = maximumBatchRows
         return try await withCheckedThrowingContinuation { continuation in
             Self.foldQueue.async {
+                FoldThread.lowerPriority()
                 continuation.resume(
                     with: Result {
                         try store.readTables { txn in
