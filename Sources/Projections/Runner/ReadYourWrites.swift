@@ -31,7 +31,7 @@ extension ProjectionRunner {
 
     /// The projection's query once it has applied `minPosition`, waiting at most `timeout`:
     /// how a client reads its own writes. Errors as ``waitUntilApplied(_:position:timeout:)``
-    /// and ``query(_:parameters:asOf:)``.
+    /// and the `query(_:parameters:asOf:)` that takes a name.
     public func query(
         _ name: String, parameters: QueryParameters = QueryParameters(), minPosition: UInt64, timeout: Duration
     ) async throws -> JSONValue {
