@@ -189,6 +189,42 @@ struct CrashTests {
         #expect(caughtMidRebuild > 0, "no kill landed while a rebuild was under way")
     }
 
+    @Test("a processor killed between handling events and committing its reaction resumes with no reaction twice and none lost")
+    func killAProcessor() async throws {
+        // Given 600 orders
+        let directory = try TemporaryDirectory(prefix: "crash-processor")
+        let db = directory.appending("store")
+        let store = try EventStore(path: db, configuration: Configuration(durability: .noSync))
+        for n in 1...600 { _ = try await store.append(to: "order-\(n)", events: [NewEvent(type: "Ordered")]) }
+        store.close()
+        // When a processor is killed at random moments, in transactions of 1 to 9 events, and run again
+        var random = SystemRandomNumberGenerator()
+        var kills = 0
+        for _ in 0..<40 {
+            let child = try RunningProcess(Self.writer, ["process", "--db", db, "--batch", String(Int.random(in: 1...9, using: &random))])
+            do {
+                try await child.waitForStdoutLines(Int.random(in: 1...30, using: &random), timeout: .seconds(30))
+            } catch is AwaitFailure {
+                // It caught up before that many lines: nothing left to kill.
+            }
+            child.send(SIGKILL)
+            let status = try await child.waitForExit()
+            if status != 0 { kills += 1 }
+        }
+        let last = try await ProcessRunner.run(Self.writer, ["process", "--db", db, "--batch", "7"])
+        #expect(last.lines.last == "CAUGHT-UP 600", "\(last)")
+        // Then every order has exactly one note, and the tracking position is the last order
+        let reopened = try EventStore(path: db)
+        defer { reopened.close() }
+        let notes = try reopened.read(from: 601, limit: .max)
+        #expect(notes.count == 600, "\(notes.count) notes for 600 orders")
+        #expect(Set(notes.map(\.stream)).count == 600)
+        #expect(notes.allSatisfy { $0.type == "Noted" && $0.version == 1 })
+        #expect(try await reopened.trackingPosition(of: "notes") == 600)
+        #expect(kills > 5, "only \(kills) kills landed before the processor finished")
+        print("figures: processor: \(kills) kills, 600 orders noted once each")
+    }
+
     @Test("a kill during an import keeps whole batches; importing again completes it exactly")
     func killDuringImport() async throws {
         let directory = try TemporaryDirectory(prefix: "crash-import")

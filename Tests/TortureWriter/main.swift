@@ -18,6 +18,10 @@ import TestSupport
 //   torture-writer rebuild-appending --db DIR --start N [--seed S]
 //       Rebuilds the example projections over and over in batches of 500 positions, printing
 //       "REBUILT" after each, while another task appends batch N, N+1, ... as `append` does.
+//   torture-writer process --db DIR --batch N
+//       Runs a processor over the store's "Ordered" events (one "Noted" per order, in stream
+//       "notes-ORDERSTREAM") in transactions of N events, printing "HANDLED position" as each
+//       event is handled (before its reaction commits) and "CAUGHT-UP position" at the end.
 //   torture-writer contend --db DIR --process P --count N
 //       N times: reads the version of "shared", appends with that exact expectation, prints
 //       "OK version" or "CONFLICT"; and appends to "own-P". Prints "DONE".
@@ -138,6 +142,19 @@ case "rebuild-appending":
         _ = try await runner.rebuild()
         say("REBUILT")
     }
+case "process":
+    struct Notes: Processor {
+        let name = "notes"
+        let eventTypes: Set<String>? = ["Ordered"]
+        func react(to event: RecordedEvent) throws -> [StreamAppend] {
+            say("HANDLED \(event.position)")
+            return [StreamAppend(stream: "notes-\(event.stream)", events: [NewEvent(type: "Noted", data: Data("{\"for\":\(event.position)}".utf8))])]
+        }
+    }
+    let batch = Int(option("--batch") ?? "5") ?? 5
+    let reached = try await ProcessorRunner(store: store, batchSize: batch).catchUp(Notes())
+    say("CAUGHT-UP \(reached)")
+    store.close()
 case "contend":
     let process = option("--process") ?? "0"
     let count = Int(option("--count") ?? "10") ?? 10
