@@ -53,6 +53,9 @@ enum CommitOutcome: Sendable, Equatable {
 
 /// The two halves of a catch-up step: a fold in a read snapshot, then a commit by the writer.
 enum CatchUpBatch {
+    /// How many positions a fold reads between letting go of the map's pages.
+    static let releaseEvery: UInt64 = 2048
+
     /// Folds the events after the slot's checkpoint (at most `limit` positions, and fewer once
     /// `maximumRows` rows have changed, so that the commit stays a short write) in the snapshot
     /// `txn`. Nil for the rebuild slot when no rebuild is under way.
@@ -87,38 +90,38 @@ enum CatchUpBatch {
         let policy = projection.errorPolicy
         let apply = { (event: RecordedEvent, state: inout ProjectionState) throws in try projection.apply(event, to: &state) }
         var reached = base.position
-        var released = base.position
         var stoppedEarly = false
-        try txn.forEachEvent(from: start, through: end, types: projection.eventTypes) { event in
-            // A batch reads much of the log and the tables once: keep only recent pages resident.
-            // Counted in positions scanned (a projection that wants few types scans many).
-            if event.position - released >= 2048 {
-                released = event.position
-                txn.releaseReadPages()
-            }
-            let started = timed ? ContinuousClock.now : nil
-            defer { if let started { progress.time += ContinuousClock.now - started } }
-            do {
-                let decision = decided.isEmpty ? nil : decided[event.id]
-                if try state.apply(event, policy: policy, decision: decision, apply) {
-                    progress.skipped += 1
-                } else {
-                    progress.applied += 1
+        var failed = false
+        // The log is read in chunks of positions, letting go of the pages each chunk read
+        // (a lane that wants few types scans a whole batch between calls of `body`).
+        var chunkStart = start
+        while chunkStart <= end && !stoppedEarly && !failed {
+            let chunkEnd = end - chunkStart < releaseEvery ? end : chunkStart + (releaseEvery - 1)
+            try txn.forEachEvent(from: chunkStart, through: chunkEnd, types: projection.eventTypes) { event in
+                let started = timed ? ContinuousClock.now : nil
+                defer { if let started { progress.time += ContinuousClock.now - started } }
+                do {
+                    let decision = decided.isEmpty ? nil : decided[event.id]
+                    if try state.apply(event, policy: policy, decision: decision, apply) {
+                        progress.skipped += 1
+                    } else {
+                        progress.applied += 1
+                    }
+                } catch {
+                    progress.failure = .stopped(name, at: event.position, cause: "\(error)")
+                    failed = true
+                    return false
                 }
-            } catch {
-                progress.failure = .stopped(name, at: event.position, cause: "\(error)")
-                return false
+                reached = event.position
+                if state.touchedRowCount >= maximumRows && event.position < end {
+                    stoppedEarly = true
+                    return false
+                }
+                return true
             }
-            reached = event.position
-            if state.touchedRowCount >= maximumRows && event.position < end {
-                stoppedEarly = true
-                return false
-            }
-            return true
+            txn.releaseReadPages()
+            chunkStart = chunkEnd + 1
         }
-        // The pages of records passed over without a call (types this projection does not want)
-        // count too: a lane that wants few types scans a whole batch between calls.
-        txn.releaseReadPages()
         // A stop throws the batch away: tables and checkpoint stay as the last commit left them.
         if progress.failure != nil { return result(base) }
         let changes: [(table: String, rows: [(key: [UInt8], value: [UInt8]?)])]
