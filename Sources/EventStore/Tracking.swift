@@ -26,8 +26,15 @@ public struct TrackingPosition: Sendable, Equatable, CustomStringConvertible {
     static let table = "$tracking"
 
     /// Fails with ``EventStoreError/Code/alreadyProcessed`` when the recorded position is this
-    /// one or later. Writes nothing: an append checks it first and records it last.
-    func check(in tables: TableTransaction) throws {
+    /// one or later, and with ``EventStoreError/Code/invalidInput`` when it is beyond `head`
+    /// (the last position before this append: a processor handles events that exist). Writes
+    /// nothing: an append checks it first and records it last.
+    func check(in tables: TableTransaction, head: UInt64) throws {
+        guard position <= head else {
+            throw EventStoreError(
+                .invalidInput,
+                "The tracking position \(position) of '\(name)' is beyond the head of the log (\(head)): a processor records the position of an event it handled; nothing was written.")
+        }
         let recorded = try Self.recorded(name, in: tables)
         guard position > recorded else {
             throw EventStoreError(
@@ -66,8 +73,8 @@ extension EventStore {
     /// processor has recorded `tracking.position` or a later one (checked first: a retry of an
     /// append that committed is refused, not answered as already recorded);
     /// also when `tracking.previous` is no longer the recorded position;
-    /// ``EventStoreError/Code/invalidInput`` for a bad name, position 0, or a previous position
-    /// not before it; otherwise as
+    /// ``EventStoreError/Code/invalidInput`` for a bad name, position 0 or beyond the head, or
+    /// a previous position not before it; otherwise as
     /// ``append(_:)``. Nothing is written when it throws.
     @discardableResult
     public func append(_ appends: [StreamAppend], tracking: TrackingPosition) async throws -> [AppendResult] {
@@ -82,7 +89,7 @@ extension EventStore {
         try await openTables([TrackingPosition.table])
         guard !appends.isEmpty else {
             try await writeTables { tables in
-                try tracking.check(in: tables)
+                try tracking.check(in: tables, head: try tables.headPosition())
                 try tracking.record(in: tables)
             }
             return []

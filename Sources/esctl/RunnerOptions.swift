@@ -5,14 +5,14 @@ import Apps
 
 extension StoreOptions {
     /// Opens the store and a runner of every registered projection. Opening may rebuild
-    /// projections whose version changed, or finish an interrupted rebuild: it says so on
-    /// standard error, with progress when that is a terminal.
-    func openRunner(durability: Durability = .full) async throws -> (EventStore, ProjectionRunner) {
+    /// projections whose version changed, or (with `finishingRebuilds`) finish an interrupted
+    /// rebuild: it says so on standard error, with progress when that is a terminal.
+    func openRunner(durability: Durability = .full, finishingRebuilds: Bool = true) async throws -> (EventStore, ProjectionRunner) {
         let store = try open(.existing, durability: durability)
         do {
             let progress = ProgressLine()
             let runner = try await ProjectionRunner(
-                store: store, projections: AppCatalog.all, progress: progress.report)
+                store: store, projections: AppCatalog.all, progress: progress.report, finishingRebuilds: finishingRebuilds)
             progress.finish()
             for notice in runner.notices { Console.note("esctl: \(notice)\n") }
             return (store, runner)

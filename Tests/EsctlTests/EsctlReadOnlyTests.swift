@@ -97,7 +97,10 @@ struct EsctlReadOnlyTests {
         }
         // When another user reads it, then the reading commands work
         #expect(try await esctlAsNobody(["export"]).stdout == export)
-        for arguments in [["read", "s"], ["replay"], ["stats"], ["verify"], ["subscribe", "--from-start", "--count", "2"]] {
+        for arguments in [
+            ["read", "s"], ["replay"], ["stats"], ["verify"], ["subscribe", "--from-start", "--count", "2"], ["query", "count-by-type", "--as-of", "2"],
+            ["tracking", "mailer"], ["projections"],
+        ] {
             let output = try await esctlAsNobody(arguments)
             #expect(output.status == 0, "\(arguments): \(output)")
         }

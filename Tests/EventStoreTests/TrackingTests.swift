@@ -75,6 +75,21 @@ struct TrackingTests {
         #expect(try await f.store.trackingPosition(of: "mailer") == 1)
     }
 
+    @Test("a tracking position beyond the head is refused: a processor handles events that exist")
+    func beyondTheHead() async throws {
+        let f = try StoreFixture()
+        _ = try await f.store.append(to: "orders-1", events: [event("A")])
+        for appends in [[], [StreamAppend(stream: "mails-1", events: [event("MailDue")])]] {
+            let error = await #expect(throws: EventStoreError.self) {
+                try await f.store.append(appends, tracking: TrackingPosition(name: "mailer", position: 2))
+            }
+            #expect(error?.code == .invalidInput)
+            #expect(error?.message == "The tracking position 2 of 'mailer' is beyond the head of the log (1): a processor records the position of an event it handled; nothing was written.")
+        }
+        #expect(try f.store.headPosition() == 1)
+        #expect(try await f.store.trackingPosition(of: "mailer") == 0)
+    }
+
     @Test("two racing appends of the same tracking position: exactly one commits")
     func racingAppends() async throws {
         let f = try StoreFixture()

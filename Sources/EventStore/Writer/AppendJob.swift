@@ -52,7 +52,7 @@ final class AppendJob: WriteJob, @unchecked Sendable {
 
     func run(in context: inout BatchContext) throws(JobFailure) {
         do {
-            try withTables(context) { tables in try tableWrites?.tracking?.check(in: tables) }
+            try checkTracking(context)
             if let recorded = try alreadyRecorded(context) {
                 result = recorded
                 // A processor that meets its own reaction already recorded has handled the event.
@@ -72,10 +72,24 @@ final class AppendJob: WriteJob, @unchecked Sendable {
         }
     }
 
-    /// Runs table writes (the tracking check, the caller's writes) in this transaction. A full
-    /// map or transaction goes back to the writer (it grows or splits and retries); a refusal of
-    /// the tracking position rejects this job alone; the caller's own error rolls the batch back
-    /// without this job and fails it.
+    /// Checks the tracking position against the recorded one and the head before anything is
+    /// written: a refusal rejects this job alone.
+    private func checkTracking(_ context: BatchContext) throws(JobFailure) {
+        guard let writes = tableWrites, let tracking = writes.tracking else { return }
+        let transaction = TableTransaction(txn: context.txn, environment: writes.environment, registry: writes.registry, isWritable: true)
+        defer { transaction.invalidate() }
+        do {
+            try tracking.check(in: transaction, head: context.nextPosition - 1)
+        } catch let error as EventStoreError where error.code == .alreadyProcessed || error.code == .invalidInput {
+            throw .rejected(error)
+        } catch {
+            throw .transaction(EventStoreError.wrapping(error))
+        }
+    }
+
+    /// Runs table writes (recording the tracking position, the caller's writes) in this
+    /// transaction. A full map or transaction goes back to the writer (it grows or splits and
+    /// retries); the caller's own error rolls the batch back without this job and fails it.
     private func withTables(_ context: BatchContext, _ body: (TableTransaction) throws -> Void) throws(JobFailure) {
         guard let writes = tableWrites else { return }
         callerError = nil
@@ -85,8 +99,6 @@ final class AppendJob: WriteJob, @unchecked Sendable {
             try body(transaction)
         } catch let error as EventStoreError where error.lmdbCode == MDB_MAP_FULL || error.lmdbCode == MDB_TXN_FULL {
             throw .transaction(error)
-        } catch let error as EventStoreError where error.code == .alreadyProcessed {
-            throw .rejected(error)
         } catch {
             callerError = error
             throw .poisoned(EventStoreError.wrapping(error))

@@ -235,7 +235,10 @@ enum CatchUpBatch {
         for table in tables { try txn.removeAll(StoredState.tableName(name, table, generation: generation)) }
         try txn.put(
             Checkpoint.rebuildTable, Checkpoint.key(name),
-            Checkpoint(version: Int64(projection.version), position: 0, isBuilding: true, generation: generation, startedAt: startedAt).encoded)
+            Checkpoint(
+                version: Int64(projection.version), position: 0, isBuilding: true, generation: generation, startedAt: startedAt,
+                owner: RebuildOwners.thisProcess
+            ).encoded)
     }
 
     /// Marks the rebuild of `name` as resumed by this process now (for its rate).
@@ -243,6 +246,7 @@ enum CatchUpBatch {
         guard var record = try readCheckpoint(name, txn, slot: .rebuild) else { return }
         record.startedAt = startedAt
         record.startPosition = record.position
+        record.owner = RebuildOwners.thisProcess
         try txn.put(Checkpoint.rebuildTable, Checkpoint.key(name), record.encoded)
     }
 }

@@ -14,6 +14,9 @@ struct Checkpoint: RowValue, Equatable, Sendable {
     /// store's clock) and the position it started from, for its rate. 0 otherwise.
     var startedAt: Int64 = 0
     var startPosition: UInt64 = 0
+    /// For a rebuild: the process running it (its id; 0 when unknown), so that another process
+    /// tells a rebuild under way from one whose process died.
+    var owner: Int64 = 0
 
     /// The checkpoints of the states that answer queries, one per projection name.
     static let table = "projections"
@@ -22,13 +25,17 @@ struct Checkpoint: RowValue, Equatable, Sendable {
 
     static func key(_ projection: String) -> [UInt8] { RowKey(projection).bytes }
 
-    init(version: Int64, position: UInt64, isBuilding: Bool, generation: Int = 0, startedAt: Int64 = 0, startPosition: UInt64 = 0) {
+    init(
+        version: Int64, position: UInt64, isBuilding: Bool, generation: Int = 0, startedAt: Int64 = 0, startPosition: UInt64 = 0,
+        owner: Int64 = 0
+    ) {
         self.version = version
         self.position = position
         self.isBuilding = isBuilding
         self.generation = generation
         self.startedAt = startedAt
         self.startPosition = startPosition
+        self.owner = owner
     }
 
     func encode(to writer: inout RowWriter) {
@@ -36,10 +43,11 @@ struct Checkpoint: RowValue, Equatable, Sendable {
         writer.write(position)
         writer.write(isBuilding)
         // The common case keeps the 17 bytes of the first format, which earlier versions read.
-        guard generation != 0 || startedAt != 0 || startPosition != 0 else { return }
+        guard generation != 0 || startedAt != 0 || startPosition != 0 || owner != 0 else { return }
         writer.write(generation == 1)
         writer.write(startedAt)
         writer.write(startPosition)
+        writer.write(owner)
     }
 
     init(from reader: inout RowReader) throws(RowDecodingError) {
@@ -51,5 +59,6 @@ struct Checkpoint: RowValue, Equatable, Sendable {
         generation = try reader.read(Bool.self) ? 1 : 0
         startedAt = try reader.read(Int64.self)
         startPosition = try reader.read(UInt64.self)
+        owner = try reader.read(Int64.self)
     }
 }

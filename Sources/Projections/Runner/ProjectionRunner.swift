@@ -105,14 +105,18 @@ public final class ProjectionRunner: Sendable {
     /// up), and finishes any rebuild a crash interrupted; ``notices`` says which.
     /// With `inspecting` true it rebuilds and finishes nothing (for `verify` and `esctl
     /// projections`): on a store opened read-only, where tables that do not exist read as empty,
-    /// it changes nothing at all. `parallelism` defaults to the number of processors.
+    /// it changes nothing at all. With `finishingRebuilds` false it leaves a rebuild beside a
+    /// whole old state for later, whoever started it (a one-shot query answers from the old
+    /// state at once). A rebuild another living process is running is never taken over (unless
+    /// no state can serve meanwhile: then this one helps). `parallelism` defaults to the number
+    /// of processors.
     ///
     /// Throws ``ProjectionError`` with ``ProjectionError/Code/invalidDefinition`` for a bad or
     /// duplicate name, and the store's errors.
     public init(
         store: EventStore, projections: [any Projection], batchSize: UInt64 = 25_000, maximumBatchRows: Int = 256,
         parallelism: Int? = nil, finalRebuildStep: UInt64 = 256, progress: Progress? = nil,
-        inspecting: Bool = false, logger: Logger? = nil
+        inspecting: Bool = false, finishingRebuilds: Bool = true, logger: Logger? = nil
     ) async throws {
         try Self.validate(projections)
         self.logger = logger ?? store.configuration.logger
@@ -138,6 +142,15 @@ public final class ProjectionRunner: Sendable {
         for (projection, (serving, rebuilding)) in zip(projections, stored) {
             let version = Int64(projection.version)
             if let rebuilding, rebuilding.version == version {
+                let canServe = serving?.version == version
+                if canServe && RebuildOwners.isRunning(owner: rebuilding.owner, store: store.path, projection: projection.name) {
+                    continue  // another process's rebuild: the old state serves until it swaps
+                }
+                if canServe && !finishingRebuilds {
+                    notices.append(
+                        "Projection '\(projection.name)' has an interrupted rebuild (at position \(rebuilding.position)); the old state answers until `esctl rebuild \(projection.name)` finishes it.")
+                    continue
+                }
                 notices.append(
                     "Projection '\(projection.name)' was being rebuilt when the store last closed (at position \(rebuilding.position)); finishing the rebuild.")
                 toResume.append(projection)
@@ -255,25 +268,42 @@ public final class ProjectionRunner: Sendable {
 
     /// Folds the named projections (all when nil) again from the start, beside their current
     /// state, which keeps answering queries (and catching up) until the new one has reached the
-    /// head; then one transaction swaps them and empties the old tables. A projection with no
-    /// state yet is built in place. Returns, per projection, the events applied, the time taken
-    /// and the state hash.
+    /// head; then one transaction swaps them, and the old tables are emptied after. A rebuild of
+    /// the same version whose process died goes on from where it stopped; a projection with no
+    /// state yet is built in place. Returns, per projection, the events applied (by this call),
+    /// the time taken and the state hash.
     public func rebuild(_ names: [String]? = nil, progress: Progress? = nil) async throws -> [RebuildReport] {
         let selected = try select(names)
         let started = ContinuousClock.now
         logger.info("rebuilding projections", metadata: [LogKeys.projection: "\(selected.map(\.name).joined(separator: ","))"])
         // The generation each rebuild builds in is emptied first (a swap or a killed rebuild may
         // have left rows there), a short transaction at a time.
-        let serving = try store.readTables { txn in try selected.map { try CatchUpBatch.readCheckpoint($0.name, txn) } }
-        for (projection, checkpoint) in zip(selected, serving) {
-            guard let checkpoint else { continue }
-            try await clear(projection, generation: 1 - checkpoint.generation)
+        let path = store.path
+        return try await RebuildOwners.running(path, selected.map(\.name)) {
+            let records = try store.readTables { txn in
+                try selected.map { (try CatchUpBatch.readCheckpoint($0.name, txn), try CatchUpBatch.readCheckpoint($0.name, txn, slot: .rebuild)) }
+            }
+            // A rebuild of this version whose process died goes on from where it stopped.
+            var resumed: [String] = []
+            var fresh: [any Projection] = []
+            for (projection, (serving, rebuilding)) in zip(selected, records) {
+                if let rebuilding, let serving, rebuilding.version == Int64(projection.version), serving.version == rebuilding.version,
+                    !RebuildOwners.isRunning(owner: rebuilding.owner, store: path, projection: projection.name)
+                {
+                    resumed.append(projection.name)
+                    continue
+                }
+                fresh.append(projection)
+                if let serving { try await clear(projection, generation: 1 - serving.generation) }
+            }
+            let now = store.configuration.clock().microsecondsSince1970
+            let (toResume, toStart) = (resumed, fresh)
+            try await store.writeTables { txn in
+                for name in toResume { try CatchUpBatch.resumeRebuild(name, txn, startedAt: now) }
+                for projection in toStart { try CatchUpBatch.startRebuild(projection, txn, startedAt: now) }
+            }
+            return try await finishRebuilds(selected, progress: progress, started: started)
         }
-        let now = store.configuration.clock().microsecondsSince1970
-        try await store.writeTables { txn in
-            for projection in selected { try CatchUpBatch.startRebuild(projection, txn, startedAt: now) }
-        }
-        return try await finishRebuilds(selected, progress: progress, started: started)
     }
 
     /// Runs the started rebuilds of `selected` to their swap (a projection rebuilt in place: to
@@ -285,7 +315,9 @@ public final class ProjectionRunner: Sendable {
             }
         }
         // Between batches: a cancelled rebuild leaves its record, which the next open resumes.
-        let totals = try await runLanes(slots.map { ($0.0, $0.1) }, timed: true, progress: progress)
+        let totals = try await RebuildOwners.running(store.path, selected.map(\.name)) {
+            try await runLanes(slots.map { ($0.0, $0.1) }, timed: true, progress: progress)
+        }
         var stopped: ProjectionError?
         for projection in selected {
             guard let failure = totals[projection.name]?.failure else { continue }

@@ -190,10 +190,10 @@ struct Rebuild: AsyncParsableCommand {
                 reports = try await Interrupts.cancellingOnSignals { try await runner.rebuild(names, progress: progress.report) }
             } catch is CancellationError {
                 progress.finish()
-                let reached = try runner.statuses().filter { names?.contains($0.name) ?? true }.map(\.checkpoint).min() ?? 0
+                let reached = try runner.statuses().filter { names?.contains($0.name) ?? true }.map { $0.rebuild?.position ?? $0.checkpoint }.min() ?? 0
                 throw CLIError(
                     Interrupts.exitStatus,
-                    "Interrupted: the rebuild reached position \(reached) of \(try store.headPosition()); the next command that opens the projections (query, projections, rebuild) finishes it.")
+                    "Interrupted: the rebuild reached position \(reached) of \(try store.headPosition()); the old state answers queries meanwhile, and `esctl rebuild` finishes it.")
             }
             progress.finish()
             for report in reports {
@@ -297,6 +297,14 @@ struct Query: AsyncParsableCommand {
         return parameters
     }
 
+    private func print(_ result: JSONValue) {
+        if json {
+            Console.printJSON(result.serialized)
+        } else {
+            JSONText.render(result).forEach(Console.print)
+        }
+    }
+
     func validate() throws {
         if minPosition != nil && asOf != nil {
             throw ValidationError("Give --as-of (a state of the past) or --min-position (a state at least this recent), not both.")
@@ -317,20 +325,27 @@ struct Query: AsyncParsableCommand {
                     throw CLIError(.invalidInput, "The projection '\(name)' takes no --\(given) option; \(takes).")
                 }
             }
-            let (store, runner) = try await self.store.openRunner()
+            if let asOf {
+                // The past is folded from the log in memory: a read-only open does, and works
+                // on a store this user may only read.
+                let store = try self.store.openReadOnly()
+                defer { store.close() }
+                let runner = try await ProjectionRunner(store: store, projections: AppCatalog.all, inspecting: true)
+                print(try await runner.query(name, parameters: QueryParameters(parameters), asOf: asOf))
+                return
+            }
+            // A rebuild interrupted beside a whole old state is left for `esctl rebuild`: the
+            // old state answers at once.
+            let (store, runner) = try await self.store.openRunner(finishingRebuilds: false)
             defer { store.close() }
             let result: JSONValue
             if let minPosition {
                 result = try await runner.query(
                     name, parameters: QueryParameters(parameters), minPosition: minPosition, timeout: .seconds(timeout ?? 30))
             } else {
-                result = try await runner.query(name, parameters: QueryParameters(parameters), asOf: asOf)
+                result = try await runner.query(name, parameters: QueryParameters(parameters))
             }
-            if json {
-                Console.printJSON(result.serialized)
-            } else {
-                JSONText.render(result).forEach(Console.print)
-            }
+            print(result)
         }
     }
 }

@@ -12,12 +12,12 @@ struct SnapshotsCommand: AsyncParsableCommand {
         commandName: "snapshots",
         abstract: "List the snapshots of the apps' command state, or drop them.",
         discussion: """
-            Commands read a decider's latest snapshot and only the events after it; a snapshot is \\
-            written with the append that brings the events since the last one to 100. Lists each \\
-            snapshot: the decider, its version, each stream with the version the state folds \\
-            through, and the stored size; with --json one object per line with the keys decider, \\
-            deciderVersion, streams ([{"stream","version"}]) and size. --drop removes them all, or \\
-            with a stream those whose streams include it: the next commands fold from the first \\
+            Commands read a decider's latest snapshot and only the events after it; a snapshot is \
+            written with the append that brings the events since the last one to 100. Lists each \
+            snapshot: the decider, its version, each stream with the version the state folds \
+            through, and the stored size; with --json one object per line with the keys decider, \
+            deciderVersion, streams ([{"stream","version"}]) and size. --drop removes them all, or \
+            with a stream those whose streams include it: the next commands fold from the first \
             event and write new ones when due. `esctl verify --deep` checks each against the log.
             """)
 

@@ -8,8 +8,8 @@ struct TrackingCommand: AsyncParsableCommand {
         commandName: "tracking",
         abstract: "Print the last position a processor recorded as handled.",
         discussion: """
-            A processor records its position with `esctl append --batch FILE --track NAME:POSITION` \\
-            (or the library's append with a tracking position). Prints the position, 0 when NAME \\
+            A processor records its position with `esctl append --batch FILE --track NAME:POSITION` \
+            (or the library's append with a tracking position). Prints the position, 0 when NAME \
             has recorded none; with --json one object {"name":NAME,"position":P}.
             """)
 
