@@ -32,10 +32,16 @@ struct EsctlTrackingTests {
         #expect(again.stderr == "esctl: 'mailer' has already recorded position 1, so position 1 was handled before; nothing was written.\n")
         #expect(try await sandbox.eventCount() == 2)
         // And an empty batch moves the position on when an event calls for no reaction
-        let empty = try await esctl(["append", "--batch", "-", "--track", "mailer:2"], stdin: "")
+        _ = try await esctl(["append", "order-2", "OrderPlaced"])
+        let empty = try await esctl(["append", "--batch", "-", "--track", "mailer:3", "--json"], stdin: "")
         #expect(empty.status == 0, "\(empty)")
-        #expect(try await esctl(["tracking", "mailer"]).lines == ["2"])
-        #expect(try await sandbox.eventCount() == 2)
+        #expect(empty.lines == [#"{"name":"mailer","position":3}"#])
+        #expect(try await esctl(["tracking", "mailer"]).lines == ["3"])
+        #expect(try await sandbox.eventCount() == 3)
+        // And a position beyond the head is refused: a processor handles events that exist
+        let beyond = try await esctl(["append", "--batch", "-", "--track", "mailer:9"], stdin: "")
+        #expect(beyond.status == 64)
+        #expect(try await esctl(["tracking", "mailer"]).lines == ["3"])
     }
 
     @Test("bad --track values and --track without --batch are usage errors")

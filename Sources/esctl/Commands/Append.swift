@@ -10,7 +10,7 @@ struct Append: AsyncParsableCommand {
         abstract: "Append one event to a stream, or a batch of events to several streams atomically.",
         discussion: """
             Data must be valid JSON (default {}). Prints the event's position and the stream's \
-            version; with --json one object {"position":P,"stream":S,"version":V}. Appending an \
+            version; with --json one object {"position":P,"stream":S,"version":V,"alreadyRecorded":B}. Appending an \
             event whose --id is already recorded with the same content prints the original \
             position and writes nothing.
 
@@ -22,14 +22,16 @@ struct Append: AsyncParsableCommand {
             "no-stream", "exists" or a number) may be given on the first line of a stream and \
             applies to that stream. Events take positions in input order. One result per event is \
             printed in input order; with --json, \
-            {"position":P,"stream":S,"version":V} per line. A malformed line is reported with its \
+            {"position":P,"stream":S,"version":V,"alreadyRecorded":B} per line. A malformed line is reported with its \
             number and nothing is written.
 
             With --track NAME:POSITION (a processor in another language that reacts to the event \
             at POSITION), the batch and NAME's tracking position commit in one transaction; when \
             NAME has already recorded POSITION or a later one, nothing is written and the exit \
-            status is 65, as for a version conflict. The batch may then be empty (an event that \
-            calls for no reaction). `esctl tracking NAME` prints the recorded position.
+            status is 65, as for a version conflict (a POSITION beyond the head is refused with \
+            64). The batch may then be empty (an event that calls for no reaction): it prints \
+            "tracking NAME at POSITION", or with --json {"name":NAME,"position":P}. `esctl \
+            tracking NAME` prints the recorded position.
             """)
 
     @OptionGroup var store: WritingStoreOptions
@@ -111,6 +113,16 @@ struct Append: AsyncParsableCommand {
         let results: [AppendResult]
         if let track {
             results = try await store.append(batch.appends, tracking: track.value)
+            if batch.eventCount == 0 {
+                if json {
+                    var object = JSONObjectWriter()
+                    object.add("name", track.value.name)
+                    object.add("position", track.value.position)
+                    Console.printJSON(object.finish())
+                } else {
+                    Console.print("tracking \(track.value.name) at \(track.value.position)")
+                }
+            }
         } else {
             results = try await store.append(batch.appends)
         }
