@@ -71,7 +71,7 @@ public enum ProjectionErrorPolicy: Sendable, Equatable {
     case skip
 }
 
-/// One parameter a projection's query takes (`user` for a user's workout).
+/// One parameter a projection's query takes (`user` for a user's cart).
 public struct QueryParameter: Sendable, Equatable {
     /// The name (`user`); faces use it as an option (`esctl query app-state --user ann`).
     public let name: String

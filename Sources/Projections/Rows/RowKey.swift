@@ -24,7 +24,7 @@ public struct RowKey: Hashable, Comparable, Sendable, CustomStringConvertible {
         self.bytes = bytes
     }
 
-    /// A key of the parts given, in order: `RowKey(list, itemID)`, `RowKey(campground, site)`.
+    /// A key of the parts given, in order: `RowKey(list, itemID)`, `RowKey(warehouse, shelf)`.
     public init<each Part: RowKeyComponent>(_ part: repeat each Part) {
         bytes = []
         repeat (each part).appendKeyPart(to: &self)

@@ -12,16 +12,46 @@ struct LaneTotals: Sendable {
     var failure: ProjectionError?
 }
 
-/// The threads folds run on yield to everything else: a rebuild takes the CPU the writer and
-/// the appending tasks leave, not theirs.
-enum FoldThread {
-    /// Lowers the calling thread's scheduling priority to nice 10 (on Linux the nice value is
-    /// the thread's own, and `who` 0 names the calling thread); a failure leaves it as it was.
-    /// A system call per batch: nothing next to the batch's fold.
-    static func lowerPriority() {
+/// The threads folds run on: the process's own (not Swift's cooperative pool, where a fold would
+/// hold a thread that awaiting appends need, nor libdispatch's, whose threads serve others too),
+/// at nice 10, so a rebuild takes the CPU the writer and the appending tasks leave, not theirs.
+/// Started on first use, one per core (at least two); they wait for work when there is none.
+final class FoldThreads: @unchecked Sendable {
+    // @unchecked Sendable: `jobs` is touched only under `condition`'s lock.
+    static let shared = FoldThreads(count: max(2, ProcessInfo.processInfo.activeProcessorCount))
+
+    private let condition = NSCondition()
+    private var jobs: [@Sendable () -> Void] = []
+
+    private init(count: Int) {
+        for _ in 0..<count {
+            let thread = Thread { [self] in work() }
+            thread.name = "projections.fold"
+            thread.start()
+        }
+    }
+
+    /// Runs `job` on one of the threads.
+    func run(_ job: @escaping @Sendable () -> Void) {
+        condition.lock()
+        jobs.append(job)
+        condition.signal()
+        condition.unlock()
+    }
+
+    private func work() {
         #if os(Linux)
+        // On Linux the nice value is the thread's own, and `who` 0 names the calling thread; a
+        // failure leaves it as it was.
         _ = setpriority(__priority_which_t(PRIO_PROCESS.rawValue), 0, 10)
         #endif
+        while true {
+            condition.lock()
+            while jobs.isEmpty { condition.wait() }
+            let job = jobs.removeFirst()
+            condition.unlock()
+            job()
+        }
     }
 }
 
@@ -44,11 +74,6 @@ final class ProgressTally: Sendable {
 }
 
 extension ProjectionRunner {
-    /// Where folds run: threads of their own, not Swift's cooperative pool (a fold holds its
-    /// thread for a batch, and appends awaiting the writer must not wait behind it), at a lower
-    /// priority than the writer.
-    static let foldQueue = DispatchQueue(label: "projections.fold", qos: .utility, attributes: .concurrent)
-
     /// Runs one lane per projection, at most ``parallelism`` at once, each in batches until its
     /// state reaches the head (for a rebuild: until it is swapped in). Lanes are independent: a
     /// slow or stopped projection holds back no other's checkpoint.
@@ -129,13 +154,12 @@ extension ProjectionRunner {
         while try await !store.writeTables({ txn in try CatchUpBatch.clear(projection, generation: generation, limit: limit, txn) }) {}
     }
 
-    /// One batch of `projection` folded in a read snapshot on the fold queue.
+    /// One batch of `projection` folded in a read snapshot on a fold thread.
     private func fold(_ projection: any Projection, _ slot: Slot, maximumRows: Int, timed: Bool) async throws -> FoldedBatch? {
         let store = store
         let limit = batchSize
         return try await withCheckedThrowingContinuation { continuation in
-            Self.foldQueue.async {
-                FoldThread.lowerPriority()
+            FoldThreads.shared.run {
                 continuation.resume(
                     with: Result {
                         try store.readTables { txn in
