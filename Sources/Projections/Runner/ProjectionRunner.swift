@@ -55,7 +55,8 @@ public struct RebuildStatus: Sendable, Equatable {
     /// How many positions it is behind the head.
     public let lag: UInt64
     /// Positions folded per second since the rebuild started (or was resumed by the process
-    /// running it), by the store's clock; nil before a second's worth of time has passed.
+    /// running it), by the store's clock; nil before a second has passed or while nothing is
+    /// folded yet (a rebuild waiting for its turn).
     public let positionsPerSecond: Double?
 
     init(_ record: Checkpoint, head: UInt64, now: Int64) {
@@ -63,7 +64,7 @@ public struct RebuildStatus: Sendable, Equatable {
         lag = head > record.position ? head - record.position : 0
         let elapsed = now.subtractingReportingOverflow(record.startedAt)
         let folded = record.position >= record.startPosition ? record.position - record.startPosition : 0
-        positionsPerSecond = !elapsed.overflow && record.startedAt > 0 && elapsed.partialValue >= 1_000_000
+        positionsPerSecond = !elapsed.overflow && record.startedAt > 0 && elapsed.partialValue >= 1_000_000 && folded > 0
             ? Double(folded) / (Double(elapsed.partialValue) / 1e6) : nil
     }
 }

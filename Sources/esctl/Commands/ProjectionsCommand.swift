@@ -24,7 +24,7 @@ struct ProjectionsCommand: AsyncParsableCommand {
                 passed-over events: position and reason), and rebuild: null, or, while a rebuild \
                 runs beside the state that serves (whose checkpoint, lag and hash these are), \
                 {"position","lag","eventsPerSecond"} of the new state (eventsPerSecond null in its \
-                first second).
+                first second, or while it waits for its turn).
                 """)
 
         @OptionGroup var store: StoreOptions
