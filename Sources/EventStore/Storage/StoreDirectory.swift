@@ -238,12 +238,22 @@ struct StoreDirectory: Hashable {
 }
 
 /// The directories this process has open, so that a second open of one is refused.
+///
+/// Each claim holds the directory open (a descriptor): a directory deleted while its store is
+/// open keeps its inode until the claim is released, so a new directory cannot get the same
+/// inode and be taken for one already open.
 enum OpenDirectories {
-    private static let claimed = Mutex(Set<StoreDirectory.Identity>())
+    private static let claimed = Mutex([StoreDirectory.Identity: Int32]())
 
     /// Claims a directory; throws ``EventStoreError/Code/storeUnavailable`` when it is already open.
     static func claim(_ directory: StoreDirectory) throws(EventStoreError) {
-        let inserted = claimed.withLock { $0.insert(directory.identity).inserted }
+        let inserted = claimed.withLock { claimed -> Bool in
+            guard claimed[directory.identity] == nil else { return false }
+            // Without the descriptor (none left, say) the claim still holds; only the inode's
+            // reuse after a deletion is no longer prevented.
+            claimed[directory.identity] = open(directory.path, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+            return true
+        }
         if !inserted {
             throw EventStoreError(
                 .storeUnavailable,
@@ -253,11 +263,12 @@ enum OpenDirectories {
 
     /// Whether this process has the directory open.
     static func isClaimed(_ identity: StoreDirectory.Identity) -> Bool {
-        claimed.withLock { $0.contains(identity) }
+        claimed.withLock { $0[identity] != nil }
     }
 
     /// Releases a claim made by ``claim(_:)``.
     static func release(_ directory: StoreDirectory) {
-        _ = claimed.withLock { $0.remove(directory.identity) }
+        let descriptor = claimed.withLock { $0.removeValue(forKey: directory.identity) }
+        if let descriptor, descriptor >= 0 { close(descriptor) }
     }
 }
