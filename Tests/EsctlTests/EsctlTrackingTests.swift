@@ -46,7 +46,7 @@ struct EsctlTrackingTests {
 
     @Test("bad --track values and --track without --batch are usage errors")
     func badTrackValues() async throws {
-        for value in ["mailer", "mailer:0", "mailer:-1", ":3", "mailer:x"] {
+        for value in ["mailer", "mailer:0", "mailer:-1", ":3", "mailer:x", "mailer:+5", "mailer: 5", "mailer:18446744073709551616"] {
             let output = try await esctl(["append", "--batch", "-", "--track", value], stdin: #"{"stream":"s","type":"T"}"#)
             #expect(output.status == 64, "\(value): \(output)")
         }

@@ -167,7 +167,8 @@ struct TrackOption {
 
     @Sendable static func parse(_ text: String) throws -> TrackOption {
         guard let colon = text.lastIndex(of: ":"), colon != text.startIndex,
-            let position = UInt64(text[text.index(after: colon)...]), position > 0
+            case let digits = text[text.index(after: colon)...], digits.allSatisfy({ ("0"..."9").contains($0) }),
+            let position = UInt64(digits), position > 0
         else {
             throw ValidationError("--track takes NAME:POSITION, a processor's name and the position (1 or more) of the event it handled; '\(text)' is not one.")
         }
