@@ -136,16 +136,23 @@ struct CrashTests {
             child.send(SIGKILL)
             _ = try await child.waitForExit()
             let reopened = try EventStore(path: db)
-            let runner = try await ProjectionRunner(store: reopened, projections: AppCatalog.logSummaries)
-            let head = try await runner.catchUp()
-            for projection in AppCatalog.logSummaries {
-                let folded = try StateHash.of(projection, in: try runner.state(of: projection.name, asOf: head).reader)
-                #expect(try runner.storedHash(of: projection.name) == folded)
-                #expect(try runner.statuses().allSatisfy { !$0.isBuilding })
-            }
-            #expect(try reopened.verify().isClean)
+            try await Self.expectFinishedToAFreshFold(reopened)
             reopened.close()
         }
+    }
+
+    /// Opens a runner of the example projections on `store` (which finishes any rebuild a kill
+    /// interrupted), catches it up, and expects every stored hash to be a fresh fold's, nothing
+    /// still building, and the store to verify clean.
+    static func expectFinishedToAFreshFold(_ store: EventStore) async throws {
+        let runner = try await ProjectionRunner(store: store, projections: AppCatalog.logSummaries)
+        let head = try await runner.catchUp()
+        for projection in AppCatalog.logSummaries {
+            let folded = try StateHash.of(projection, in: try runner.state(of: projection.name, asOf: head).reader)
+            #expect(try runner.storedHash(of: projection.name) == folded)
+        }
+        #expect(try runner.statuses().allSatisfy { !$0.isBuilding && $0.rebuild == nil })
+        #expect(try store.verify().isClean)
     }
 
     @Test("a kill during a rebuild with appends going on leaves the old state serving, whole; the next open finishes the rebuild")
@@ -176,14 +183,7 @@ struct CrashTests {
                 #expect(status.hash == folded, "\(status.name) after kill \(round + 1)")
             }
             // And the next open finishes any rebuild, to the hash of a fresh fold
-            let runner = try await ProjectionRunner(store: reopened, projections: AppCatalog.logSummaries)
-            let head = try await runner.catchUp()
-            for projection in AppCatalog.logSummaries {
-                let folded = try StateHash.of(projection, in: try runner.state(of: projection.name, asOf: head).reader)
-                #expect(try runner.storedHash(of: projection.name) == folded)
-            }
-            #expect(try runner.statuses().allSatisfy { !$0.isBuilding && $0.rebuild == nil })
-            #expect(try reopened.verify().isClean)
+            try await Self.expectFinishedToAFreshFold(reopened)
             reopened.close()
         }
         #expect(caughtMidRebuild > 0, "no kill landed while a rebuild was under way")

@@ -8,13 +8,10 @@ enum Slot: Sendable, Equatable {
     var table: String { self == .serving ? Checkpoint.table : Checkpoint.rebuildTable }
 }
 
-/// How far one batch moved one projection.
+/// What one batch did to one projection (where it left it is the batch's `next` checkpoint).
 struct BatchProgress: Sendable {
-    /// The checkpoint after the batch (unchanged when the projection stopped in it).
-    var checkpoint: UInt64
     var applied = 0
     var skipped = 0
-    var isBuilding = false
     var failure: ProjectionError?
     /// The time spent in this projection's applies, when the batch was timed.
     var time: Duration = .zero
@@ -67,7 +64,7 @@ enum CatchUpBatch {
         let stored = try readCheckpoint(name, txn, slot: slot)
         if slot == .rebuild && stored == nil { return nil }
         let base = stored ?? Checkpoint(version: Int64(projection.version), position: 0, isBuilding: true)
-        var progress = BatchProgress(checkpoint: base.position, isBuilding: base.isBuilding)
+        var progress = BatchProgress()
         func result(_ next: Checkpoint, _ changes: [(table: String, rows: [(key: [UInt8], value: [UInt8]?)])] = []) -> FoldedBatch {
             FoldedBatch(projection: name, slot: slot, base: stored, next: next, changes: changes, head: head, progress: progress)
         }
@@ -135,8 +132,6 @@ enum CatchUpBatch {
         var next = base
         next.position = stoppedEarly ? reached : end
         if slot == .serving { next.isBuilding = base.isBuilding && next.position < head }
-        progress.checkpoint = next.position
-        progress.isBuilding = next.isBuilding
         return result(next, changes)
     }
 
@@ -153,7 +148,7 @@ enum CatchUpBatch {
         let head = try txn.headPosition()
         guard folded.slot == .rebuild, head - min(head, folded.next.position) <= finalStep else { return .committed }
         var last = folded.next
-        var tailProgress = BatchProgress(checkpoint: last.position)
+        var tailProgress = BatchProgress()
         if last.position < head {
             guard let tail = try fold(txn, projection: projection, slot: .rebuild, limit: finalStep, maximumRows: .max, timed: false) else {
                 return .committed

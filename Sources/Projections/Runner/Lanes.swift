@@ -7,7 +7,6 @@ struct LaneTotals: Sendable {
     var applied = 0
     var skipped = 0
     var time: Duration = .zero
-    var checkpoint: UInt64 = 0
     var head: UInt64 = 0
     var failure: ProjectionError?
 }
@@ -120,7 +119,6 @@ extension ProjectionRunner {
             let maximumRows = othersWriting ? maximumBatchRows : maximumBatchRows.multipliedReportingOverflow(by: 16).partialValue
             guard let folded = try await fold(projection, slot, maximumRows: maximumRows, timed: timed) else { return totals }
             totals.head = folded.head
-            totals.checkpoint = folded.progress.checkpoint
             if let failure = folded.progress.failure {
                 totals.failure = failure
                 return totals

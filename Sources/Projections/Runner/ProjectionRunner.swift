@@ -344,7 +344,7 @@ public final class ProjectionRunner: Sendable {
         seconds(ContinuousClock.now - start)
     }
 
-    private static func seconds(_ duration: Duration) -> Double {
+    static func seconds(_ duration: Duration) -> Double {
         Double(duration.components.seconds) + Double(duration.components.attoseconds) / 1e18
     }
 

@@ -61,7 +61,7 @@ extension ProjectionRunner {
 extension Duration {
     /// Whole seconds when whole (`2`), else with their fraction (`0.25`).
     var secondsText: String {
-        let seconds = Double(components.seconds) + Double(components.attoseconds) / 1e18
+        let seconds = ProjectionRunner.seconds(self)
         return seconds == seconds.rounded() ? String(Int(seconds)) : String(seconds)
     }
 }
