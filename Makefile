@@ -1,7 +1,9 @@
 # The two commands of the README:
 #   make demo   builds esctl and runs a short demo on a fresh local store (.demo/store)
-#   make test   builds and runs the whole test suite, then builds and tests the Examples package
-#               (a to-do app on the public products) and checks that the DocC documentation builds
+#   make test   builds and runs the whole test suite (beside a throwaway PostgreSQL cluster that
+#               scripts/with-postgres.sh starts and stops, installing postgresql when missing), then
+#               builds and tests the Examples package (a to-do app on the public products) and
+#               checks that the DocC documentation builds
 #   make docs   builds the DocC documentation into .build/docs
 #   make install / make uninstall   puts a release esctl in $(PREFIX)/bin (default /usr/local)
 # They first install LMDB (liblmdb-dev, with pkg-config) through apt-get when it is missing.
@@ -27,7 +29,7 @@ demo: build
 
 test: deps
 	$(SWIFT) build --build-tests
-	$(SWIFT) test --skip-build
+	./scripts/with-postgres.sh $(SWIFT) test --skip-build
 	@# SwiftPM may keep a stale plan of a path dependency's sources: drop it.
 	rm -f Examples/.build/debug.yaml
 	$(SWIFT) build --package-path Examples --build-tests

@@ -14,6 +14,9 @@ let package = Package(
         .library(name: "Projections", targets: ["Projections"]),
         .library(name: "Commands", targets: ["Commands"]),
         .library(name: "EventStoreTesting", targets: ["EventStoreTesting"]),
+        // The same store on PostgreSQL, for many processes on many hosts (docs/SCALING.md). A
+        // product of its own, so that users of the embedded store never build a PostgreSQL client.
+        .library(name: "EventStorePostgres", targets: ["EventStorePostgres"]),
         .executable(name: "esctl", targets: ["esctl"]),
         // Internal, not an API: the properties the fuzz package (Fuzz/) checks, and the demo apps
         // the benchmark package (Benchmarks/) runs.
@@ -22,11 +25,13 @@ let package = Package(
     ],
     traits: [
         .trait(name: "CLI", description: "The esctl command-line tool and its argument parser."),
-        .default(enabledTraits: ["CLI"]),
+        .trait(name: "PostgreSQL", description: "esctl on PostgreSQL databases (postgres:// URLs in --db)."),
+        .default(enabledTraits: ["CLI", "PostgreSQL"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
         .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
+        .package(url: "https://github.com/vapor/postgres-nio", from: "1.33.2"),
     ],
     targets: [
         // liblmdb-dev, found through pkg-config; `make deps` installs it when missing.
@@ -34,6 +39,11 @@ let package = Package(
         // CRC-32C with the processor's instruction where it has one (the records' checksums).
         .target(name: "CRC32C"),
         .target(name: "EventStore", dependencies: ["CLMDB", "CRC32C", .product(name: "Logging", package: "swift-log")]),
+        // The PostgreSQL backend: the EventLog protocol on postgres-nio. Only this target (and
+        // what depends on it) compiles a PostgreSQL client.
+        .target(
+            name: "EventStorePostgres",
+            dependencies: ["EventStore", .product(name: "PostgresNIO", package: "postgres-nio"), .product(name: "Logging", package: "swift-log")]),
         .target(name: "Projections", dependencies: ["EventStore", .product(name: "Logging", package: "swift-log")]),
         .target(name: "Commands", dependencies: ["EventStore", .product(name: "Logging", package: "swift-log")]),
         .target(name: "EventStoreTesting", dependencies: ["EventStore", "Commands"]),
@@ -45,6 +55,7 @@ let package = Package(
             name: "esctl",
             dependencies: [
                 "EventStore", "Projections", "Commands", "Apps", "WireFormat",
+                .target(name: "EventStorePostgres", condition: .when(traits: ["PostgreSQL"])),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ArgumentParser", package: "swift-argument-parser", condition: .when(traits: ["CLI"])),
             ]),
@@ -57,6 +68,16 @@ let package = Package(
         .testTarget(
             name: "EventStoreTests",
             dependencies: ["EventStore", "CLMDB", "CRC32C", "EventStoreTesting", "TestSupport", .product(name: "Logging", package: "swift-log")]),
+        // The conformance suite: the log's behaviour, run against every backend (LMDB always,
+        // PostgreSQL on the throwaway cluster of scripts/postgres-cluster.sh).
+        // Throwaway PostgreSQL databases for the tests that need the server.
+        .target(
+            name: "PostgresTestSupport",
+            dependencies: ["EventStore", "EventStorePostgres", .product(name: "PostgresNIO", package: "postgres-nio")],
+            path: "Tests/PostgresTestSupport"),
+        .testTarget(
+            name: "ConformanceTests",
+            dependencies: ["EventStore", "EventStorePostgres", "EventStoreTesting", "TestSupport", "PostgresTestSupport"]),
         .testTarget(name: "ProjectionsTests", dependencies: ["Projections", "EventStore", "Apps", "TestSupport"]),
         .testTarget(name: "CommandsTests", dependencies: ["Commands", "EventStore", "EventStoreTesting", "TestSupport"]),
         .testTarget(name: "AppsTests", dependencies: ["Apps", "Commands", "Projections", "EventStore", "EventStoreTesting", "TestSupport"]),

@@ -19,7 +19,7 @@ public final class EventStore: Sendable {
     let writer: Writer
     private let directory: StoreDirectory
     private let isClosed = Atomic<Bool>(false)
-    let headSignal: HeadSignal
+    package let headSignal: HeadSignal
     let commitWatcher: CommitWatcher
     let tableRegistry = TableRegistry()
 

@@ -1,4 +1,5 @@
 import CLMDB
+import Foundation
 
 #if canImport(Glibc)
 import Glibc
@@ -62,11 +63,14 @@ public struct EventStoreError: Error, Sendable, Equatable, CustomStringConvertib
         case lmdb(code: Int32, description: String)
         /// An `errno` value from a system call, with its description.
         case system(errno: Int32, description: String)
+        /// A database server's error: PostgreSQL's SQLSTATE code and its message.
+        case database(code: String, description: String)
 
         public var description: String {
             switch self {
             case let .lmdb(code, description): return "LMDB \(code): \(description)"
             case let .system(errno, description): return "errno \(errno): \(description)"
+            case let .database(code, description): return "SQLSTATE \(code): \(description)"
             }
         }
     }
@@ -202,5 +206,32 @@ extension EventStoreError {
         error as? EventStoreError ?? EventStoreError(.storageFailure, "An unexpected error occurred: \(error).")
     }
 
-    static let closedStore = EventStoreError(.closed, "The store is closed; open it again to continue.")
+    package static let closedStore = EventStoreError(.closed, "The store is closed; open it again to continue.")
+
+    // The refusals every backend words the same way.
+
+    /// A version conflict naming every stream whose expectation failed.
+    package static func versionConflict(_ conflicts: [VersionConflict]) -> EventStoreError {
+        let text = conflicts.map(\.description).joined(separator: "; ")
+        return EventStoreError(.versionConflict, "Version conflict: \(text); read the stream again and retry.", conflicts: conflicts)
+    }
+
+    /// An id given again with other content.
+    package static func idRecordedWithOtherContent(_ id: UUID, at position: UInt64) -> EventStoreError {
+        EventStoreError(
+            .idempotencyConflict,
+            "The event id \(id.lowercasedString) is already recorded with other content (at position \(position)); give a new id for a new event.")
+    }
+
+    /// An append some of whose ids are recorded and others not.
+    package static let partlyRecorded = EventStoreError(
+        .idempotencyConflict,
+        "Some events of this append are already recorded and others are not; retry with exactly the original events or with new ids.")
+
+    /// An id, generated or given twice in one append, that is already recorded when written.
+    package static func generatedIDRecorded(_ id: UUID) -> EventStoreError {
+        EventStoreError(
+            .idempotencyConflict,
+            "The id generator made an id that is already recorded (\(id.lowercasedString)); check the injected id generator.")
+    }
 }

@@ -45,7 +45,7 @@ public enum Limits {
 
     /// Checks a whole append against every limit: at least one stream, an expectation only on a
     /// stream's first part, valid names, sizes, event counts, and no event id given twice.
-    static func validate(_ appends: [StreamAppend]) throws(EventStoreError) {
+    package static func validate(_ appends: [StreamAppend]) throws(EventStoreError) {
         if appends.isEmpty {
             throw EventStoreError(.invalidInput, "The append names no stream; give at least one stream and event.")
         }

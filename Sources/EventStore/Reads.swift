@@ -193,4 +193,21 @@ public struct StoreStatistics: Sendable, Equatable, Codable {
     /// The process id of each of those slots: which processes hold snapshots (a long-running
     /// reader that keeps the data file growing, say).
     public let readerProcesses: [Int32]
+
+    /// Statistics of a backend; fields it has no such thing for (a PostgreSQL store has no map
+    /// and no reader table) are 0 or empty.
+    package init(
+        eventCount: UInt64, streamCount: UInt64, firstPosition: UInt64, headPosition: UInt64, fileSize: Int, mapSize: Int,
+        pageSize: Int, readers: Int, readerProcesses: [Int32]
+    ) {
+        self.eventCount = eventCount
+        self.streamCount = streamCount
+        self.firstPosition = firstPosition
+        self.headPosition = headPosition
+        self.fileSize = fileSize
+        self.mapSize = mapSize
+        self.pageSize = pageSize
+        self.readers = readers
+        self.readerProcesses = readerProcesses
+    }
 }

@@ -15,7 +15,7 @@ package enum StoredForm {
 
     /// Puts every event's data and metadata in stored form, changing (and so copying) only the
     /// events whose bytes change.
-    static func apply(to appends: inout [StreamAppend]) {
+    package static func apply(to appends: inout [StreamAppend]) {
         for part in appends.indices {
             for event in appends[part].events.indices {
                 let data = appends[part].events[event].data

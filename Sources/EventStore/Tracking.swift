@@ -30,12 +30,17 @@ public struct TrackingPosition: Sendable, Equatable, CustomStringConvertible {
     /// (the last position before this append: a processor handles events that exist). Writes
     /// nothing: an append checks it first and records it last.
     func check(in tables: TableTransaction, head: UInt64) throws {
+        try check(recorded: try Self.recorded(name, in: tables), head: head)
+    }
+
+    /// The same check against a recorded position and a head read by the caller (a backend
+    /// that keeps tracking positions elsewhere).
+    package func check(recorded: UInt64, head: UInt64) throws(EventStoreError) {
         guard position <= head else {
             throw EventStoreError(
                 .invalidInput,
                 "The tracking position \(position) of '\(name)' is beyond the head of the log (\(head)): a processor records the position of an event it handled; nothing was written.")
         }
-        let recorded = try Self.recorded(name, in: tables)
         guard position > recorded else {
             throw EventStoreError(
                 .alreadyProcessed,
@@ -45,6 +50,19 @@ public struct TrackingPosition: Sendable, Equatable, CustomStringConvertible {
             throw EventStoreError(
                 .alreadyProcessed,
                 "'\(name)' has recorded position \(recorded) since this reaction started after \(previous), so some of its events were handled meanwhile; nothing was written.")
+        }
+    }
+
+    /// Refuses a tracking position that no store could record: a bad name, position 0, or a
+    /// previous position not before it.
+    package func validate() throws(EventStoreError) {
+        try Limits.validateName(name, kind: "processor")
+        guard position > 0 else {
+            throw EventStoreError(.invalidInput, "A tracking position is the position of an event handled, 1 or more; 0 was given.")
+        }
+        if let previous, previous >= position {
+            throw EventStoreError(
+                .invalidInput, "A tracking position (\(position)) must be beyond the previous one it started after (\(previous)).")
         }
     }
 
@@ -78,14 +96,7 @@ extension EventStore {
     /// ``append(_:)``. Nothing is written when it throws.
     @discardableResult
     public func append(_ appends: [StreamAppend], tracking: TrackingPosition) async throws -> [AppendResult] {
-        try Limits.validateName(tracking.name, kind: "processor")
-        guard tracking.position > 0 else {
-            throw EventStoreError(.invalidInput, "A tracking position is the position of an event handled, 1 or more; 0 was given.")
-        }
-        if let previous = tracking.previous, previous >= tracking.position {
-            throw EventStoreError(
-                .invalidInput, "A tracking position (\(tracking.position)) must be beyond the previous one it started after (\(previous)).")
-        }
+        try tracking.validate()
         try await openTables([TrackingPosition.table])
         guard !appends.isEmpty else {
             try await writeTables { tables in

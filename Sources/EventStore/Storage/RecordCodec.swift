@@ -81,3 +81,31 @@ enum RecordCodec {
         UnsafeMutableRawBufferPointer(start: base + offset, count: source.count).copyMemory(from: source)
     }
 }
+
+/// The checksum a backend that assigns positions and versions itself (PostgreSQL) keeps with an
+/// event: the CRC-32C of the event's LMDB record with position 0 and version 0
+/// (docs/FORMAT.md, "On PostgreSQL"), so that the client computes it before the server numbers
+/// the event, and `verify` recomputes it from the stored fields.
+package enum ContentChecksum {
+    /// The checksum of an event's content, as a signed 32-bit value (PostgreSQL's `integer`).
+    package static func of(
+        stream: String, type: String, recordedAt: Int64, id: UUID, data: Data, metadata: Data
+    ) -> Int32 {
+        var stream = stream
+        var type = type
+        return stream.withUTF8 { streamBytes in
+            type.withUTF8 { typeBytes in
+                let size = RecordCodec.encodedSize(
+                    streamBytes: streamBytes.count, typeBytes: typeBytes.count, dataBytes: data.count,
+                    metadataBytes: metadata.count)
+                return withUnsafeTemporaryAllocation(byteCount: size, alignment: 8) { buffer in
+                    RecordCodec.encode(
+                        into: buffer, position: 0, stream: UnsafeRawBufferPointer(streamBytes),
+                        type: UnsafeRawBufferPointer(typeBytes), version: 0, recordedAt: recordedAt, id: id, data: data,
+                        metadata: metadata)
+                    return Int32(bitPattern: BigEndian.uint32(UnsafeRawBufferPointer(rebasing: buffer[(size - 4)...])))
+                }
+            }
+        }
+    }
+}

@@ -6,8 +6,8 @@ import Synchronization
 ///
 /// The writer publishes each head it commits. Commits made by other processes are noticed by a
 /// poller that runs only while someone waits: every `pollInterval` on the injected clock it asks
-/// `poll` (a cheap look at LMDB's last transaction id) for a new head.
-final class HeadSignal: Sendable {
+/// `poll` (on LMDB a cheap look at the last transaction id, on PostgreSQL the head row) for a new head.
+package final class HeadSignal: Sendable {
     private struct Waiter {
         let after: UInt64
         let continuation: CheckedContinuation<UInt64, any Error>
@@ -24,16 +24,16 @@ final class HeadSignal: Sendable {
     }
 
     private let state: Mutex<State>
-    private let poll: @Sendable () throws -> UInt64?
+    private let poll: @Sendable () async throws -> UInt64?
     private let pollInterval: Duration
     private let clock: any Clock<Duration>
     private let logger: Logger
 
     /// `poll` returns a new head when another process may have committed, nil when nothing
     /// changed; it is called every `pollInterval` on `clock` while anyone waits.
-    init(
+    package init(
         head: UInt64, pollInterval: Duration, clock: any Clock<Duration>, logger: Logger,
-        poll: @escaping @Sendable () throws -> UInt64?
+        poll: @escaping @Sendable () async throws -> UInt64?
     ) {
         self.logger = logger
         state = Mutex(State(head: head))
@@ -43,14 +43,14 @@ final class HeadSignal: Sendable {
     }
 
     /// The newest head published.
-    var current: UInt64 { state.withLock { $0.head } }
+    package var current: UInt64 { state.withLock { $0.head } }
 
     /// The number of tasks waiting (for tests).
     var waiterCount: Int { state.withLock { $0.waiters.count } }
 
     /// Publishes a head; heads only move forward, so an older one is ignored. Wakes every waiter
     /// it satisfies.
-    func publish(_ newHead: UInt64) {
+    package func publish(_ newHead: UInt64) {
         let woken = state.withLock { state -> [CheckedContinuation<UInt64, any Error>] in
             guard newHead > state.head else { return [] }
             state.head = newHead
@@ -63,7 +63,7 @@ final class HeadSignal: Sendable {
 
     /// Waits until the head is past `position` and returns it. Throws `CancellationError` when the
     /// task is cancelled and ``EventStoreError/Code/closed`` when the store closes.
-    func wait(after position: UInt64) async throws -> UInt64 {
+    package func wait(after position: UInt64) async throws -> UInt64 {
         let id = state.withLock { state -> UInt64 in
             state.nextWaiterID += 1
             return state.nextWaiterID
@@ -99,7 +99,7 @@ final class HeadSignal: Sendable {
     }
 
     /// Ends every wait with ``EventStoreError/Code/closed``; later waits fail at once.
-    func close() {
+    package func close() {
         let waiters = state.withLock { state -> [Waiter] in
             state.isClosed = true
             defer { state.waiters.removeAll() }
@@ -128,7 +128,7 @@ final class HeadSignal: Sendable {
                 }
                 guard keepGoing else { return }
                 do {
-                    if let head = try poll() { publish(head) }
+                    if let head = try await poll() { publish(head) }
                 } catch {
                     // The waiters go on waiting for this process's commits; the next poll retries.
                     logger.info("polling for other processes' commits failed", metadata: [LogKeys.reason: "\(error)"])

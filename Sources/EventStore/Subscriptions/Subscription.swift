@@ -22,25 +22,32 @@ public enum SubscriptionMessage: Sendable, Equatable {
 /// through a filter: first the events already in the log (catch-up), then each new one as it is
 /// committed (live), with no gap and no duplicate between the two.
 ///
-/// Pull-based: each `next()` reads the next page from LMDB only when the buffer is empty, so a
-/// slow consumer costs at most one page of memory. It waits when caught up: for commits of this
+/// Pull-based: each `next()` reads the next page from the store only when the buffer is empty, so
+/// a slow consumer costs at most one page of memory. It waits when caught up: for commits of this
 /// process, until the writer signals; for commits of other processes, until the poller notices
 /// (see ``Configuration/pollInterval``). Cancelling the consuming task ends the sequence (next
 /// returns nil); closing the store ends it with ``EventStoreError/Code/closed``.
 public struct Subscription: AsyncSequence, Sendable {
     public typealias Element = RecordedEvent
 
-    let store: EventStore
+    let source: any SubscriptionSource
     let firstPosition: UInt64
     let filter: EventFilter
 
+    /// A subscription that reads `source` from `firstPosition` (a backend's `subscribe`).
+    package init(source: any SubscriptionSource, firstPosition: UInt64, filter: EventFilter) {
+        self.source = source
+        self.firstPosition = firstPosition
+        self.filter = filter
+    }
+
     /// The same subscription, also reporting each time it has caught up (see ``SubscriptionMessage``).
     public var withProgress: ProgressSubscription {
-        ProgressSubscription(store: store, firstPosition: firstPosition, filter: filter)
+        ProgressSubscription(source: source, firstPosition: firstPosition, filter: filter)
     }
 
     public func makeAsyncIterator() -> Iterator {
-        Iterator(core: SubscriptionCore(store: store, firstPosition: firstPosition, filter: filter, reportsProgress: false))
+        Iterator(core: SubscriptionCore(source: source, firstPosition: firstPosition, filter: filter, reportsProgress: false))
     }
 
     /// Hands out the subscription's events.
@@ -60,12 +67,12 @@ public struct Subscription: AsyncSequence, Sendable {
 public struct ProgressSubscription: AsyncSequence, Sendable {
     public typealias Element = SubscriptionMessage
 
-    let store: EventStore
+    let source: any SubscriptionSource
     let firstPosition: UInt64
     let filter: EventFilter
 
     public func makeAsyncIterator() -> Iterator {
-        Iterator(core: SubscriptionCore(store: store, firstPosition: firstPosition, filter: filter, reportsProgress: true))
+        Iterator(core: SubscriptionCore(source: source, firstPosition: firstPosition, filter: filter, reportsProgress: true))
     }
 
     /// Hands out the subscription's messages.
@@ -78,6 +85,23 @@ public struct ProgressSubscription: AsyncSequence, Sendable {
     }
 }
 
+/// What a subscription reads: a backend's log, a page at a time, and the signal of its head.
+package protocol SubscriptionSource: Sendable {
+    /// The newest head this process knows of, and the subscribers waiting for it to move.
+    var headSignal: HeadSignal { get }
+    /// The store's configuration (its logger and the lag worth a notice).
+    var configuration: Configuration { get }
+    /// Reads from `position` until `limit` events pass `filter` or `scanLimit` positions were
+    /// examined or the visible log ends. `scannedThrough` is the last position examined
+    /// (`position - 1` when there was nothing), so the caller goes on after it; it never passes
+    /// a position that is not yet visible.
+    func readPage(from position: UInt64, limit: Int, scanLimit: Int, filter: EventFilter) async throws
+        -> (events: [RecordedEvent], scannedThrough: UInt64)
+    /// Looks for a head committed elsewhere (another process, another host) and publishes it on
+    /// ``headSignal``: called before a subscription sleeps.
+    func refreshHead() async throws
+}
+
 /// Drives a ``SubscriptionStateMachine`` against the store: reads pages and waits for heads.
 struct SubscriptionCore {
     /// How many matching events one page read returns at most.
@@ -86,13 +110,13 @@ struct SubscriptionCore {
     /// transaction long.
     static let scanLimit = 4096
 
-    let store: EventStore
-    let filter: CompiledFilter
+    let source: any SubscriptionSource
+    let filter: EventFilter
     var machine: SubscriptionStateMachine
 
-    init(store: EventStore, firstPosition: UInt64, filter: EventFilter, reportsProgress: Bool) {
-        self.store = store
-        self.filter = filter.compiled
+    init(source: any SubscriptionSource, firstPosition: UInt64, filter: EventFilter, reportsProgress: Bool) {
+        self.source = source
+        self.filter = filter
         machine = SubscriptionStateMachine(firstPosition: firstPosition, reportsProgress: reportsProgress)
     }
 
@@ -103,7 +127,7 @@ struct SubscriptionCore {
     /// once when it has caught up again.
     mutating func noteLag(behind head: UInt64, at position: UInt64) {
         let lag = head > position ? head - position : 0
-        let configuration = store.configuration
+        let configuration = source.configuration
         if !loggedAsBehind, lag > configuration.subscriptionLagNotice {
             loggedAsBehind = true
             configuration.logger.notice(
@@ -120,14 +144,15 @@ struct SubscriptionCore {
                 machine.finish()
                 return nil
             }
-            switch machine.nextAction(knownHead: store.headSignal.current) {
+            switch machine.nextAction(knownHead: source.headSignal.current) {
             case let .deliver(event):
                 return .event(event)
             case let .read(from: position):
                 do {
-                    let page = try store.readPage(from: position, limit: Self.pageSize, scanLimit: Self.scanLimit, filter: filter)
+                    let page = try await source.readPage(
+                        from: position, limit: Self.pageSize, scanLimit: Self.scanLimit, filter: filter)
                     machine.pageRead(page.events, scannedThrough: page.scannedThrough)
-                    noteLag(behind: store.headSignal.current, at: page.scannedThrough)
+                    noteLag(behind: source.headSignal.current, at: page.scannedThrough)
                 } catch {
                     machine.finish()
                     throw error
@@ -139,9 +164,9 @@ struct SubscriptionCore {
                 noteLag(behind: position, at: position)
                 do {
                     // Another process may have committed since the last look: check before sleeping.
-                    if let head = try store.commitWatcher.newHead() { store.headSignal.publish(head) }
-                    if store.headSignal.current > position { continue }
-                    _ = try await store.headSignal.wait(after: position)
+                    try await source.refreshHead()
+                    if source.headSignal.current > position { continue }
+                    _ = try await source.headSignal.wait(after: position)
                 } catch is CancellationError {
                     machine.finish()
                     return nil
@@ -156,7 +181,17 @@ struct SubscriptionCore {
     }
 }
 
-extension EventStore {
+extension EventStore: SubscriptionSource {
+    package func readPage(from position: UInt64, limit: Int, scanLimit: Int, filter: EventFilter) throws
+        -> (events: [RecordedEvent], scannedThrough: UInt64)
+    {
+        try readPage(from: position, limit: limit, scanLimit: scanLimit, filter: filter.compiled)
+    }
+
+    package func refreshHead() throws {
+        if let head = try commitWatcher.newHead() { headSignal.publish(head) }
+    }
+
     /// Subscribes to the log from `start`, passing only events that match `filter` (one stream,
     /// a category, a set of types). The start position is fixed now: `.end` means events
     /// committed after this call.
@@ -174,6 +209,6 @@ extension EventStore {
             headSignal.publish(head)
             first = head + 1
         }
-        return Subscription(store: self, firstPosition: first, filter: filter)
+        return Subscription(source: self, firstPosition: first, filter: filter)
     }
 }

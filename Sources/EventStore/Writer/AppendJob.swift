@@ -124,10 +124,7 @@ final class AppendJob: WriteJob, @unchecked Sendable {
                 }
                 guard let (position, view) = match else { continue }
                 guard view.hasSameContent(stream: append.stream, event: event) else {
-                    throw JobFailure.rejected(
-                        EventStoreError(
-                            .idempotencyConflict,
-                            "The event id \(id.lowercasedString) is already recorded with other content (at position \(position)); give a new id for a new event."))
+                    throw JobFailure.rejected(EventStoreError.idRecordedWithOtherContent(id, at: position))
                 }
                 found += 1
                 positions.append(position)
@@ -141,10 +138,7 @@ final class AppendJob: WriteJob, @unchecked Sendable {
         }
         if found == 0 { return nil }
         guard found == eventCount else {
-            throw JobFailure.rejected(
-                EventStoreError(
-                    .idempotencyConflict,
-                    "Some events of this append are already recorded and others are not; retry with exactly the original events or with new ids."))
+            throw JobFailure.rejected(EventStoreError.partlyRecorded)
         }
         return results
     }
@@ -164,11 +158,7 @@ final class AppendJob: WriteJob, @unchecked Sendable {
             heads[append.stream] = head
         }
         if !conflicts.isEmpty {
-            let text = conflicts.map(\.description).joined(separator: "; ")
-            throw JobFailure.rejected(
-                EventStoreError(
-                    .versionConflict, "Version conflict: \(text); read the stream again and retry.",
-                    conflicts: conflicts))
+            throw JobFailure.rejected(EventStoreError.versionConflict(conflicts))
         }
         return heads
     }
@@ -242,10 +232,7 @@ final class AppendJob: WriteJob, @unchecked Sendable {
                             try txn.put(databases.eventIDs, $0, positionBytes, flags: MDB_NOOVERWRITE)
                         }
                         guard isNewID else {
-                            throw JobFailure.poisoned(
-                                EventStoreError(
-                                    .idempotencyConflict,
-                                    "The id generator made an id that is already recorded (\(id.lowercasedString)); check the injected id generator."))
+                            throw JobFailure.poisoned(EventStoreError.generatedIDRecorded(id))
                         }
                     }
                     positions.append(position)

@@ -1,0 +1,78 @@
+import Foundation
+
+/// What an event store offers, whichever database keeps it: the LMDB ``EventStore`` (embedded,
+/// one machine) and `PostgresEventStore` of the EventStorePostgres product (many processes on
+/// many hosts) both conform, with the same semantics, limits and error codes, proven by one
+/// conformance suite.
+///
+/// - Positions are global, gapless and in commit order: no reader ever sees position P+1 before P.
+/// - Appends are atomic across streams, guarded by expected versions, and idempotent by event id
+///   forever: the same ids and content again return the original positions and write nothing.
+/// - A subscription delivers the log in position order, catch-up then live, with no gap and no
+///   duplicate, including appends made by other processes.
+///
+/// Errors are ``EventStoreError``s with the codes each method of ``EventStore`` documents.
+/// Requirements take every argument; ``EventStore`` also offers them with defaults.
+public protocol EventLog: AnyObject, Sendable {
+    /// Where the store is, fit for messages: a directory, or a database URL without its password.
+    var location: String { get }
+
+    /// Appends to one or more streams atomically, as ``EventStore/append(_:)`` does.
+    func append(_ appends: [StreamAppend]) async throws -> [AppendResult]
+
+    /// Appends and records a processor's tracking position in the same transaction, as
+    /// ``EventStore/append(_:tracking:)`` does; `appends` may be empty.
+    func append(_ appends: [StreamAppend], tracking: TrackingPosition) async throws -> [AppendResult]
+
+    /// The last position the processor `name` has recorded as handled; 0 when none.
+    func trackingPosition(of name: String) async throws -> UInt64
+
+    /// Up to `limit` events of the log from `position` through `last` (inclusive) that pass
+    /// `filter`, in position order, from one snapshot.
+    func read(from position: UInt64, through last: UInt64, limit: Int, filter: EventFilter) async throws -> [RecordedEvent]
+
+    /// Up to `limit` events of `stream` from version `version` (nil: the first, or the last when
+    /// backward) in `direction`.
+    func readStream(_ stream: String, from version: UInt64?, direction: ReadDirection, limit: Int) async throws
+        -> [RecordedEvent]
+
+    /// The event at `position`, or nil.
+    func event(at position: UInt64) async throws -> RecordedEvent?
+
+    /// The event recorded with `id`, or nil.
+    func event(withID id: UUID) async throws -> RecordedEvent?
+
+    /// The last position of the log; 0 when it is empty.
+    func headPosition() async throws -> UInt64
+
+    /// The version of `stream`'s last event; 0 when it has none.
+    func streamVersion(_ stream: String) async throws -> UInt64
+
+    /// Counts and sizes, from one snapshot.
+    func statistics() async throws -> StoreStatistics
+
+    /// Checks the backend's own invariants (gapless positions, indexes that agree with the log,
+    /// checksums) and reports every problem found.
+    func verify() async throws -> VerificationReport
+
+    /// Subscribes to the log from `start` through `filter`, as ``EventStore/subscribe(from:filter:)``.
+    func subscribe(from start: SubscriptionStart, filter: EventFilter) -> Subscription
+
+    /// Finishes queued appends and closes; later calls throw ``EventStoreError/Code/closed``.
+    func close()
+}
+
+extension EventLog {
+    /// Appends `events` to `stream` if its version satisfies `expectedVersion`.
+    public func append(
+        to stream: String, events: [NewEvent], expectedVersion: ExpectedVersion = .any
+    ) async throws -> AppendResult {
+        let results = try await append([StreamAppend(stream: stream, events: events, expectedVersion: expectedVersion)])
+        return results[0]
+    }
+}
+
+extension EventStore: EventLog {
+    /// The store's directory.
+    public var location: String { path }
+}

@@ -1,0 +1,227 @@
+import EventStore
+import Foundation
+import Logging
+import PostgresNIO
+import Synchronization
+
+/// Client-side group commit: appends queued while a call is in flight go together in the next
+/// call of the server's append function (one round trip, one commit, one head-row lock), as the
+/// LMDB writer groups them in one transaction. Each job stays its own atomic unit: the function
+/// answers each one, and a call that fails as a whole is retried one job at a time, so an error
+/// reaches only the job that caused it.
+final class Appender: Sendable {
+    /// One caller's append, with the ids it will carry.
+    struct Job: Sendable {
+        let appends: [StreamAppend]
+        let ids: [[UUID]]
+        let tracking: TrackingPosition?
+        let continuation: CheckedContinuation<[AppendResult], any Error>
+
+        var eventCount: Int { appends.reduce(0) { $0 + $1.events.count } }
+    }
+
+    private struct State {
+        var queue: [Job] = []
+        var isRunning = false
+        var isClosed = false
+    }
+
+    private let state = Mutex(State())
+    private let client: PostgresClient
+    private let clock: @Sendable () -> Date
+    private let maximumEventsPerCall: Int
+    private let logger: Logger
+    private let headSignal: HeadSignal
+
+    init(
+        client: PostgresClient, clock: @escaping @Sendable () -> Date, maximumEventsPerCall: Int, logger: Logger,
+        headSignal: HeadSignal
+    ) {
+        self.client = client
+        self.clock = clock
+        self.maximumEventsPerCall = max(maximumEventsPerCall, 1)
+        self.logger = logger
+        self.headSignal = headSignal
+    }
+
+    /// Queues a job; the first job of an idle appender starts the drain.
+    func submit(_ job: Job) {
+        let start = state.withLock { state -> Bool? in
+            guard !state.isClosed else { return nil }
+            state.queue.append(job)
+            guard !state.isRunning else { return false }
+            state.isRunning = true
+            return true
+        }
+        switch start {
+        case nil: job.continuation.resume(throwing: EventStoreError.closedStore)
+        case true?: Task { await drain() }
+        case false?: break
+        }
+    }
+
+    /// Refuses new jobs and fails the queued ones that no call has taken yet.
+    func shutDown() {
+        let pending = state.withLock { state -> [Job] in
+            state.isClosed = true
+            defer { state.queue.removeAll() }
+            return state.queue
+        }
+        for job in pending { job.continuation.resume(throwing: EventStoreError.closedStore) }
+    }
+
+    private func drain() async {
+        while true {
+            let batch = state.withLock { state -> [Job] in
+                var taken: [Job] = []
+                var events = 0
+                while let next = state.queue.first, taken.isEmpty || events + next.eventCount <= maximumEventsPerCall {
+                    taken.append(state.queue.removeFirst())
+                    events += next.eventCount
+                }
+                if taken.isEmpty { state.isRunning = false }
+                return taken
+            }
+            guard !batch.isEmpty else { return }
+            await run(batch)
+        }
+    }
+
+    private func run(_ batch: [Job]) async {
+        do {
+            let outcomes = try await call(batch)
+            var head: UInt64 = 0
+            for (job, outcome) in zip(batch, outcomes) {
+                switch outcome {
+                case let .success(results):
+                    head = max(head, results.compactMap { $0.alreadyRecorded ? nil : $0.positions.last }.max() ?? 0)
+                    job.continuation.resume(returning: results)
+                case let .failure(error):
+                    job.continuation.resume(throwing: error)
+                }
+            }
+            if head > 0 { headSignal.publish(head) }
+        } catch {
+            guard batch.count > 1 else {
+                batch[0].continuation.resume(throwing: Self.mapped(error))
+                return
+            }
+            // One job broke the whole call: each job alone finds which.
+            logger.debug("a grouped append failed; appending its jobs one by one", metadata: ["reason": "\(error)"])
+            for job in batch { await run([job]) }
+        }
+    }
+
+    private static func mapped(_ error: any Error) -> EventStoreError {
+        if let error = error as? PSQLError, let info = error.serverInfo, info[.sqlState] == "23505",
+            info[.constraintName] == "events_id"
+        {
+            // The detail reads "Key (id)=(UUID) already exists."
+            let detail = info[.detail] ?? ""
+            if let open = detail.range(of: "=("), let close = detail.range(of: ")", range: open.upperBound..<detail.endIndex),
+                let id = UUID(uuidString: String(detail[open.upperBound..<close.lowerBound]))
+            {
+                return EventStoreError.generatedIDRecorded(id)
+            }
+        }
+        return PostgresErrors.mapped(error, location: "the database")
+    }
+
+    /// Calls the append function once for the whole batch and reads each job's outcome.
+    private func call(_ batch: [Job]) async throws -> [Result<[AppendResult], EventStoreError>] {
+        var arguments = AppendArguments(now: ContentTime.microseconds(clock()))
+        for job in batch { arguments.add(job) }
+        let rows = try await client.query(
+            """
+            SELECT job, part, outcome, positions, version, recorded_at, detail FROM eventstore.append(
+                \(arguments.jobFirstPart), \(arguments.jobPartCount), \(arguments.trackingNames), \(arguments.trackingPositions),
+                \(arguments.trackingPrevious), \(arguments.partStreams), \(arguments.partExpected), \(arguments.partFirstEvent),
+                \(arguments.partEventCount), \(arguments.eventIDs), \(arguments.eventGiven), \(arguments.eventTypes),
+                \(arguments.eventData), \(arguments.eventMetadata), \(arguments.eventRecordedAt), \(arguments.eventChecksums),
+                \(arguments.now))
+            """, logger: logger)
+        var answers = Array(repeating: JobAnswer(), count: batch.count)
+        for try await (job, part, outcome, positions, version, recordedAt, detail) in rows.decode(
+            (Int32, Int32?, String, [Int64]?, Int64?, Int64?, Int64?).self)
+        {
+            let index = Int(job) - 1
+            guard answers.indices.contains(index) else { continue }
+            answers[index].rows.append(
+                AnswerRow(
+                    part: part.map { Int($0) - 1 - arguments.firstPart(ofJob: index) }, outcome: outcome, positions: positions ?? [],
+                    version: version, recordedAt: recordedAt, detail: detail))
+        }
+        return zip(batch, answers).map { job, answer in answer.outcome(for: job, arguments: arguments) }
+    }
+}
+
+/// The microseconds since 1970 of a `Date`, as the LMDB writer computes them.
+enum ContentTime {
+    static func microseconds(_ date: Date) -> Int64 {
+        let micros = (date.timeIntervalSince1970 * 1_000_000).rounded(.down)
+        guard micros.isFinite else { return 0 }
+        return Int64(min(max(micros, Double(Limits.recordedAtRange.lowerBound)), Double(Limits.recordedAtRange.upperBound)))
+    }
+}
+
+/// One row the append function answered for a job; `part` is the part's index within its job.
+private struct AnswerRow {
+    let part: Int?
+    let outcome: String
+    let positions: [Int64]
+    let version: Int64?
+    let recordedAt: Int64?
+    let detail: Int64?
+}
+
+/// Every row answered for one job, turned into its results or its error.
+private struct JobAnswer {
+    var rows: [AnswerRow] = []
+
+    func outcome(for job: Appender.Job, arguments: AppendArguments) -> Result<[AppendResult], EventStoreError> {
+        var results: [AppendResult] = []
+        var conflicts: [VersionConflict] = []
+        for row in rows {
+            switch row.outcome {
+            case "written", "recorded":
+                guard let part = row.part, job.appends.indices.contains(part) else { continue }
+                results.append(
+                    AppendResult(
+                        stream: job.appends[part].stream, positions: row.positions.map { UInt64(max($0, 0)) },
+                        version: UInt64(max(row.version ?? 0, 0)), alreadyRecorded: row.outcome == "recorded", ids: job.ids[part],
+                        recordedAtMicroseconds: row.recordedAt ?? 0))
+            case "conflict":
+                guard let part = row.part, job.appends.indices.contains(part) else { continue }
+                conflicts.append(
+                    VersionConflict(
+                        stream: job.appends[part].stream, expected: job.appends[part].expectedVersion,
+                        actual: UInt64(max(row.version ?? 0, 0))))
+            case "idConflict":
+                let id = row.detail.flatMap { arguments.eventID(at: Int($0) - 1) } ?? nilID
+                return .failure(EventStoreError.idRecordedWithOtherContent(id, at: UInt64(max(row.version ?? 0, 0))))
+            case "partial":
+                return .failure(EventStoreError.partlyRecorded)
+            case "beyondHead", "processed", "moved":
+                guard let tracking = job.tracking else { continue }
+                let head = row.outcome == "beyondHead" ? UInt64(max(row.detail ?? 0, 0)) : .max
+                let recorded = row.outcome == "beyondHead" ? 0 : UInt64(max(row.detail ?? 0, 0))
+                do {
+                    try tracking.check(recorded: recorded, head: head)
+                } catch {
+                    return .failure(error)
+                }
+            default:
+                return .failure(EventStoreError(.storageFailure, "The append function answered '\(row.outcome)', which this program does not know."))
+            }
+        }
+        if !conflicts.isEmpty { return .failure(EventStoreError.versionConflict(conflicts)) }
+        guard results.count == job.appends.count else {
+            return .failure(
+                EventStoreError(.storageFailure, "The append function answered \(results.count) of \(job.appends.count) parts of an append."))
+        }
+        return .success(results)
+    }
+}
+
+/// Stands for an id the function named but the client cannot find (never expected).
+private let nilID = UUID(uuid: (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0))

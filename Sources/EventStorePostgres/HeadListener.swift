@@ -1,0 +1,50 @@
+import EventStore
+import Logging
+import PostgresNIO
+import Synchronization
+
+/// One LISTEN connection per store: turns the append function's notifications into the same
+/// "head moved" signal the LMDB writer gives. Notifications are hints; the table is the truth.
+/// When the connection drops, ``isListening`` turns false (waiting subscriptions then poll the
+/// head row) and the listener connects again after a pause on the injected clock.
+final class HeadListener: Sendable {
+    private let client: PostgresClient
+    private let logger: Logger
+    private let listening = Atomic<Bool>(false)
+
+    init(client: PostgresClient, logger: Logger) {
+        self.client = client
+        self.logger = logger
+    }
+
+    /// Whether notifications are arriving: false before the first LISTEN and after a drop.
+    var isListening: Bool { listening.load(ordering: .acquiring) }
+
+    /// Listens until the task is cancelled, publishing every notified head on `signal`.
+    func run(publishingTo signal: HeadSignal, retryEvery pause: Duration, on clock: any Clock<Duration>) async {
+        while !Task.isCancelled {
+            do {
+                try await client.withConnection { connection in
+                    try await connection.listen(on: PostgresSchema.channel) { notifications in
+                        // Commits between the last look and LISTEN are read from the table once.
+                        signal.publish(try await PostgresEventStore.readHead(client))
+                        listening.store(true, ordering: .releasing)
+                        for try await notification in notifications {
+                            if let head = UInt64(notification.payload) { signal.publish(head) }
+                        }
+                    }
+                }
+            } catch {
+                if Task.isCancelled { break }
+                logger.notice("the connection that listens for appends dropped; polling until it is back", metadata: ["reason": "\(error)"])
+            }
+            listening.store(false, ordering: .releasing)
+            do {
+                try await clock.sleep(for: max(pause, .milliseconds(100)))
+            } catch {
+                break
+            }
+        }
+        listening.store(false, ordering: .releasing)
+    }
+}

@@ -1,0 +1,41 @@
+import EventStore
+import PostgresNIO
+
+/// Turns postgres-nio's errors into the store's: unreachable servers and refused logins are
+/// ``EventStoreError/Code/storeUnavailable``, a store-breaking constraint is
+/// ``EventStoreError/Code/damaged``, anything else ``EventStoreError/Code/storageFailure``, each
+/// with PostgreSQL's SQLSTATE as the cause when the server sent one.
+enum PostgresErrors {
+    static func mapped(_ error: any Error, location: String) -> EventStoreError {
+        if let error = error as? EventStoreError { return error }
+        if error is CancellationError { return EventStoreError(.closed, "The operation was cancelled.") }
+        guard let error = error as? PSQLError else {
+            return EventStoreError(.storageFailure, "PostgreSQL at \(location) failed: \(error).")
+        }
+        if let info = error.serverInfo, let state = info[.sqlState] {
+            let message = info[.message] ?? "no message"
+            let cause = EventStoreError.Cause.database(code: state, description: message)
+            switch state {
+            case "28000", "28P01", "3D000", "42501":
+                // Authentication, a missing database, a missing privilege.
+                return EventStoreError(.storeUnavailable, "PostgreSQL at \(location) refused: \(message).", cause: cause)
+            case "53100":
+                return EventStoreError(.storageFull, "PostgreSQL at \(location) is out of disk space: \(message).", cause: cause)
+            case "25006":
+                return EventStoreError(
+                    .storeUnavailable, "PostgreSQL at \(location) is read-only (a standby?): \(message); write to the primary.",
+                    cause: cause)
+            default:
+                return EventStoreError(.storageFailure, "PostgreSQL at \(location) failed: \(message).", cause: cause)
+            }
+        }
+        switch error.code {
+        case .connectionError, .serverClosedConnection, .clientClosedConnection, .uncleanShutdown, .poolClosed:
+            return EventStoreError(
+                .storeUnavailable,
+                "Cannot reach PostgreSQL at \(location): \(error.underlying.map { "\($0)" } ?? "\(error.code)"); check that the server runs and the URL.")
+        default:
+            return EventStoreError(.storageFailure, "PostgreSQL at \(location) failed: \(error.code).")
+        }
+    }
+}

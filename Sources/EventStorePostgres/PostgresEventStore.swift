@@ -1,0 +1,186 @@
+import EventStore
+import Foundation
+import Logging
+import PostgresNIO
+import Synchronization
+
+/// The event store on PostgreSQL: the same ``EventLog`` as the embedded LMDB store, for many
+/// processes on many hosts sharing one database.
+///
+/// Positions are gapless and in commit order (every append locks one head row to commit; see
+/// docs/FORMAT.md, "On PostgreSQL"); concurrent appends of this process are grouped into one
+/// call of the server's append function (one round trip, one commit). Subscriptions wake on
+/// LISTEN/NOTIFY and read the table, which is the truth; when the listening connection drops
+/// they poll on the injected clock until it is back.
+///
+/// The configuration's clock, id generator, poll interval and clock, lag notice and logger apply;
+/// its LMDB settings (durability, map size, stale readers) do not: PostgreSQL's own settings
+/// (`synchronous_commit`) decide durability.
+public final class PostgresEventStore: EventLog, SubscriptionSource {
+    /// The database, as given.
+    public let postgresLocation: PostgresLocation
+    /// The configuration the store was opened with.
+    public let configuration: Configuration
+    /// How the store was opened (``OpenMode/readOnly`` refuses every write).
+    public let mode: OpenMode
+    package let headSignal: HeadSignal
+
+    let client: PostgresClient
+    private let clientTask: Task<Void, Never>
+    private let listenerTask: Task<Void, Never>
+    private let listener: HeadListener
+    private let appender: Appender
+    private let isClosed = Atomic<Bool>(false)
+
+    /// The database URL without its password.
+    public var location: String { postgresLocation.description }
+
+    /// Opens the store in the database `url` names (see ``PostgresLocation``): by default creating
+    /// its tables when the database has none; with ``OpenMode/existing`` or ``OpenMode/readOnly``
+    /// a database without them is ``EventStoreError/Code/notFound`` and nothing is created.
+    ///
+    /// Throws ``EventStoreError`` with ``EventStoreError/Code/invalidInput`` for a malformed URL,
+    /// ``EventStoreError/Code/storeUnavailable`` when the server cannot be reached or refuses the
+    /// login, or the database holds a store of a newer schema version.
+    public convenience init(url: String, mode: OpenMode = .createIfMissing, configuration: Configuration = Configuration()) async throws {
+        try await self.init(location: PostgresLocation(url: url), mode: mode, configuration: configuration)
+    }
+
+    /// Opens the store at `location`; see ``init(url:mode:configuration:)``.
+    public init(location: PostgresLocation, mode: OpenMode = .createIfMissing, configuration: Configuration = Configuration()) async throws {
+        var options = PostgresClient.Configuration.Options()
+        options.connectTimeout = .seconds(10)
+        options.maximumConnections = 16
+        let clientConfiguration: PostgresClient.Configuration
+        if let socket = location.socketPath {
+            clientConfiguration = .init(unixSocketPath: socket, username: location.user, password: location.password, database: location.database)
+        } else {
+            clientConfiguration = .init(
+                host: location.host, port: location.port, username: location.user, password: location.password,
+                database: location.database, tls: .disable)
+        }
+        var withOptions = clientConfiguration
+        withOptions.options = options
+        let client = PostgresClient(configuration: withOptions, backgroundLogger: configuration.logger)
+        let clientTask = Task { await client.run() }
+        let head: UInt64
+        do {
+            head = try await PostgresSchemaSetup.prepare(client, location: location, mode: mode, logger: configuration.logger)
+        } catch {
+            clientTask.cancel()
+            throw error
+        }
+        let listener = HeadListener(client: client, logger: configuration.logger)
+        let headSignal = HeadSignal(
+            head: head, pollInterval: configuration.pollInterval, clock: configuration.pollClock, logger: configuration.logger,
+            poll: { [listener] in
+                if listener.isListening { return nil }
+                return try await Self.readHead(client)
+            })
+        self.postgresLocation = location
+        self.configuration = configuration
+        self.mode = mode
+        self.client = client
+        self.clientTask = clientTask
+        self.headSignal = headSignal
+        self.listener = listener
+        self.listenerTask = Task { [listener] in await listener.run(publishingTo: headSignal, retryEvery: configuration.pollInterval, on: configuration.pollClock) }
+        self.appender = Appender(
+            client: client, clock: configuration.clock, maximumEventsPerCall: configuration.maximumEventsPerCommit,
+            logger: configuration.logger, headSignal: headSignal)
+    }
+
+    deinit {
+        close()
+    }
+
+    /// Finishes the appends already queued, then closes the connections. Idempotent.
+    public func close() {
+        guard !isClosed.exchange(true, ordering: .acquiringAndReleasing) else { return }
+        appender.shutDown()
+        headSignal.close()
+        listenerTask.cancel()
+        clientTask.cancel()
+    }
+
+    /// Whether ``close()`` has been called.
+    public var closed: Bool { isClosed.load(ordering: .acquiring) }
+
+    func checkOpen() throws(EventStoreError) {
+        if closed { throw EventStoreError.closedStore }
+    }
+
+    func checkWritable() throws(EventStoreError) {
+        try checkOpen()
+        if mode == .readOnly {
+            throw EventStoreError(.storeUnavailable, "The store was opened read-only; open it for writing to append.")
+        }
+    }
+
+    // MARK: Appending
+
+    /// Appends to one or more streams atomically; see ``EventStore/append(_:)`` for the rules,
+    /// which are the same. Concurrent calls share one round trip and one commit.
+    public func append(_ appends: [StreamAppend]) async throws -> [AppendResult] {
+        try checkWritable()
+        try Limits.validate(appends)
+        return try await submit(appends, tracking: nil)
+    }
+
+    /// Appends and records `tracking` in the same transaction; see
+    /// ``EventStore/append(_:tracking:)``. `appends` may be empty.
+    @discardableResult
+    public func append(_ appends: [StreamAppend], tracking: TrackingPosition) async throws -> [AppendResult] {
+        try checkWritable()
+        try tracking.validate()
+        if !appends.isEmpty { try Limits.validate(appends) }
+        return try await submit(appends, tracking: tracking)
+    }
+
+    private func submit(_ appends: [StreamAppend], tracking: TrackingPosition?) async throws -> [AppendResult] {
+        var appends = appends
+        StoredForm.apply(to: &appends)
+        let generator = configuration.idGenerator
+        let ids = appends.map { $0.events.map { $0.id ?? generator() } }
+        return try await withCheckedThrowingContinuation { continuation in
+            appender.submit(Appender.Job(appends: appends, ids: ids, tracking: tracking, continuation: continuation))
+        }
+    }
+
+    /// Runs `body` with a connection, turning the driver's errors into ``EventStoreError``s.
+    func withConnection<R: Sendable>(_ body: (PostgresConnection) async throws -> R) async throws -> R {
+        try checkOpen()
+        do {
+            return try await client.withConnection { connection in try await body(connection) }
+        } catch {
+            throw PostgresErrors.mapped(error, location: location)
+        }
+    }
+
+    /// The head row, read in its own statement.
+    static func readHead(_ client: PostgresClient) async throws -> UInt64 {
+        let rows = try await client.query("SELECT position FROM eventstore.head")
+        for try await position in rows.decode(Int64.self) { return UInt64(max(position, 0)) }
+        throw EventStoreError(.damaged, "The head row of the store is missing; run `esctl verify`.")
+    }
+
+    // MARK: SubscriptionSource
+
+    package func refreshHead() async throws {
+        guard !listener.isListening else { return }
+        headSignal.publish(try await headPosition())
+    }
+
+    /// Subscribes to the log from `start`, passing only events that match `filter`; see
+    /// ``EventStore/subscribe(from:filter:)``. Appends made by any process on any host are
+    /// delivered, woken by NOTIFY (or the poll while the listening connection is down).
+    public func subscribe(from start: SubscriptionStart = .start, filter: EventFilter = .all) -> Subscription {
+        let first: UInt64
+        switch start {
+        case .start: first = 1
+        case let .position(position): first = max(position, 1)
+        case .end: first = headSignal.current + 1
+        }
+        return Subscription(source: self, firstPosition: first, filter: filter)
+    }
+}

@@ -1,0 +1,194 @@
+import EventStore
+import Foundation
+import PostgresNIO
+
+/// The columns every read selects, in the order ``EventRow`` decodes them.
+private let eventColumns = "position, stream, version, id, type, recorded_at, data, metadata"
+
+/// One row of `eventstore.events`, as read.
+private typealias EventRow = (Int64, String, Int64, UUID, String, Int64, ByteBuffer, ByteBuffer)
+
+private func recordedEvent(_ row: EventRow) -> RecordedEvent {
+    RecordedEvent(
+        position: UInt64(max(row.0, 0)), stream: row.1, version: UInt64(max(row.2, 0)), id: row.3, type: row.4,
+        data: Data(row.6.readableBytesView), metadata: Data(row.7.readableBytesView), recordedAtMicroseconds: row.5)
+}
+
+/// A query under construction whose values are bound as parameters ($1, $2, ...), never spliced.
+struct SQLQuery {
+    private(set) var sql: String
+    private(set) var bindings = PostgresBindings()
+
+    init(_ sql: String) {
+        self.sql = sql
+    }
+
+    /// Binds `value` and returns its placeholder.
+    mutating func bind<Value: PostgresDynamicTypeEncodable>(_ value: Value) -> String {
+        bindings.append(value)
+        return "$\(bindings.count)"
+    }
+
+    mutating func append(_ text: String) {
+        sql += text
+    }
+
+    /// The conditions of `filter` on the events table, each starting with AND.
+    mutating func appendConditions(of filter: EventFilter) {
+        if let stream = filter.stream { append(" AND stream = \(bind(stream))") }
+        if let category = filter.category {
+            // A category never holds a '-': such a filter matches no stream.
+            if category.contains("-") { append(" AND false") } else { append(" AND category = \(bind(category))") }
+        }
+        if let prefix = filter.streamPrefix { append(" AND starts_with(stream, \(bind(prefix)))") }
+        if let types = filter.types { append(" AND type = ANY(\(bind(Array(types).sorted())))") }
+    }
+
+    var query: PostgresQuery { PostgresQuery(unsafeSQL: sql, binds: bindings) }
+}
+
+extension PostgresEventStore {
+    /// Reads up to `limit` events of the whole log that pass `filter`, from `position` through
+    /// `last` (both inclusive), in position order, in one snapshot; see
+    /// ``EventStore/read(from:through:limit:filter:)``.
+    public func read(
+        from position: UInt64 = 1, through last: UInt64 = .max, limit: Int, filter: EventFilter = .all
+    ) async throws -> [RecordedEvent] {
+        guard limit >= 0 else { throw EventStoreError(.invalidInput, "The limit is negative; give 0 or more.") }
+        guard limit > 0, position <= last else { return [] }
+        var query = SQLQuery("SELECT \(eventColumns) FROM eventstore.events WHERE position >= ")
+        query.append(query.bind(Int64(clamping: max(position, 1))))
+        query.append(" AND position <= \(query.bind(Int64(clamping: last)))")
+        query.appendConditions(of: filter)
+        query.append(" ORDER BY position LIMIT \(query.bind(Int64(limit)))")
+        return try await events(query)
+    }
+
+    /// Reads up to `limit` events of `stream` from version `version` in `direction`; see
+    /// ``EventStore/readStream(_:from:direction:limit:)``.
+    public func readStream(
+        _ stream: String, from version: UInt64? = nil, direction: ReadDirection = .forward, limit: Int = .max
+    ) async throws -> [RecordedEvent] {
+        guard limit >= 0 else { throw EventStoreError(.invalidInput, "The limit is negative; give 0 or more.") }
+        guard limit > 0 else { return [] }
+        var query = SQLQuery("SELECT \(eventColumns) FROM eventstore.events WHERE stream = ")
+        query.append(query.bind(stream))
+        switch direction {
+        case .forward:
+            query.append(" AND version >= \(query.bind(Int64(clamping: version ?? 1))) ORDER BY version")
+        case .backward:
+            if let version { query.append(" AND version <= \(query.bind(Int64(clamping: version)))") }
+            query.append(" ORDER BY version DESC")
+        }
+        query.append(" LIMIT \(query.bind(Int64(limit)))")
+        return try await events(query)
+    }
+
+    /// The event at `position`, or nil when there is none.
+    public func event(at position: UInt64) async throws -> RecordedEvent? {
+        var query = SQLQuery("SELECT \(eventColumns) FROM eventstore.events WHERE position = ")
+        query.append(query.bind(Int64(clamping: position)))
+        return try await events(query).first
+    }
+
+    /// The event recorded with `id`, or nil when no event has it.
+    public func event(withID id: UUID) async throws -> RecordedEvent? {
+        var query = SQLQuery("SELECT \(eventColumns) FROM eventstore.events WHERE id = ")
+        query.append(query.bind(id))
+        return try await events(query).first
+    }
+
+    /// The position of the last event in the log; 0 when the log is empty.
+    public func headPosition() async throws -> UInt64 {
+        try await withConnection { _ in try await Self.readHead(client) }
+    }
+
+    /// The version of `stream`'s last event; 0 when the stream has no events.
+    public func streamVersion(_ stream: String) async throws -> UInt64 {
+        try await withConnection { connection in
+            let rows = try await connection.query("SELECT version FROM eventstore.streams WHERE name = \(stream)", logger: configuration.logger)
+            for try await version in rows.decode(Int64.self) { return UInt64(max(version, 0)) }
+            return 0
+        }
+    }
+
+    /// The last position `name` has recorded as handled; 0 when it has recorded none. Throws
+    /// ``EventStoreError/Code/invalidInput`` for a bad name.
+    public func trackingPosition(of name: String) async throws -> UInt64 {
+        try Limits.validateName(name, kind: "processor")
+        return try await withConnection { connection in
+            let rows = try await connection.query("SELECT position FROM eventstore.tracking WHERE name = \(name)", logger: configuration.logger)
+            for try await position in rows.decode(Int64.self) { return UInt64(max(position, 0)) }
+            return 0
+        }
+    }
+
+    /// Counts from the head row (events are never removed, so the head is the count), and the
+    /// database's size on disk as `fileSize`. A PostgreSQL store has no map and no reader table:
+    /// `mapSize`, `readers` and `readerProcesses` are 0 and empty; `pageSize` is PostgreSQL's block size.
+    public func statistics() async throws -> StoreStatistics {
+        try await withConnection { connection in
+            let rows = try await connection.query(
+                """
+                SELECT h.position, h.streams, pg_database_size(current_database()), current_setting('block_size')::bigint
+                FROM eventstore.head h
+                """, logger: configuration.logger)
+            for try await (head, streams, size, block) in rows.decode((Int64, Int64, Int64, Int64).self) {
+                let head = UInt64(max(head, 0))
+                return StoreStatistics(
+                    eventCount: head, streamCount: UInt64(max(streams, 0)), firstPosition: head > 0 ? 1 : 0, headPosition: head,
+                    fileSize: Int(size), mapSize: 0, pageSize: Int(block), readers: 0, readerProcesses: [])
+            }
+            throw EventStoreError(.damaged, "The head row of the store is missing; run `esctl verify`.")
+        }
+    }
+
+    // MARK: SubscriptionSource
+
+    /// One page of a subscription, from one snapshot: the matching events among positions
+    /// `position` ... `position + scanLimit - 1`, never past the head visible in that snapshot.
+    package func readPage(from position: UInt64, limit: Int, scanLimit: Int, filter: EventFilter) async throws
+        -> (events: [RecordedEvent], scannedThrough: UInt64)
+    {
+        let position = max(position, 1)
+        let upper = position.addingReportingOverflow(UInt64(max(scanLimit, 1)) - 1)
+        let last = upper.overflow ? UInt64(Int64.max) : min(upper.partialValue, UInt64(Int64.max))
+        var query = SQLQuery(
+            "WITH h AS (SELECT position AS head FROM eventstore.head) SELECT h.head, e.* FROM h LEFT JOIN LATERAL (SELECT \(eventColumns) FROM eventstore.events WHERE position >= ")
+        query.append(query.bind(Int64(clamping: position)))
+        query.append(" AND position <= LEAST(h.head, \(query.bind(Int64(clamping: last))))")
+        query.appendConditions(of: filter)
+        query.append(" ORDER BY position LIMIT \(query.bind(Int64(max(limit, 1))))) e ON true")
+        return try await withConnection { connection in
+            let rows = try await connection.query(query.query, logger: configuration.logger)
+            var events: [RecordedEvent] = []
+            var head: UInt64 = 0
+            for try await row in rows.decode(
+                (Int64, Int64?, String?, Int64?, UUID?, String?, Int64?, ByteBuffer?, ByteBuffer?).self)
+            {
+                head = UInt64(max(row.0, 0))
+                if let position = row.1, let stream = row.2, let version = row.3, let id = row.4, let type = row.5,
+                    let recordedAt = row.6, let data = row.7, let metadata = row.8
+                {
+                    events.append(recordedEvent((position, stream, version, id, type, recordedAt, data, metadata)))
+                }
+            }
+            let scannedThrough: UInt64
+            if events.count >= limit, let lastEvent = events.last {
+                scannedThrough = lastEvent.position
+            } else {
+                scannedThrough = max(min(last, head), position - 1)
+            }
+            return (events, scannedThrough)
+        }
+    }
+
+    private func events(_ query: SQLQuery) async throws -> [RecordedEvent] {
+        try await withConnection { connection in
+            let rows = try await connection.query(query.query, logger: configuration.logger)
+            var events: [RecordedEvent] = []
+            for try await row in rows.decode(EventRow.self) { events.append(recordedEvent(row)) }
+            return events
+        }
+    }
+}

@@ -1,0 +1,61 @@
+import EventStore
+import Logging
+import PostgresNIO
+
+/// Finds, creates or refuses the store's tables when a store opens.
+enum PostgresSchemaSetup {
+    /// The advisory lock that serialises creating and upgrading the schema across processes.
+    static let lockKey: Int64 = 0x6573_7363_6865_6d61 // "esschema"
+
+    /// Checks the database's schema version and returns the head. Creates the tables when there
+    /// are none and `mode` allows it; upgrades an older version in place (unless read-only);
+    /// refuses a newer one.
+    static func prepare(_ client: PostgresClient, location: PostgresLocation, mode: OpenMode, logger: Logger) async throws -> UInt64 {
+        do {
+            var version = try await installedVersion(client)
+            if version == nil {
+                guard mode == .createIfMissing else {
+                    throw EventStoreError(
+                        .notFound,
+                        "There is no event store in the PostgreSQL database \(location); create one with `esctl init` or a first append.")
+                }
+                try await client.withTransaction(logger: logger) { connection in
+                    try await connection.query("SELECT pg_advisory_xact_lock(\(lockKey))", logger: logger)
+                    // Another process may have created it while this one waited for the lock.
+                    let rows = try await connection.query("SELECT to_regclass('eventstore.schema_version') IS NOT NULL", logger: logger)
+                    var exists = false
+                    for try await found in rows.decode(Bool.self) { exists = found }
+                    guard !exists else { return }
+                    for statement in PostgresSchema.creation {
+                        try await connection.query(PostgresQuery(unsafeSQL: statement), logger: logger)
+                    }
+                }
+                version = try await installedVersion(client)
+            }
+            guard let version else {
+                throw EventStoreError(.damaged, "The store's schema version row is missing in \(location); run `esctl verify`.")
+            }
+            if version > PostgresSchema.version {
+                throw EventStoreError(
+                    .storeUnavailable,
+                    "The store in \(location) has schema version \(version), newer than this program knows (\(PostgresSchema.version)); use a newer esctl or library.")
+            }
+            // Versions before this one would be upgraded here, in place, under the lock; version 1 is the first.
+            return try await PostgresEventStore.readHead(client)
+        } catch {
+            throw PostgresErrors.mapped(error, location: location.description)
+        }
+    }
+
+    /// The schema version recorded in the database; nil when it holds no store.
+    static func installedVersion(_ client: PostgresClient) async throws -> Int? {
+        let rows = try await client.query(
+            "SELECT CASE WHEN to_regclass('eventstore.schema_version') IS NULL THEN NULL ELSE 0 END")
+        var present = false
+        for try await marker in rows.decode(Int?.self) { present = marker != nil }
+        guard present else { return nil }
+        let versions = try await client.query("SELECT version FROM eventstore.schema_version")
+        for try await version in versions.decode(Int32.self) { return Int(version) }
+        return nil
+    }
+}

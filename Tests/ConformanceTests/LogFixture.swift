@@ -1,0 +1,137 @@
+import EventStore
+import EventStorePostgres
+import EventStoreTesting
+import Foundation
+import PostgresTestSupport
+import Testing
+
+/// The backends every conformance test runs against.
+enum Backend: String, CaseIterable, Sendable, CustomTestStringConvertible {
+    case lmdb
+    case postgres
+
+    var testDescription: String { rawValue }
+}
+
+/// A fresh, empty store on one backend, with a stepping clock and sequential ids so every
+/// recorded time and id is known in advance. ``finish()`` closes it and removes it.
+final class LogFixture: Sendable {
+    let backend: Backend
+    let clock: SteppingClock
+    let ids: SequentialIDs
+    let configuration: Configuration
+    private let directory: TemporaryDirectory?
+    private let database: ThrowawayDatabase?
+    private let opened: LogBox
+
+    /// The store.
+    var log: any EventLog { opened.log }
+
+    private init(backend: Backend, directory: TemporaryDirectory?, database: ThrowawayDatabase?, maximumEventsPerCommit: Int) async throws {
+        self.backend = backend
+        clock = SteppingClock()
+        ids = SequentialIDs()
+        let clock = clock
+        let ids = ids
+        configuration = Configuration(
+            durability: .noSync, clock: { clock.now() }, idGenerator: { ids.next() }, maximumEventsPerCommit: maximumEventsPerCommit)
+        self.directory = directory
+        self.database = database
+        opened = LogBox(try await Self.open(backend, directory: directory, database: database, configuration: configuration))
+    }
+
+    /// A fresh store on `backend`.
+    static func make(_ backend: Backend, maximumEventsPerCommit: Int = 50_000) async throws -> LogFixture {
+        switch backend {
+        case .lmdb:
+            return try await LogFixture(
+                backend: backend, directory: try TemporaryDirectory(), database: nil, maximumEventsPerCommit: maximumEventsPerCommit)
+        case .postgres:
+            return try await LogFixture(
+                backend: backend, directory: nil, database: try await ThrowawayDatabase.create(),
+                maximumEventsPerCommit: maximumEventsPerCommit)
+        }
+    }
+
+    private static func open(
+        _ backend: Backend, directory: TemporaryDirectory?, database: ThrowawayDatabase?, configuration: Configuration
+    ) async throws -> any EventLog {
+        switch backend {
+        case .lmdb:
+            return try EventStore(path: try #require(directory).appending("store"), configuration: configuration)
+        case .postgres:
+            return try await PostgresEventStore(url: try #require(database).url, configuration: configuration)
+        }
+    }
+
+    /// Closes the store and opens the same one again, with the same clock and ids.
+    func reopen() async throws {
+        opened.log.close()
+        opened.log = try await Self.open(backend, directory: directory, database: database, configuration: configuration)
+    }
+
+    /// Opens a second handle on the same store (another "process" of a PostgreSQL store; LMDB
+    /// allows one handle per process, so this is PostgreSQL only).
+    func openAnother() async throws -> any EventLog {
+        try await Self.open(backend, directory: directory, database: database, configuration: configuration)
+    }
+
+    /// Closes the store and removes it.
+    func finish() async {
+        opened.log.close()
+        try? await database?.drop()
+    }
+
+    /// The microseconds the stepping clock gives on its n-th read (0-based).
+    static func micros(ofRead n: Int) -> Int64 {
+        (1_767_225_600 + Int64(n)) * 1_000_000
+    }
+}
+
+/// The open store, replaced by `reopen`.
+private final class LogBox: @unchecked Sendable {
+    // Safe: set at creation and by `reopen`, which tests call from the one task that owns the fixture.
+    var log: any EventLog
+    init(_ log: any EventLog) { self.log = log }
+}
+
+/// Runs `body` with a fresh store on `backend`, and removes the store afterwards, whether
+/// `body` throws or not.
+func withLog(_ backend: Backend, maximumEventsPerCommit: Int = 50_000, _ body: (LogFixture) async throws -> Void) async throws {
+    let fixture = try await LogFixture.make(backend, maximumEventsPerCommit: maximumEventsPerCommit)
+    do {
+        try await body(fixture)
+    } catch {
+        await fixture.finish()
+        throw error
+    }
+    await fixture.finish()
+}
+
+/// Shorthand for an event with JSON text as data.
+func event(_ type: String, _ json: String = "{}", id: UUID? = nil, metadata: String = "") -> NewEvent {
+    NewEvent(id: id, type: type, data: Data(json.utf8), metadata: Data(metadata.utf8))
+}
+
+// The defaults EventStore offers, for the protocol, under names of their own (the same names
+// would compete with the requirements, and on the concrete store with its synchronous reads).
+extension EventLog {
+    /// ``EventLog/read(from:through:limit:filter:)`` with defaults: the whole log.
+    func events(from position: UInt64 = 1, through last: UInt64 = .max, limit: Int = .max, filter: EventFilter = .all) async throws
+        -> [RecordedEvent]
+    {
+        try await read(from: position, through: last, limit: limit, filter: filter)
+    }
+
+    /// ``EventLog/readStream(_:from:direction:limit:)`` with defaults: the whole stream, forward.
+    func events(of stream: String, from version: UInt64? = nil, direction: ReadDirection = .forward, limit: Int = .max)
+        async throws -> [RecordedEvent]
+    {
+        try await readStream(stream, from: version, direction: direction, limit: limit)
+    }
+
+    /// ``EventLog/subscribe(from:filter:)`` with defaults: everything from the start.
+    func subscription(from start: SubscriptionStart = .start, filter: EventFilter = .all) -> Subscription {
+        subscribe(from: start, filter: filter)
+    }
+}
