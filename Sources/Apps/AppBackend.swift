@@ -6,7 +6,7 @@ import EventStore
 /// countdown, paced on an injected clock. Keys (users, rooms, campgrounds) default to "default".
 public final class AppBackend: Sendable {
     /// The store the events go to.
-    public let store: EventStore
+    public let store: any EventLog
     /// The clock the chat countdown waits on.
     public let clock: any Clock<Duration>
     /// The handler every command goes through.
@@ -14,7 +14,7 @@ public final class AppBackend: Sendable {
 
     /// A backend over `store`; `clock` paces countdowns (inject a test clock in tests).
     public init(
-        store: EventStore, clock: any Clock<Duration> = ContinuousClock(),
+        store: any EventLog, clock: any Clock<Duration> = ContinuousClock(),
         configuration: CommandHandler.Configuration = CommandHandler.Configuration()
     ) {
         self.store = store

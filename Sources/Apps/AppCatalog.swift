@@ -22,7 +22,7 @@ extension AppCatalog {
     /// Checks a stored snapshot with the app decider it belongs to (found by its name and made
     /// from its streams); the problem in one sentence, or nil. A snapshot of no app decider is a
     /// problem too. Throws the store's errors.
-    public static func check(_ snapshot: Snapshots.Entry, in store: EventStore) throws -> String? {
+    public static func check(_ snapshot: Snapshots.Entry, in store: any EventLog) throws -> String? {
         let streams = snapshot.versions.map(\.stream)
         func key(_ prefix: String, at index: Int) -> String? {
             index < streams.count ? AppStreams.key(of: streams[index], prefix: prefix) : nil

@@ -39,14 +39,14 @@ public struct CommandHandler: Sendable {
     }
 
     /// The store commands are run against.
-    public let store: EventStore
+    public let store: any EventLog
     /// How the handler retries and logs.
     public let configuration: Configuration
 
     /// Where the handler logs: its configuration's logger, else the store's.
     let logger: Logger
 
-    public init(store: EventStore, configuration: Configuration = Configuration()) {
+    public init(store: any EventLog, configuration: Configuration = Configuration()) {
         self.store = store
         self.configuration = configuration
         logger = configuration.logger ?? store.configuration.logger
@@ -134,7 +134,13 @@ public struct CommandHandler: Sendable {
                 var recorded: [RecordedEvent] = []
                 for (result, events) in zip(results, newEvents) {
                     // An idempotent retry recorded nothing new: what the log holds is the record.
-                    recorded += result.alreadyRecorded ? try result.positions.compactMap(store.event(at:)) : result.recordedEvents(events)
+                    if result.alreadyRecorded {
+                        for position in result.positions {
+                            if let event = try await store.event(at: position) { recorded.append(event) }
+                        }
+                    } else {
+                        recorded += result.recordedEvents(events)
+                    }
                 }
                 return CommandOutcome(state: state, events: events, recorded: recorded, passedOver: loaded.passedOver, attempts: attempt)
             } catch let error as EventStoreError where error.code == .versionConflict {

@@ -73,8 +73,8 @@ public enum Snapshots {
     }
 
     /// Every stored snapshot, in key order (deciders, then streams). Reads nothing but the table.
-    public static func list(in store: EventStore) async throws -> [Entry] {
-        guard try !store.existingTables([table]).isEmpty else { return [] }
+    public static func list(in store: any EventLog) async throws -> [Entry] {
+        guard try await !store.existingTables([table]).isEmpty else { return [] }
         try await store.openTables([table])
         return try store.readTables { txn in
             var entries: [Entry] = []
@@ -90,8 +90,8 @@ public enum Snapshots {
     /// many. Outcomes of commands do not change: the next ones fold from the first event, and
     /// write new snapshots when they are due.
     @discardableResult
-    public static func drop(in store: EventStore, stream: String? = nil) async throws -> Int {
-        guard try !store.existingTables([table]).isEmpty else { return 0 }
+    public static func drop(in store: any EventLog, stream: String? = nil) async throws -> Int {
+        guard try await !store.existingTables([table]).isEmpty else { return 0 }
         try await store.openTables([table])
         return try await store.writeTables { txn in
             var keys: [[UInt8]] = []
@@ -162,7 +162,7 @@ extension Snapshots {
     /// its stream's head, and the state it holds equal to the fold of the decider's streams
     /// through those versions. Returns the problem in one sentence, or nil. A snapshot of another
     /// version of the decider is not checked (the handler ignores it). Throws the store's errors.
-    public static func check<D: SnapshotDecider>(_ entry: Entry, with decider: D, in store: EventStore) throws -> String? {
+    public static func check<D: SnapshotDecider>(_ entry: Entry, with decider: D, in store: any EventLog) throws -> String? {
         let place = "the snapshot of '\(entry.decider)' for \(entry.versions.map { "\($0.stream)@\($0.version)" }.joined(separator: ", "))"
         guard entry.deciderVersion == Int64(decider.snapshotVersion) else { return nil }
         guard entry.versions.map(\.stream) == decider.streams else { return "\(place) is not of the decider's streams \(decider.streams)" }
@@ -172,17 +172,23 @@ extension Snapshots {
         } catch {
             return "\(place) does not decode: \(error)"
         }
-        var decoded: [(UInt64, D.Event)] = []
-        for version in entry.versions {
-            let head = try store.streamVersion(version.stream)
-            guard version.version <= head else { return "\(place) is past the head of '\(version.stream)' (version \(head))" }
-            guard version.version > 0 else { continue }
-            try store.forEachEvent(inStream: version.stream, limit: Int(clamping: version.version)) { view in
-                // Events the decider cannot read are passed over, as when it loads.
-                if let event = try? D.Event(recorded: view.recordedEvent()) { decoded.append((view.position, event)) }
+        // The streams' events through the snapshot's versions, and each stream's head, in one snapshot.
+        let (decoded, pastHead): ([(UInt64, D.Event)], String?) = try store.readTables { tables in
+            var decoded: [(UInt64, D.Event)] = []
+            for version in entry.versions {
+                var head: UInt64 = 0
+                try tables.forEachEvent(inStream: version.stream) { event in
+                    head = event.version
+                    // Events the decider cannot read are passed over, as when it loads.
+                    if event.version <= version.version, let decodedEvent = try? D.Event(recorded: event) {
+                        decoded.append((event.position, decodedEvent))
+                    }
+                }
+                guard version.version <= head else { return ([], "\(place) is past the head of '\(version.stream)' (version \(head))") }
             }
+            return (decoded.sorted { $0.0 < $1.0 }, nil)
         }
-        decoded.sort { $0.0 < $1.0 }
+        if let pastHead { return pastHead }
         var folded = decider.initialState
         for (_, event) in decoded { decider.evolve(&folded, with: event) }
         return folded == stored ? nil : "\(place) differs from the fold of its streams through those versions"

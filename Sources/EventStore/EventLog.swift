@@ -17,6 +17,15 @@ public protocol EventLog: AnyObject, Sendable {
     /// Where the store is, fit for messages: a directory, or a database URL without its password.
     var location: String { get }
 
+    /// The configuration the store was opened with (its clock, id generator and logger).
+    var configuration: Configuration { get }
+
+    /// How the store was opened (``OpenMode/readOnly`` refuses every write).
+    var mode: OpenMode { get }
+
+    /// How much this handle has written since it opened.
+    var writerStatistics: WriterStatistics { get }
+
     /// Appends to one or more streams atomically, as ``EventStore/append(_:)`` does.
     func append(_ appends: [StreamAppend]) async throws -> [AppendResult]
 
@@ -55,11 +64,40 @@ public protocol EventLog: AnyObject, Sendable {
     /// checksums) and reports every problem found.
     func verify() async throws -> VerificationReport
 
+    /// The events from `position` through `last` (the head when iteration starts, at most) that
+    /// pass `filter`, read lazily a page at a time; see ``EventStore/events(from:through:filter:pageSize:)``.
+    func events(from position: UInt64, through last: UInt64, filter: EventFilter, pageSize: Int) -> LogEvents
+
     /// Subscribes to the log from `start` through `filter`, as ``EventStore/subscribe(from:filter:)``.
     func subscribe(from start: SubscriptionStart, filter: EventFilter) -> Subscription
 
     /// Finishes queued appends and closes; later calls throw ``EventStoreError/Code/closed``.
     func close()
+
+    // MARK: Tables beside the log
+
+    /// Opens the named tables, creating those that do not exist yet; see ``EventStore/openTables(_:)``.
+    func openTables(_ names: [String]) async throws
+
+    /// Which of the named tables exist, without creating any.
+    func existingTables(_ names: [String]) async throws -> [String]
+
+    /// Runs `body` in one read snapshot of the tables and the log; see ``EventStore/readTables(_:)``.
+    /// Synchronous, as folds are: on PostgreSQL it blocks its thread for the round trips.
+    func readTables<T>(_ body: (TableTransaction) throws -> T) throws -> T
+
+    /// Runs `body` in a write transaction of the tables, serialised with every other table write
+    /// of every process; see ``EventStore/writeTables(_:)``.
+    func writeTables<T: Sendable>(_ body: @escaping @Sendable (TableTransaction) throws -> T) async throws -> T
+
+    /// Appends, and when the events are newly written runs `body` in the same transaction; see
+    /// ``EventStore/append(_:alsoWriting:)``.
+    func append(
+        _ appends: [StreamAppend], alsoWriting body: @escaping @Sendable (TableTransaction, [AppendResult]) throws -> Void
+    ) async throws -> [AppendResult]
+
+    /// Waits until the head is past `position` (committed by any process) and returns it.
+    func waitForCommit(after position: UInt64) async throws -> UInt64
 }
 
 extension EventLog {

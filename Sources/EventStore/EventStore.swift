@@ -182,4 +182,9 @@ public struct WriterStatistics: Sendable, Equatable {
     public let commits: UInt64
     /// Appends and other writes completed successfully.
     public let completedWrites: UInt64
+
+    package init(commits: UInt64, completedWrites: UInt64) {
+        self.commits = commits
+        self.completedWrites = completedWrites
+    }
 }

@@ -1,7 +1,7 @@
 /// A range of the log as an `AsyncSequence`, read lazily a page at a time: each page is one
 /// short read snapshot, and nothing is held between pages, so a range of any size costs one page
 /// of memory and never keeps the writer from reusing pages. Made by
-/// ``EventStore/events(from:through:filter:pageSize:)``.
+/// ``EventStore/events(from:through:filter:pageSize:)`` (or the same method of any ``EventLog``).
 ///
 /// ```swift
 /// for try await event in store.events(filter: EventFilter(category: "order")) {
@@ -14,11 +14,26 @@
 public struct LogEvents: AsyncSequence, Sendable {
     public typealias Element = RecordedEvent
 
-    let store: EventStore
+    /// Reads one page: from, through, limit; returns the events and the last position examined.
+    package typealias PageReader = @Sendable (UInt64, UInt64, Int) async throws -> (events: [RecordedEvent], scannedThrough: UInt64)
+
     let first: UInt64
     let last: UInt64
-    let filter: EventFilter
     let pageSize: Int
+    let head: @Sendable () async throws -> UInt64
+    let readPage: PageReader
+
+    /// A range read with a backend's `head` and `readPage`.
+    package init(
+        first: UInt64, last: UInt64, pageSize: Int, head: @escaping @Sendable () async throws -> UInt64,
+        readPage: @escaping PageReader
+    ) {
+        self.first = first
+        self.last = last
+        self.pageSize = Swift.max(1, pageSize)
+        self.head = head
+        self.readPage = readPage
+    }
 
     public func makeAsyncIterator() -> Iterator {
         Iterator(range: self, next: Swift.max(first, 1))
@@ -43,14 +58,14 @@ public struct LogEvents: AsyncSequence, Sendable {
             while index == page.count {
                 guard !finished else { return nil }
                 try Task.checkCancellation()
-                let last = try self.last ?? Swift.min(range.last, range.store.headPosition())
+                let last: UInt64
+                if let known = self.last { last = known } else { last = Swift.min(range.last, try await range.head()) }
                 self.last = last
                 guard next <= last else {
                     finished = true
                     return nil
                 }
-                let (events, scannedThrough) = try range.store.readPage(
-                    from: next, through: last, limit: range.pageSize, scanLimit: range.pageSize * 16, filter: range.filter.compiled)
+                let (events, scannedThrough) = try await range.readPage(next, last, range.pageSize)
                 page = events
                 index = 0
                 if scannedThrough >= last || scannedThrough < next { finished = true }
@@ -69,6 +84,11 @@ extension EventStore {
     public func events(
         from position: UInt64 = 1, through last: UInt64 = .max, filter: EventFilter = .all, pageSize: Int = 256
     ) -> LogEvents {
-        LogEvents(store: self, first: position, last: last, filter: filter, pageSize: max(1, pageSize))
+        let compiled = filter.compiled
+        return LogEvents(
+            first: position, last: last, pageSize: pageSize, head: { [self] in try headPosition() },
+            readPage: { [self] from, through, limit in
+                try readPage(from: from, through: through, limit: limit, scanLimit: limit * 16, filter: compiled)
+            })
     }
 }

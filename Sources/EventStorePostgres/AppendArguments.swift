@@ -34,7 +34,7 @@ struct AppendArguments {
     /// The id of the event at a 0-based index among all events.
     func eventID(at index: Int) -> UUID? { eventIDs.indices.contains(index) ? eventIDs[index] : nil }
 
-    mutating func add(_ job: Appender.Job) {
+    mutating func add(_ job: AppendRequest) {
         jobFirstPart.append(Int32(clamping: partStreams.count + 1))
         jobPartCount.append(Int32(clamping: job.appends.count))
         trackingNames.append(job.tracking?.name ?? "")

@@ -10,14 +10,10 @@ import Synchronization
 /// answers each one, and a call that fails as a whole is retried one job at a time, so an error
 /// reaches only the job that caused it.
 final class Appender: Sendable {
-    /// One caller's append, with the ids it will carry.
+    /// One caller's append, and the caller waiting for it.
     struct Job: Sendable {
-        let appends: [StreamAppend]
-        let ids: [[UUID]]
-        let tracking: TrackingPosition?
+        let request: AppendRequest
         let continuation: CheckedContinuation<[AppendResult], any Error>
-
-        var eventCount: Int { appends.reduce(0) { $0 + $1.events.count } }
     }
 
     private struct State {
@@ -27,6 +23,13 @@ final class Appender: Sendable {
     }
 
     private let state = Mutex(State())
+    private let calls = Atomic<UInt64>(0)
+    private let completed = Atomic<UInt64>(0)
+
+    /// Calls made and appends completed.
+    var statistics: WriterStatistics {
+        WriterStatistics(commits: calls.load(ordering: .relaxed), completedWrites: completed.load(ordering: .relaxed))
+    }
     private let client: PostgresClient
     private let clock: @Sendable () -> Date
     private let maximumEventsPerCall: Int
@@ -75,9 +78,9 @@ final class Appender: Sendable {
             let batch = state.withLock { state -> [Job] in
                 var taken: [Job] = []
                 var events = 0
-                while let next = state.queue.first, taken.isEmpty || events + next.eventCount <= maximumEventsPerCall {
+                while let next = state.queue.first, taken.isEmpty || events + next.request.eventCount <= maximumEventsPerCall {
                     taken.append(state.queue.removeFirst())
-                    events += next.eventCount
+                    events += next.request.eventCount
                 }
                 if taken.isEmpty { state.isRunning = false }
                 return taken
@@ -90,11 +93,13 @@ final class Appender: Sendable {
     private func run(_ batch: [Job]) async {
         do {
             let outcomes = try await call(batch)
+            calls.add(1, ordering: .relaxed)
             var head: UInt64 = 0
             for (job, outcome) in zip(batch, outcomes) {
                 switch outcome {
                 case let .success(results):
                     head = max(head, results.compactMap { $0.alreadyRecorded ? nil : $0.positions.last }.max() ?? 0)
+                    completed.add(1, ordering: .relaxed)
                     job.continuation.resume(returning: results)
                 case let .failure(error):
                     job.continuation.resume(throwing: error)
@@ -112,7 +117,7 @@ final class Appender: Sendable {
         }
     }
 
-    private static func mapped(_ error: any Error) -> EventStoreError {
+    static func mapped(_ error: any Error) -> EventStoreError {
         if let error = error as? PSQLError, let info = error.serverInfo, info[.sqlState] == "23505",
             info[.constraintName] == "events_id"
         {
@@ -129,21 +134,44 @@ final class Appender: Sendable {
 
     /// Calls the append function once for the whole batch and reads each job's outcome.
     private func call(_ batch: [Job]) async throws -> [Result<[AppendResult], EventStoreError>] {
-        var arguments = AppendArguments(now: ContentTime.microseconds(clock()))
+        let call = AppendCall(batch.map(\.request), now: ContentTime.microseconds(clock()))
+        let rows = try await client.query(call.query, logger: logger)
+        var answers: [AppendCall.Row] = []
+        for try await row in rows.decode(AppendCall.Row.self) { answers.append(row) }
+        return call.outcomes(answers)
+    }
+}
+
+/// One call of the append function: its arguments, and the reading of its answer.
+struct AppendCall {
+    /// A row of the function's answer: job, part, outcome, positions, version, recorded_at, detail.
+    typealias Row = (Int32, Int32?, String, [Int64]?, Int64?, Int64?, Int64?)
+
+    let batch: [AppendRequest]
+    let arguments: AppendArguments
+
+    init(_ batch: [AppendRequest], now: Int64) {
+        self.batch = batch
+        var arguments = AppendArguments(now: now)
         for job in batch { arguments.add(job) }
-        let rows = try await client.query(
-            """
-            SELECT job, part, outcome, positions, version, recorded_at, detail FROM eventstore.append(
-                \(arguments.jobFirstPart), \(arguments.jobPartCount), \(arguments.trackingNames), \(arguments.trackingPositions),
-                \(arguments.trackingPrevious), \(arguments.partStreams), \(arguments.partExpected), \(arguments.partFirstEvent),
-                \(arguments.partEventCount), \(arguments.eventIDs), \(arguments.eventGiven), \(arguments.eventTypes),
-                \(arguments.eventData), \(arguments.eventMetadata), \(arguments.eventRecordedAt), \(arguments.eventChecksums),
-                \(arguments.now))
-            """, logger: logger)
+        self.arguments = arguments
+    }
+
+    var query: PostgresQuery {
+        """
+        SELECT job, part, outcome, positions, version, recorded_at, detail FROM eventstore.append(
+            \(arguments.jobFirstPart), \(arguments.jobPartCount), \(arguments.trackingNames), \(arguments.trackingPositions),
+            \(arguments.trackingPrevious), \(arguments.partStreams), \(arguments.partExpected), \(arguments.partFirstEvent),
+            \(arguments.partEventCount), \(arguments.eventIDs), \(arguments.eventGiven), \(arguments.eventTypes),
+            \(arguments.eventData), \(arguments.eventMetadata), \(arguments.eventRecordedAt), \(arguments.eventChecksums),
+            \(arguments.now))
+        """
+    }
+
+    /// Each job's results or error, from the function's rows.
+    func outcomes(_ rows: [Row]) -> [Result<[AppendResult], EventStoreError>] {
         var answers = Array(repeating: JobAnswer(), count: batch.count)
-        for try await (job, part, outcome, positions, version, recordedAt, detail) in rows.decode(
-            (Int32, Int32?, String, [Int64]?, Int64?, Int64?, Int64?).self)
-        {
+        for (job, part, outcome, positions, version, recordedAt, detail) in rows {
             let index = Int(job) - 1
             guard answers.indices.contains(index) else { continue }
             answers[index].rows.append(
@@ -153,6 +181,15 @@ final class Appender: Sendable {
         }
         return zip(batch, answers).map { job, answer in answer.outcome(for: job, arguments: arguments) }
     }
+}
+
+/// One caller's append (in stored form, checked against the limits), with the ids it will carry.
+struct AppendRequest: Sendable {
+    let appends: [StreamAppend]
+    let ids: [[UUID]]
+    let tracking: TrackingPosition?
+
+    var eventCount: Int { appends.reduce(0) { $0 + $1.events.count } }
 }
 
 /// The microseconds since 1970 of a `Date`, as the LMDB writer computes them.
@@ -178,7 +215,7 @@ private struct AnswerRow {
 private struct JobAnswer {
     var rows: [AnswerRow] = []
 
-    func outcome(for job: Appender.Job, arguments: AppendArguments) -> Result<[AppendResult], EventStoreError> {
+    func outcome(for job: AppendRequest, arguments: AppendArguments) -> Result<[AppendResult], EventStoreError> {
         var results: [AppendResult] = []
         var conflicts: [VersionConflict] = []
         for row in rows {

@@ -30,6 +30,9 @@ public final class PostgresEventStore: EventLog, SubscriptionSource {
     private let listenerTask: Task<Void, Never>
     private let listener: HeadListener
     private let appender: Appender
+    let blocking: BlockingConnections
+    /// The tables this handle has opened.
+    let openedTables = OpenedTables()
     private let isClosed = Atomic<Bool>(false)
 
     /// The database URL without its password.
@@ -85,6 +88,7 @@ public final class PostgresEventStore: EventLog, SubscriptionSource {
         self.headSignal = headSignal
         self.listener = listener
         self.listenerTask = Task { [listener] in await listener.run(publishingTo: headSignal, retryEvery: configuration.pollInterval, on: configuration.pollClock) }
+        self.blocking = BlockingConnections(location: location, logger: configuration.logger)
         self.appender = Appender(
             client: client, clock: configuration.clock, maximumEventsPerCall: configuration.maximumEventsPerCommit,
             logger: configuration.logger, headSignal: headSignal)
@@ -100,8 +104,13 @@ public final class PostgresEventStore: EventLog, SubscriptionSource {
         appender.shutDown()
         headSignal.close()
         listenerTask.cancel()
+        blocking.closeAll()
         clientTask.cancel()
     }
+
+    /// How many calls of the append function this handle made (commits) and how many appends
+    /// and table writes they completed.
+    public var writerStatistics: WriterStatistics { appender.statistics }
 
     /// Whether ``close()`` has been called.
     public var closed: Bool { isClosed.load(ordering: .acquiring) }
@@ -138,13 +147,18 @@ public final class PostgresEventStore: EventLog, SubscriptionSource {
     }
 
     private func submit(_ appends: [StreamAppend], tracking: TrackingPosition?) async throws -> [AppendResult] {
+        let request = self.request(appends, tracking: tracking)
+        return try await withCheckedThrowingContinuation { continuation in
+            appender.submit(Appender.Job(request: request, continuation: continuation))
+        }
+    }
+
+    /// An append in stored form, with the ids it will carry (the generator's for events without one).
+    func request(_ appends: [StreamAppend], tracking: TrackingPosition?) -> AppendRequest {
         var appends = appends
         StoredForm.apply(to: &appends)
         let generator = configuration.idGenerator
-        let ids = appends.map { $0.events.map { $0.id ?? generator() } }
-        return try await withCheckedThrowingContinuation { continuation in
-            appender.submit(Appender.Job(appends: appends, ids: ids, tracking: tracking, continuation: continuation))
-        }
+        return AppendRequest(appends: appends, ids: appends.map { $0.events.map { $0.id ?? generator() } }, tracking: tracking)
     }
 
     /// Runs `body` with a connection, turning the driver's errors into ``EventStoreError``s.
@@ -183,4 +197,15 @@ public final class PostgresEventStore: EventLog, SubscriptionSource {
         }
         return Subscription(source: self, firstPosition: first, filter: filter)
     }
+}
+
+/// The names of the tables a handle has opened (a table must be opened before it is used, as on LMDB).
+final class OpenedTables: Sendable {
+    private let names = Mutex<Set<String>>([])
+
+    func contains(_ name: String) -> Bool { names.withLock { $0.contains(name) } }
+
+    func missing(_ wanted: [String]) -> [String] { names.withLock { Array(Set(wanted).subtracting($0)).sorted() } }
+
+    func insert(_ opened: [String]) { names.withLock { $0.formUnion(opened) } }
 }

@@ -3,12 +3,12 @@ import Foundation
 import PostgresNIO
 
 /// The columns every read selects, in the order ``EventRow`` decodes them.
-private let eventColumns = "position, stream, version, id, type, recorded_at, data, metadata"
+let eventColumns = "position, stream, version, id, type, recorded_at, data, metadata"
 
 /// One row of `eventstore.events`, as read.
-private typealias EventRow = (Int64, String, Int64, UUID, String, Int64, ByteBuffer, ByteBuffer)
+typealias EventRow = (Int64, String, Int64, UUID, String, Int64, ByteBuffer, ByteBuffer)
 
-private func recordedEvent(_ row: EventRow) -> RecordedEvent {
+func recordedEvent(_ row: EventRow) -> RecordedEvent {
     RecordedEvent(
         position: UInt64(max(row.0, 0)), stream: row.1, version: UInt64(max(row.2, 0)), id: row.3, type: row.4,
         data: Data(row.6.readableBytesView), metadata: Data(row.7.readableBytesView), recordedAtMicroseconds: row.5)
@@ -143,6 +143,18 @@ extension PostgresEventStore {
         }
     }
 
+    /// The events from `position` through `last` that pass `filter`, read lazily, `pageSize`
+    /// (at least 1) at a time, each page one statement; see ``LogEvents``.
+    public func events(
+        from position: UInt64 = 1, through last: UInt64 = .max, filter: EventFilter = .all, pageSize: Int = 256
+    ) -> LogEvents {
+        LogEvents(
+            first: position, last: last, pageSize: pageSize, head: { [self] in try await headPosition() },
+            readPage: { [self] from, through, limit in
+                try await readPage(from: from, through: through, limit: limit, scanLimit: limit * 16, filter: filter)
+            })
+    }
+
     // MARK: SubscriptionSource
 
     /// One page of a subscription, from one snapshot: the matching events among positions
@@ -150,9 +162,16 @@ extension PostgresEventStore {
     package func readPage(from position: UInt64, limit: Int, scanLimit: Int, filter: EventFilter) async throws
         -> (events: [RecordedEvent], scannedThrough: UInt64)
     {
+        try await readPage(from: position, through: .max, limit: limit, scanLimit: scanLimit, filter: filter)
+    }
+
+    /// One page from one snapshot, ending at `through` at the latest.
+    func readPage(from position: UInt64, through end: UInt64, limit: Int, scanLimit: Int, filter: EventFilter) async throws
+        -> (events: [RecordedEvent], scannedThrough: UInt64)
+    {
         let position = max(position, 1)
         let upper = position.addingReportingOverflow(UInt64(max(scanLimit, 1)) - 1)
-        let last = upper.overflow ? UInt64(Int64.max) : min(upper.partialValue, UInt64(Int64.max))
+        let last = min(upper.overflow ? UInt64(Int64.max) : min(upper.partialValue, UInt64(Int64.max)), end)
         var query = SQLQuery(
             "WITH h AS (SELECT position AS head FROM eventstore.head) SELECT h.head, e.* FROM h LEFT JOIN LATERAL (SELECT \(eventColumns) FROM eventstore.events WHERE position >= ")
         query.append(query.bind(Int64(clamping: position)))

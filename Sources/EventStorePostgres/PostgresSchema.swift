@@ -13,6 +13,10 @@ enum PostgresSchema {
     /// The PostgreSQL schema (namespace) the store's tables live in.
     static let name = "eventstore"
 
+    /// The advisory lock every table write transaction takes first: table writes of all
+    /// processes run one at a time, as under LMDB's single writer.
+    static let tablesLockKey: Int64 = 0x6573_7461_626c_6573 // "estables"
+
     /// The channel `append` notifies with the new head when the head moves.
     static let channel = "eventstore_head"
 
@@ -62,6 +66,18 @@ enum PostgresSchema {
         CREATE TABLE eventstore.tracking (
             name text COLLATE "C" PRIMARY KEY,
             position bigint NOT NULL CHECK (position > 0))
+        """,
+        // The tables beside the log (projection state, checkpoints, snapshots): one row per
+        // entry, keys compared byte by byte as LMDB compares them.
+        """
+        CREATE TABLE eventstore.table_names (name text COLLATE "C" PRIMARY KEY)
+        """,
+        """
+        CREATE TABLE eventstore.tables (
+            name text COLLATE "C" NOT NULL,
+            key bytea NOT NULL CHECK (octet_length(key) BETWEEN 1 AND 511),
+            value bytea NOT NULL,
+            PRIMARY KEY (name, key))
         """,
         appendFunction,
         "INSERT INTO eventstore.schema_version (version) VALUES (\(version))",

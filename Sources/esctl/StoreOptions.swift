@@ -3,10 +3,17 @@ import EventStore
 import Foundation
 import Logging
 import Projections
+#if PostgreSQL
+import EventStorePostgres
+#endif
 
 /// The option every command shares: where the store is.
 struct StoreOptions: ParsableArguments {
-    @Option(name: .long, help: ArgumentHelp("The store directory (default: $ESCTL_DB, else ./esctl.db).", valueName: "DIR"))
+    @Option(
+        name: .long,
+        help: ArgumentHelp(
+            "The store: a directory, or a PostgreSQL URL postgres://USER[:PASSWORD]@HOST[:PORT]/DATABASE (?host=/socket/dir for a Unix socket). Default: $ESCTL_DB, else ./esctl.db.",
+            valueName: "DIR|URL"))
     var db: String?
 
     @Option(
@@ -24,7 +31,10 @@ struct StoreOptions: ParsableArguments {
         return logger
     }
 
-    /// The store directory: `--db`, else `$ESCTL_DB`, else `./esctl.db`.
+    /// Whether the store is a PostgreSQL database (`--db` is a postgres:// URL).
+    var isPostgres: Bool { path.hasPrefix("postgres://") || path.hasPrefix("postgresql://") }
+
+    /// The store directory or URL: `--db`, else `$ESCTL_DB`, else `./esctl.db`.
     var path: String {
         if let db { return db }
         if let fromEnvironment = ProcessInfo.processInfo.environment["ESCTL_DB"], !fromEnvironment.isEmpty {
@@ -36,24 +46,49 @@ struct StoreOptions: ParsableArguments {
     /// Opens the store with the system clock and time-ordered ids: by default creating it when
     /// missing (for the commands that write); `.existing` and `.readOnly` for the commands that
     /// read, where a path without a store is an error (67) and nothing is created.
-    func open(_ mode: OpenMode = .createIfMissing, durability: Durability = .full) throws -> EventStore {
+    func open(_ mode: OpenMode = .createIfMissing, durability: Durability = .full) async throws -> any EventLog {
+        let configuration = Configuration(durability: durability, logger: logger)
         do {
-            return try EventStore(path: path, mode: mode, configuration: Configuration(durability: durability, logger: logger))
+            if isPostgres {
+                #if PostgreSQL
+                return try await PostgresEventStore(url: path, mode: mode, configuration: configuration)
+                #else
+                throw CLIError(.invalidInput, "This esctl was built without PostgreSQL (the trait PostgreSQL); give a store directory.")
+                #endif
+            }
+            return try EventStore(path: path, mode: mode, configuration: configuration)
         } catch let error as EventStoreError where error.code == .notFound {
+            if isPostgres {
+                throw CLIError(.notFound, "\(error.message) Check --db (or $ESCTL_DB).")
+            }
             throw CLIError(.notFound, "There is no store at '\(path)'; check --db (or $ESCTL_DB), or create one with `esctl init`.")
         }
     }
 
     /// Opens an existing store read-only (LMDB's read-only mode): for the commands that only
     /// read the log, which then work on a store this user may not write and never change it.
-    func openReadOnly() throws -> EventStore {
-        try open(.readOnly)
+    func openReadOnly() async throws -> any EventLog {
+        try await open(.readOnly)
+    }
+
+
+    /// Opens an existing LMDB store read-only, for the commands that work on its files
+    /// (backup, the page check); a PostgreSQL URL is a usage error (64) naming `instead`.
+    func openDirectory(for command: String, instead: String) throws -> EventStore {
+        guard !isPostgres else {
+            throw CLIError(.invalidInput, "\(command) works on a store directory, not on PostgreSQL; \(instead)")
+        }
+        do {
+            return try EventStore(path: path, mode: .readOnly, configuration: Configuration(logger: logger))
+        } catch let error as EventStoreError where error.code == .notFound {
+            throw CLIError(.notFound, "There is no store at '\(path)'; check --db (or $ESCTL_DB), or create one with `esctl init`.")
+        }
     }
 
     /// Opens an existing store for reading and writing: for the commands that read the log and
     /// keep projection state in the store (query, projections, rebuild).
-    func openExisting() throws -> EventStore {
-        try open(.existing)
+    func openExisting() async throws -> any EventLog {
+        try await open(.existing)
     }
 }
 
@@ -64,21 +99,21 @@ struct WritingStoreOptions: ParsableArguments {
     @Option(name: .long, help: "Commit durability: full, no-meta-sync or no-sync (see the README for what a crash can cost).")
     var durability: DurabilityOption = .full
 
-    /// The store directory: `--db`, else `$ESCTL_DB`, else `./esctl.db`.
+    /// The store directory or URL: `--db`, else `$ESCTL_DB`, else `./esctl.db`.
     var path: String { location.path }
 
     /// Opens the store, creating it when missing.
-    func open() throws -> EventStore {
-        try location.open(.createIfMissing, durability: durability.durability)
+    func open() async throws -> any EventLog {
+        try await location.open(.createIfMissing, durability: durability.durability)
     }
 
     /// Opens an existing store for reading and writing (rebuild).
-    func openExisting() throws -> EventStore {
-        try location.open(.existing, durability: durability.durability)
+    func openExisting() async throws -> any EventLog {
+        try await location.open(.existing, durability: durability.durability)
     }
 
     /// Opens an existing store and a runner of every registered projection (rebuild).
-    func openRunner() async throws -> (EventStore, ProjectionRunner) {
+    func openRunner() async throws -> (any EventLog, ProjectionRunner) {
         try await location.openRunner(durability: durability.durability)
     }
 }

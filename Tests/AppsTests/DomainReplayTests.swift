@@ -57,7 +57,7 @@ struct DomainReplayTests {
         #expect(head > 100, "seed \(seed) recorded only \(head) events")
         for projection in AppCatalog.apps {
             let live = try runner.storedHash(of: projection.name)
-            let asOfHead = try StateHash.of(projection, in: try runner.state(of: projection.name, asOf: head).reader)
+            let asOfHead = try StateHash.of(projection, in: try await runner.state(of: projection.name, asOf: head).reader)
             let rebuilt = try await runner.rebuild([projection.name])[0].hash
             #expect(live == rebuilt, "seed \(seed), \(projection.name)")
             #expect(live == asOfHead, "seed \(seed), \(projection.name)")

@@ -40,8 +40,8 @@ struct DeterministicReplayTests {
         for projection in projections {
             let context = Comment(rawValue: "seed \(seed), projection \(projection.name)")
             let live = try runner.storedHash(of: projection.name)
-            let asOfHead = try StateHash.of(projection, in: try runner.state(of: projection.name, asOf: head).reader)
-            var snapshot = try runner.state(of: projection.name, asOf: snapshotAt)
+            let asOfHead = try await StateHash.of(projection, in: try runner.state(of: projection.name, asOf: head).reader)
+            var snapshot = try await runner.state(of: projection.name, asOf: snapshotAt)
             try snapshot.fold(all.filter { $0.position > snapshotAt }, with: projection)
             let snapshotPlusTail = try StateHash.of(projection, in: snapshot.reader)
             let rebuilt = try await runner.rebuild([projection.name])[0].hash

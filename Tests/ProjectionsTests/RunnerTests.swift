@@ -150,7 +150,7 @@ struct RunnerTests {
         #expect(beyond?.message == "Position 99 is beyond the head of the log (4); give a position up to 4.")
         #expect(try runner.storedHash(of: "count-by-type") == storedBefore)
         #expect(try runner.statuses()[0].checkpoint == 0)
-        let atHead = try runner.state(of: "count-by-type", asOf: 4)
+        let atHead = try await runner.state(of: "count-by-type", asOf: 4)
         try await runner.catchUp()
         #expect(try StateHash.of(tables: ["counts"], in: atHead.reader) == (try runner.storedHash(of: "count-by-type")))
     }
@@ -212,7 +212,7 @@ struct RunnerTests {
         #expect(status.hash != hashBefore)
         let live = try runner.storedHash(of: "ledger")
         #expect(try await runner.rebuild().map(\.hash) == [live])
-        #expect(try StateHash.of(ledger, in: try runner.state(of: "ledger", asOf: 2).reader) == live)
+        await #expect(try StateHash.of(ledger, in: try runner.state(of: "ledger", asOf: 2).reader) == live)
     }
 
     @Test("an operator's decision passes over the event a stopped projection cannot apply; a rebuild makes the same choice")
@@ -239,7 +239,7 @@ struct RunnerTests {
         // And a rebuild, and the state as of the head, make the same choice
         let live = try runner.storedHash(of: "ledger")
         #expect(try await runner.rebuild(["ledger"]).map(\.hash) == [live])
-        #expect(try StateHash.of(Ledger(), in: try runner.state(of: "ledger", asOf: 4).reader) == live)
+        await #expect(try StateHash.of(Ledger(), in: try runner.state(of: "ledger", asOf: 4).reader) == live)
     }
 
     @Test("a decision is refused for an event already applied, for a projection that skips by itself, and for no event")
@@ -285,7 +285,7 @@ struct RunnerTests {
             try await withTimeout(.seconds(10), "the live runner to reach position 2") {
                 while try runner.statuses()[0].checkpoint < 2 { await Task.yield() }
             }
-            #expect(try runner.statuses()[0].hash == (try runner.state(of: "count-by-type", asOf: 2)).hashFor(EventCountByType()))
+            await #expect(try runner.statuses()[0].hash == (try runner.state(of: "count-by-type", asOf: 2)).hashFor(EventCountByType()))
         }
     }
 }

@@ -18,17 +18,17 @@ struct RunnerVerifyTests {
         return (f, runner)
     }
 
-    func problems(_ runner: ProjectionRunner, deep: Bool) throws -> [String] {
+    func problems(_ runner: ProjectionRunner, deep: Bool) async throws -> [String] {
         var report = VerificationReport()
-        try runner.verify(into: &report, deep: deep)
+        try await runner.verify(into: &report, deep: deep)
         return report.problems.map(\.description)
     }
 
     @Test("caught-up projections verify clean, deep or not")
     func clean() async throws {
         let (_, runner) = try await caughtUp()
-        #expect(try problems(runner, deep: false) == [])
-        #expect(try problems(runner, deep: true) == [])
+        #expect(try await problems(runner, deep: false) == [])
+        #expect(try await problems(runner, deep: true) == [])
     }
 
     @Test("a row changed behind the runner's back is found by a deep verify only")
@@ -41,8 +41,8 @@ struct RunnerVerifyTests {
         let hashAfter = try runner.storedHash(of: "count-by-type")
 
         // Then the shallow check does not look at rows, and the deep one names the projection
-        #expect(try problems(runner, deep: false) == [])
-        #expect(try problems(runner, deep: true) == [
+        #expect(try await problems(runner, deep: false) == [])
+        #expect(try await problems(runner, deep: true) == [
             "projections: 'count-by-type' at position 5 has hash \(hashAfter), a rebuild gives \(hashBefore)"
         ])
     }
@@ -52,7 +52,7 @@ struct RunnerVerifyTests {
         let (f, runner) = try await caughtUp()
         let past = Checkpoint(version: Int64(EventCountByType().version), position: 9, isBuilding: false)
         try await f.store.writeTables { txn in try txn.put(Checkpoint.table, Checkpoint.key("count-by-type"), past.encoded) }
-        #expect(try problems(runner, deep: true) == ["projections: 'count-by-type' is at position 9, past the head 5"])
+        #expect(try await problems(runner, deep: true) == ["projections: 'count-by-type' is at position 9, past the head 5"])
     }
 
     @Test("state built by another version of a projection is left for the next open to rebuild")
@@ -64,6 +64,6 @@ struct RunnerVerifyTests {
             try txn.put(Checkpoint.table, Checkpoint.key("count-by-type"), old.encoded)
             try txn.put(table, RowKey("A").bytes, Int(99).encoded)
         }
-        #expect(try problems(runner, deep: true) == [])
+        #expect(try await problems(runner, deep: true) == [])
     }
 }

@@ -43,12 +43,12 @@ struct ShadowRebuildTests {
                 continue
             }
             #expect(count >= 600)
-            let expected = try EventCountByType().query(try runner.state(of: "count-by-type", asOf: UInt64(count)).reader, QueryParameters())
+            let expected = try await EventCountByType().query(try runner.state(of: "count-by-type", asOf: UInt64(count)).reader, QueryParameters())
             #expect(answer == expected)
         }
         // And the rebuilt state is the live one, byte for byte
         try await runner.catchUp()
-        #expect(try runner.storedHash(of: "count-by-type") == (try runner.state(of: "count-by-type", asOf: 700)).hashFor(EventCountByType()))
+        await #expect(try runner.storedHash(of: "count-by-type") == (try runner.state(of: "count-by-type", asOf: 700)).hashFor(EventCountByType()))
         let status = try #require(try runner.statuses().first)
         #expect(status.checkpoint == 700 && status.rebuild == nil && !status.isBuilding)
     }
@@ -159,7 +159,7 @@ struct ShadowRebuildTests {
         let taken = f.store.writerStatistics.commits - commits
         #expect(taken == 3, "\(taken) commits for 600 rows in batches of 256")
         #expect(try runner.statuses()[0].checkpoint == 600)
-        #expect(try runner.storedHash(of: "stream-summary") == (try runner.state(of: "stream-summary", asOf: 600)).hashFor(StreamSummary()))
+        await #expect(try runner.storedHash(of: "stream-summary") == (try runner.state(of: "stream-summary", asOf: 600)).hashFor(StreamSummary()))
     }
 
     @Test("a rebuild chasing appends that never pause still finishes: its last step is folded in the writer's transaction")
@@ -182,7 +182,7 @@ struct ShadowRebuildTests {
         for report in reports {
             let projection = try runner.projection(named: report.projection)
             #expect(report.checkpoint > 300)
-            #expect(report.hash == (try StateHash.of(projection, in: try runner.state(of: report.projection, asOf: report.checkpoint).reader)))
+            await #expect(report.hash == (try StateHash.of(projection, in: try runner.state(of: report.projection, asOf: report.checkpoint).reader)))
         }
     }
 
@@ -196,7 +196,7 @@ struct ShadowRebuildTests {
             try await withTimeout(.seconds(30), "the daemon to apply the other process's append (position 1)") {
                 while try runner.statuses()[0].checkpoint < 1 { try await Task.sleep(for: .milliseconds(5)) }
             }
-            #expect(try runner.storedHash(of: "count-by-type") == (try runner.state(of: "count-by-type", asOf: 1)).hashFor(EventCountByType()))
+            await #expect(try runner.storedHash(of: "count-by-type") == (try runner.state(of: "count-by-type", asOf: 1)).hashFor(EventCountByType()))
         }
     }
 }

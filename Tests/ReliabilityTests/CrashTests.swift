@@ -87,7 +87,7 @@ struct CrashTests {
             let runner = try await ProjectionRunner(store: store, projections: AppCatalog.logSummaries)
             let head = try await runner.catchUp()
             for projection in AppCatalog.logSummaries {
-                let folded = try StateHash.of(projection, in: try runner.state(of: projection.name, asOf: head).reader)
+                let folded = try await StateHash.of(projection, in: try runner.state(of: projection.name, asOf: head).reader)
                 #expect(try runner.storedHash(of: projection.name) == folded, "\(projection.name) after kill \(killed)")
             }
             nextBatch = (byBatch.keys.max() ?? 0) + 1
@@ -148,7 +148,7 @@ struct CrashTests {
         let runner = try await ProjectionRunner(store: store, projections: AppCatalog.logSummaries)
         let head = try await runner.catchUp()
         for projection in AppCatalog.logSummaries {
-            let folded = try StateHash.of(projection, in: try runner.state(of: projection.name, asOf: head).reader)
+            let folded = try await StateHash.of(projection, in: try runner.state(of: projection.name, asOf: head).reader)
             #expect(try runner.storedHash(of: projection.name) == folded)
         }
         #expect(try runner.statuses().allSatisfy { !$0.isBuilding && $0.rebuild == nil })
@@ -179,7 +179,7 @@ struct CrashTests {
             for status in try inspecting.statuses() {
                 if status.rebuild != nil { caughtMidRebuild += 1 }
                 let projection = try inspecting.projection(named: status.name)
-                let folded = try StateHash.of(projection, in: try inspecting.state(of: status.name, asOf: status.checkpoint).reader)
+                let folded = try await StateHash.of(projection, in: try inspecting.state(of: status.name, asOf: status.checkpoint).reader)
                 #expect(status.hash == folded, "\(status.name) after kill \(round + 1)")
             }
             // And the next open finishes any rebuild, to the hash of a fresh fold

@@ -2,53 +2,53 @@ import CLMDB
 import Foundation
 
 /// Named tables of keys and values kept beside the log, and the log itself, seen through one
-/// LMDB transaction: a read snapshot (``EventStore/readTables(_:)``) or the writer's transaction
-/// (``EventStore/writeTables(_:)``), where every change commits atomically with the others or not
-/// at all.
+/// transaction of the store's backend: a read snapshot (``EventStore/readTables(_:)``) or a write
+/// transaction (``EventStore/writeTables(_:)``), where every change commits atomically with the
+/// others or not at all.
 ///
 /// Keys and values are bytes; keys sort byte by byte. Valid only inside the closure it was given
 /// to: after the closure returns every call throws ``EventStoreError/Code/closed``.
 public final class TableTransaction {
-    private let txn: Transaction
-    private let databases: Databases
-    private let registry: TableRegistry
-    private let environment: Environment
-    /// Whether this is the writer's transaction.
+    private let storage: any TableStorage
+    /// Whether this is a write transaction.
     public let isWritable: Bool
     private var isValid = true
 
-    init(txn: Transaction, environment: Environment, registry: TableRegistry, isWritable: Bool) {
-        self.txn = txn
-        self.environment = environment
-        self.databases = environment.databases
-        self.registry = registry
+    /// A transaction over a backend's tables (LMDB's, or another backend's).
+    package init(storage: any TableStorage, isWritable: Bool) {
+        self.storage = storage
         self.isWritable = isWritable
+    }
+
+    convenience init(txn: Transaction, environment: Environment, registry: TableRegistry, isWritable: Bool) {
+        self.init(storage: LMDBTables(txn: txn, environment: environment, registry: registry), isWritable: isWritable)
     }
 
     /// Tells the kernel that the store's pages this process has read so far need not stay in
     /// its page tables (they stay in the page cache). A long scan calls it now and then, so its
-    /// resident size does not grow with what it has read.
+    /// resident size does not grow with what it has read. Does nothing on a backend without a
+    /// memory map.
     public func releaseReadPages() {
         guard isValid else { return }
-        environment.releaseMappedPagesHoldingGate()
+        storage.releaseReadPages()
     }
 
     func invalidate() { isValid = false }
 
-    /// The table's handle; nil for a table a read-only store does not have, which reads as empty.
-    private func table(_ name: String) throws(EventStoreError) -> MDB_dbi? {
+    /// Ends this transaction's use: every later call throws ``EventStoreError/Code/closed``.
+    package func end() { isValid = false }
+
+    private func checkValid() throws(EventStoreError) {
         guard isValid else {
             throw EventStoreError(.closed, "A table transaction was used after its closure returned; use it only inside the closure.")
         }
-        return try registry.handle(name)
     }
 
-    private func writableTable(_ name: String) throws(EventStoreError) -> MDB_dbi {
-        let dbi = try table(name)
-        guard isWritable, let dbi else {
-            throw EventStoreError(.invalidInput, "The table '\(name)' was written in a read transaction; write inside writeTables.")
+    private func checkWritable(_ table: String) throws(EventStoreError) {
+        try checkValid()
+        guard isWritable else {
+            throw EventStoreError(.invalidInput, "The table '\(table)' was written in a read transaction; write inside writeTables.")
         }
-        return dbi
     }
 
     // MARK: Tables
@@ -61,39 +61,35 @@ public final class TableTransaction {
     /// Runs `body` with the bytes stored under `key` without copying them; nil when there is none.
     /// The bytes are valid only during `body`.
     public func withValue<R>(_ table: String, _ key: [UInt8], _ body: (UnsafeRawBufferPointer) throws -> R) throws -> R? {
-        guard let dbi = try self.table(table) else { return nil }
-        return try key.withUnsafeBytes { keyBytes in
-            guard let value = try txn.get(dbi, keyBytes) else { return nil }
-            return try body(value)
-        }
+        try checkValid()
+        return try storage.withValue(table, key, body)
     }
 
     /// Stores `value` under `key`, replacing what was there.
     public func put(_ table: String, _ key: [UInt8], _ value: [UInt8]) throws {
-        let dbi = try writableTable(table)
+        try checkWritable(table)
         try Self.checkKey(key, table)
-        try key.withUnsafeBytes { keyBytes in
-            try value.withUnsafeBytes { valueBytes in _ = try txn.put(dbi, keyBytes, valueBytes) }
-        }
+        try storage.put(table, key, value)
     }
 
     /// Removes `key`; returns whether it was there.
     @discardableResult
     public func delete(_ table: String, _ key: [UInt8]) throws -> Bool {
-        let dbi = try writableTable(table)
+        try checkWritable(table)
         try Self.checkKey(key, table)
-        return try key.withUnsafeBytes { try txn.delete(dbi, $0) }
+        return try storage.delete(table, key)
     }
 
     /// Removes every entry of a table.
     public func removeAll(_ table: String) throws {
-        try txn.empty(try writableTable(table))
+        try checkWritable(table)
+        try storage.removeAll(table)
     }
 
     /// The number of entries in a table.
     public func count(_ table: String) throws -> Int {
-        guard let dbi = try self.table(table) else { return 0 }
-        return try txn.entryCount(dbi)
+        try checkValid()
+        return try storage.count(table)
     }
 
     /// Visits the entries whose keys start with `prefix`, in key order (or reverse), until `body`
@@ -104,36 +100,13 @@ public final class TableTransaction {
         _ table: String, prefix: [UInt8] = [], after: [UInt8]? = nil, reverse: Bool = false,
         _ body: (_ key: UnsafeRawBufferPointer, _ value: UnsafeRawBufferPointer) throws -> Bool
     ) throws {
-        guard let dbi = try self.table(table) else { return }
-        let cursor = try txn.cursor(dbi)
-        var entry: Cursor.Entry?
-        if let after {
-            let found = try after.withUnsafeBytes { try cursor.seek(atLeast: $0) }
-            if !reverse {
-                entry = found
-                if let (key, _) = entry, key.elementsEqual(after) { entry = try cursor.next() }
-            } else {
-                // The first key at or past `after` is where a reverse scan starts: one step back.
-                entry = found == nil ? try cursor.last() : try cursor.previous()
-            }
-        } else if !reverse {
-            entry = prefix.isEmpty ? try cursor.first() : try prefix.withUnsafeBytes { try cursor.seek(atLeast: $0) }
-        } else if let successor = Self.successor(of: prefix) {
-            // The last key with the prefix is just before the first key past every such key.
-            let after = try successor.withUnsafeBytes { try cursor.seek(atLeast: $0) }
-            entry = after == nil ? try cursor.last() : try cursor.previous()
-        } else {
-            entry = try cursor.last()
-        }
-        while let (key, value) = entry, key.starts(with: prefix) {
-            guard try body(key, value) else { return }
-            entry = reverse ? try cursor.previous() : try cursor.next()
-        }
+        try checkValid()
+        try storage.scan(table, prefix: prefix, after: after, reverse: reverse, body)
     }
 
     /// The smallest key greater than every key starting with `prefix`; nil when there is none
     /// (an empty prefix, or one of 0xFF bytes only).
-    static func successor(of prefix: [UInt8]) -> [UInt8]? {
+    package static func successor(of prefix: [UInt8]) -> [UInt8]? {
         var bytes = prefix
         while let last = bytes.last {
             if last < 0xFF {
@@ -156,23 +129,14 @@ public final class TableTransaction {
     /// The position of the last event this transaction sees; 0 when the log is empty.
     public func headPosition() throws -> UInt64 {
         guard isValid else { throw EventStoreError.closedStore }
-        return try Writer.lastPosition(txn, databases)
+        return try storage.headPosition()
     }
 
     /// Visits the events of `stream` from version `from` (default 1) on, in version order (none
     /// when the stream has none there).
     public func forEachEvent(inStream stream: String, from version: UInt64 = 1, _ body: (RecordedEvent) throws -> Void) throws {
         guard isValid else { throw EventStoreError.closedStore }
-        guard let head = try EventStore.streamHead(stream, txn, databases), version <= head.version else { return }
-        try EventStore.forEachPosition(of: head, stream: stream, from: Swift.max(version, 1), direction: .forward, limit: .max, txn, databases) { position in
-            guard let value = try BigEndian.withBytes(of: position, { try txn.get(databases.events, $0) }) else {
-                throw EventStoreError(.damaged, "The stream index points to position \(position), which is not in the log; run `esctl verify`.")
-            }
-            let record = try RecordView(value, position: position)
-            try record.checkBelongs(to: stream, at: position)
-            try body(try record.recordedEvent(at: position))
-            return true
-        }
+        try storage.forEachEvent(inStream: stream, from: Swift.max(version, 1), body)
     }
 
     /// Visits the events from `start` through `last` in position order until `body` returns
@@ -184,22 +148,7 @@ public final class TableTransaction {
         _ body: (RecordedEvent) throws -> Bool
     ) throws -> UInt64 {
         guard isValid else { throw EventStoreError.closedStore }
-        let filter = EventFilter(types: types).compiled
-        let cursor = try txn.cursor(databases.events)
-        var interner = StringInterner()
-        var examined = start &- 1
-        var entry = try BigEndian.withBytes(of: max(start, 1)) { try cursor.seek(atLeast: $0) }
-        while let (key, value) = entry {
-            let position = try EventStore.position(of: key)
-            if position > last { break }
-            examined = position
-            let view = try RecordView(value, position: position)
-            if filter.matches(view) {
-                guard try body(try view.recordedEvent(at: position, interner: &interner)) else { break }
-            }
-            entry = try cursor.next()
-        }
-        return examined
+        return try storage.forEachEvent(from: start, through: last, types: types, body)
     }
 }
 

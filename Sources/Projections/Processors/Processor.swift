@@ -28,11 +28,11 @@ public protocol Processor: Sendable {
 /// Runs processors: reads the events after each one's tracking position, and commits their
 /// reactions with the new tracking position, a batch of events at a time.
 public struct ProcessorRunner: Sendable {
-    public let store: EventStore
+    public let store: any EventLog
     /// How many handled events one transaction covers at most.
     public let batchSize: Int
 
-    public init(store: EventStore, batchSize: Int = 256) {
+    public init(store: any EventLog, batchSize: Int = 256) {
         self.store = store
         self.batchSize = max(1, batchSize)
     }
@@ -48,7 +48,8 @@ public struct ProcessorRunner: Sendable {
         var tracked = try await store.trackingPosition(of: processor.name)
         while true {
             try Task.checkCancellation()
-            let events = try store.read(from: tracked + 1, limit: batchSize, filter: EventFilter(types: processor.eventTypes))
+            let events = try await store.read(
+                from: tracked + 1, through: .max, limit: batchSize, filter: EventFilter(types: processor.eventTypes))
             guard let last = events.last else { return tracked }
             var appends: [StreamAppend] = []
             var count = 0

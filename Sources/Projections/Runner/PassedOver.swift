@@ -54,9 +54,9 @@ public enum PassedOver {
     }
 
     /// The decisions recorded for `projection`, read from the store.
-    static func decisions(for projection: String, in store: EventStore) throws -> [UUID: Decision] {
+    static func decisions(for projection: String, in store: any EventLog) async throws -> [UUID: Decision] {
         var found: [UUID: Decision] = [:]
-        for event in try store.readStream(decisionsStream) where event.type == decisionType {
+        for event in try await store.readStream(decisionsStream, from: nil, direction: .forward, limit: .max) where event.type == decisionType {
             guard let decision = try? Decision(recorded: event), decision.projection == projection else { continue }
             found[decision.eventId] = decision
         }

@@ -76,7 +76,7 @@ public struct RebuildStatus: Sendable, Equatable {
 /// catch-up reads the checkpoints inside the writer's transaction.
 public final class ProjectionRunner: Sendable {
     /// The store the projections read.
-    public let store: EventStore
+    public let store: any EventLog
     /// The registered projections, in order.
     public let projections: [any Projection]
     /// How many positions one catch-up batch covers at most.
@@ -115,7 +115,7 @@ public final class ProjectionRunner: Sendable {
     /// Throws ``ProjectionError`` with ``ProjectionError/Code/invalidDefinition`` for a bad or
     /// duplicate name, and the store's errors.
     public init(
-        store: EventStore, projections: [any Projection], batchSize: UInt64 = 25_000, maximumBatchRows: Int = 256,
+        store: any EventLog, projections: [any Projection], batchSize: UInt64 = 25_000, maximumBatchRows: Int = 256,
         parallelism: Int? = nil, finalRebuildStep: UInt64 = 256, progress: Progress? = nil,
         inspecting: Bool = false, finishingRebuilds: Bool = true, logger: Logger? = nil
     ) async throws {
@@ -144,7 +144,7 @@ public final class ProjectionRunner: Sendable {
             let version = Int64(projection.version)
             if let rebuilding, rebuilding.version == version {
                 let canServe = serving?.version == version
-                if canServe && RebuildOwners.isRunning(owner: rebuilding.owner, store: store.path, projection: projection.name) {
+                if canServe && RebuildOwners.isRunning(owner: rebuilding.owner, store: store.location, projection: projection.name) {
                     continue  // another process's rebuild: the old state serves until it swaps
                 }
                 if canServe && !finishingRebuilds {
@@ -279,7 +279,7 @@ public final class ProjectionRunner: Sendable {
         logger.info("rebuilding projections", metadata: [LogKeys.projection: "\(selected.map(\.name).joined(separator: ","))"])
         // The generation each rebuild builds in is emptied first (a swap or a killed rebuild may
         // have left rows there), a short transaction at a time.
-        let path = store.path
+        let path = store.location
         return try await RebuildOwners.running(path, selected.map(\.name)) {
             let records = try store.readTables { txn in
                 try selected.map { (try CatchUpBatch.readCheckpoint($0.name, txn), try CatchUpBatch.readCheckpoint($0.name, txn, slot: .rebuild)) }
@@ -316,7 +316,7 @@ public final class ProjectionRunner: Sendable {
             }
         }
         // Between batches: a cancelled rebuild leaves its record, which the next open resumes.
-        let totals = try await RebuildOwners.running(store.path, selected.map(\.name)) {
+        let totals = try await RebuildOwners.running(store.location, selected.map(\.name)) {
             try await runLanes(slots.map { ($0.0, $0.1) }, timed: true, progress: progress)
         }
         var stopped: ProjectionError?
@@ -378,7 +378,7 @@ public final class ProjectionRunner: Sendable {
                 .invalidQuery, "The projection '\(name)' takes no '\(parameter)' parameter; it takes: \(known).", projection: name)
         }
         if let position {
-            return try projection.query(try state(of: name, asOf: position).reader, parameters)
+            return try projection.query(try await state(of: name, asOf: position).reader, parameters)
         }
         return try await read(name) { try projection.query($0, parameters) }
     }
@@ -404,20 +404,20 @@ public final class ProjectionRunner: Sendable {
     ///
     /// Throws ``ProjectionError/Code/invalidQuery`` when `position` is beyond the head (the state
     /// there is not known yet), ``ProjectionError/Code/stopped`` when the fold stops at an event.
-    public func state(of name: String, asOf position: UInt64) throws -> ProjectionState {
+    public func state(of name: String, asOf position: UInt64) async throws -> ProjectionState {
         let projection = try projection(named: name)
-        let head = try store.headPosition()
+        let head = try await store.headPosition()
         guard position <= head else {
             throw ProjectionError(
                 .invalidQuery, "Position \(position) is beyond the head of the log (\(head)); give a position up to \(head).",
                 projection: name, position: position)
         }
         var state = ProjectionState(for: projection)
-        let decided = projection.errorPolicy == .stop ? try PassedOver.decisions(for: name, in: store) : [:]
+        let decided = projection.errorPolicy == .stop ? try await PassedOver.decisions(for: name, in: store) : [:]
         var next: UInt64 = 1
         let filter = EventFilter(types: projection.eventTypes)
         while next <= position {
-            let page = try store.read(from: next, through: position, limit: 1000, filter: filter)
+            let page = try await store.read(from: next, through: position, limit: 1000, filter: filter)
             guard let last = page.last else { break }
             for event in page {
                 do {
@@ -484,9 +484,9 @@ public final class ProjectionRunner: Sendable {
                 .invalidQuery, "The projection '\(name)' passes over the events it cannot apply by itself (its error policy is skip); nothing to decide.",
                 projection: name, position: position)
         }
-        guard let event = try store.event(at: position) else {
+        guard let event = try await store.event(at: position) else {
             throw ProjectionError(
-                .invalidQuery, "There is no event at position \(position) (the head is \(try store.headPosition())).",
+                .invalidQuery, "There is no event at position \(position) (the head is \(try await store.headPosition())).",
                 projection: name, position: position)
         }
         let checkpoint = try store.readTables { txn in try CatchUpBatch.readCheckpoint(name, txn)?.position ?? 0 }
@@ -522,7 +522,7 @@ public final class ProjectionRunner: Sendable {
                     if let last = seen {
                         seen = try await store.waitForCommit(after: last)
                     } else {
-                        seen = try store.headPosition()
+                        seen = try await store.headPosition()
                     }
                     do {
                         _ = try await catchUp()
@@ -558,7 +558,7 @@ extension ProjectionRunner {
     /// stored tables are not touched). State built by another version of a projection is passed
     /// over (the next open rebuilds it). Adds each problem to `report` under the check
     /// "projections"; throws the store's errors.
-    public func verify(into report: inout VerificationReport, deep: Bool) throws {
+    public func verify(into report: inout VerificationReport, deep: Bool) async throws {
         let stored = try store.readTables { txn in
             try projections.map { projection in
                 (try CatchUpBatch.readCheckpoint(projection.name, txn), try txn.headPosition())
@@ -574,7 +574,7 @@ extension ProjectionRunner {
             guard checkpoint.version == Int64(projection.version) else { continue }
             guard deep, checkpoint.position <= head else { continue }
             do {
-                let expected = try StateHash.of(projection, in: try state(of: projection.name, asOf: checkpoint.position).reader)
+                let expected = try StateHash.of(projection, in: try await state(of: projection.name, asOf: checkpoint.position).reader)
                 let actual = try storedHash(of: projection.name)
                 if expected != actual {
                     report.add(

@@ -22,7 +22,7 @@ extension ProjectionRunner {
         }
         if let reached { return reached }
         let checkpoint = try self.checkpoint(of: projection.name)
-        let head = try store.headPosition()
+        let head = try await store.headPosition()
         throw ProjectionError(
             .timedOut,
             "The projection '\(name)' did not reach position \(position) within \(timeout.secondsText) s (it is at \(checkpoint), the head is \(head)).",
@@ -48,7 +48,7 @@ extension ProjectionRunner {
         while true {
             let checkpoint = try self.checkpoint(of: name)
             if checkpoint >= position { return checkpoint }
-            let head = try store.headPosition()
+            let head = try await store.headPosition()
             if checkpoint < head {
                 try await catchUp([name])
                 if head >= position { continue }

@@ -99,7 +99,7 @@ struct Append: AsyncParsableCommand {
         let event = NewEvent(
             id: try parseID(), type: type, data: try InputText.json(data ?? "{}", what: "--data"),
             metadata: try metadata.map { try InputText.json($0, what: "--metadata") } ?? Data())
-        let store = try self.store.open()
+        let store = try await self.store.open()
         defer { store.close() }
         let result = try await store.append(
             to: stream, events: [event], expectedVersion: expectedVersion?.value ?? .any)
@@ -108,7 +108,7 @@ struct Append: AsyncParsableCommand {
 
     private func appendBatch(_ path: String) async throws {
         let batch = try EventBatch.read(LineReader(path: path), allowingEmpty: track != nil)
-        let store = try self.store.open()
+        let store = try await self.store.open()
         defer { store.close() }
         let results: [AppendResult]
         if let track {
@@ -130,7 +130,7 @@ struct Append: AsyncParsableCommand {
             let result = results[appendIndex]
             let position = result.positions[eventIndex]
             var version = result.version - UInt64(result.positions.count - 1 - eventIndex)
-            if result.alreadyRecorded, let original = try store.event(at: position) {
+            if result.alreadyRecorded, let original = try await store.event(at: position) {
                 // The original events need not have had consecutive versions.
                 version = original.version
             }

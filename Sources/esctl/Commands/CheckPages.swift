@@ -15,7 +15,7 @@ struct CheckPages: AsyncParsableCommand {
     func run() async throws {
         try await reportingErrors {
             do {
-                let store = try self.store.openReadOnly()
+                let store = try self.store.openDirectory(for: "check-pages", instead: "PostgreSQL checks its own pages.")
                 defer { store.close() }
                 _ = try store.readEveryEntry { name in
                     Console.print("reading \(name)")

@@ -44,7 +44,7 @@ struct Import: AsyncParsableCommand {
     func run() async throws {
         try await reportingErrors {
             let reader = try LineReader(path: file)
-            let store = try self.store.open()
+            let store = try await self.store.open()
             defer { store.close() }
             let importer = Importer(store: store, batchSize: batchSize, skipped: skip, restamps: restamp)
             while reader.lineNumber < skip, try reader.nextLine() != nil {}
@@ -54,12 +54,12 @@ struct Import: AsyncParsableCommand {
                 try await importLines(from: reader, with: importer)
             } catch let failure as ImportStop {
                 // A script learns how far the import got from the summary, the reason from stderr.
-                if json { try printSummary(importer, lines: failure.linesBefore, store: store) }
+                if json { try await printSummary(importer, lines: failure.linesBefore, store: store) }
                 throw failure.error
             }
             importer.finishProgress()
             if json {
-                try printSummary(importer, lines: reader.lineNumber, store: store)
+                try await printSummary(importer, lines: reader.lineNumber, store: store)
             } else {
                 Console.print(importer.summary(lines: reader.lineNumber, atEnd: true))
             }
@@ -128,12 +128,12 @@ struct Import: AsyncParsableCommand {
             linesBefore: resume)
     }
 
-    private func printSummary(_ importer: Importer, lines: Int, store: EventStore) throws {
+    private func printSummary(_ importer: Importer, lines: Int, store: any EventLog) async throws {
         var object = JSONObjectWriter()
         object.add("imported", importer.imported)
         object.add("alreadyRecorded", importer.alreadyRecorded)
         object.add("lines", lines)
-        object.add("headPosition", try store.headPosition())
+        await object.add("headPosition", try store.headPosition())
         Console.printJSON(object.finish())
     }
 }
@@ -165,7 +165,7 @@ struct Export: AsyncParsableCommand {
 
     func run() async throws {
         try await reportingErrors {
-            let store = try self.store.openReadOnly()
+            let store = try await self.store.openReadOnly()
             defer { store.close() }
             // A page at a time, through the head as it is now: one consistent end, little memory.
             for try await event in store.events(from: from, through: to ?? .max, filter: filters.filter(), pageSize: 1000) {

@@ -17,12 +17,12 @@ struct Init: AsyncParsableCommand {
     func run() async throws {
         try await reportingErrors {
             do {
-                let existing = try self.store.location.openReadOnly()
+                let existing = try await self.store.location.openReadOnly()
                 existing.close()
                 Console.print("a store is already at \(self.store.path); nothing changed")
                 return
             } catch let error as CLIError where error.status == .notFound {}
-            let created = try self.store.open()
+            let created = try await self.store.open()
             created.close()
             Console.print("created an empty store at \(self.store.path)")
         }

@@ -43,7 +43,7 @@ struct ProjectionsCommand: AsyncParsableCommand {
         func run() async throws {
             try await reportingErrors {
                 // Where they stand, as they stand: nothing is caught up, rebuilt or finished here.
-                let store = try self.store.openReadOnly()
+                let store = try await self.store.openReadOnly()
                 defer { store.close() }
                 let runner = try await ProjectionRunner(store: store, projections: AppCatalog.all, inspecting: true)
                 let statuses = try runner.statuses()
@@ -193,7 +193,7 @@ struct Rebuild: AsyncParsableCommand {
                 let reached = try runner.statuses().filter { names?.contains($0.name) ?? true }.map { $0.rebuild?.position ?? $0.checkpoint }.min() ?? 0
                 throw CLIError(
                     Interrupts.exitStatus,
-                    "Interrupted: the rebuild reached position \(reached) of \(try store.headPosition()); the old state answers queries meanwhile, and `esctl rebuild` finishes it.")
+                    "Interrupted: the rebuild reached position \(reached) of \(try await store.headPosition()); the old state answers queries meanwhile, and `esctl rebuild` finishes it.")
             }
             progress.finish()
             for report in reports {
@@ -328,7 +328,7 @@ struct Query: AsyncParsableCommand {
             if let asOf {
                 // The past is folded from the log in memory: a read-only open does, and works
                 // on a store this user may only read.
-                let store = try self.store.openReadOnly()
+                let store = try await self.store.openReadOnly()
                 defer { store.close() }
                 let runner = try await ProjectionRunner(store: store, projections: AppCatalog.all, inspecting: true)
                 print(try await runner.query(name, parameters: QueryParameters(parameters), asOf: asOf))

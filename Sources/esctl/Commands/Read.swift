@@ -25,9 +25,9 @@ struct Read: AsyncParsableCommand {
 
     func run() async throws {
         try await reportingErrors {
-            let store = try self.store.openReadOnly()
+            let store = try await self.store.openReadOnly()
             defer { store.close() }
-            let version = try store.streamVersion(stream)
+            let version = try await store.streamVersion(stream)
             guard version > 0 else {
                 throw CLIError(.notFound, "The stream '\(stream)' has no events; check its name (`esctl replay` lists every event).")
             }
@@ -35,7 +35,7 @@ struct Read: AsyncParsableCommand {
             var remaining = limit ?? .max
             var next: UInt64? = from
             while remaining > 0 {
-                let page = try store.readStream(stream, from: next, direction: direction, limit: min(remaining, 1000))
+                let page = try await store.readStream(stream, from: next, direction: direction, limit: min(remaining, 1000))
                 for event in page { Console.printEvent(event, json: json) }
                 remaining -= page.count
                 guard let last = page.last, page.count == min(remaining + page.count, 1000) else { break }

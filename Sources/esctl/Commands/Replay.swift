@@ -33,7 +33,7 @@ struct Replay: AsyncParsableCommand {
 
     func run() async throws {
         try await reportingErrors {
-            let store = try self.store.openReadOnly()
+            let store = try await self.store.openReadOnly()
             defer { store.close() }
             var remaining = limit ?? .max
             if remaining == 0 { return }

@@ -39,7 +39,7 @@ struct SnapshotsCommand: AsyncParsableCommand {
     func run() async throws {
         try await reportingErrors {
             if drop {
-                let store = try self.store.open(.existing)
+                let store = try await self.store.open(.existing)
                 defer { store.close() }
                 let dropped = try await Snapshots.drop(in: store, stream: stream)
                 if json {
@@ -51,7 +51,7 @@ struct SnapshotsCommand: AsyncParsableCommand {
                 }
                 return
             }
-            let store = try self.store.openReadOnly()
+            let store = try await self.store.openReadOnly()
             defer { store.close() }
             let snapshots = try await Snapshots.list(in: store)
             if json {

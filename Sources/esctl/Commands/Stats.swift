@@ -19,9 +19,9 @@ struct Stats: AsyncParsableCommand {
 
     func run() async throws {
         try await reportingErrors {
-            let store = try self.store.openReadOnly()
+            let store = try await self.store.openReadOnly()
             defer { store.close() }
-            let stats = try store.statistics()
+            let stats = try await store.statistics()
             if json {
                 var object = JSONObjectWriter()
                 object.add("eventCount", stats.eventCount)
@@ -31,11 +31,11 @@ struct Stats: AsyncParsableCommand {
                 object.add("fileSize", stats.fileSize)
                 object.add("mapSize", stats.mapSize)
                 object.add("pageSize", stats.pageSize)
-                object.add("path", store.path)
+                object.add("path", store.location)
                 Console.printJSON(object.finish())
             } else {
                 let rows: [(String, String)] = [
-                    ("store", store.path),
+                    ("store", store.location),
                     ("events", String(stats.eventCount)),
                     ("streams", String(stats.streamCount)),
                     ("first position", String(stats.firstPosition)),

@@ -54,7 +54,7 @@ struct Subscribe: AsyncParsableCommand {
 
     func run() async throws {
         try await reportingErrors {
-            let store = try self.store.openReadOnly()
+            let store = try await self.store.openReadOnly()
             defer { store.close() }
             let start: SubscriptionStart = fromStart ? .start : from.map { .position($0) } ?? .end
             let subscription = store.subscribe(from: start, filter: filters.filter(stream: stream))
@@ -62,7 +62,7 @@ struct Subscribe: AsyncParsableCommand {
             switch start {
             case .start: firstPosition = 1
             case let .position(position): firstPosition = max(position, 1)
-            case .end: firstPosition = try store.headPosition() + 1
+            case .end: firstPosition = try await store.headPosition() + 1
             }
             Console.note("esctl: subscribed from position \(firstPosition)\n")
 

@@ -23,7 +23,7 @@ struct TrackingCommand: AsyncParsableCommand {
 
     func run() async throws {
         try await reportingErrors {
-            let store = try self.store.openReadOnly()
+            let store = try await self.store.openReadOnly()
             defer { store.close() }
             let position = try await store.trackingPosition(of: name)
             if json {

@@ -31,7 +31,8 @@ struct Verify: AsyncParsableCommand {
         try await reportingErrors {
             // LMDB trusts its pages: read them all in a child process first, where a damaged page
             // that crashes LMDB is a report (the check "pages"), not a crash of verify.
-            switch try PageCheck.run(path: self.store.path) {
+            // PostgreSQL checks its own pages.
+            switch self.store.isPostgres ? .clean : try PageCheck.run(path: self.store.path) {
             case .clean:
                 break
             case let .unopened(error):
@@ -42,12 +43,12 @@ struct Verify: AsyncParsableCommand {
                 print(report)
                 throw CLIError(.storeUnavailable, "The store's data file is damaged; restore it from a backup (see the report above).")
             }
-            let store = try self.store.openReadOnly()
+            let store = try await self.store.openReadOnly()
             defer { store.close() }
-            var report = try store.verify()
+            var report = try await store.verify()
             // Only checks the projections' stored state: no rebuild, no catch-up.
             let runner = try await ProjectionRunner(store: store, projections: AppCatalog.all, inspecting: true)
-            try runner.verify(into: &report, deep: deep)
+            try await runner.verify(into: &report, deep: deep)
             if deep {
                 // Snapshots are a cache, but one that disagrees with the log would decide wrongly.
                 for snapshot in try await Snapshots.list(in: store) {
@@ -112,6 +113,12 @@ struct Backup: AsyncParsableCommand {
 
     func run() async throws {
         try await reportingErrors {
+            // A PostgreSQL database is backed up with PostgreSQL's own tools.
+            if self.store.isPostgres {
+                throw CLIError(
+                    .invalidInput,
+                    "backup copies a store directory; back up a PostgreSQL store with PostgreSQL's own tools (pg_dump, or a base backup with pg_basebackup).")
+            }
             // LMDB trusts its pages: read them all in a child process first, where a damaged
             // page that crashes LMDB is a report and nothing is copied.
             switch try PageCheck.run(path: self.store.path) {
@@ -119,7 +126,7 @@ struct Backup: AsyncParsableCommand {
             case let .unopened(error): throw error
             case let .damaged(detail): throw CLIError(.storeUnavailable, detail + " Nothing was copied.")
             }
-            let store = try self.store.openReadOnly()
+            let store = try self.store.openDirectory(for: "backup", instead: "use pg_dump or pg_basebackup.")
             let head: UInt64
             do {
                 defer { store.close() }
@@ -145,7 +152,7 @@ struct Backup: AsyncParsableCommand {
             var report = try copy.verify()
             // The projections' stored state too, as `esctl verify` checks it: no rebuild, no catch-up.
             let runner = try await ProjectionRunner(store: copy, projections: AppCatalog.all, inspecting: true)
-            try runner.verify(into: &report, deep: false)
+            try await runner.verify(into: &report, deep: false)
             guard report.isClean else {
                 for problem in report.problems { Console.print("problem: \(problem)") }
                 let count = report.problems.count + report.omittedProblems

@@ -27,7 +27,7 @@ struct Color: AsyncParsableCommand {
 
     static func run(_ command: ColorCommand, _ options: Options) async throws {
         try await reportingErrors {
-            let store = try options.store.open()
+            let store = try await options.store.open()
             defer { store.close() }
             let outcome = try await AppBackend(store: store).color(command, calculator: options.calculator)
             for event in outcome.passedOver {

@@ -15,7 +15,7 @@ struct DomainOptions: ParsableArguments {
 
     /// Opens the store and a backend over it (system clock), runs `body`, closes the store.
     func withBackend(_ body: (AppBackend) async throws -> Void) async throws {
-        let store = try self.store.open()
+        let store = try await self.store.open()
         defer { store.close() }
         try await body(AppBackend(store: store))
     }

@@ -20,7 +20,7 @@ final class Importer {
     /// One input line's event (its expected version dropped: import ignores them).
     private typealias Item = (line: Int, event: EventLine)
 
-    private let store: EventStore
+    private let store: any EventLog
     private let batchSize: Int
     /// The batch being gathered, in input order, and the ids it holds.
     private var items: [Item] = []
@@ -42,7 +42,7 @@ final class Importer {
     /// Whether events take the importer's clock rather than the time their line gives.
     private let restamps: Bool
 
-    init(store: EventStore, batchSize: Int, skipped: Int, restamps: Bool) {
+    init(store: any EventLog, batchSize: Int, skipped: Int, restamps: Bool) {
         self.store = store
         self.batchSize = batchSize
         self.skipped = skipped
@@ -101,7 +101,11 @@ final class Importer {
         for (index, item) in pending.enumerated() {
             let recorded: Bool
             do {
-                recorded = try item.event.event.id.map { try store.event(withID: $0) != nil } ?? false
+                if let id = item.event.event.id {
+                    recorded = try await store.event(withID: id) != nil
+                } else {
+                    recorded = false
+                }
             } catch let error as EventStoreError {
                 // Nothing from the first unwritten line on is written: resume from it.
                 throw Self.failure(error, ofBatch: fresh + pending[index...])

@@ -1,0 +1,109 @@
+import EventStore
+import Foundation
+import PostgresNIO
+
+extension PostgresEventStore {
+    /// Opens the named tables, creating those that do not exist yet (rows of
+    /// `eventstore.table_names`). In a store opened read-only nothing is created: a table that
+    /// does not exist reads as empty. Throws ``EventStoreError/Code/invalidInput`` for a bad name.
+    public func openTables(_ names: [String]) async throws {
+        for name in names { try Limits.validateName(name, kind: "table") }
+        let missing = openedTables.missing(names)
+        guard !missing.isEmpty else { return }
+        if mode != .readOnly {
+            _ = try await withConnection { connection in
+                try await connection.query(
+                    "INSERT INTO eventstore.table_names (name) SELECT unnest(\(missing)) ON CONFLICT (name) DO NOTHING",
+                    logger: configuration.logger)
+            }
+        }
+        openedTables.insert(missing)
+    }
+
+    /// Which of the named tables exist in the store, without creating any.
+    public func existingTables(_ names: [String]) async throws -> [String] {
+        try await withConnection { connection in
+            let rows = try await connection.query(
+                "SELECT name FROM eventstore.table_names WHERE name = ANY(\(names))", logger: configuration.logger)
+            var found = Set<String>()
+            for try await name in rows.decode(String.self) { found.insert(name) }
+            return names.filter(found.contains)
+        }
+    }
+
+    /// Runs `body` in one repeatable-read snapshot of the tables and the log. Blocks the calling
+    /// thread for its round trips (see ``readTables(_:)`` on ``EventLog``). The caller's own
+    /// errors come back as they were thrown.
+    public func readTables<T>(_ body: (TableTransaction) throws -> T) throws -> T {
+        try checkOpen()
+        return try blocking.withTransaction(writing: false) { connection, logger in
+            let transaction = TableTransaction(storage: tables(connection, logger), isWritable: false)
+            defer { transaction.end() }
+            return try body(transaction)
+        }
+    }
+
+    /// Runs `body` in a write transaction that first takes the tables' advisory lock, so that
+    /// table writes of every process run one at a time (as under LMDB's single writer): all it
+    /// writes commits together, or nothing when it throws (its error is rethrown as it was).
+    public func writeTables<T: Sendable>(_ body: @escaping @Sendable (TableTransaction) throws -> T) async throws -> T {
+        try checkWritable()
+        return try await blocking.offload { [self] in
+            try blocking.withTransaction(writing: true) { connection, logger in
+                let transaction = TableTransaction(storage: tables(connection, logger), isWritable: true)
+                defer { transaction.end() }
+                return try body(transaction)
+            }
+        }
+    }
+
+    /// Appends as ``append(_:)`` does and, in the same transaction, once the events are newly
+    /// written, runs `body` with the tables and the results; see ``EventStore/append(_:alsoWriting:)``.
+    /// Not grouped with other appends: it runs in a transaction of its own that holds the tables'
+    /// lock, then the head row's, to commit.
+    public func append(
+        _ appends: [StreamAppend], alsoWriting body: @escaping @Sendable (TableTransaction, [AppendResult]) throws -> Void
+    ) async throws -> [AppendResult] {
+        try checkWritable()
+        try Limits.validate(appends)
+        let call = AppendCall([request(appends, tracking: nil)], now: ContentTime.microseconds(configuration.clock()))
+        let results = try await blocking.offload { [self] in
+            try blocking.withTransaction(writing: true) { connection, logger in
+                let rows: [AppendCall.Row]
+                do {
+                    rows = try connection.query(call.query, logger: logger).wait().rows.map { try $0.decode(AppendCall.Row.self) }
+                } catch {
+                    throw Appender.mapped(error)
+                }
+                guard let outcome = call.outcomes(rows).first else {
+                    throw EventStoreError(.storageFailure, "The append function answered nothing.")
+                }
+                let results = try outcome.get()
+                if results.contains(where: { !$0.alreadyRecorded }) {
+                    let transaction = TableTransaction(storage: tables(connection, logger), isWritable: true)
+                    defer { transaction.end() }
+                    try body(transaction, results)
+                }
+                return results
+            }
+        }
+        if let head = results.compactMap({ $0.alreadyRecorded ? nil : $0.positions.last }).max() { headSignal.publish(head) }
+        return results
+    }
+
+    /// Waits until the log's head is past `position` (committed by any process) and returns it.
+    public func waitForCommit(after position: UInt64) async throws -> UInt64 {
+        while true {
+            try await refreshHead()
+            let current = headSignal.current
+            if current > position { return current }
+            _ = try await headSignal.wait(after: position)
+        }
+    }
+
+    private func tables(_ connection: PostgresConnection, _ logger: Logger) -> PostgresTables {
+        let opened = openedTables
+        return PostgresTables(
+            connection: connection, logger: logger, location: location, isOpen: { name in opened.contains(name) })
+    }
+}

@@ -1,0 +1,151 @@
+import EventStore
+import Foundation
+import Logging
+import PostgresNIO
+
+/// The tables and the log seen through one PostgreSQL transaction, for ``TableTransaction``:
+/// every entry is a row of `eventstore.tables` (name, key, value), read and written with
+/// blocking round trips on the transaction's connection (see ``BlockingConnections``).
+final class PostgresTables: TableStorage {
+    private let connection: PostgresConnection
+    private let logger: Logger
+    private let openTables: @Sendable (String) -> Bool
+    private let location: String
+
+    /// Rows fetched per round trip by scans and log walks.
+    static let pageSize = 512
+
+    init(connection: PostgresConnection, logger: Logger, location: String, isOpen: @escaping @Sendable (String) -> Bool) {
+        self.connection = connection
+        self.logger = logger
+        self.location = location
+        self.openTables = isOpen
+    }
+
+    private func checkOpen(_ table: String) throws(EventStoreError) {
+        guard openTables(table) else {
+            throw EventStoreError(.notFound, "The table '\(table)' is not open; open it with openTables first.")
+        }
+    }
+
+    private func rows(_ query: PostgresQuery) throws -> [PostgresRow] {
+        do {
+            return try connection.query(query, logger: logger).wait().rows
+        } catch {
+            throw PostgresErrors.mapped(error, location: location)
+        }
+    }
+
+    func releaseReadPages() {}
+
+    func withValue<R>(_ table: String, _ key: [UInt8], _ body: (UnsafeRawBufferPointer) throws -> R) throws -> R? {
+        try checkOpen(table)
+        let found = try rows("SELECT value FROM eventstore.tables WHERE name = \(table) AND key = \(ByteBuffer(bytes: key))")
+        guard let row = found.first else { return nil }
+        let value = try row.decode(ByteBuffer.self)
+        return try value.withUnsafeReadableBytes { try body($0) }
+    }
+
+    func put(_ table: String, _ key: [UInt8], _ value: [UInt8]) throws {
+        try checkOpen(table)
+        _ = try rows(
+            """
+            INSERT INTO eventstore.tables (name, key, value) VALUES (\(table), \(ByteBuffer(bytes: key)), \(ByteBuffer(bytes: value)))
+            ON CONFLICT (name, key) DO UPDATE SET value = excluded.value
+            """)
+    }
+
+    func delete(_ table: String, _ key: [UInt8]) throws -> Bool {
+        try checkOpen(table)
+        return try !rows("DELETE FROM eventstore.tables WHERE name = \(table) AND key = \(ByteBuffer(bytes: key)) RETURNING 1").isEmpty
+    }
+
+    func removeAll(_ table: String) throws {
+        try checkOpen(table)
+        _ = try rows("DELETE FROM eventstore.tables WHERE name = \(table)")
+    }
+
+    func count(_ table: String) throws -> Int {
+        try checkOpen(table)
+        let found = try rows("SELECT count(*) FROM eventstore.tables WHERE name = \(table)")
+        return Int(try found.first?.decode(Int64.self) ?? 0)
+    }
+
+    func scan(
+        _ table: String, prefix: [UInt8], after: [UInt8]?, reverse: Bool,
+        _ body: (UnsafeRawBufferPointer, UnsafeRawBufferPointer) throws -> Bool
+    ) throws {
+        try checkOpen(table)
+        let upper = TableTransaction.successor(of: prefix)
+        var resume = after
+        while true {
+            var query = SQLQuery("SELECT key, value FROM eventstore.tables WHERE name = ")
+            query.append(query.bind(table))
+            if !prefix.isEmpty { query.append(" AND key >= \(query.bind(ByteBuffer(bytes: prefix)))") }
+            if let upper { query.append(" AND key < \(query.bind(ByteBuffer(bytes: upper)))") }
+            if let resume {
+                query.append(" AND key \(reverse ? "<" : ">") \(query.bind(ByteBuffer(bytes: resume)))")
+            }
+            query.append(" ORDER BY key \(reverse ? "DESC" : "ASC") LIMIT \(Self.pageSize)")
+            let page = try rows(query.query)
+            for row in page {
+                let (key, value) = try row.decode((ByteBuffer, ByteBuffer).self)
+                let goOn = try key.withUnsafeReadableBytes { keyBytes in
+                    try value.withUnsafeReadableBytes { valueBytes in try body(keyBytes, valueBytes) }
+                }
+                guard goOn else { return }
+                resume = Array(key.readableBytesView)
+            }
+            if page.count < Self.pageSize { return }
+        }
+    }
+
+    func headPosition() throws -> UInt64 {
+        let found = try rows("SELECT position FROM eventstore.head")
+        guard let row = found.first else {
+            throw EventStoreError(.damaged, "The head row of the store is missing; run `esctl verify`.")
+        }
+        return UInt64(max(try row.decode(Int64.self), 0))
+    }
+
+    func forEachEvent(inStream stream: String, from version: UInt64, _ body: (RecordedEvent) throws -> Void) throws {
+        var next = Int64(clamping: version)
+        while true {
+            let page = try rows(
+                """
+                SELECT \(unescaped: eventColumns) FROM eventstore.events WHERE stream = \(stream) AND version >= \(next)
+                ORDER BY version LIMIT \(Self.pageSize)
+                """)
+            for row in page {
+                let event = try recordedEvent(row.decode(EventRow.self))
+                try body(event)
+                next = Int64(clamping: event.version) + 1
+            }
+            if page.count < Self.pageSize { return }
+        }
+    }
+
+    func forEachEvent(from start: UInt64, through last: UInt64, types: Set<String>?, _ body: (RecordedEvent) throws -> Bool) throws
+        -> UInt64
+    {
+        let start = max(start, 1)
+        let end = min(last, try headPosition())
+        guard start <= end else { return start - 1 }
+        var next = start
+        while next <= end {
+            var query = SQLQuery("SELECT \(eventColumns) FROM eventstore.events WHERE position >= ")
+            query.append(query.bind(Int64(clamping: next)))
+            query.append(" AND position <= \(query.bind(Int64(clamping: end)))")
+            query.appendConditions(of: EventFilter(types: types))
+            query.append(" ORDER BY position LIMIT \(Self.pageSize)")
+            let page = try rows(query.query)
+            for row in page {
+                let event = try recordedEvent(row.decode(EventRow.self))
+                guard try body(event) else { return event.position }
+                next = event.position + 1
+            }
+            if page.count < Self.pageSize { break }
+        }
+        return end
+    }
+}
