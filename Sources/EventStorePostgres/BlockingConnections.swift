@@ -81,7 +81,7 @@ final class BlockingConnections: Sendable {
             defer { idle.removeAll() }
             return idle
         }
-        for connection in connections { let _: EventLoopFuture<Void> = connection.close() }
+        for connection in connections { try? connection.close().wait() }
     }
 
     private func run(_ connection: PostgresConnection, _ sql: String) throws {
@@ -104,7 +104,7 @@ final class BlockingConnections: Sendable {
 
     private func giveBack(_ connection: PostgresConnection, healthy: Bool) {
         guard healthy, !connection.isClosed else {
-            let _: EventLoopFuture<Void> = connection.close()
+            try? connection.close().wait()
             return
         }
         let kept = idle.withLock { idle -> Bool in
@@ -112,6 +112,6 @@ final class BlockingConnections: Sendable {
             idle.append(connection)
             return true
         }
-        if !kept { let _: EventLoopFuture<Void> = connection.close() }
+        if !kept { try? connection.close().wait() }
     }
 }
