@@ -63,7 +63,7 @@ let package = Package(
         .target(name: "TestSupport", dependencies: ["EventStore", "EventStoreTesting"], path: "Tests/TestSupport"),
         // A writer the reliability tests start and kill (not a product: tests build it).
         .executableTarget(
-            name: "torture-writer", dependencies: ["CLMDB", "EventStore", "Projections", "Commands", "Apps", "TestSupport"],
+            name: "torture-writer", dependencies: ["CLMDB", "EventStore", "EventStorePostgres", "Projections", "Commands", "Apps", "TestSupport"],
             path: "Tests/TortureWriter"),
         .testTarget(
             name: "EventStoreTests",
@@ -84,7 +84,10 @@ let package = Package(
         .testTarget(name: "EsctlTests", dependencies: ["esctl", "EventStore", "Commands", "WireFormat", "TestSupport"]),
         .testTarget(
             name: "ReliabilityTests",
-            dependencies: ["esctl", "torture-writer", "EventStore", "Projections", "Commands", "Apps", "WireFormat", "FuzzChecks", "TestSupport"]),
+            dependencies: [
+                "esctl", "torture-writer", "EventStore", "EventStorePostgres", "Projections", "Commands", "Apps", "WireFormat", "FuzzChecks",
+                "TestSupport", "PostgresTestSupport",
+            ]),
     ],
     swiftLanguageModes: [.v6]
 )

@@ -2,6 +2,7 @@ import Apps
 import CLMDB
 import Commands
 import EventStore
+import EventStorePostgres
 import Foundation
 import Projections
 import TestSupport
@@ -25,6 +26,13 @@ import TestSupport
 //   torture-writer contend --db DIR --process P --count N
 //       N times: reads the version of "shared", appends with that exact expectation, prints
 //       "OK version" or "CONFLICT"; and appends to "own-P". Prints "DONE".
+//   torture-writer node --db DIR|URL --process P --count N --total T
+//       One of several nodes sharing one store (a PostgreSQL URL, or an LMDB directory): N times
+//       it appends to "shared" with the exact version it read (retrying on conflict, and noting
+//       the version it built on), to "own-P", and to "pair-P-a" and "pair-P-b" in one atomic
+//       append, printing "ACK position..." for each; meanwhile a subscription from the start
+//       reads until it has T events and prints "SEQ count digest" (a digest of every position
+//       and id in order), so that every node's sequence can be compared. Prints "DONE" at the end.
 //   torture-writer misuse --db DIR
 //       Calls the store from inside a read's closure (which a debug build stops at).
 //   torture-writer commands --db DIR [--seed S]
@@ -75,6 +83,70 @@ if mode == "fill-readers" {
 }
 let durability: Durability = option("--durability") == "noMetaSync" ? .noMetaSync : (option("--durability") == "noSync" ? .noSync : .full)
 let mapSize = option("--map-size").flatMap(Int.init) ?? 64 << 20
+
+/// The store `--db` names: a PostgreSQL database for a postgres:// URL, else an LMDB directory.
+func openLog() async throws -> any EventLog {
+    if db.hasPrefix("postgres://") || db.hasPrefix("postgresql://") { return try await PostgresEventStore(url: db) }
+    return try EventStore(path: db, configuration: Configuration(durability: durability, initialMapSize: mapSize))
+}
+
+// The modes that run on either backend.
+switch mode {
+case "node":
+    let log = try await openLog()
+    let process = option("--process") ?? "0"
+    let count = Int(option("--count") ?? "10") ?? 10
+    let total = Int(option("--total") ?? "0") ?? 0
+    let subscriber = Task {
+        var digest = SequenceDigest()
+        var seen = 0
+        for try await event in log.subscribe(from: .start, filter: .all) {
+            digest.add(event)
+            seen += 1
+            if seen == total { break }
+        }
+        say("SEQ \(seen) \(digest.text)")
+    }
+    for sequence in 0..<count {
+        while true {
+            let version = try await log.streamVersion("shared")
+            let data = Data("{\"process\":\"\(process)\",\"sequence\":\(sequence),\"base\":\(version)}".utf8)
+            do {
+                let result = try await log.append(to: "shared", events: [NewEvent(type: "Claimed", data: data)], expectedVersion: .exact(version))
+                say("ACK \(result.positions.map(String.init).joined(separator: " "))")
+                break
+            } catch let error as EventStoreError where error.code == .versionConflict {
+                continue
+            }
+        }
+        let own = try await log.append(to: "own-\(process)", events: [NewEvent(type: "Own", data: Data("{\"sequence\":\(sequence)}".utf8))])
+        say("ACK \(own.positions.map(String.init).joined(separator: " "))")
+        let pair = try await log.append([
+            StreamAppend(stream: "pair-\(process)-a", events: [NewEvent(type: "Paired")], expectedVersion: .exact(UInt64(sequence))),
+            StreamAppend(stream: "pair-\(process)-b", events: [NewEvent(type: "Paired")], expectedVersion: .exact(UInt64(sequence))),
+        ])
+        say("ACK \(pair.flatMap(\.positions).map(String.init).joined(separator: " "))")
+    }
+    try await subscriber.value
+    say("DONE")
+    log.close()
+    exit(0)
+case "append" where db.hasPrefix("postgres"):
+    let log = try await openLog()
+    let seed = UInt64(option("--seed") ?? "1") ?? 1
+    var batch = UInt64(option("--start") ?? "1") ?? 1
+    let runner = try await ProjectionRunner(store: log, projections: AppCatalog.logSummaries)
+    while true {
+        let results = try await log.append(TortureBatch.appends(seed: seed, batch: batch))
+        let positions = results.flatMap(\.positions)
+        say("ACK \(batch) \(positions.first ?? 0) \(positions.count)")
+        if batch % 5 == 0 { try await runner.catchUp() }
+        batch += 1
+    }
+default:
+    break
+}
+
 let store = try EventStore(path: db, configuration: Configuration(durability: durability, initialMapSize: mapSize))
 
 switch mode {
