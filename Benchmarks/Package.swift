@@ -1,6 +1,6 @@
 // swift-tools-version:6.1
-// The side-by-side benchmark: this store, raw LMDB with the same schema, and SQLite through
-// GRDB. A package of its own, so the project's build and tests never compile the comparators.
+// The side-by-side benchmark: this store on LMDB and on PostgreSQL, raw LMDB with the same
+// schema, and SQLite through GRDB. A package of its own, so the project's build and tests never compile the comparators.
 // Run it with ../scripts/bench.sh (it installs what it needs and builds in release mode).
 import Foundation
 import PackageDescription
@@ -24,7 +24,7 @@ let package = Package(
             dependencies: [
                 .product(name: "EventStore", package: root), .product(name: "Projections", package: root),
                 .product(name: "Commands", package: root), .product(name: "_Apps", package: root),
-                .product(name: "EventStoreTesting", package: root), "CLMDBBench",
+                .product(name: "EventStoreTesting", package: root), .product(name: "EventStorePostgres", package: root), "CLMDBBench",
                 .product(name: "GRDB", package: "GRDB.swift"), .product(name: "Logging", package: "swift-log"),
             ]),
     ],

@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # The side-by-side benchmark (BENCHMARKS.md): installs LMDB and SQLite's headers when missing,
 # builds Benchmarks/ in release mode, and runs esbench with the given options
-# (for example --json, --scenarios s1,s3, --full). See `scripts/bench.sh --help`.
+# (for example --json, --scenarios s1,s3, --full) beside a throwaway PostgreSQL cluster with
+# durable settings (scripts/with-postgres.sh --durable), the PostgreSQL contender's database.
+# See `scripts/bench.sh --help`.
 set -euo pipefail
 cd "$(dirname "$0")/../Benchmarks"
 SUDO=""; [ "$(id -u)" = 0 ] || SUDO=sudo
@@ -17,4 +19,4 @@ fi
 # file added there is then missing from the build. Dropping the plan makes it read them again.
 rm -f .build/release.yaml
 swift build -c release --product esbench >&2
-exec "$(swift build -c release --show-bin-path)/esbench" "$@"
+exec ../scripts/with-postgres.sh --durable "$(swift build -c release --show-bin-path)/esbench" "$@"

@@ -2,16 +2,22 @@
 # Runs a command beside a throwaway PostgreSQL cluster, and stops the cluster afterwards, even
 # when the command fails or is interrupted.
 #
-#   scripts/with-postgres.sh COMMAND [ARGUMENT...]
+#   scripts/with-postgres.sh [--durable] COMMAND [ARGUMENT...]
 #
 # Installs Debian's postgresql when initdb is missing. The cluster listens on a Unix socket in a
 # temporary directory only (no TCP port to collide with, nothing on the network), trusts local
-# connections, and runs without fsync (a test cluster: the durability tests start their own with
-# the defaults). The command sees ESTEST_POSTGRES_URL, a postgres:// URL of the cluster's
+# connections, and runs without fsync (a test cluster), or with PostgreSQL's durable defaults
+# (fsync, synchronous_commit) with --durable, as the benchmark runs it. The command sees ESTEST_POSTGRES_URL, a postgres:// URL of the cluster's
 # `postgres` database as the `postgres` user; tests make a database of their own in it.
 #
 # Exits with the command's status; 69 when PostgreSQL cannot be installed or started.
 set -euo pipefail
+
+SETTINGS="-c fsync=off -c synchronous_commit=off -c full_page_writes=off"
+if [ "${1:-}" = "--durable" ]; then
+    SETTINGS=""
+    shift
+fi
 
 SUDO=""
 [ "$(id -u)" = 0 ] || SUDO=sudo
@@ -56,7 +62,7 @@ if ! as_owner "$INITDB" -D "$DIR/data" -U postgres --auth=trust -E UTF8 --locale
     exit 69
 fi
 if ! as_owner "$PG_CTL" -D "$DIR/data" -l "$DIR/log" -w -t 60 \
-    -o "-k $DIR -c listen_addresses='' -c fsync=off -c synchronous_commit=off -c full_page_writes=off -c max_connections=200" \
+    -o "-k $DIR -c listen_addresses='' $SETTINGS -c max_connections=200" \
     start >/dev/null; then
     echo "with-postgres: the cluster did not start:" >&2
     cat "$DIR/log" >&2 || true

@@ -90,6 +90,7 @@ struct Bench {
         report.judge("S1", "≥ 0.8 × raw LMDB (naive)", measured: String(format: "%.2f ×", vsRaw), vsRaw >= 0.8)
         report.judge("S1", "of the physical limit (raw LMDB, log only)", measured: String(format: "%.2f ×", logSeconds / ours), nil)
         report.judge("S1", "≥ 3 × SQLite", measured: String(format: "%.2f ×", vsSQLite), vsSQLite >= 3)
+        try await postgresS1(batches, workload: workload)
     }
 
     // MARK: S2 many writers
@@ -154,6 +155,7 @@ struct Bench {
 
         report.judge("S2", "≥ 10 × raw LMDB one-per-transaction", measured: String(format: "%.1f ×", oursRate / rawRate), oursRate >= 10 * rawRate)
         report.judge("S2", "≥ 5 × SQLite", measured: String(format: "%.1f ×", oursRate / sqliteRate), oursRate >= 5 * sqliteRate)
+        try await postgresS2(workload: workload)
     }
 
     // MARK: S3 rebuild
@@ -272,11 +274,12 @@ struct Bench {
         report.judge("S4", "cross-process p99 ≤ 20 ms", measured: String(format: "%.2f ms", crossP99), crossP99 <= 20)
         report.add(Figure(scenario: "S4", contender: "raw-lmdb", metric: "latency", value: .nan, unit: "-", note: "no subscriptions: a reader would poll"))
         report.add(Figure(scenario: "S4", contender: "sqlite-grdb", metric: "latency", value: .nan, unit: "-", note: "GRDB observes its own process's commits only"))
+        try await postgresS4()
     }
 
     /// The child of S4: appends `count` events carrying their wall-clock send time, 2 ms apart.
     static func s4Appender(directory: String, count: Int) async throws {
-        let store = try EventStore(path: directory, configuration: Configuration(durability: .noSync))
+        let store = try await openForChild(directory)
         for _ in 0..<count {
             let data = Data("{\"t\":\(Date().timeIntervalSince1970)}".utf8)
             _ = try await store.append(to: "cross", events: [NewEvent(type: "Tick", data: data)])

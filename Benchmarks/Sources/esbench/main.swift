@@ -12,12 +12,13 @@ func intValue(_ flag: String) -> Int? { value(after: flag).flatMap { Int($0.repl
 
 if arguments.contains("--help") {
     print("""
-        esbench [--json] [--scenarios s1,s2,s3,s4,s5,s6,s9,s10] [--full] [--dir DIR]
+        esbench [--json] [--scenarios s1,s2,s3,s4,s5,s6,s9,s10] [--full] [--dir DIR] [--postgres URL]
                 [--events N] [--writer-events N] [--single-events N] [--domain-events N]
                 [--latency-events N] [--memory-sizes A,B] [--reads N] [--s10-history N]
 
         Runs each scenario with three contenders side by side (this store, raw LMDB with the same
-        schema, SQLite through GRDB) and prints a table of figures and targets; --json prints the
+        schema, SQLite through GRDB), and in S1, S2 and S4 this store on the PostgreSQL cluster
+        --postgres names (scripts/bench.sh starts one), and prints a table of figures and targets; --json prints the
         same figures as JSON. The defaults finish in about two minutes; --full uses the sizes the
         issue names for S5 (1M and 4M events).
         """)
