@@ -81,7 +81,7 @@ let package = Package(
         .testTarget(name: "ProjectionsTests", dependencies: ["Projections", "EventStore", "Apps", "TestSupport"]),
         .testTarget(name: "CommandsTests", dependencies: ["Commands", "EventStore", "EventStoreTesting", "TestSupport"]),
         .testTarget(name: "AppsTests", dependencies: ["Apps", "Commands", "Projections", "EventStore", "EventStoreTesting", "TestSupport"]),
-        .testTarget(name: "EsctlTests", dependencies: ["esctl", "EventStore", "Commands", "WireFormat", "TestSupport"]),
+        .testTarget(name: "EsctlTests", dependencies: ["esctl", "EventStore", "Commands", "WireFormat", "TestSupport", "PostgresTestSupport"]),
         .testTarget(
             name: "ReliabilityTests",
             dependencies: [

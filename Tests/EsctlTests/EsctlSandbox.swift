@@ -5,11 +5,18 @@ import TestSupport
 /// A temporary store for esctl end-to-end tests, and shorthands to run the built binary on it.
 struct EsctlSandbox {
     let directory: TemporaryDirectory
-    /// The store directory (inside `directory`, created by the first command).
-    var db: String { directory.appending("store") }
+    /// The store: a directory inside `directory` (created by the first command), or a database URL.
+    let db: String
 
     init(prefix: String = "esctl-test") throws {
         directory = try TemporaryDirectory(prefix: prefix)
+        db = directory.appending("store")
+    }
+
+    /// A sandbox on the store `db` names (a PostgreSQL URL, say), with a temporary directory beside it.
+    init(db: String) throws {
+        directory = try TemporaryDirectory(prefix: "esctl-test")
+        self.db = db
     }
 
     /// Runs `esctl ARGUMENTS --db STORE`, feeding `stdin` when given.

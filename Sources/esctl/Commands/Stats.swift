@@ -34,16 +34,22 @@ struct Stats: AsyncParsableCommand {
                 object.add("path", store.location)
                 Console.printJSON(object.finish())
             } else {
-                let rows: [(String, String)] = [
+                var rows: [(String, String)] = [
                     ("store", store.location),
                     ("events", String(stats.eventCount)),
                     ("streams", String(stats.streamCount)),
                     ("first position", String(stats.firstPosition)),
                     ("head position", String(stats.headPosition)),
-                    ("file size", "\(stats.fileSize) bytes"),
-                    ("map size", "\(stats.mapSize) bytes"),
-                    ("page size", "\(stats.pageSize) bytes"),
                 ]
+                // A PostgreSQL database has a size on disk and a block size, but no map.
+                if self.store.isPostgres {
+                    rows += [("database size", "\(stats.fileSize) bytes"), ("block size", "\(stats.pageSize) bytes")]
+                } else {
+                    rows += [
+                        ("file size", "\(stats.fileSize) bytes"), ("map size", "\(stats.mapSize) bytes"),
+                        ("page size", "\(stats.pageSize) bytes"),
+                    ]
+                }
                 for (name, value) in rows {
                     Console.print(name.padded(to: 16) + value)
                 }
