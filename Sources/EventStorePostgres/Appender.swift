@@ -20,6 +20,8 @@ final class Appender: Sendable {
         var queue: [Job] = []
         var isRunning = false
         var isClosed = false
+        /// Who waits for the drain to stop (``drained()``).
+        var waiters: [CheckedContinuation<Void, Never>] = []
     }
 
     private let state = Mutex(State())
@@ -63,14 +65,21 @@ final class Appender: Sendable {
         }
     }
 
-    /// Refuses new jobs and fails the queued ones that no call has taken yet.
+    /// Refuses new jobs; the queued ones are still appended.
     func shutDown() {
-        let pending = state.withLock { state -> [Job] in
-            state.isClosed = true
-            defer { state.queue.removeAll() }
-            return state.queue
+        state.withLock { $0.isClosed = true }
+    }
+
+    /// Returns once nothing is queued or in flight.
+    func drained() async {
+        await withCheckedContinuation { continuation in
+            let idle = state.withLock { state -> Bool in
+                guard state.isRunning else { return true }
+                state.waiters.append(continuation)
+                return false
+            }
+            if idle { continuation.resume() }
         }
-        for job in pending { job.continuation.resume(throwing: EventStoreError.closedStore) }
     }
 
     private func drain() async {
@@ -85,7 +94,13 @@ final class Appender: Sendable {
                 if taken.isEmpty { state.isRunning = false }
                 return taken
             }
-            guard !batch.isEmpty else { return }
+            guard !batch.isEmpty else {
+                for waiter in state.withLock({ state -> [CheckedContinuation<Void, Never>] in
+                    defer { state.waiters.removeAll() }
+                    return state.waiters
+                }) { waiter.resume() }
+                return
+            }
             await run(batch)
         }
     }

@@ -98,14 +98,19 @@ public final class PostgresEventStore: EventLog, SubscriptionSource {
         close()
     }
 
-    /// Finishes the appends already queued, then closes the connections. Idempotent.
+    /// Refuses new calls; the appends already queued are still made (their callers get their
+    /// results), then the connections close. Idempotent; returns at once (the queued appends
+    /// finish in the background).
     public func close() {
         guard !isClosed.exchange(true, ordering: .acquiringAndReleasing) else { return }
         appender.shutDown()
         headSignal.close()
         listenerTask.cancel()
         blocking.closeAll()
-        clientTask.cancel()
+        Task { [appender, clientTask] in
+            await appender.drained()
+            clientTask.cancel()
+        }
     }
 
     /// How many calls of the append function this handle made (commits) and how many appends
