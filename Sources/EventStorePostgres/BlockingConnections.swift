@@ -22,13 +22,7 @@ final class BlockingConnections: Sendable {
     private static let maximumIdle = 4
 
     init(location: PostgresLocation, logger: Logger) {
-        if let socket = location.socketPath {
-            configuration = .init(unixSocketPath: socket, username: location.user, password: location.password, database: location.database)
-        } else {
-            configuration = .init(
-                host: location.host, port: location.port, username: location.user, password: location.password,
-                database: location.database, tls: .disable)
-        }
+        configuration = location.connectionConfiguration
         self.logger = logger
         self.location = location.description
     }

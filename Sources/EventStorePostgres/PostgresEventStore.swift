@@ -51,20 +51,7 @@ public final class PostgresEventStore: EventLog, SubscriptionSource {
 
     /// Opens the store at `location`; see ``init(url:mode:configuration:)``.
     public init(location: PostgresLocation, mode: OpenMode = .createIfMissing, configuration: Configuration = Configuration()) async throws {
-        var options = PostgresClient.Configuration.Options()
-        options.connectTimeout = .seconds(10)
-        options.maximumConnections = 16
-        let clientConfiguration: PostgresClient.Configuration
-        if let socket = location.socketPath {
-            clientConfiguration = .init(unixSocketPath: socket, username: location.user, password: location.password, database: location.database)
-        } else {
-            clientConfiguration = .init(
-                host: location.host, port: location.port, username: location.user, password: location.password,
-                database: location.database, tls: .disable)
-        }
-        var withOptions = clientConfiguration
-        withOptions.options = options
-        let client = PostgresClient(configuration: withOptions, backgroundLogger: configuration.logger)
+        let client = PostgresClient(configuration: location.clientConfiguration, backgroundLogger: configuration.logger)
         let clientTask = Task { await client.run() }
         let head: UInt64
         do {

@@ -1,5 +1,6 @@
 import EventStore
 import Foundation
+import PostgresNIO
 
 /// Where a PostgreSQL store is: a `postgres://` (or `postgresql://`) URL,
 /// `postgres://USER[:PASSWORD]@HOST[:PORT]/DATABASE`, with `?host=/path/to/socket/dir` for a
@@ -76,5 +77,29 @@ public struct PostgresLocation: Sendable, Equatable, CustomStringConvertible {
         text += "/\(database)"
         if let socketDirectory { text += "?host=\(socketDirectory)" }
         return text
+    }
+}
+
+extension PostgresLocation {
+    /// A single connection's configuration: the socket or host, the login, no TLS (not
+    /// configurable by the URL yet; docs/SCALING.md).
+    package var connectionConfiguration: PostgresConnection.Configuration {
+        if let socketPath {
+            return .init(unixSocketPath: socketPath, username: user, password: password, database: database)
+        }
+        return .init(host: host, port: port, username: user, password: password, database: database, tls: .disable)
+    }
+
+    /// The pool's configuration: as ``connectionConfiguration``, at most 16 connections, 10 s to connect.
+    var clientConfiguration: PostgresClient.Configuration {
+        var configuration: PostgresClient.Configuration
+        if let socketPath {
+            configuration = .init(unixSocketPath: socketPath, username: user, password: password, database: database)
+        } else {
+            configuration = .init(host: host, port: port, username: user, password: password, database: database, tls: .disable)
+        }
+        configuration.options.connectTimeout = .seconds(10)
+        configuration.options.maximumConnections = 16
+        return configuration
     }
 }

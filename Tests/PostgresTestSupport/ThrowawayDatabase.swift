@@ -65,15 +65,7 @@ private final class Admin: Sendable {
 
     func execute(_ sql: String, cluster: PostgresLocation) async throws {
         let logger = Logger(label: "test-admin", factory: { _ in SwiftLogNoOpLogHandler() })
-        let configuration: PostgresConnection.Configuration
-        if let socket = cluster.socketPath {
-            configuration = .init(unixSocketPath: socket, username: cluster.user, password: cluster.password, database: cluster.database)
-        } else {
-            configuration = .init(
-                host: cluster.host, port: cluster.port, username: cluster.user, password: cluster.password,
-                database: cluster.database, tls: .disable)
-        }
-        let connection = try await PostgresConnection.connect(configuration: configuration, id: 1, logger: logger)
+        let connection = try await PostgresConnection.connect(configuration: cluster.connectionConfiguration, id: 1, logger: logger)
         do {
             try await connection.query(PostgresQuery(unsafeSQL: sql), logger: logger)
         } catch {

@@ -48,20 +48,7 @@ extension Bench {
         let tasks = options.writerTasks
         let perTask = max(1, options.singleEvents * 4 / tasks)
         func run(_ store: PostgresEventStore) async throws -> Double {
-            let seconds = try await Measure.seconds {
-                try await withThrowingTaskGroup(of: Void.self) { group in
-                    for task in 0..<tasks {
-                        group.addTask {
-                            for i in 0..<perTask {
-                                let n = task * perTask + i
-                                _ = try await store.append(to: workload.streamName(n % workload.streams), events: [NewEvent(type: Workload.type, data: workload.data(n))])
-                            }
-                        }
-                    }
-                    try await group.waitForAll()
-                }
-            }
-            return Double(tasks * perTask) / seconds
+            Double(tasks * perTask) / (try await Self.singleEventAppends(store, tasks: tasks, perTask: perTask, workload: workload))
         }
         let grouped = try await PostgresEventStore(url: url)
         let groupedRate = try await run(grouped)
@@ -81,46 +68,10 @@ extension Bench {
         guard let url = try postgresDatabase("esbench_s4") else { return noPostgres("S4") }
         let store = try await PostgresEventStore(url: url)
         let count = options.latencyEvents / 4
-        let sent = Mutexed([ContinuousClock.Instant?](repeating: nil, count: count))
-        let subscription = store.subscribe(from: .end)
-        let receiver = Task { () -> [Double] in
-            var latencies: [Double] = []
-            for try await event in subscription {
-                let arrived = ContinuousClock.now
-                if let start = sent.withLock({ $0[Int(event.version) - 1] }) {
-                    let duration = arrived - start
-                    latencies.append(Double(duration.components.seconds) + Double(duration.components.attoseconds) / 1e18)
-                }
-                if latencies.count == count { break }
-            }
-            return latencies
-        }
-        for i in 0..<count {
-            sent.withLock { $0[i] = ContinuousClock.now }
-            _ = try await store.append(to: "latency", events: [NewEvent(type: "Tick", data: Data("{}".utf8))])
-            try await Task.sleep(for: .milliseconds(2))
-        }
-        let inProcess = try await receiver.value.sorted()
+        let inProcess = try await Self.inProcessLatencies(store, count: count, spacing: .milliseconds(2))
         report.add(Figure(scenario: "S4", contender: "postgres", metric: "in-process p50", value: Measure.percentile(inProcess, 0.5) * 1000, unit: "ms", note: "\(count) events, from the append call to delivery"))
         report.add(Figure(scenario: "S4", contender: "postgres", metric: "in-process p99", value: Measure.percentile(inProcess, 0.99) * 1000, unit: "ms"))
-
-        let crossCount = options.crossProcessEvents
-        let crossSubscription = store.subscribe(from: .end, filter: EventFilter(stream: "cross"))
-        let crossReceiver = Task { () -> [Double] in
-            var latencies: [Double] = []
-            for try await event in crossSubscription {
-                let now = Date().timeIntervalSince1970
-                if let sentAt = (try? JSONValue(parsing: Array(event.data)))?["t"]?.doubleValue { latencies.append(now - sentAt) }
-                if latencies.count == crossCount { break }
-            }
-            return latencies
-        }
-        let child = Process()
-        child.executableURL = URL(fileURLWithPath: executable)
-        child.arguments = ["--child", "s4-appender", "--dir", url, "--count", String(crossCount)]
-        try child.run()
-        child.waitUntilExit()
-        let cross = try await crossReceiver.value.sorted()
+        let cross = try await crossProcessLatencies(store, location: url, count: options.crossProcessEvents)
         store.close()
         let crossP99 = Measure.percentile(cross, 0.99) * 1000
         report.add(Figure(scenario: "S4", contender: "postgres", metric: "cross-process p50", value: Measure.percentile(cross, 0.5) * 1000, unit: "ms", note: "\(cross.count) events appended by another process"))

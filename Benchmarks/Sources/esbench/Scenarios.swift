@@ -102,19 +102,7 @@ struct Bench {
         let tasks = options.writerTasks
         let perTask = options.writerEvents / tasks
         let commitsBefore = store.writerStatistics.commits
-        let ours = try await Measure.seconds {
-            try await withThrowingTaskGroup(of: Void.self) { group in
-                for task in 0..<tasks {
-                    group.addTask {
-                        for i in 0..<perTask {
-                            let n = task * perTask + i
-                            _ = try await store.append(to: workload.streamName(n % workload.streams), events: [NewEvent(type: Workload.type, data: workload.data(n))])
-                        }
-                    }
-                }
-                try await group.waitForAll()
-            }
-        }
+        let ours = try await Self.singleEventAppends(store, tasks: tasks, perTask: perTask, workload: workload)
         let commits = store.writerStatistics.commits - commitsBefore
         store.close()
         cleanUp(storePath)
@@ -156,6 +144,24 @@ struct Bench {
         report.judge("S2", "≥ 10 × raw LMDB one-per-transaction", measured: String(format: "%.1f ×", oursRate / rawRate), oursRate >= 10 * rawRate)
         report.judge("S2", "≥ 5 × SQLite", measured: String(format: "%.1f ×", oursRate / sqliteRate), oursRate >= 5 * sqliteRate)
         try await postgresS2(workload: workload)
+    }
+
+    /// The seconds `tasks` concurrent tasks take to append `perTask` single events each.
+    static func singleEventAppends(_ store: any EventLog, tasks: Int, perTask: Int, workload: Workload) async throws -> Double {
+        try await Measure.seconds {
+            try await withThrowingTaskGroup(of: Void.self) { group in
+                for task in 0..<tasks {
+                    group.addTask {
+                        for i in 0..<perTask {
+                            let n = task * perTask + i
+                            _ = try await store.append(
+                                to: workload.streamName(n % workload.streams), events: [NewEvent(type: Workload.type, data: workload.data(n))])
+                        }
+                    }
+                }
+                try await group.waitForAll()
+            }
+        }
     }
 
     // MARK: S3 rebuild
@@ -221,8 +227,31 @@ struct Bench {
         let storePath = directory("s4-store")
         let store = try EventStore(path: storePath, configuration: Configuration(durability: .noSync, initialMapSize: 1 << 28))
         let count = options.latencyEvents
+        let inProcess = try await Self.inProcessLatencies(store, count: count, spacing: .microseconds(500))
+        report.add(Figure(scenario: "S4", contender: "eventstore", metric: "in-process p50", value: Measure.percentile(inProcess, 0.5) * 1000, unit: "ms", note: "\(count) events, from the append call to delivery"))
+        report.add(Figure(scenario: "S4", contender: "eventstore", metric: "in-process p99", value: Measure.percentile(inProcess, 0.99) * 1000, unit: "ms"))
+
+        // Another process appends; this one is subscribed (and polls every 5 ms).
+        let cross = try await crossProcessLatencies(store, location: storePath, count: options.crossProcessEvents)
+        store.close()
+        cleanUp(storePath)
+        report.add(Figure(scenario: "S4", contender: "eventstore", metric: "cross-process p50", value: Measure.percentile(cross, 0.5) * 1000, unit: "ms", note: "\(cross.count) events appended by another process"))
+        report.add(Figure(scenario: "S4", contender: "eventstore", metric: "cross-process p99", value: Measure.percentile(cross, 0.99) * 1000, unit: "ms"))
+
+        let p99 = Measure.percentile(inProcess, 0.99) * 1000
+        let crossP99 = Measure.percentile(cross, 0.99) * 1000
+        report.judge("S4", "in-process p99 ≤ 1 ms", measured: String(format: "%.3f ms", p99), p99 <= 1)
+        report.judge("S4", "cross-process p99 ≤ 20 ms", measured: String(format: "%.2f ms", crossP99), crossP99 <= 20)
+        report.add(Figure(scenario: "S4", contender: "raw-lmdb", metric: "latency", value: .nan, unit: "-", note: "no subscriptions: a reader would poll"))
+        report.add(Figure(scenario: "S4", contender: "sqlite-grdb", metric: "latency", value: .nan, unit: "-", note: "GRDB observes its own process's commits only"))
+        try await postgresS4()
+    }
+
+    /// Appends `count` events to "latency", `spacing` apart, and returns the time from each append
+    /// call to the event's delivery by a subscription of the same store, in seconds, sorted.
+    static func inProcessLatencies(_ store: any EventLog, count: Int, spacing: Duration) async throws -> [Double] {
         let sent = Mutexed([ContinuousClock.Instant?](repeating: nil, count: count))
-        let subscription = store.subscribe(from: .end)
+        let subscription = store.subscribe(from: .end, filter: EventFilter(stream: "latency"))
         let receiver = Task { () -> [Double] in
             var latencies: [Double] = []
             for try await event in subscription {
@@ -239,42 +268,30 @@ struct Bench {
         for i in 0..<count {
             sent.withLock { $0[i] = ContinuousClock.now }
             _ = try await store.append(to: "latency", events: [NewEvent(type: "Tick", data: Data("{}".utf8))])
-            try await Task.sleep(for: .microseconds(500))
+            try await Task.sleep(for: spacing)
         }
-        let inProcess = try await receiver.value.sorted()
-        report.add(Figure(scenario: "S4", contender: "eventstore", metric: "in-process p50", value: Measure.percentile(inProcess, 0.5) * 1000, unit: "ms", note: "\(count) events, from the append call to delivery"))
-        report.add(Figure(scenario: "S4", contender: "eventstore", metric: "in-process p99", value: Measure.percentile(inProcess, 0.99) * 1000, unit: "ms"))
+        return try await receiver.value.sorted()
+    }
 
-        // Another process appends; this one is subscribed (and polls every 5 ms).
-        let crossCount = options.crossProcessEvents
-        let crossSubscription = store.subscribe(from: .end, filter: EventFilter(stream: "cross"))
-        let crossReceiver = Task { () -> [Double] in
+    /// Has a child process append `count` events carrying their send time to the store at
+    /// `location`, and returns their delivery latencies in `store`, in seconds, sorted.
+    func crossProcessLatencies(_ store: any EventLog, location: String, count: Int) async throws -> [Double] {
+        let subscription = store.subscribe(from: .end, filter: EventFilter(stream: "cross"))
+        let receiver = Task { () -> [Double] in
             var latencies: [Double] = []
-            for try await event in crossSubscription {
+            for try await event in subscription {
                 let now = Date().timeIntervalSince1970
                 if let sentAt = (try? JSONValue(parsing: Array(event.data)))?["t"]?.doubleValue { latencies.append(now - sentAt) }
-                if latencies.count == crossCount { break }
+                if latencies.count == count { break }
             }
             return latencies
         }
         let child = Process()
         child.executableURL = URL(fileURLWithPath: executable)
-        child.arguments = ["--child", "s4-appender", "--dir", storePath, "--count", String(crossCount)]
+        child.arguments = ["--child", "s4-appender", "--dir", location, "--count", String(count)]
         try child.run()
         child.waitUntilExit()
-        let cross = try await crossReceiver.value.sorted()
-        store.close()
-        cleanUp(storePath)
-        report.add(Figure(scenario: "S4", contender: "eventstore", metric: "cross-process p50", value: Measure.percentile(cross, 0.5) * 1000, unit: "ms", note: "\(cross.count) events appended by another process"))
-        report.add(Figure(scenario: "S4", contender: "eventstore", metric: "cross-process p99", value: Measure.percentile(cross, 0.99) * 1000, unit: "ms"))
-
-        let p99 = Measure.percentile(inProcess, 0.99) * 1000
-        let crossP99 = Measure.percentile(cross, 0.99) * 1000
-        report.judge("S4", "in-process p99 ≤ 1 ms", measured: String(format: "%.3f ms", p99), p99 <= 1)
-        report.judge("S4", "cross-process p99 ≤ 20 ms", measured: String(format: "%.2f ms", crossP99), crossP99 <= 20)
-        report.add(Figure(scenario: "S4", contender: "raw-lmdb", metric: "latency", value: .nan, unit: "-", note: "no subscriptions: a reader would poll"))
-        report.add(Figure(scenario: "S4", contender: "sqlite-grdb", metric: "latency", value: .nan, unit: "-", note: "GRDB observes its own process's commits only"))
-        try await postgresS4()
+        return try await receiver.value.sorted()
     }
 
     /// The child of S4: appends `count` events carrying their wall-clock send time, 2 ms apart.
