@@ -61,6 +61,10 @@ public final class PostgresEventStore: EventLog, SubscriptionSource {
         }
         var withOptions = clientConfiguration
         withOptions.options = options
+        // The pool waits for a connection as long as it takes, trying again and again: at a server
+        // that cannot be reached (or refuses the login) opening would wait forever. One
+        // connection of its own first says at once, and why.
+        try await Self.probe(location, connectTimeout: options.connectTimeout, logger: configuration.logger)
         let client = PostgresClient(configuration: withOptions, backgroundLogger: configuration.logger)
         let clientTask = Task { await client.run() }
         let head: UInt64
@@ -92,6 +96,27 @@ public final class PostgresEventStore: EventLog, SubscriptionSource {
 
     deinit {
         close()
+    }
+
+    /// Connects to `location` once and closes again; throws ``EventStoreError/Code/storeUnavailable``
+    /// when the server cannot be reached or refuses the login.
+    private static func probe(_ location: PostgresLocation, connectTimeout: Duration, logger: Logger) async throws {
+        var configuration: PostgresConnection.Configuration
+        if let socket = location.socketPath {
+            configuration = .init(unixSocketPath: socket, username: location.user, password: location.password, database: location.database)
+        } else {
+            configuration = .init(
+                host: location.host, port: location.port, username: location.user, password: location.password,
+                database: location.database, tls: .disable)
+        }
+        let (seconds, attoseconds) = connectTimeout.components
+        configuration.options.connectTimeout = .nanoseconds(seconds * 1_000_000_000 + attoseconds / 1_000_000_000)
+        do {
+            let connection = try await PostgresConnection.connect(configuration: configuration, id: 0, logger: logger)
+            try? await connection.close()
+        } catch {
+            throw PostgresErrors.mapped(error, location: location.description)
+        }
     }
 
     /// Finishes the appends already queued, then closes the connections. Idempotent.
@@ -159,7 +184,16 @@ public final class PostgresEventStore: EventLog, SubscriptionSource {
 
     /// The head row, read in its own statement.
     static func readHead(_ client: PostgresClient) async throws -> UInt64 {
-        let rows = try await client.query("SELECT position FROM eventstore.head")
+        try await head(of: try await client.query("SELECT position FROM eventstore.head"))
+    }
+
+    /// The head row, read on a connection already leased (never lease a second connection while
+    /// holding one: with every connection of the pool held that way, none is ever returned).
+    static func readHead(_ connection: PostgresConnection, logger: Logger) async throws -> UInt64 {
+        try await head(of: try await connection.query("SELECT position FROM eventstore.head", logger: logger))
+    }
+
+    private static func head(of rows: PostgresRowSequence) async throws -> UInt64 {
         for try await position in rows.decode(Int64.self) { return UInt64(max(position, 0)) }
         throw EventStoreError(.damaged, "The head row of the store is missing; run `esctl verify`.")
     }
