@@ -60,6 +60,9 @@ final class Appender: Sendable {
         }
     }
 
+    /// How many jobs wait for a call to take them (for tests, as the LMDB writer's `queuedJobCount`).
+    var queuedJobCount: Int { state.withLock { $0.queue.count } }
+
     /// Refuses new jobs and fails the queued ones that no call has taken yet.
     func shutDown() {
         let pending = state.withLock { state -> [Job] in

@@ -172,6 +172,9 @@ public final class PostgresEventStore: EventLog, SubscriptionSource {
         }
     }
 
+    /// How many appends wait for the call in flight to finish (for tests).
+    var queuedAppendCount: Int { appender.queuedJobCount }
+
     /// Runs `body` with a connection, turning the driver's errors into ``EventStoreError``s.
     func withConnection<R: Sendable>(_ body: (PostgresConnection) async throws -> R) async throws -> R {
         try checkOpen()
