@@ -65,6 +65,9 @@ final class Appender: Sendable {
         }
     }
 
+    /// How many jobs wait for a call to take them (for tests, as the LMDB writer's `queuedJobCount`).
+    var queuedJobCount: Int { state.withLock { $0.queue.count } }
+
     /// Refuses new jobs; the queued ones are still appended.
     func shutDown() {
         state.withLock { $0.isClosed = true }

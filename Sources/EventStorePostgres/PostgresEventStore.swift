@@ -51,6 +51,10 @@ public final class PostgresEventStore: EventLog, SubscriptionSource {
 
     /// Opens the store at `location`; see ``init(url:mode:configuration:)``.
     public init(location: PostgresLocation, mode: OpenMode = .createIfMissing, configuration: Configuration = Configuration()) async throws {
+        // The pool waits for a connection as long as it takes, trying again and again: at a server
+        // that cannot be reached (or refuses the login) opening would wait forever. One
+        // connection of its own first says at once, and why.
+        try await Self.probe(location, logger: configuration.logger)
         let client = PostgresClient(configuration: location.clientConfiguration, backgroundLogger: configuration.logger)
         let clientTask = Task { await client.run() }
         let head: UInt64
@@ -83,6 +87,17 @@ public final class PostgresEventStore: EventLog, SubscriptionSource {
 
     deinit {
         close()
+    }
+
+    /// Connects to `location` once and closes again; throws ``EventStoreError/Code/storeUnavailable``
+    /// when the server cannot be reached or refuses the login (within the connect timeout).
+    private static func probe(_ location: PostgresLocation, logger: Logger) async throws {
+        do {
+            let connection = try await PostgresConnection.connect(configuration: location.connectionConfiguration, id: 0, logger: logger)
+            try? await connection.close()
+        } catch {
+            throw PostgresErrors.mapped(error, location: location.description)
+        }
     }
 
     /// Refuses new calls; the appends already queued are still made (their callers get their
@@ -153,6 +168,9 @@ public final class PostgresEventStore: EventLog, SubscriptionSource {
         return AppendRequest(appends: appends, ids: appends.map { $0.events.map { $0.id ?? generator() } }, tracking: tracking)
     }
 
+    /// How many appends wait for the call in flight to finish (for tests).
+    var queuedAppendCount: Int { appender.queuedJobCount }
+
     /// Runs `body` with a connection, turning the driver's errors into ``EventStoreError``s.
     func withConnection<R: Sendable>(_ body: (PostgresConnection) async throws -> R) async throws -> R {
         try checkOpen()
@@ -165,7 +183,16 @@ public final class PostgresEventStore: EventLog, SubscriptionSource {
 
     /// The head row, read in its own statement.
     static func readHead(_ client: PostgresClient) async throws -> UInt64 {
-        let rows = try await client.query("SELECT position FROM eventstore.head")
+        try await head(of: try await client.query("SELECT position FROM eventstore.head"))
+    }
+
+    /// The head row, read on a connection already leased (never lease a second connection while
+    /// holding one: with every connection of the pool held that way, none is ever returned).
+    static func readHead(_ connection: PostgresConnection, logger: Logger) async throws -> UInt64 {
+        try await head(of: try await connection.query("SELECT position FROM eventstore.head", logger: logger))
+    }
+
+    private static func head(of rows: PostgresRowSequence) async throws -> UInt64 {
         for try await position in rows.decode(Int64.self) { return UInt64(max(position, 0)) }
         throw EventStoreError(.damaged, "The head row of the store is missing; run `esctl verify`.")
     }

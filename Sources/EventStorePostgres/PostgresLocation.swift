@@ -84,10 +84,14 @@ extension PostgresLocation {
     /// A single connection's configuration: the socket or host, the login, no TLS (not
     /// configurable by the URL yet; docs/SCALING.md).
     package var connectionConfiguration: PostgresConnection.Configuration {
+        var configuration: PostgresConnection.Configuration
         if let socketPath {
-            return .init(unixSocketPath: socketPath, username: user, password: password, database: database)
+            configuration = .init(unixSocketPath: socketPath, username: user, password: password, database: database)
+        } else {
+            configuration = .init(host: host, port: port, username: user, password: password, database: database, tls: .disable)
         }
-        return .init(host: host, port: port, username: user, password: password, database: database, tls: .disable)
+        configuration.options.connectTimeout = .seconds(10)
+        return configuration
     }
 
     /// The pool's configuration: as ``connectionConfiguration``, at most 16 connections, 10 s to connect.

@@ -100,7 +100,7 @@ extension PostgresEventStore {
 
     /// The position of the last event in the log; 0 when the log is empty.
     public func headPosition() async throws -> UInt64 {
-        try await withConnection { _ in try await Self.readHead(client) }
+        try await withConnection { connection in try await Self.readHead(connection, logger: configuration.logger) }
     }
 
     /// The version of `stream`'s last event; 0 when the stream has no events.

@@ -51,4 +51,57 @@ struct AppendConformanceTests {
             #expect(try await f.log.headPosition() == 2)
         }
     }
+
+    @Test("a caller's id is kept, and binary data and metadata come back byte for byte", arguments: Backend.allCases)
+    func callerIDAndBytesAreKept(_ backend: Backend) async throws {
+        try await withLog(backend) { f in
+            let id = UUID()
+            let bytes = Data((0...255).map { UInt8($0) })
+            _ = try await f.log.append(to: "s", events: [NewEvent(id: id, type: "T", data: bytes, metadata: bytes)])
+            let stored = try #require(try await f.log.event(at: 1))
+            #expect(stored.id == id)
+            #expect(stored.data == bytes)
+            #expect(stored.metadata == bytes)
+            #expect(try await f.log.event(at: 2) == nil)
+        }
+    }
+
+    @Test("recordedAt converts the stored microseconds to a Date", arguments: Backend.allCases)
+    func recordedAtIsTheClocksTime(_ backend: Backend) async throws {
+        try await withLog(backend) { f in
+            _ = try await f.log.append(to: "s", events: [event("T")])
+            let stored = try #require(try await f.log.event(at: 1))
+            #expect(stored.recordedAt == Date(timeIntervalSince1970: 1_767_225_600))
+        }
+    }
+
+    @Test("a store reopened after close keeps everything, and positions and versions continue", arguments: Backend.allCases)
+    func reopenKeepsEverything(_ backend: Backend) async throws {
+        try await withLog(backend, durability: .full) { f in
+            _ = try await f.log.append(to: "a", events: [event("One"), event("Two")])
+            _ = try await f.log.append(to: "b", events: [event("Three")])
+            let before = try await f.log.events()
+
+            try await f.reopen()
+            #expect(try await f.log.events() == before)
+            let next = try await f.log.append(to: "a", events: [event("Four")], expectedVersion: .exact(2))
+            #expect(next == AppendResult(stream: "a", positions: [4], version: 3, alreadyRecorded: false, ids: [SequentialIDs.id(4)], recordedAtMicroseconds: LogFixture.micros(ofRead: 2)))
+            #expect(try await f.log.statistics().streamCount == 2)
+        }
+    }
+
+    @Test("a closed store refuses appends and reads with the closed error", arguments: Backend.allCases)
+    func closedStoreRefusesWork(_ backend: Backend) async throws {
+        try await withLog(backend) { f in
+            f.log.close()
+            #expect(isClosed(f.log))
+            let appendError = await #expect(throws: EventStoreError.self) {
+                try await f.log.append(to: "s", events: [event("T")])
+            }
+            #expect(appendError?.code == .closed)
+            let readError = await #expect(throws: EventStoreError.self) { try await f.log.events() }
+            #expect(readError?.code == .closed)
+            f.log.close()  // idempotent
+        }
+    }
 }

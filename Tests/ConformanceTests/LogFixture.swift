@@ -21,35 +21,52 @@ final class LogFixture: Sendable {
     let ids: SequentialIDs
     let configuration: Configuration
     private let directory: TemporaryDirectory?
-    private let database: ThrowawayDatabase?
+    /// The store's database, on PostgreSQL (to run SQL on it beside the store); nil on LMDB.
+    let database: ThrowawayDatabase?
     private let opened: LogBox
 
     /// The store.
     var log: any EventLog { opened.log }
 
-    private init(backend: Backend, directory: TemporaryDirectory?, database: ThrowawayDatabase?, maximumEventsPerCommit: Int) async throws {
+    private init(
+        backend: Backend, directory: TemporaryDirectory?, database: ThrowawayDatabase?, options: Options
+    ) async throws {
         self.backend = backend
         clock = SteppingClock()
         ids = SequentialIDs()
         let clock = clock
         let ids = ids
         configuration = Configuration(
-            durability: .noSync, clock: { clock.now() }, idGenerator: { ids.next() }, maximumEventsPerCommit: maximumEventsPerCommit)
+            durability: options.durability, clock: { clock.now() }, idGenerator: options.idGenerator ?? { ids.next() },
+            maximumEventsPerCommit: options.maximumEventsPerCommit)
         self.directory = directory
         self.database = database
         opened = LogBox(try await Self.open(backend, directory: directory, database: database, configuration: configuration))
     }
 
+    /// What a test may change in the store's configuration.
+    struct Options: Sendable {
+        /// LMDB's durability (PostgreSQL's comes from the server's settings).
+        var durability: Durability = .noSync
+        /// Replaces the sequential ids when set.
+        var idGenerator: (@Sendable () -> UUID)?
+        var maximumEventsPerCommit = 50_000
+    }
+
     /// A fresh store on `backend`.
-    static func make(_ backend: Backend, maximumEventsPerCommit: Int = 50_000) async throws -> LogFixture {
+    static func make(_ backend: Backend, _ options: Options = Options()) async throws -> LogFixture {
         switch backend {
         case .lmdb:
-            return try await LogFixture(
-                backend: backend, directory: try TemporaryDirectory(), database: nil, maximumEventsPerCommit: maximumEventsPerCommit)
+            return try await LogFixture(backend: backend, directory: try TemporaryDirectory(), database: nil, options: options)
         case .postgres:
-            return try await LogFixture(
-                backend: backend, directory: nil, database: try await ThrowawayDatabase.create(),
-                maximumEventsPerCommit: maximumEventsPerCommit)
+            // The database is dropped again when opening the store fails.
+            let database = try await ThrowawayDatabase.create()
+            do {
+                return try await LogFixture(backend: backend, directory: nil, database: database, options: options)
+            } catch {
+                try? await database.drop()
+                throw error
+            }
         }
     }
 
@@ -97,8 +114,12 @@ private final class LogBox: @unchecked Sendable {
 
 /// Runs `body` with a fresh store on `backend`, and removes the store afterwards, whether
 /// `body` throws or not.
-func withLog(_ backend: Backend, maximumEventsPerCommit: Int = 50_000, _ body: (LogFixture) async throws -> Void) async throws {
-    let fixture = try await LogFixture.make(backend, maximumEventsPerCommit: maximumEventsPerCommit)
+func withLog(
+    _ backend: Backend, durability: Durability = .noSync, idGenerator: (@Sendable () -> UUID)? = nil,
+    maximumEventsPerCommit: Int = 50_000, _ body: (LogFixture) async throws -> Void
+) async throws {
+    let fixture = try await LogFixture.make(
+        backend, LogFixture.Options(durability: durability, idGenerator: idGenerator, maximumEventsPerCommit: maximumEventsPerCommit))
     do {
         try await body(fixture)
     } catch {
@@ -106,6 +127,20 @@ func withLog(_ backend: Backend, maximumEventsPerCommit: Int = 50_000, _ body: (
         throw error
     }
     await fixture.finish()
+}
+
+/// Whether `log` has been closed: each backend says so, the protocol does not.
+func isClosed(_ log: any EventLog) -> Bool {
+    switch log {
+    case let store as EventStore: return store.closed
+    case let store as PostgresEventStore: return store.closed
+    default: Issue.record("isClosed does not know the backend \(type(of: log))"); return false
+    }
+}
+
+/// The head signal of `log`, which both backends' subscriptions wait on.
+func headSignal(of log: any EventLog) throws -> HeadSignal {
+    try #require((log as? any SubscriptionSource)?.headSignal, "\(type(of: log)) is not a subscription source")
 }
 
 /// Shorthand for an event with JSON text as data.

@@ -43,6 +43,26 @@ public struct ThrowawayDatabase: Sendable {
         try await Admin.shared.execute(sql, cluster: try PostgresLocation(url: url))
     }
 
+    /// Runs `sql` on the database and returns the first column of every row, as integers.
+    public func integers(_ sql: String) async throws -> [Int64] {
+        try await Admin.shared.integers(sql, cluster: try PostgresLocation(url: url))
+    }
+
+    /// Opens a connection of its own, begins a transaction and runs `sql` in it (a `SELECT ... FOR
+    /// UPDATE`, say), and keeps the transaction open, with its locks, until ``HeldTransaction/release()``.
+    public func holdTransaction(_ sql: String) async throws -> HeldTransaction {
+        let logger = Admin.logger
+        let connection = try await Admin.shared.connect(try PostgresLocation(url: url))
+        do {
+            try await connection.query("BEGIN", logger: logger)
+            try await connection.query(PostgresQuery(unsafeSQL: sql), logger: logger)
+        } catch {
+            try? await connection.close()
+            throw error
+        }
+        return HeldTransaction(connection: connection)
+    }
+
     /// The URL of `location`, password included.
     static func url(of location: PostgresLocation) -> String {
         var text = "postgres://\(location.user)"
@@ -50,6 +70,22 @@ public struct ThrowawayDatabase: Sendable {
         text += "@\(location.host.isEmpty ? "localhost" : location.host):\(location.port)/\(location.database)"
         if let directory = location.socketDirectory { text += "?host=\(directory)" }
         return text
+    }
+}
+
+/// A transaction kept open on a connection of its own, holding its locks until released.
+public struct HeldTransaction: Sendable {
+    let connection: PostgresConnection
+
+    /// Commits the transaction (releasing its locks) and closes the connection.
+    public func release() async throws {
+        do {
+            try await connection.query("COMMIT", logger: Admin.logger)
+        } catch {
+            try? await connection.close()
+            throw error
+        }
+        try await connection.close()
     }
 }
 
@@ -63,9 +99,11 @@ public struct ThrowawayDatabaseError: Error, CustomStringConvertible {
 private final class Admin: Sendable {
     static let shared = Admin()
 
+    static let logger = Logger(label: "test-admin", factory: { _ in SwiftLogNoOpLogHandler() })
+
     func execute(_ sql: String, cluster: PostgresLocation) async throws {
-        let logger = Logger(label: "test-admin", factory: { _ in SwiftLogNoOpLogHandler() })
-        let connection = try await PostgresConnection.connect(configuration: cluster.connectionConfiguration, id: 1, logger: logger)
+        let logger = Self.logger
+        let connection = try await connect(cluster)
         do {
             try await connection.query(PostgresQuery(unsafeSQL: sql), logger: logger)
         } catch {
@@ -73,5 +111,25 @@ private final class Admin: Sendable {
             throw error
         }
         try await connection.close()
+    }
+
+    func integers(_ sql: String, cluster: PostgresLocation) async throws -> [Int64] {
+        let logger = Self.logger
+        let connection = try await connect(cluster)
+        do {
+            var values: [Int64] = []
+            for try await value in try await connection.query(PostgresQuery(unsafeSQL: sql), logger: logger).decode(Int64.self) {
+                values.append(value)
+            }
+            try await connection.close()
+            return values
+        } catch {
+            try? await connection.close()
+            throw error
+        }
+    }
+
+    func connect(_ cluster: PostgresLocation) async throws -> PostgresConnection {
+        try await PostgresConnection.connect(configuration: cluster.connectionConfiguration, id: 1, logger: Self.logger)
     }
 }

@@ -1,0 +1,307 @@
+@testable import EventStore
+@testable import EventStorePostgres
+import EventStoreTesting
+import Foundation
+import PostgresTestSupport
+import Testing
+
+/// What only a PostgreSQL store has: several handles (processes) on one database, the LISTEN
+/// connection, group commit on the client, and the errors of opening a database URL. Every wait is
+/// bounded and says what never arrived.
+@Suite("PostgreSQL: several handles, the LISTEN connection, grouped appends, opening")
+struct PostgresLogTests {
+    @Test("two handles appending concurrently leave positions 1...n with no gap and no duplicate, and a clean store")
+    func twoHandlesAppendConcurrently() async throws {
+        try await withLog(.postgres) { f in
+            let other = try await f.openAnother()
+            defer { other.close() }
+            // Given two handles with four writers each, and per writer 30 small appends: to a
+            // shared stream with .any, to a stream of its own with exact expected versions, and to
+            // a contested stream with the version it last read (retried on a conflict)
+            let handles: [any EventLog] = [f.log, other]
+            let rounds = 30
+            let results = try await withTimeout(.seconds(120), "the concurrent appends of two handles to finish") {
+                try await withThrowingTaskGroup(of: [AppendResult].self) { group in
+                    for (h, log) in handles.enumerated() {
+                        for w in 0..<4 {
+                            group.addTask {
+                                var results: [AppendResult] = []
+                                var own: UInt64 = 0
+                                for n in 0..<rounds {
+                                    switch n % 3 {
+                                    case 0:
+                                        results.append(try await log.append(to: "shared", events: [event("Shared"), event("Shared")]))
+                                    case 1:
+                                        let result = try await log.append(
+                                            to: "own-\(h)-\(w)", events: [event("Own", #"{"n":\#(n)}"#)],
+                                            expectedVersion: own == 0 ? .noStream : .exact(own))
+                                        #expect(result.version == own + 1)
+                                        own = result.version
+                                        results.append(result)
+                                    default:
+                                        while true {
+                                            let seen = try await log.streamVersion("contested")
+                                            do {
+                                                results.append(try await log.append(
+                                                    to: "contested", events: [event("Contested")], expectedVersion: .exact(seen)))
+                                                break
+                                            } catch EventStoreError.Code.versionConflict {
+                                                continue
+                                            }
+                                        }
+                                    }
+                                }
+                                return results
+                            }
+                        }
+                    }
+                    return try await group.reduce(into: [AppendResult]()) { $0 += $1 }
+                }
+            }
+            // Then every position from 1 to the number of events was given once, and the store agrees
+            let n = UInt64(8 * rounds / 3 * (2 + 1 + 1))
+            #expect(results.count == 8 * rounds)
+            #expect(results.flatMap(\.positions).sorted() == Array(1...n), "the appends' positions, all together")
+            #expect(try await f.log.headPosition() == n)
+            #expect(try await other.headPosition() == n)
+            let all = try await other.events()
+            #expect(all.map(\.position) == Array(1...n))
+            #expect(Set(all.map(\.id)).count == all.count, "no event recorded twice")
+            for (stream, count) in [("shared", 8 * rounds / 3 * 2), ("contested", 8 * rounds / 3), ("own-1-3", rounds / 3)] {
+                #expect(try await f.log.events(of: stream).map(\.version) == Array(1...UInt64(count)), "the versions of \(stream)")
+            }
+            let report = try await f.log.verify()
+            #expect(report.isClean, "\(report)")
+        }
+    }
+
+    @Test("a subscriber on one handle receives, live, the appends made through another handle")
+    func subscriberSeesAnotherHandle() async throws {
+        try await withLog(.postgres) { f in
+            let other = try await f.openAnother()
+            defer { other.close() }
+            // Given a subscriber on this handle that has caught up and waits
+            _ = try await f.log.append(to: "here", events: [event("Before"), event("Before")])
+            let collector = EventCollector(f.log.subscription(from: .start).withProgress)
+            #expect(try await collector.take(2).map(\.position) == [1, 2])
+            try await collector.expectNothingMore(through: 2)
+            let signal = try headSignal(of: f.log)
+            try await withTimeout(.seconds(10), "the caught-up subscriber to wait for the head") {
+                while signal.waiterCount == 0 { try await Task.sleep(for: .milliseconds(1)) }
+            }
+            // When the other handle appends
+            for n in 1...5 {
+                _ = try await other.append(to: "there-\(n % 2)", events: [event("There", #"{"n":\#(n)}"#)])
+            }
+            // Then the subscriber receives exactly those, in order, as the log holds them
+            let live = try await collector.take(5, within: .seconds(30))
+            #expect(live == (try await other.events(from: 3)))
+            #expect(live.map(\.position) == Array(3...7))
+            try await collector.expectNothingMore(through: 7)
+        }
+    }
+
+    @Test("more concurrent reads than the pool has connections all finish (no read holds one connection while it waits for another)")
+    func moreReadsThanConnections() async throws {
+        try await withLog(.postgres) { f in
+            // Given a store with one event, and a pool of 16 connections (one of them listening)
+            let log = f.log
+            _ = try await log.append(to: "s", events: [event("E")])
+            // When 100 heads, versions and statistics are read at once
+            let heads = try await withTimeout(.seconds(60), "100 concurrent reads of the head, a version and the statistics to finish") {
+                try await withThrowingTaskGroup(of: UInt64.self) { group in
+                    for n in 0..<100 {
+                        group.addTask {
+                            switch n % 3 {
+                            case 0: return try await log.headPosition()
+                            case 1: return try await log.streamVersion("s")
+                            default: return try await log.statistics().headPosition
+                            }
+                        }
+                    }
+                    return try await group.reduce(into: [UInt64]()) { $0.append($1) }
+                }
+            }
+            // Then every one answers
+            #expect(heads == Array(repeating: 1, count: 100))
+        }
+    }
+
+    /// The process ids of the connections of `database` that last ran a LISTEN, other than the asker's.
+    static func listeners(_ database: ThrowawayDatabase) async throws -> Set<Int64> {
+        Set(try await database.integers(
+            "SELECT pid FROM pg_stat_activity WHERE query ILIKE '%LISTEN%' AND pid <> pg_backend_pid() AND datname = current_database()"))
+    }
+
+    @Test("terminating the LISTEN connections loses nothing: the subscriber receives every later append, in order")
+    func listenConnectionTerminated() async throws {
+        try await withLog(.postgres) { f in
+            let database = try #require(f.database)
+            let other = try await f.openAnother()
+            defer { other.close() }
+            // Given a subscriber on this handle, caught up, and both handles listening
+            _ = try await f.log.append(to: "s", events: [event("Before")])
+            let collector = EventCollector(f.log.subscription(from: .start).withProgress)
+            #expect(try await collector.take(1).map(\.position) == [1])
+            try await collector.expectNothingMore(through: 1)
+            let before = try await withTimeout(.seconds(10), "both handles' LISTEN connections to show in pg_stat_activity") {
+                while true {
+                    let pids = try await Self.listeners(database)
+                    if pids.count >= 2 { return pids }
+                    try await Task.sleep(for: .milliseconds(5))
+                }
+            }
+            // When every LISTEN connection of the database is terminated
+            try await database.execute(
+                "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE query ILIKE '%LISTEN%' AND pid <> pg_backend_pid() AND datname = current_database()")
+            // ...and the other handle appends at once, while nobody listens
+            for n in 1...5 {
+                _ = try await other.append(to: "during-\(n % 2)", events: [event("During", #"{"n":\#(n)}"#)])
+            }
+            // ...and again once new LISTEN connections are up
+            try await withTimeout(.seconds(30), "new LISTEN connections to replace the terminated ones") {
+                while true {
+                    let pids = try await Self.listeners(database)
+                    if pids.subtracting(before).count >= 2 && pids.isDisjoint(with: before) { return }
+                    try await Task.sleep(for: .milliseconds(5))
+                }
+            }
+            for n in 6...10 {
+                _ = try await other.append(to: "after-\(n % 2)", events: [event("After", #"{"n":\#(n)}"#)])
+            }
+            // Then the subscriber receives every one of them, in order, and nothing else
+            let received = try await collector.take(10, within: .seconds(30))
+            #expect(received.map(\.position) == Array(2...11))
+            #expect(received == (try await f.log.events(from: 2)))
+            try await collector.expectNothingMore(through: 11)
+        }
+    }
+
+    @Test("an append refused by a version conflict inside a group fails alone: the others commit, gapless, in the group's one call")
+    func conflictInsideAGroup() async throws {
+        try await withLog(.postgres) { f in
+            let database = try #require(f.database)
+            let store = try #require(f.log as? PostgresEventStore)
+            // Given the head row locked by another transaction, and a first append waiting for it
+            let lock = try await database.holdTransaction("SELECT position FROM eventstore.head FOR UPDATE")
+            let first = Task { try await store.append(to: "first", events: [event("First")]) }
+            do {
+                try await withTimeout(.seconds(10), "the first append to wait for the head row's lock") {
+                    while try await database.integers(
+                        "SELECT count(*) FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock'"
+                    ).first ?? 0 < 1 {
+                        try await Task.sleep(for: .milliseconds(2))
+                    }
+                }
+                // When eight two-stream appends queue behind it, the sixth with a stale expectation
+                var tasks: [Task<[AppendResult], any Error>] = []
+                for call in 0..<8 {
+                    let expectation: ExpectedVersion = call == 5 ? .exact(99) : .any
+                    tasks.append(Task {
+                        try await store.append([
+                            StreamAppend(stream: "x", events: [event("X")], expectedVersion: expectation),
+                            StreamAppend(stream: "y-\(call)", events: [event("Y")]),
+                        ])
+                    })
+                }
+                try await withTimeout(.seconds(10), "eight appends to queue up behind the call in flight") {
+                    while store.queuedAppendCount < 8 { try await Task.sleep(for: .milliseconds(1)) }
+                }
+                try await lock.release()
+                // Then the first append commits, and the group: seven appends at once, the sixth refused alone
+                let firstResult = try await withTimeout(.seconds(10), "the first append to finish") { try await first.value }
+                #expect(firstResult.positions == [1])
+                var failures = 0
+                var positions: [UInt64] = []
+                for (call, task) in tasks.enumerated() {
+                    do {
+                        let result = try await withTimeout(.seconds(10), "append \(call) of the group to finish") { try await task.value }
+                        #expect(call != 5)
+                        #expect(result.count == 2)
+                        #expect(
+                            result.map(\.recordedAtMicroseconds) == [LogFixture.micros(ofRead: 1), LogFixture.micros(ofRead: 1)],
+                            "the group went in one call (one read of the clock), not one by one")
+                        positions += result.flatMap(\.positions)
+                    } catch let error as EventStoreError {
+                        #expect(call == 5 && error.code == .versionConflict, "\(error)")
+                        #expect(error.conflicts.map(\.stream) == ["x"] && error.conflicts.map(\.expected) == [.exact(99)])
+                        failures += 1
+                    }
+                }
+                #expect(failures == 1)
+                #expect(positions.sorted() == Array(2...15), "the group's positions follow the first append's, with no hole")
+                #expect(try await f.log.headPosition() == 15)
+                #expect(try await f.log.events().map(\.position) == Array(1...15))
+                #expect(try await f.log.events(of: "x").map(\.version) == Array(1...7))
+                #expect(try await f.log.streamVersion("y-5") == 0)
+                let report = try await f.log.verify()
+                #expect(report.isClean, "\(report)")
+            } catch {
+                try? await lock.release()
+                throw error
+            }
+        }
+    }
+
+    /// Checks that `message` is one sentence: a capital first, one full stop at the end, and no
+    /// other sentence or line inside.
+    static func expectOneSentence(_ message: String?, sourceLocation: SourceLocation = #_sourceLocation) {
+        guard let message else {
+            Issue.record("no error, so no message", sourceLocation: sourceLocation)
+            return
+        }
+        #expect(message.first?.isUppercase == true, "\(message)", sourceLocation: sourceLocation)
+        #expect(message.hasSuffix(".") && !message.hasSuffix(".."), "\(message)", sourceLocation: sourceLocation)
+        #expect(!message.contains("\n"), "\(message)", sourceLocation: sourceLocation)
+        #expect(!message.dropLast().contains(/[.!?]\s+\p{Lu}/), "more than one sentence: \(message)", sourceLocation: sourceLocation)
+    }
+
+    @Test("a malformed URL is invalid input, said in one sentence", arguments: [
+        "postgres://localhost/db", "postgres://user@localhost", "postgres://user@localhost/db?sslmode=require",
+        "postgres://user@/db", "mysql://user@localhost/db", "postgres://user@localhost:99999/db",
+    ])
+    func malformedURL(_ url: String) async throws {
+        let error = await #expect(throws: EventStoreError.self) {
+            try await withTimeout(.seconds(30), "opening a store at a malformed URL to fail") {
+                let store = try await PostgresEventStore(url: url)
+                store.close()
+            }
+        }
+        #expect(error?.code == .invalidInput)
+        Self.expectOneSentence(error?.message)
+    }
+
+    @Test("an unreachable socket directory is storeUnavailable, said in one sentence")
+    func unreachableSocket() async throws {
+        let directory = try TemporaryDirectory()
+        let url = "postgres://postgres@localhost/postgres?host=\(directory.appending("no-server-here"))"
+        let error = await #expect(throws: EventStoreError.self) {
+            try await withTimeout(.seconds(60), "opening a store at a socket directory without a server to fail") {
+                let store = try await PostgresEventStore(url: url)
+                store.close()
+            }
+        }
+        #expect(error?.code == .storeUnavailable)
+        Self.expectOneSentence(error?.message)
+    }
+
+    @Test("a database without a store, opened as .existing, is notFound, said in one sentence, and nothing is created")
+    func existingWithoutAStore() async throws {
+        let database = try await ThrowawayDatabase.create()
+        do {
+            let error = await #expect(throws: EventStoreError.self) {
+                try await withTimeout(.seconds(30), "opening a database without a store as .existing to fail") {
+                    let store = try await PostgresEventStore(url: database.url, mode: .existing)
+                    store.close()
+                }
+            }
+            #expect(error?.code == .notFound)
+            Self.expectOneSentence(error?.message)
+            #expect(try await database.integers("SELECT count(*) FROM pg_namespace WHERE nspname = 'eventstore'") == [0])
+        } catch {
+            try? await database.drop()
+            throw error
+        }
+        try await database.drop()
+    }
+}

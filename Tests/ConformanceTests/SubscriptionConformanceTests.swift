@@ -1,0 +1,186 @@
+@testable import EventStore
+import EventStoreTesting
+import Foundation
+import Testing
+
+@Suite("Subscriptions, on every backend")
+struct SubscriptionConformanceTests {
+    @Test("catch-up turns into live with no gap and no duplicate while appends run concurrently", arguments: Backend.allCases)
+    func catchUpRacesAppends(_ backend: Backend) async throws {
+        try await withLog(backend) { f in
+            // Given a log that already holds some events
+            let log = f.log
+            _ = try await log.append(to: "s-0", events: (0..<300).map { _ in event("Old") })
+            // When a subscriber starts from the start while a writer keeps appending
+            let collector = EventCollector(log.subscription(from: .start))
+            let writer = Task {
+                for batch in 1...120 {
+                    _ = try await log.append(to: "s-\(batch % 7)", events: (0..<(batch % 5 + 1)).map { _ in event("New") })
+                }
+            }
+            try await writer.value
+            let head = try await log.headPosition()
+            // Then it sees exactly positions 1...head, once each, in order
+            let events = try await collector.take(Int(head), within: .seconds(30))
+            #expect(events.map(\.position) == Array(1...head))
+            try await collector.expectNothingMore(through: head)
+        }
+    }
+
+    @Test("filters pass only one stream, a category or a set of types, in catch-up and live", arguments: Backend.allCases)
+    func filters(_ backend: Backend) async throws {
+        try await withLog(backend) { f in
+            let log = f.log
+            _ = try await log.append(to: "fitness-alice", events: [event("GoalSet"), event("Started")])
+            _ = try await log.append(to: "chat-main", events: [event("Said")])
+            let byStream = EventCollector(log.subscription(from: .start, filter: EventFilter(stream: "fitness-alice")).withProgress)
+            let byCategory = EventCollector(log.subscription(from: .start, filter: EventFilter(category: "fitness-")).withProgress)
+            let byTypes = EventCollector(log.subscription(from: .start, filter: EventFilter(types: ["Said", "GoalSet"])).withProgress)
+            _ = try await log.append(to: "fitness-bob", events: [event("GoalSet")])
+            _ = try await log.append(to: "chat-main", events: [event("Said")])
+            _ = try await log.append(to: "fitness-alice", events: [event("Walked")])
+
+            #expect(try await byStream.take(3).map(\.position) == [1, 2, 6])
+            #expect(try await byCategory.take(4).map(\.position) == [1, 2, 4, 6])
+            #expect(try await byTypes.take(3).map(\.position) == [1, 3, 4])
+            #expect(try await byTypes.take(1).map(\.position) == [5])
+            for collector in [byStream, byCategory, byTypes] {
+                try await collector.expectNothingMore(through: 6)
+            }
+        }
+    }
+
+    @Test("from the end sees only events committed after subscribing; from a position starts there", arguments: Backend.allCases)
+    func startPositions(_ backend: Backend) async throws {
+        try await withLog(backend) { f in
+            let log = f.log
+            _ = try await log.append(to: "s", events: (0..<5).map { _ in event("Old") })
+            let fromEnd = EventCollector(log.subscription(from: .end).withProgress)
+            let fromThree = EventCollector(log.subscription(from: .position(3)).withProgress)
+            let fromZero = EventCollector(log.subscription(from: .position(0)).withProgress)
+            _ = try await log.append(to: "s", events: [event("New"), event("New")])
+            #expect(try await fromEnd.take(2).map(\.position) == [6, 7])
+            #expect(try await fromThree.take(5).map(\.position) == [3, 4, 5, 6, 7])
+            #expect(try await fromZero.take(7).map(\.position) == Array(1...7))
+            for collector in [fromEnd, fromThree, fromZero] {
+                try await collector.expectNothingMore(through: 7)
+            }
+        }
+    }
+
+    @Test("an event posted twice with one id is delivered once (an inverted expectation done right)", arguments: Backend.allCases)
+    func duplicateIsNotDelivered(_ backend: Backend) async throws {
+        try await withLog(backend) { f in
+            let log = f.log
+            let collector = EventCollector(log.subscription(from: .start).withProgress)
+            let id = SequentialIDs.id(500)
+            _ = try await log.append(to: "s", events: [event("Once", id: id)])
+            _ = try await log.append(to: "s", events: [event("Once", id: id)])
+            _ = try await log.append(to: "marker", events: [event("Marker")])
+            #expect(try await collector.take(1).map(\.type) == ["Once"])
+            #expect(try await collector.take(1).map(\.type) == ["Marker"])
+            try await collector.expectNothingMore(through: 2)
+        }
+    }
+
+    @Test("100 subscribers at once each receive every event", arguments: Backend.allCases)
+    func hundredSubscribers(_ backend: Backend) async throws {
+        try await withLog(backend) { f in
+            let log = f.log
+            let collectors = (0..<100).map { n in
+                EventCollector(log.subscription(from: n % 2 == 0 ? .start : .end))
+            }
+            for batch in 0..<10 {
+                _ = try await log.append(to: "s-\(batch)", events: [event("E"), event("E")])
+            }
+            for collector in collectors {
+                #expect(try await collector.take(20, within: .seconds(30)).map(\.position) == Array(1...20))
+            }
+        }
+    }
+
+    @Test("cancelling the consuming task ends the sequence promptly and leaves no waiter behind", arguments: Backend.allCases)
+    func cancellationEndsTheSequence(_ backend: Backend) async throws {
+        try await withLog(backend) { f in
+            let log = f.log
+            let signal = try headSignal(of: log)
+            _ = try await log.append(to: "s", events: [event("E")])
+            let (reached, reachedSignal) = AsyncStream<Void>.makeStream()
+            let consumer = Task { () -> Int in
+                var count = 0
+                for try await _ in log.subscription(from: .start) {
+                    count += 1
+                    reachedSignal.yield()
+                }
+                return count
+            }
+            try await withTimeout(.seconds(10), "the first event") {
+                var iterator = reached.makeAsyncIterator()
+                _ = await iterator.next()
+            }
+            try await withTimeout(.seconds(10), "the subscriber to wait for the head") {
+                while signal.waiterCount == 0 { await Task.yield() }
+            }
+            consumer.cancel()
+            let count = try await withTimeout(.seconds(10), "the cancelled subscription to end") { try await consumer.value }
+            #expect(count == 1)
+            #expect(signal.waiterCount == 0)
+        }
+    }
+
+    @Test("closing the store ends a waiting subscription with the closed error", arguments: Backend.allCases)
+    func closingEndsSubscriptions(_ backend: Backend) async throws {
+        try await withLog(backend) { f in
+            let log = f.log
+            let signal = try headSignal(of: log)
+            let collector = EventCollector(log.subscription(from: .start).withProgress)
+            try await collector.expectNothingMore(through: 0)
+            let consumer = Task {
+                for try await _ in log.subscription(from: .start) {}
+            }
+            try await withTimeout(.seconds(10), "two subscribers to wait for the head") {
+                while signal.waiterCount < 2 { await Task.yield() }
+            }
+            log.close()
+            let error = await #expect(throws: EventStoreError.self) {
+                try await withTimeout(.seconds(10), "the subscription to fail") { try await consumer.value }
+            }
+            #expect(error?.code == .closed)
+            let failure = await #expect(throws: AwaitFailure.self) { try await collector.take(1) }
+            #expect(failure?.description.contains("closed") == true)
+            // A subscription made after closing fails at once.
+            let late = await #expect(throws: EventStoreError.self) {
+                var iterator = log.subscription(from: .start).makeAsyncIterator()
+                _ = try await iterator.next()
+            }
+            #expect(late?.code == .closed)
+        }
+    }
+
+    @Test("a consumer that stops pulling holds no event buffered while 200,000 are appended, then reads them in order, a page at most in hand", arguments: Backend.allCases)
+    func slowConsumerCostsNoMemory(_ backend: Backend) async throws {
+        try await withLog(backend) { f in
+            // Given a subscriber that has taken one event and then stops pulling
+            let log = f.log
+            _ = try await log.append(to: "s", events: [event("First")])
+            var iterator = log.subscription(from: .start).makeAsyncIterator()
+            #expect(try await iterator.next()?.position == 1)
+            // When 200,000 events are appended while it does nothing
+            for batch in 0..<20 {
+                _ = try await log.append(to: "s-\(batch)", events: Array(repeating: event("Bulk", #"{"n":1}"#), count: 10_000))
+            }
+            // Then it holds nothing buffered, and afterwards reads them all in order, one page at a time
+            #expect(iterator.core.machine.bufferedCount == 0)
+            var expected: UInt64 = 2
+            var largestBuffer = 0
+            while expected <= 200_001 {
+                let next = try await iterator.next()
+                #expect(next?.position == expected)
+                if next?.position != expected { break }
+                largestBuffer = max(largestBuffer, iterator.core.machine.bufferedCount)
+                expected += 1
+            }
+            #expect(largestBuffer < SubscriptionCore.pageSize)
+        }
+    }
+}
