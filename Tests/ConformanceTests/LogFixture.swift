@@ -13,8 +13,9 @@ enum Backend: String, CaseIterable, Sendable, CustomTestStringConvertible {
     var testDescription: String { rawValue }
 }
 
-/// A fresh, empty store on one backend, with a stepping clock and sequential ids so every
-/// recorded time and id is known in advance. ``finish()`` closes it and removes it.
+/// A fresh, empty store on one backend, with a stepping clock (or the clock a test gives) and
+/// sequential ids so every recorded time and id is known in advance. ``finish()`` closes it and
+/// removes it.
 final class LogFixture: Sendable {
     let backend: Backend
     let clock: SteppingClock
@@ -27,29 +28,43 @@ final class LogFixture: Sendable {
     /// The store.
     var log: any EventLog { opened.log }
 
-    private init(backend: Backend, directory: TemporaryDirectory?, database: ThrowawayDatabase?, maximumEventsPerCommit: Int) async throws {
+    private init(
+        backend: Backend, directory: TemporaryDirectory?, database: ThrowawayDatabase?, maximumEventsPerCommit: Int,
+        now: (@Sendable () -> Date)?
+    ) async throws {
         self.backend = backend
         clock = SteppingClock()
         ids = SequentialIDs()
         let clock = clock
         let ids = ids
         configuration = Configuration(
-            durability: .noSync, clock: { clock.now() }, idGenerator: { ids.next() }, maximumEventsPerCommit: maximumEventsPerCommit)
+            durability: .noSync, clock: now ?? { clock.now() }, idGenerator: { ids.next() }, maximumEventsPerCommit: maximumEventsPerCommit)
         self.directory = directory
         self.database = database
         opened = LogBox(try await Self.open(backend, directory: directory, database: database, configuration: configuration))
     }
 
-    /// A fresh store on `backend`.
-    static func make(_ backend: Backend, maximumEventsPerCommit: Int = 50_000) async throws -> LogFixture {
+    /// A fresh store on `backend`; its times come from `now` when given, else from ``clock``.
+    static func make(_ backend: Backend, maximumEventsPerCommit: Int = 50_000, now: (@Sendable () -> Date)? = nil) async throws
+        -> LogFixture
+    {
         switch backend {
         case .lmdb:
             return try await LogFixture(
-                backend: backend, directory: try TemporaryDirectory(), database: nil, maximumEventsPerCommit: maximumEventsPerCommit)
+                backend: backend, directory: try TemporaryDirectory(), database: nil, maximumEventsPerCommit: maximumEventsPerCommit,
+                now: now)
         case .postgres:
             return try await LogFixture(
                 backend: backend, directory: nil, database: try await ThrowawayDatabase.create(),
-                maximumEventsPerCommit: maximumEventsPerCommit)
+                maximumEventsPerCommit: maximumEventsPerCommit, now: now)
+        }
+    }
+
+    /// The store as esctl's `--db` takes it: the LMDB directory, or the database's URL.
+    var db: String {
+        switch backend {
+        case .lmdb: directory?.appending("store") ?? ""
+        case .postgres: database?.url ?? ""
         }
     }
 
@@ -97,15 +112,66 @@ private final class LogBox: @unchecked Sendable {
 
 /// Runs `body` with a fresh store on `backend`, and removes the store afterwards, whether
 /// `body` throws or not.
-func withLog(_ backend: Backend, maximumEventsPerCommit: Int = 50_000, _ body: (LogFixture) async throws -> Void) async throws {
-    let fixture = try await LogFixture.make(backend, maximumEventsPerCommit: maximumEventsPerCommit)
+func withLog<R>(
+    _ backend: Backend, maximumEventsPerCommit: Int = 50_000, now: (@Sendable () -> Date)? = nil, _ body: (LogFixture) async throws -> R
+) async throws -> R {
+    // A test on PostgreSQL takes one of the suite's slots for its stores (a store nested in
+    // another of the same test shares its test's slot).
+    if backend == .postgres && !PostgresSlots.held {
+        await PostgresSlots.shared.acquire()
+        do {
+            let result = try await PostgresSlots.$held.withValue(true) {
+                try await withLog(backend, maximumEventsPerCommit: maximumEventsPerCommit, now: now, body)
+            }
+            await PostgresSlots.shared.release()
+            return result
+        } catch {
+            await PostgresSlots.shared.release()
+            throw error
+        }
+    }
+    let fixture = try await LogFixture.make(backend, maximumEventsPerCommit: maximumEventsPerCommit, now: now)
+    let result: R
     do {
-        try await body(fixture)
+        result = try await body(fixture)
     } catch {
         await fixture.finish()
         throw error
     }
     await fixture.finish()
+    return result
+}
+
+/// How many tests have PostgreSQL stores open at once: Swift Testing runs every test case at
+/// once, and a store holds a few connections (its pool, its listener, the table API's), so
+/// without a bound the suite would exhaust the cluster's `max_connections`.
+actor PostgresSlots {
+    static let shared = PostgresSlots(slots: 10)
+    /// Whether the current task (a test) holds a slot already.
+    @TaskLocal static var held = false
+
+    private var free: Int
+    private var waiting: [CheckedContinuation<Void, Never>] = []
+
+    init(slots: Int) {
+        free = slots
+    }
+
+    func acquire() async {
+        if free > 0 {
+            free -= 1
+            return
+        }
+        await withCheckedContinuation { waiting.append($0) }
+    }
+
+    func release() {
+        if waiting.isEmpty {
+            free += 1
+        } else {
+            waiting.removeFirst().resume()
+        }
+    }
 }
 
 /// Shorthand for an event with JSON text as data.
