@@ -68,18 +68,24 @@ let package = Package(
         .testTarget(
             name: "EventStoreTests",
             dependencies: ["EventStore", "CLMDB", "CRC32C", "EventStoreTesting", "TestSupport", .product(name: "Logging", package: "swift-log")]),
-        // The conformance suite: the log's behaviour, run against every backend (LMDB always,
-        // PostgreSQL on the throwaway cluster of scripts/postgres-cluster.sh).
         // Throwaway PostgreSQL databases for the tests that need the server.
         .target(
             name: "PostgresTestSupport",
             dependencies: ["EventStore", "EventStorePostgres", .product(name: "PostgresNIO", package: "postgres-nio")],
             path: "Tests/PostgresTestSupport"),
+        // A projection the projection tests of every backend and the LMDB-only ones share.
+        .target(name: "ProjectionsTestSupport", dependencies: ["EventStore", "Projections"], path: "Tests/ProjectionsTestSupport"),
+        // The conformance suite, run against every backend (LMDB always, PostgreSQL on the throwaway
+        // cluster of scripts/with-postgres.sh): the log, the tables, projections, processors,
+        // commands, snapshots and the apps. esctl is the other process that appends.
         .testTarget(
             name: "ConformanceTests",
-            dependencies: ["EventStore", "EventStorePostgres", "EventStoreTesting", "TestSupport", "PostgresTestSupport"]),
-        .testTarget(name: "ProjectionsTests", dependencies: ["Projections", "EventStore", "Apps", "TestSupport"]),
-        .testTarget(name: "CommandsTests", dependencies: ["Commands", "EventStore", "EventStoreTesting", "TestSupport"]),
+            dependencies: [
+                "EventStore", "EventStorePostgres", "EventStoreTesting", "TestSupport", "PostgresTestSupport", "Projections",
+                "ProjectionsTestSupport", "Commands", "Apps", "esctl",
+            ]),
+        // What is LMDB's own (process ids of rebuild owners, the documented bytes) and what needs no store.
+        .testTarget(name: "ProjectionsTests", dependencies: ["Projections", "EventStore", "Apps", "TestSupport", "ProjectionsTestSupport"]),
         .testTarget(name: "AppsTests", dependencies: ["Apps", "Commands", "Projections", "EventStore", "EventStoreTesting", "TestSupport"]),
         .testTarget(name: "EsctlTests", dependencies: ["esctl", "EventStore", "Commands", "WireFormat", "TestSupport", "PostgresTestSupport"]),
         .testTarget(

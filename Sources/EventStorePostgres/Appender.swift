@@ -28,10 +28,20 @@ final class Appender: Sendable {
     private let calls = Atomic<UInt64>(0)
     private let completed = Atomic<UInt64>(0)
 
-    /// Calls made and appends completed.
+    /// Transactions committed (calls of the append function, and the table API's write
+    /// transactions) and writes completed (appends and table writes).
     var statistics: WriterStatistics {
         WriterStatistics(commits: calls.load(ordering: .relaxed), completedWrites: completed.load(ordering: .relaxed))
     }
+
+    /// Counts a write committed in a transaction of its own, outside the append function's
+    /// calls (tables opened, writeTables, an append with alsoWriting): one commit, one write, as
+    /// LMDB's writer counts each such job.
+    func countCommittedWrite() {
+        calls.add(1, ordering: .relaxed)
+        completed.add(1, ordering: .relaxed)
+    }
+
     private let client: PostgresClient
     private let clock: @Sendable () -> Date
     private let maximumEventsPerCall: Int

@@ -29,7 +29,7 @@ public final class PostgresEventStore: EventLog, SubscriptionSource {
     private let clientTask: Task<Void, Never>
     private let listenerTask: Task<Void, Never>
     private let listener: HeadListener
-    private let appender: Appender
+    let appender: Appender
     let blocking: BlockingConnections
     /// The tables this handle has opened.
     let openedTables = OpenedTables()
@@ -115,8 +115,9 @@ public final class PostgresEventStore: EventLog, SubscriptionSource {
         }
     }
 
-    /// How many calls of the append function this handle made (commits) and how many appends
-    /// and table writes they completed.
+    /// How many transactions this handle committed (calls of the append function, which group
+    /// concurrent appends, and the table API's writes) and how many appends and table writes
+    /// they completed, as ``EventStore/writerStatistics`` counts them.
     public var writerStatistics: WriterStatistics { appender.statistics }
 
     /// Whether ``close()`` has been called.

@@ -16,6 +16,7 @@ extension PostgresEventStore {
                     "INSERT INTO eventstore.table_names (name) SELECT unnest(\(missing)) ON CONFLICT (name) DO NOTHING",
                     logger: configuration.logger)
             }
+            appender.countCommittedWrite()
         }
         openedTables.insert(missing)
     }
@@ -48,13 +49,15 @@ extension PostgresEventStore {
     /// writes commits together, or nothing when it throws (its error is rethrown as it was).
     public func writeTables<T: Sendable>(_ body: @escaping @Sendable (TableTransaction) throws -> T) async throws -> T {
         try checkWritable()
-        return try await blocking.offload { [self] in
+        let result = try await blocking.offload { [self] in
             try blocking.withTransaction(writing: true) { connection, logger in
                 let transaction = TableTransaction(storage: tables(connection, logger), isWritable: true)
                 defer { transaction.end() }
                 return try body(transaction)
             }
         }
+        appender.countCommittedWrite()
+        return result
     }
 
     /// Appends as ``append(_:)`` does and, in the same transaction, once the events are newly
@@ -87,6 +90,7 @@ extension PostgresEventStore {
                 return results
             }
         }
+        appender.countCommittedWrite()
         if let head = results.compactMap({ $0.alreadyRecorded ? nil : $0.positions.last }).max() { headSignal.publish(head) }
         return results
     }

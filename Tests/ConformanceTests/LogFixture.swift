@@ -13,8 +13,9 @@ enum Backend: String, CaseIterable, Sendable, CustomTestStringConvertible {
     var testDescription: String { rawValue }
 }
 
-/// A fresh, empty store on one backend, with a stepping clock and sequential ids so every
-/// recorded time and id is known in advance. ``finish()`` closes it and removes it.
+/// A fresh, empty store on one backend, with a stepping clock (or the clock a test gives) and
+/// sequential ids so every recorded time and id is known in advance. ``finish()`` closes it and
+/// removes it.
 final class LogFixture: Sendable {
     let backend: Backend
     let clock: SteppingClock
@@ -37,7 +38,7 @@ final class LogFixture: Sendable {
         let clock = clock
         let ids = ids
         configuration = Configuration(
-            durability: options.durability, clock: { clock.now() }, idGenerator: options.idGenerator ?? { ids.next() },
+            durability: options.durability, clock: options.now ?? { clock.now() }, idGenerator: options.idGenerator ?? { ids.next() },
             maximumEventsPerCommit: options.maximumEventsPerCommit)
         self.directory = directory
         self.database = database
@@ -51,6 +52,8 @@ final class LogFixture: Sendable {
         /// Replaces the sequential ids when set.
         var idGenerator: (@Sendable () -> UUID)?
         var maximumEventsPerCommit = 50_000
+        /// Replaces the stepping clock when set.
+        var now: (@Sendable () -> Date)?
     }
 
     /// A fresh store on `backend`.
@@ -67,6 +70,14 @@ final class LogFixture: Sendable {
                 try? await database.drop()
                 throw error
             }
+        }
+    }
+
+    /// The store as esctl's `--db` takes it: the LMDB directory, or the database's URL.
+    var db: String {
+        switch backend {
+        case .lmdb: directory?.appending("store") ?? ""
+        case .postgres: database?.url ?? ""
         }
     }
 
@@ -114,19 +125,71 @@ private final class LogBox: @unchecked Sendable {
 
 /// Runs `body` with a fresh store on `backend`, and removes the store afterwards, whether
 /// `body` throws or not.
-func withLog(
+func withLog<R>(
     _ backend: Backend, durability: Durability = .noSync, idGenerator: (@Sendable () -> UUID)? = nil,
-    maximumEventsPerCommit: Int = 50_000, _ body: (LogFixture) async throws -> Void
-) async throws {
+    maximumEventsPerCommit: Int = 50_000, now: (@Sendable () -> Date)? = nil, _ body: (LogFixture) async throws -> R
+) async throws -> R {
+    // A test on PostgreSQL takes one of the suite's slots for its stores (a store nested in
+    // another of the same test shares its test's slot).
+    if backend == .postgres && !PostgresSlots.held {
+        await PostgresSlots.shared.acquire()
+        do {
+            let result = try await PostgresSlots.$held.withValue(true) {
+                try await withLog(
+                    backend, durability: durability, idGenerator: idGenerator, maximumEventsPerCommit: maximumEventsPerCommit, now: now,
+                    body)
+            }
+            await PostgresSlots.shared.release()
+            return result
+        } catch {
+            await PostgresSlots.shared.release()
+            throw error
+        }
+    }
     let fixture = try await LogFixture.make(
-        backend, LogFixture.Options(durability: durability, idGenerator: idGenerator, maximumEventsPerCommit: maximumEventsPerCommit))
+        backend,
+        LogFixture.Options(durability: durability, idGenerator: idGenerator, maximumEventsPerCommit: maximumEventsPerCommit, now: now))
+    let result: R
     do {
-        try await body(fixture)
+        result = try await body(fixture)
     } catch {
         await fixture.finish()
         throw error
     }
     await fixture.finish()
+    return result
+}
+
+/// How many tests have PostgreSQL stores open at once: Swift Testing runs every test case at
+/// once, and a store holds a few connections (its pool, its listener, the table API's), so
+/// without a bound the suite would exhaust the cluster's `max_connections`.
+actor PostgresSlots {
+    static let shared = PostgresSlots(slots: 10)
+    /// Whether the current task (a test) holds a slot already.
+    @TaskLocal static var held = false
+
+    private var free: Int
+    private var waiting: [CheckedContinuation<Void, Never>] = []
+
+    init(slots: Int) {
+        free = slots
+    }
+
+    func acquire() async {
+        if free > 0 {
+            free -= 1
+            return
+        }
+        await withCheckedContinuation { waiting.append($0) }
+    }
+
+    func release() {
+        if waiting.isEmpty {
+            free += 1
+        } else {
+            waiting.removeFirst().resume()
+        }
+    }
 }
 
 /// Whether `log` has been closed: each backend says so, the protocol does not.

@@ -2,96 +2,15 @@
 import Apps
 import EventStore
 import Foundation
-import Synchronization
+import ProjectionsTestSupport
 import Testing
 import TestSupport
 
-@Suite("Rebuilds beside the serving state, folds off the writer, in parallel")
+/// The LMDB-only part of rebuilds beside the serving state: a rebuild's owner is a process id,
+/// which says whether the process running it is alive on this host. (The rest, on every
+/// backend: ConformanceTests/RebuildConformanceTests.swift.)
+@Suite("Rebuilds beside the serving state: owners by process id")
 struct ShadowRebuildTests {
-    @Test("queries during a rebuild with appends going on never see a partial state: each answer is the fold of a prefix of the log")
-    func queriesDuringARebuild() async throws {
-        // Given 600 events folded by count-by-type (which counts every event, so its total names the prefix)
-        let f = try ProjectionFixture()
-        for n in 0..<600 { _ = try await f.store.append(to: "s-\(n % 7)", events: [event("T\(n % 5)")]) }
-        let runner = try await ProjectionRunner(
-            store: f.store, projections: [EventCountByType()], batchSize: 50, maximumBatchRows: 3, finalRebuildStep: 0)
-        try await runner.catchUp()
-        // When it is rebuilt in small batches while another task appends and queries run
-        let done = Flag()
-        let rebuild = Task {
-            defer { done.set() }
-            return try await runner.rebuild()
-        }
-        let store = f.store
-        let appender = Task {
-            for n in 0..<100 { _ = try await store.append(to: "late-\(n % 3)", events: [event("L\(n % 2)")]) }
-        }
-        var answers: [JSONValue] = []
-        var answeredDuringTheRebuild = 0
-        while !done.isSet {
-            let underWay = try runner.statuses()[0].rebuild != nil
-            answers.append(try await runner.query("count-by-type"))
-            if underWay { answeredDuringTheRebuild += 1 }
-        }
-        _ = try await rebuild.value
-        try await appender.value
-        #expect(answeredDuringTheRebuild > 0, "no query ran while the rebuild was under way")
-        // Then every answer is the state as of the position its total names, at least the 600 before
-        for answer in answers {
-            guard case let .object(fields) = answer, let total = fields.first(where: { $0.0 == "total" })?.1, case let .int(count) = total else {
-                Issue.record("not a count-by-type answer: \(answer)")
-                continue
-            }
-            #expect(count >= 600)
-            let expected = try await EventCountByType().query(try runner.state(of: "count-by-type", asOf: UInt64(count)).reader, QueryParameters())
-            #expect(answer == expected)
-        }
-        // And the rebuilt state is the live one, byte for byte
-        try await runner.catchUp()
-        await #expect(try runner.storedHash(of: "count-by-type") == (try runner.state(of: "count-by-type", asOf: 700)).hashFor(EventCountByType()))
-        let status = try #require(try runner.statuses().first)
-        #expect(status.checkpoint == 700 && status.rebuild == nil && !status.isBuilding)
-    }
-
-    @Test("the old state serves, untouched, until the rebuilt one is swapped in; the old tables are emptied then")
-    func swapAtTheHead() async throws {
-        // Given a ledger caught up to 40 events
-        let f = try ProjectionFixture()
-        for n in 0..<40 {
-            _ = try await f.store.append(to: "acct-\(n % 4)", events: [event(n < 4 ? "Opened" : "Deposited", #"{"amount":\#(n)}"#)])
-        }
-        let runner = try await ProjectionRunner(store: f.store, projections: [Ledger()], batchSize: 10)
-        try await runner.catchUp()
-        let before = try runner.storedHash(of: "ledger")
-        // When a rebuild has folded part of the log beside it
-        try await f.store.writeTables { txn in try CatchUpBatch.startRebuild(Ledger(), txn, startedAt: 0) }
-        for _ in 0..<2 {
-            let folded = try #require(
-                try f.store.readTables { txn in try CatchUpBatch.fold(txn, projection: Ledger(), slot: .rebuild, limit: 10, maximumRows: 4096, timed: false) })
-            #expect(try await f.store.writeTables { txn in try CatchUpBatch.commit(txn, folded, projection: Ledger(), finalStep: 0) } == .committed)
-        }
-        // Then the serving state is whole and unchanged, and the new one sits in the other generation
-        #expect(try runner.storedHash(of: "ledger") == before)
-        let during = try #require(try runner.statuses().first)
-        #expect(during.checkpoint == 40 && during.rebuild?.position == 20 && during.rebuild?.lag == 20)
-        let newRows = try f.store.readTables { txn in try txn.count(StoredState.tableName("ledger", "accounts", generation: 1)) }
-        #expect(newRows == 4)
-        // When the rebuild is finished (the next open resumes it)
-        let store = try f.reopen()
-        defer { store.close() }
-        let reopened = try await ProjectionRunner(store: store, projections: [Ledger()])
-        // Then generation 1 serves with the same hash, and generation 0's tables are empty
-        #expect(try reopened.storedHash(of: "ledger") == before)
-        let (oldRows, generation) = try store.readTables { txn in
-            (try txn.count(StoredState.tableName("ledger", "accounts", generation: 0)), try CatchUpBatch.readCheckpoint("ledger", txn)?.generation)
-        }
-        #expect(oldRows == 0 && generation == 1)
-        // And a further rebuild goes back to generation 0
-        let reports = try await reopened.rebuild()
-        #expect(reports.map(\.hash) == [before] && reports.map(\.checkpoint) == [40])
-        #expect(try store.readTables { txn in try CatchUpBatch.readCheckpoint("ledger", txn)?.generation } == 0)
-    }
-
     @Test("a rebuild another living process runs is not taken over; once that process is gone, the next runner finishes it")
     func rebuildOfAnotherProcess() async throws {
         // Given a ledger whose rebuild was started, folded to 10, by another process still running
@@ -130,80 +49,4 @@ struct ShadowRebuildTests {
         let status = try #require(try finishing.statuses().first)
         #expect(status.rebuild == nil && status.checkpoint == 40 && status.hash == hash)
     }
-
-    @Test("parallel folds give the same states, byte for byte, as one projection at a time")
-    func parallelEqualsSequential() async throws {
-        let f = try ProjectionFixture()
-        for n in 0..<300 {
-            let type = ["Opened", "Deposited", "Deposited", "Closed"][n % 4]
-            _ = try await f.store.append(to: "acct-\(n % 11)", events: [event(type, #"{"amount":\#(n)}"#)])
-        }
-        let projections: [any Projection] = [EventCountByType(), StreamSummary(), Ledger(errorPolicy: .skip)]
-        let sequential = try await ProjectionRunner(store: f.store, projections: projections, batchSize: 13, parallelism: 1).rebuild()
-        let parallel = try await ProjectionRunner(store: f.store, projections: projections, batchSize: 7, maximumBatchRows: 5, parallelism: 3).rebuild()
-        #expect(parallel.map(\.hash) == sequential.map(\.hash))
-        #expect(parallel.map(\.eventsApplied) == sequential.map(\.eventsApplied))
-        #expect(parallel.map(\.checkpoint) == [300, 300, 300])
-    }
-
-    @Test("a catch-up with no other writes going on commits in batches of 16 × the row limit")
-    func boundedBatches() async throws {
-        // Given 600 events of 600 streams (one stream-summary row each) and a limit of 16 rows
-        let f = try ProjectionFixture()
-        for n in 0..<600 { _ = try await f.store.append(to: "s-\(n)", events: [event("T")]) }
-        let runner = try await ProjectionRunner(store: f.store, projections: [StreamSummary()], maximumBatchRows: 16, parallelism: 1)
-        let commits = f.store.writerStatistics.commits
-        // When it catches up alone
-        try await runner.catchUp()
-        // Then it committed every 256 rows, not once (and the state is whole)
-        let taken = f.store.writerStatistics.commits - commits
-        #expect(taken == 3, "\(taken) commits for 600 rows in batches of 256")
-        #expect(try runner.statuses()[0].checkpoint == 600)
-        await #expect(try runner.storedHash(of: "stream-summary") == (try runner.state(of: "stream-summary", asOf: 600)).hashFor(StreamSummary()))
-    }
-
-    @Test("a rebuild chasing appends that never pause still finishes: its last step is folded in the writer's transaction")
-    func rebuildFinishesUnderAppends() async throws {
-        let f = try ProjectionFixture()
-        for n in 0..<300 { _ = try await f.store.append(to: "s-\(n % 7)", events: [event("T")]) }
-        let runner = try await ProjectionRunner(store: f.store, projections: [EventCountByType(), StreamSummary()], batchSize: 40)
-        try await runner.catchUp()
-        let stop = Flag()
-        let store = f.store
-        let appenders = (0..<4).map { task in
-            Task {
-                while !stop.isSet { _ = try await store.append(to: "busy-\(task)", events: [event("B")]) }
-            }
-        }
-        defer { stop.set() }
-        let reports = try await withTimeout(.seconds(60), "the rebuild to finish while appends go on") { try await runner.rebuild() }
-        stop.set()
-        for appender in appenders { try await appender.value }
-        for report in reports {
-            let projection = try runner.projection(named: report.projection)
-            #expect(report.checkpoint > 300)
-            await #expect(report.hash == (try StateHash.of(projection, in: try runner.state(of: report.projection, asOf: report.checkpoint).reader)))
-        }
-    }
-
-    @Test("the daemon follows appends of another process under a timeout")
-    func daemonFollowsAnotherProcess() async throws {
-        let f = try ProjectionFixture()
-        let runner = try await ProjectionRunner(store: f.store, projections: [EventCountByType()])
-        try await withDaemon(runner) {
-            let child = try await ProcessRunner.esctl(["append", "elsewhere", "Happened"], db: f.path)
-            #expect(child.status == 0, "\(child)")
-            try await withTimeout(.seconds(30), "the daemon to apply the other process's append (position 1)") {
-                while try runner.statuses()[0].checkpoint < 1 { try await Task.sleep(for: .milliseconds(5)) }
-            }
-            await #expect(try runner.storedHash(of: "count-by-type") == (try runner.state(of: "count-by-type", asOf: 1)).hashFor(EventCountByType()))
-        }
-    }
-}
-
-/// A flag one task sets and another reads.
-final class Flag: Sendable {
-    private let value = Atomic<Bool>(false)
-    func set() { value.store(true, ordering: .releasing) }
-    var isSet: Bool { value.load(ordering: .acquiring) }
 }

@@ -18,6 +18,13 @@ struct ItemCompleted: EventData, Equatable {
     var item: String
 }
 
+/// A note to the list's outbox stream, which the decider writes but never reads; recorded with
+/// the id the command gives (a client's request id), so that a retried request is idempotent.
+struct NoteSent: EventData, Equatable {
+    static let eventType = "NoteSent"
+    var text: String
+}
+
 /// A number JSON cannot hold, to make an event that does not encode.
 struct Measured: EventData, Equatable {
     static let eventType = "Measured"
@@ -29,6 +36,7 @@ enum TodoEvent: RecordableEvent, Equatable {
     case completed(ItemCompleted)
     case archived(ItemCompleted)
     case measured(Measured)
+    case noted(NoteSent, id: UUID)
 
     init(recorded event: RecordedEvent) throws(EventDecodingError) {
         switch event.type {
@@ -36,6 +44,7 @@ enum TodoEvent: RecordableEvent, Equatable {
         case ItemCompleted.eventType where event.stream.hasPrefix("archive-"): self = .archived(try ItemCompleted(recorded: event))
         case ItemCompleted.eventType: self = .completed(try ItemCompleted(recorded: event))
         case Measured.eventType: self = .measured(try Measured(recorded: event))
+        case NoteSent.eventType: self = .noted(try NoteSent(recorded: event), id: event.id)
         default: throw EventDecodingError(event, reason: "\(event.type) is not a todo event")
         }
     }
@@ -45,6 +54,7 @@ enum TodoEvent: RecordableEvent, Equatable {
         case .added(let event): try event.newEvent()
         case .completed(let event), .archived(let event): try event.newEvent()
         case .measured(let event): try event.newEvent()
+        case .noted(let event, let id): try event.newEvent(id: id)
         }
     }
 }
@@ -53,6 +63,8 @@ enum TodoCommand: Sendable {
     case add(String)
     case complete(String)
     case measure(Double)
+    /// Sends a note with a request id: the event's id.
+    case note(String, id: UUID)
     case nothing
 }
 
@@ -85,6 +97,7 @@ struct TodoDecider: SnapshotDecider {
 
     func stream(for event: TodoEvent) -> String {
         if case .archived = event { return "archive-\(list)" }
+        if case .noted = event { return "outbox-\(list)" }
         return "todo-\(list)"
     }
 
@@ -94,7 +107,7 @@ struct TodoDecider: SnapshotDecider {
         case .completed(let completed):
             state.open.removeAll { $0 == completed.item }
             state.done.append(completed.item)
-        case .archived, .measured: break
+        case .archived, .measured, .noted: break
         }
     }
 
@@ -110,6 +123,8 @@ struct TodoDecider: SnapshotDecider {
             return archives ? [.completed(completed), .archived(completed)] : [.completed(completed)]
         case .measure(let value):
             return [.measured(Measured(value: value))]
+        case .note(let text, let id):
+            return [.noted(NoteSent(text: text), id: id)]
         case .nothing:
             return []
         }
@@ -119,12 +134,12 @@ struct TodoDecider: SnapshotDecider {
 /// Another writer that appends an item to the list while a command is being decided, at the
 /// decisions it is told (1 for the first), so the handler's append meets a version conflict.
 final class Interloper: Sendable {
-    let store: EventStore
+    let store: any EventLog
     let stream: String
     let atDecisions: Set<Int>
     private let decisions = Atomic<Int>(0)
 
-    init(store: EventStore, stream: String, atDecisions: Set<Int>) {
+    init(store: any EventLog, stream: String, atDecisions: Set<Int>) {
         self.store = store
         self.stream = stream
         self.atDecisions = atDecisions
