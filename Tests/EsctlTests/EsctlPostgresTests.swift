@@ -127,8 +127,10 @@ struct EsctlPostgresTests {
             let after = try await s.esctl("projections", "--json")
             #expect(try s.objects(before).map { $0["hash"] as? String } == s.objects(after).map { $0["hash"] as? String })
             // And a processor's tracking position is kept
-            #expect(try await s.esctl(["append", "--batch", "-", "--track", "mailer:1"], stdin: "").status == 0)
-            #expect(try await s.esctl("tracking", "mailer").stdout.contains("1"))
+            let tracked = try await s.esctl(["append", "--batch", "-", "--track", "mailer:1"], stdin: "")
+            #expect(tracked.stdout == "tracking mailer at 1\n")
+            #expect(try await s.esctl("tracking", "mailer").stdout == "1\n")
+            #expect(try await s.esctl(["append", "--batch", "-", "--track", "mailer:1"], stdin: "").status == 65)
             #expect(try await s.esctl("verify", "--deep").status == 0)
         }
     }
