@@ -84,7 +84,7 @@ let package = Package(
                 "EventStore", "EventStorePostgres", "EventStoreTesting", "TestSupport", "PostgresTestSupport", "Projections",
                 "ProjectionsTestSupport", "Commands", "Apps", "esctl",
             ]),
-        // What is LMDB's own (process ids of rebuild owners, the documented bytes) and what needs no store.
+        // What is LMDB's own (the documented bytes) and what needs no store.
         .testTarget(name: "ProjectionsTests", dependencies: ["Projections", "EventStore", "Apps", "TestSupport", "ProjectionsTestSupport"]),
         .testTarget(name: "AppsTests", dependencies: ["Apps", "Commands", "Projections", "EventStore", "EventStoreTesting", "TestSupport"]),
         .testTarget(name: "EsctlTests", dependencies: ["esctl", "EventStore", "Commands", "WireFormat", "TestSupport", "PostgresTestSupport"]),

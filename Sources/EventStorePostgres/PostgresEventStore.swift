@@ -26,6 +26,8 @@ public final class PostgresEventStore: EventLog, SubscriptionSource {
     package let headSignal: HeadSignal
 
     let client: PostgresClient
+    /// The session whose advisory lock says this handle is open (``ownerID``).
+    private let owner: OwnerSession
     private let clientTask: Task<Void, Never>
     private let listenerTask: Task<Void, Never>
     private let listener: HeadListener
@@ -52,9 +54,10 @@ public final class PostgresEventStore: EventLog, SubscriptionSource {
     /// Opens the store at `location`; see ``init(url:mode:configuration:)``.
     public init(location: PostgresLocation, mode: OpenMode = .createIfMissing, configuration: Configuration = Configuration()) async throws {
         // The pool waits for a connection as long as it takes, trying again and again: at a server
-        // that cannot be reached (or refuses the login) opening would wait forever. One
-        // connection of its own first says at once, and why.
-        try await Self.probe(location, logger: configuration.logger)
+        // that cannot be reached (or refuses the login) opening would wait forever. The owner
+        // session's connection, made first, says at once, and why.
+        let owner = try await OwnerSession.open(
+            location, logger: configuration.logger, retryEvery: configuration.pollInterval, on: configuration.pollClock)
         let client = PostgresClient(configuration: location.clientConfiguration, backgroundLogger: configuration.logger)
         let clientTask = Task { await client.run() }
         let head: UInt64
@@ -62,6 +65,7 @@ public final class PostgresEventStore: EventLog, SubscriptionSource {
             head = try await PostgresSchemaSetup.prepare(client, location: location, mode: mode, logger: configuration.logger)
         } catch {
             clientTask.cancel()
+            owner.close()
             throw error
         }
         let listener = HeadListener(client: client, logger: configuration.logger)
@@ -75,6 +79,7 @@ public final class PostgresEventStore: EventLog, SubscriptionSource {
         self.configuration = configuration
         self.mode = mode
         self.client = client
+        self.owner = owner
         self.clientTask = clientTask
         self.headSignal = headSignal
         self.listener = listener
@@ -89,17 +94,6 @@ public final class PostgresEventStore: EventLog, SubscriptionSource {
         close()
     }
 
-    /// Connects to `location` once and closes again; throws ``EventStoreError/Code/storeUnavailable``
-    /// when the server cannot be reached or refuses the login (within the connect timeout).
-    private static func probe(_ location: PostgresLocation, logger: Logger) async throws {
-        do {
-            let connection = try await PostgresConnection.connect(configuration: location.connectionConfiguration, id: 0, logger: logger)
-            try? await connection.close()
-        } catch {
-            throw PostgresErrors.mapped(error, location: location.description)
-        }
-    }
-
     /// Refuses new calls; the appends already queued are still made (their callers get their
     /// results), then the connections close. Idempotent; returns at once (the queued appends
     /// finish in the background).
@@ -109,9 +103,27 @@ public final class PostgresEventStore: EventLog, SubscriptionSource {
         headSignal.close()
         listenerTask.cancel()
         blocking.closeAll()
+        owner.close()
         Task { [appender, clientTask] in
             await appender.drained()
             clientTask.cancel()
+        }
+    }
+
+    /// This handle's owner id: the second key of the advisory lock its owner session holds while
+    /// it is open (see ``EventLog/ownerID``).
+    public var ownerID: Int64 { owner.id }
+
+    /// Whether the handle whose ``ownerID`` is `owner` still has the store open, on any host: its
+    /// owner lock is granted in this database. Throws ``EventStoreError`` when the database
+    /// cannot be asked.
+    public func isOwnerAlive(_ owner: Int64) async throws -> Bool {
+        try checkOpen()
+        if owner == ownerID { return true }
+        do {
+            return try await OwnerSession.isAlive(owner, client: client)
+        } catch {
+            throw PostgresErrors.mapped(error, location: location)
         }
     }
 

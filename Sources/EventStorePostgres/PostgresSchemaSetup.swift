@@ -40,10 +40,41 @@ enum PostgresSchemaSetup {
                     .storeUnavailable,
                     "The store in \(location) has schema version \(version), newer than this program knows (\(PostgresSchema.version)); use a newer esctl or library.")
             }
-            // Versions before this one would be upgraded here, in place, under the lock; version 1 is the first.
+            if version < PostgresSchema.version, mode != .readOnly {
+                try await upgrade(client, from: version, location: location, logger: logger)
+            }
             return try await PostgresEventStore.readHead(client)
         } catch {
             throw PostgresErrors.mapped(error, location: location.description)
+        }
+    }
+
+    /// Brings the schema from `version` to ``PostgresSchema/version`` step by step, each step in
+    /// one transaction under the schema lock; a process that finds the step done while it
+    /// waited for the lock goes on from the version it finds.
+    static func upgrade(_ client: PostgresClient, from version: Int, location: PostgresLocation, logger: Logger) async throws {
+        var current = version
+        while current < PostgresSchema.version {
+            guard let steps = PostgresSchema.upgrades[current] else {
+                throw EventStoreError(
+                    .storeUnavailable,
+                    "The store in \(location) has schema version \(current), which this program cannot upgrade; use an esctl of the version that wrote it to export the store.")
+            }
+            current = try await client.withTransaction(logger: logger) { connection in
+                try await connection.query("SELECT pg_advisory_xact_lock(\(lockKey))", logger: logger)
+                var found = current
+                for try await recorded in try await connection.query("SELECT version FROM eventstore.schema_version", logger: logger)
+                    .decode(Int32.self) { found = Int(recorded) }
+                guard found == current else { return found }
+                for statement in steps {
+                    try await connection.query(PostgresQuery(unsafeSQL: statement), logger: logger)
+                }
+                try await connection.query(
+                    PostgresQuery(unsafeSQL: "UPDATE eventstore.schema_version SET version = \(current + 1)"), logger: logger)
+                logger.info(
+                    "upgraded the store's schema", metadata: ["store": "\(location)", "from": "\(current)", "to": "\(current + 1)"])
+                return current + 1
+            }
         }
     }
 

@@ -119,7 +119,8 @@ struct ProjectionConformanceTests {
             }
             let runner = try await ProjectionRunner(store: f.log, projections: [Ledger()])
             let expected = try await runner.rebuild()[0].hash
-            try await f.log.writeTables { txn in try CatchUpBatch.startRebuild(Ledger(), txn, startedAt: 0) }
+            let owner = f.log.ownerID
+            try await f.log.writeTables { txn in try CatchUpBatch.startRebuild(Ledger(), txn, startedAt: 0, owner: owner) }
             let folded = try #require(
                 try f.log.readTables { txn in
                     try CatchUpBatch.fold(txn, projection: Ledger(), slot: .rebuild, limit: 12, maximumRows: 4096, timed: false)

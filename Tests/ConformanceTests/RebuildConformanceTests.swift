@@ -65,7 +65,8 @@ struct RebuildConformanceTests {
             try await runner.catchUp()
             let before = try runner.storedHash(of: "ledger")
             // When a rebuild has folded part of the log beside it
-            try await f.log.writeTables { txn in try CatchUpBatch.startRebuild(Ledger(), txn, startedAt: 0) }
+            let owner = f.log.ownerID
+            try await f.log.writeTables { txn in try CatchUpBatch.startRebuild(Ledger(), txn, startedAt: 0, owner: owner) }
             for _ in 0..<2 {
                 let folded = try #require(
                     try f.log.readTables { txn in

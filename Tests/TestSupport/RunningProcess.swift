@@ -67,10 +67,10 @@ public final class RunningProcess: Sendable {
         return pipe
     }
 
-    /// Standard output so far.
     /// The child's process id.
     public var processIdentifier: Int32 { process.processIdentifier }
 
+    /// Standard output so far.
     public var stdout: String { output.withValue { String(decoding: $0.stdout, as: UTF8.self) } }
     /// Standard error so far.
     public var stderr: String { output.withValue { String(decoding: $0.stderr, as: UTF8.self) } }
@@ -86,6 +86,22 @@ public final class RunningProcess: Sendable {
         let lines = stdoutLines
         guard lines.count >= count else {
             throw AwaitFailure(description: "`\(commandLine)` exited before printing \(count) line(s); stdout: \(stdout) stderr: \(stderr)")
+        }
+        return lines
+    }
+
+    /// Waits until a complete line of standard output satisfies `match`, and returns every line
+    /// so far; throws ``AwaitFailure`` when the process exits first.
+    @discardableResult
+    public func waitForStdoutLine(timeout: Duration = .seconds(30), where match: @escaping @Sendable (String) -> Bool) async throws
+        -> [String]
+    {
+        try await output.wait(timeout, "a matching line on standard output of `\(commandLine)`") {
+            Self.lines(String(decoding: $0.stdout, as: UTF8.self)).contains(where: match) || $0.status != nil
+        }
+        let lines = stdoutLines
+        guard lines.contains(where: match) else {
+            throw AwaitFailure(description: "`\(commandLine)` exited before printing the awaited line; stdout: \(stdout) stderr: \(stderr)")
         }
         return lines
     }

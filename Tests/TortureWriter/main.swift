@@ -5,6 +5,7 @@ import EventStore
 import EventStorePostgres
 import Foundation
 import Projections
+import Synchronization
 import TestSupport
 
 // torture-writer: a writer for the reliability tests, which kill it at random moments.
@@ -19,10 +20,12 @@ import TestSupport
 //   torture-writer rebuild-appending --db DIR --start N [--seed S]
 //       Rebuilds the example projections over and over in batches of 500 positions, printing
 //       "REBUILT" after each, while another task appends batch N, N+1, ... as `append` does.
-//   torture-writer process --db DIR --batch N
+//   torture-writer process --db DIR --batch N [--hold-after K]
 //       Runs a processor over the store's "Ordered" events (one "Noted" per order, in stream
 //       "notes-ORDERSTREAM") in transactions of N events, printing "HANDLED position" as each
-//       event is handled (before its reaction commits) and "CAUGHT-UP position" at the end.
+//       event is handled (before its reaction commits) and "CAUGHT-UP position" at the end. With
+//       --hold-after, the K-th event handled prints "HELD position" and blocks there, before its
+//       transaction commits, until the process is killed.
 //   torture-writer contend --db DIR --process P --count N
 //       N times: reads the version of "shared", appends with that exact expectation, prints
 //       "OK version" or "CONFLICT"; and appends to "own-P". Prints "DONE".
@@ -215,16 +218,26 @@ case "rebuild-appending":
         say("REBUILT")
     }
 case "process":
+    let holdAfter = Int(option("--hold-after") ?? "") ?? 0
+    let handled = Atomic<Int>(0)
     struct Notes: Processor {
         let name = "notes"
         let eventTypes: Set<String>? = ["Ordered"]
+        let holdAfter: Int
+        let handled: @Sendable () -> Int
         func react(to event: RecordedEvent) throws -> [StreamAppend] {
             say("HANDLED \(event.position)")
+            if handled() == holdAfter {
+                // Handled, not committed: where the crash test kills.
+                say("HELD \(event.position)")
+                while true { sleep(60) }
+            }
             return [StreamAppend(stream: "notes-\(event.stream)", events: [NewEvent(type: "Noted", data: Data("{\"for\":\(event.position)}".utf8))])]
         }
     }
     let batch = Int(option("--batch") ?? "5") ?? 5
-    let reached = try await ProcessorRunner(store: store, batchSize: batch).catchUp(Notes())
+    let notes = Notes(holdAfter: holdAfter, handled: { handled.add(1, ordering: .relaxed).newValue })
+    let reached = try await ProcessorRunner(store: store, batchSize: batch).catchUp(notes)
     say("CAUGHT-UP \(reached)")
     store.close()
 case "contend":

@@ -80,7 +80,7 @@ public struct ProcessorRunner: Sendable {
     /// the recorded one; when another instance got there first, returns the recorded position.
     private func commit(_ appends: [StreamAppend], _ processor: any Processor, after previous: UInt64, through position: UInt64) async throws -> UInt64 {
         do {
-            try await store.append(
+            _ = try await store.append(
                 appends.filter { !$0.events.isEmpty }, tracking: TrackingPosition(name: processor.name, position: position, previous: previous))
             return position
         } catch EventStoreError.Code.alreadyProcessed {

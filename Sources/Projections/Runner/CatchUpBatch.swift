@@ -216,7 +216,7 @@ enum CatchUpBatch {
     /// (there is nothing to serve meanwhile); otherwise beside the serving state, in the other
     /// generation of tables, emptied first (the runner has cleared it already, a short
     /// transaction at a time; this empties whatever is left).
-    static func startRebuild(_ projection: any Projection, _ txn: TableTransaction, startedAt: Int64) throws {
+    static func startRebuild(_ projection: any Projection, _ txn: TableTransaction, startedAt: Int64, owner: Int64) throws {
         let name = projection.name
         let tables = projection.tables + [PassedOver.table]
         guard let serving = try readCheckpoint(name, txn, slot: .serving) else {
@@ -232,16 +232,16 @@ enum CatchUpBatch {
             Checkpoint.rebuildTable, Checkpoint.key(name),
             Checkpoint(
                 version: Int64(projection.version), position: 0, isBuilding: true, generation: generation, startedAt: startedAt,
-                owner: RebuildOwners.thisProcess
+                owner: owner
             ).encoded)
     }
 
     /// Marks the rebuild of `name` as resumed by this process now (for its rate).
-    static func resumeRebuild(_ name: String, _ txn: TableTransaction, startedAt: Int64) throws {
+    static func resumeRebuild(_ name: String, _ txn: TableTransaction, startedAt: Int64, owner: Int64) throws {
         guard var record = try readCheckpoint(name, txn, slot: .rebuild) else { return }
         record.startedAt = startedAt
         record.startPosition = record.position
-        record.owner = RebuildOwners.thisProcess
+        record.owner = owner
         try txn.put(Checkpoint.rebuildTable, Checkpoint.key(name), record.encoded)
     }
 }

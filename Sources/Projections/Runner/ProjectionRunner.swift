@@ -144,7 +144,7 @@ public final class ProjectionRunner: Sendable {
             let version = Int64(projection.version)
             if let rebuilding, rebuilding.version == version {
                 let canServe = serving?.version == version
-                if canServe && RebuildOwners.isRunning(owner: rebuilding.owner, store: store.location, projection: projection.name) {
+                if canServe, try await RebuildOwners.isRunning(owner: rebuilding.owner, in: store, projection: projection.name) {
                     continue  // another process's rebuild: the old state serves until it swaps
                 }
                 if canServe && !finishingRebuilds {
@@ -174,8 +174,9 @@ public final class ProjectionRunner: Sendable {
         if !toResume.isEmpty {
             let now = store.configuration.clock().microsecondsSince1970
             let resumed = toResume.map(\.name)
+            let owner = store.ownerID
             try await store.writeTables { txn in
-                for name in resumed { try CatchUpBatch.resumeRebuild(name, txn, startedAt: now) }
+                for name in resumed { try CatchUpBatch.resumeRebuild(name, txn, startedAt: now, owner: owner) }
             }
             _ = try await finishRebuilds(toResume, progress: progress, started: .now)
         }
@@ -289,7 +290,7 @@ public final class ProjectionRunner: Sendable {
             var fresh: [any Projection] = []
             for (projection, (serving, rebuilding)) in zip(selected, records) {
                 if let rebuilding, let serving, rebuilding.version == Int64(projection.version), serving.version == rebuilding.version,
-                    !RebuildOwners.isRunning(owner: rebuilding.owner, store: path, projection: projection.name)
+                    !(try await RebuildOwners.isRunning(owner: rebuilding.owner, in: store, projection: projection.name))
                 {
                     resumed.append(projection.name)
                     continue
@@ -298,10 +299,10 @@ public final class ProjectionRunner: Sendable {
                 if let serving { try await clear(projection, generation: 1 - serving.generation) }
             }
             let now = store.configuration.clock().microsecondsSince1970
-            let (toResume, toStart) = (resumed, fresh)
+            let (toResume, toStart, owner) = (resumed, fresh, store.ownerID)
             try await store.writeTables { txn in
-                for name in toResume { try CatchUpBatch.resumeRebuild(name, txn, startedAt: now) }
-                for projection in toStart { try CatchUpBatch.startRebuild(projection, txn, startedAt: now) }
+                for name in toResume { try CatchUpBatch.resumeRebuild(name, txn, startedAt: now, owner: owner) }
+                for projection in toStart { try CatchUpBatch.startRebuild(projection, txn, startedAt: now, owner: owner) }
             }
             return try await finishRebuilds(selected, progress: progress, started: started)
         }

@@ -1,20 +1,12 @@
-import Foundation
+import EventStore
 import Synchronization
 
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Darwin)
-import Darwin
-#endif
-
 /// Which rebuilds are under way: those of this process (registered while its runners run them)
-/// and those whose recorded owner is a living process. A rebuild whose owner died (a kill -9)
-/// is abandoned: its old state serves until a runner finishes it.
+/// and those whose recorded owner (``EventLog/ownerID``) still has the store open, in another
+/// process or on another host. A rebuild whose owner died (a kill -9, a lost host) is
+/// abandoned: its old state serves until a runner finishes it.
 enum RebuildOwners {
-    /// This process's id, as rebuild records keep it.
-    static var thisProcess: Int64 { Int64(getpid()) }
-
-    /// Store path and projection name of each rebuild a runner of this process is running.
+    /// Store location and projection name of each rebuild a runner of this process is running.
     private static let registered = Mutex<[String: Int]>([:])
 
     private static func key(_ store: String, _ projection: String) -> String { store + "\u{0}" + projection }
@@ -34,11 +26,10 @@ enum RebuildOwners {
         return try await body()
     }
 
-    /// Whether the rebuild recorded with `owner` is being run now: by a runner of this process,
-    /// or by another process that is alive (same host: LMDB stores are not shared across hosts).
-    static func isRunning(owner: Int64, store: String, projection: String) -> Bool {
-        if owner == thisProcess { return registered.withLock { $0[key(store, projection)] != nil } }
-        guard owner > 0, owner <= Int64(Int32.max) else { return false }
-        return kill(pid_t(owner), 0) == 0 || errno == EPERM
+    /// Whether the rebuild recorded with `owner` is being run now: by a runner of this handle,
+    /// or by another handle that still has the store open. Throws when the backend cannot say.
+    static func isRunning(owner: Int64, in store: any EventLog, projection: String) async throws -> Bool {
+        if owner == store.ownerID { return registered.withLock { $0[key(store.location, projection)] != nil } }
+        return try await store.isOwnerAlive(owner)
     }
 }

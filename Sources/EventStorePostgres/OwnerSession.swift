@@ -1,0 +1,111 @@
+import EventStore
+import Logging
+import PostgresNIO
+import Synchronization
+
+/// What names a handle to every other handle of the store, on any host (``EventLog/ownerID``):
+/// a connection of its own that holds a session advisory lock on (``lockClass``, id) while the
+/// handle is open. Another handle knows the owner is alive by finding that lock granted in
+/// `pg_locks`; when the owner's process dies or loses its host, PostgreSQL ends the session and
+/// the lock with it. A dropped connection is made again, and takes the same lock again, after
+/// a pause on the injected clock.
+final class OwnerSession: Sendable {
+    /// The first key of every owner lock ("esow"); the second is the owner's id.
+    static let lockClass: Int32 = 0x6573_6f77
+
+    /// This handle's owner id, from 1 through `Int32.max`.
+    let id: Int64
+
+    private let connection: Mutex<PostgresConnection?>
+    private let keeper: Mutex<Task<Void, Never>?> = Mutex(nil)
+
+    /// Connects to `location` and takes a free id. Throws ``EventStoreError/Code/storeUnavailable``
+    /// when the server cannot be reached or refuses the login (within the connect timeout): the
+    /// first thing a store does when it opens, so that an unreachable server is said at once.
+    static func open(
+        _ location: PostgresLocation, logger: Logger, retryEvery pause: Duration, on clock: any Clock<Duration>
+    ) async throws -> OwnerSession {
+        let connection: PostgresConnection
+        do {
+            connection = try await PostgresConnection.connect(configuration: location.connectionConfiguration, id: 0, logger: logger)
+        } catch {
+            throw PostgresErrors.mapped(error, location: location.description)
+        }
+        do {
+            // Another live handle holding an id refuses it: draw again.
+            for _ in 0..<16 {
+                let id = Int64.random(in: 1...Int64(Int32.max))
+                if try await lock(id, on: connection, logger: logger) {
+                    let session = OwnerSession(id: id, connection: connection)
+                    session.keep(location, logger: logger, retryEvery: pause, on: clock)
+                    return session
+                }
+            }
+            throw EventStoreError(.storageFailure, "No free owner id was found in 16 draws in \(location).")
+        } catch {
+            try? await connection.close()
+            throw PostgresErrors.mapped(error, location: location.description)
+        }
+    }
+
+    private init(id: Int64, connection: PostgresConnection) {
+        self.id = id
+        self.connection = Mutex(connection)
+    }
+
+    /// Takes the owner lock of `id` on `connection` if no other session holds it.
+    private static func lock(_ id: Int64, on connection: PostgresConnection, logger: Logger) async throws -> Bool {
+        let rows = try await connection.query("SELECT pg_try_advisory_lock(\(lockClass), \(Int32(clamping: id)))", logger: logger)
+        for try await taken in rows.decode(Bool.self) { return taken }
+        return false
+    }
+
+    /// Watches the connection; when it closes under the handle, connects again and takes the
+    /// same lock, until ``close()``.
+    private func keep(_ location: PostgresLocation, logger: Logger, retryEvery pause: Duration, on clock: any Clock<Duration>) {
+        let task = Task { [self] in
+            while !Task.isCancelled {
+                if let current = connection.withLock({ $0 }) { try? await current.closeFuture.get() }
+                guard !Task.isCancelled else { return }
+                logger.notice("the connection that holds this handle's owner lock dropped; connecting again", metadata: ["owner": "\(id)"])
+                do {
+                    try await clock.sleep(for: max(pause, .milliseconds(100)))
+                    let fresh = try await PostgresConnection.connect(configuration: location.connectionConfiguration, id: 0, logger: logger)
+                    guard try await Self.lock(id, on: fresh, logger: logger) else {
+                        // Taken by another session meanwhile (an id drawn again): this handle's
+                        // work then reads as its owner's, which is alive; nothing better to do.
+                        logger.warning("this handle's owner id was taken by another session while disconnected", metadata: ["owner": "\(id)"])
+                        try? await fresh.close()
+                        return
+                    }
+                    connection.withLock { $0 = fresh }
+                } catch {
+                    continue
+                }
+            }
+        }
+        keeper.withLock { $0 = task }
+    }
+
+    /// Whether the owner `id` holds its lock in this database, asked through `client`.
+    static func isAlive(_ id: Int64, client: PostgresClient) async throws -> Bool {
+        guard id > 0, id <= Int64(Int32.max) else { return false }
+        let rows = try await client.query(
+            """
+            SELECT count(*) FROM pg_locks
+            WHERE locktype = 'advisory' AND granted AND objsubid = 2
+              AND database = (SELECT oid FROM pg_database WHERE datname = current_database())
+              AND classid::bigint = \(Int64(lockClass)) AND objid::bigint = \(id)
+            """)
+        for try await count in rows.decode(Int64.self) { return count > 0 }
+        return false
+    }
+
+    /// Stops watching and closes the connection, which releases the lock.
+    func close() {
+        keeper.withLock { $0?.cancel() }
+        if let current = connection.withLock({ $0 }) {
+            Task { try? await current.close() }
+        }
+    }
+}
