@@ -16,7 +16,15 @@ final class OwnerSession: Sendable {
     /// This handle's owner id, from 1 through `Int32.max`.
     let id: Int64
 
-    private let connection: Mutex<PostgresConnection?>
+    /// The connection holding the lock, and whether ``close()`` was called: a connection made
+    /// again after that is closed at once instead of being kept (it would hold the lock of a
+    /// closed handle).
+    private struct State {
+        var connection: PostgresConnection
+        var isClosed = false
+    }
+
+    private let state: Mutex<State>
     private let keeper: Mutex<Task<Void, Never>?> = Mutex(nil)
 
     /// Connects to `location` and takes a free id. Throws ``EventStoreError/Code/storeUnavailable``
@@ -50,7 +58,7 @@ final class OwnerSession: Sendable {
 
     private init(id: Int64, connection: PostgresConnection) {
         self.id = id
-        self.connection = Mutex(connection)
+        self.state = Mutex(State(connection: connection))
     }
 
     /// Takes the owner lock of `id` on `connection` if no other session holds it.
@@ -65,7 +73,8 @@ final class OwnerSession: Sendable {
     private func keep(_ location: PostgresLocation, logger: Logger, retryEvery pause: Duration, on clock: any Clock<Duration>) {
         let task = Task { [self] in
             while !Task.isCancelled {
-                if let current = connection.withLock({ $0 }) { try? await current.closeFuture.get() }
+                let current = state.withLock { $0.connection }
+                try? await current.closeFuture.get()
                 guard !Task.isCancelled else { return }
                 logger.notice("the connection that holds this handle's owner lock dropped; connecting again", metadata: ["owner": "\(id)"])
                 do {
@@ -78,7 +87,15 @@ final class OwnerSession: Sendable {
                         try? await fresh.close()
                         return
                     }
-                    connection.withLock { $0 = fresh }
+                    let kept = state.withLock { state -> Bool in
+                        guard !state.isClosed else { return false }
+                        state.connection = fresh
+                        return true
+                    }
+                    guard kept else {
+                        try? await fresh.close()
+                        return
+                    }
                 } catch {
                     continue
                 }
@@ -104,8 +121,10 @@ final class OwnerSession: Sendable {
     /// Stops watching and closes the connection, which releases the lock.
     func close() {
         keeper.withLock { $0?.cancel() }
-        if let current = connection.withLock({ $0 }) {
-            Task { try? await current.close() }
+        let current = state.withLock { state in
+            state.isClosed = true
+            return state.connection
         }
+        Task { try? await current.close() }
     }
 }
