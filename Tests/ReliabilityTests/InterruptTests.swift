@@ -75,7 +75,7 @@ struct InterruptTests {
         let lines = (1...20_000).map { #"{"stream":"chat-room\#($0 % 7)","type":"MessagePosted","data":{"user":"u\#($0 % 13)","text":"message \#($0)","kind":"said"}}"# }
         #expect(try await ProcessRunner.esctl(["import", "-"], db: db, stdin: Data(lines.joined(separator: "\n").utf8), timeout: .seconds(120)).status == 0)
         #expect(try await ProcessRunner.esctl(["query", "messages"], db: db, timeout: .seconds(120)).status == 0)
-        let expected = try sandboxHashes(db)
+        let expected = try await sandboxHashes(db)
         // When a rebuild is interrupted once it has started
         let child = try RunningProcess(ProcessRunner.esctl, ["rebuild", "messages", "--db", db])
         try await withTimeout(.seconds(60), "the rebuild to start") {
@@ -98,34 +98,19 @@ struct InterruptTests {
         let queried = try await ProcessRunner.esctl(["query", "messages"], db: db, timeout: .seconds(120))
         #expect(queried.status == 0)
         #expect(queried.stderr.contains("has an interrupted rebuild"), "\(queried.stderr)")
-        #expect(try sandboxHashes(db) == expected)
+        #expect(try await sandboxHashes(db) == expected)
         // And `esctl rebuild` finishes it from where it stopped, to the same hashes
         let finished = try await ProcessRunner.esctl(["rebuild", "messages", "--json"], db: db, timeout: .seconds(120))
         #expect(finished.status == 0, "\(finished)")
         #expect(!(try await ProcessRunner.esctl(["projections", "--json"], db: db).stdout.contains(#""building":true"#)))
-        #expect(try sandboxHashes(db) == expected)
+        #expect(try await sandboxHashes(db) == expected)
     }
 
     /// Each projection's stored hash, read in this process.
-    func sandboxHashes(_ db: String) throws -> [String] {
-        let output = try Process.runSync(ProcessRunner.esctl, ["projections", "--json", "--db", db])
+    func sandboxHashes(_ db: String) async throws -> [String] {
+        let output = try await ProcessRunner.run(ProcessRunner.esctl, ["projections", "--json", "--db", db]).stdout
         return output.split(separator: "\n").compactMap { line in
             (try? JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any])?["hash"] as? String
         }
-    }
-}
-
-extension Process {
-    /// Runs a program to its end and returns its standard output.
-    static func runSync(_ executable: URL, _ arguments: [String]) throws -> String {
-        let process = Process()
-        process.executableURL = executable
-        process.arguments = arguments
-        let pipe = Pipe()
-        process.standardOutput = pipe
-        try process.run()
-        let data = pipe.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        return String(decoding: data, as: UTF8.self)
     }
 }

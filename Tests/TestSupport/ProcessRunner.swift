@@ -18,6 +18,7 @@ public struct ProcessOutput: Sendable, CustomStringConvertible {
 }
 
 /// Runs executables for end-to-end tests, with a timeout so a stuck child never hangs the suite.
+/// Launched through ``ChildProcess``, not Foundation's `Process`.
 public enum ProcessRunner {
     /// The directory that holds the package's built products (`esctl` among them): the directory
     /// of the running test binary, or `$ESCTL_PRODUCTS` when set.
@@ -49,34 +50,46 @@ public enum ProcessRunner {
         let errPath = scratch.appending("stderr")
         _ = FileManager.default.createFile(atPath: outPath, contents: nil)
         _ = FileManager.default.createFile(atPath: errPath, contents: nil)
-        let process = Process()
-        process.executableURL = executable
-        process.arguments = arguments
-        var env = ProcessInfo.processInfo.environment
-        env.removeValue(forKey: "ESCTL_DB")
-        for (key, value) in environment { env[key] = value }
-        process.environment = env
-        if let directory { process.currentDirectoryURL = URL(fileURLWithPath: directory) }
-        let outHandle = try FileHandle(forWritingTo: URL(fileURLWithPath: outPath))
-        let errHandle = try FileHandle(forWritingTo: URL(fileURLWithPath: errPath))
-        process.standardOutput = outHandle
-        process.standardError = errHandle
-        let input = Pipe()
-        process.standardInput = stdin == nil ? FileHandle.nullDevice : input
+        let outDescriptor = open(outPath, O_WRONLY | O_TRUNC | O_CLOEXEC)
+        let errDescriptor = open(errPath, O_WRONLY | O_TRUNC | O_CLOEXEC)
+        defer {
+            if outDescriptor >= 0 { close(outDescriptor) }
+            if errDescriptor >= 0 { close(errDescriptor) }
+        }
+        guard outDescriptor >= 0, errDescriptor >= 0 else { throw ChildProcess.LaunchError(executable: outPath, errno: errno) }
+        let input = try stdin == nil ? (read: ChildProcess.nullInput(), write: -1) : ChildProcess.pipe()
         let exited = AsyncStream<Int32>.makeStream()
-        process.terminationHandler = { finished in
-            // As a shell reports it: a process ended by a signal has the status 128 + the signal.
-            let status = finished.terminationReason == .uncaughtSignal ? 128 + finished.terminationStatus : finished.terminationStatus
+        let pid: pid_t
+        do {
+            pid = try ChildProcess.spawn(
+                executable, arguments, environment: ChildProcess.environment(environment), directory: directory, stdin: input.read,
+                stdout: outDescriptor, stderr: errDescriptor)
+        } catch {
+            close(input.read)
+            if input.write >= 0 { close(input.write) }
+            throw error
+        }
+        close(input.read)
+        ChildProcess.onExit(of: pid) { status in
             exited.continuation.yield(status)
             exited.continuation.finish()
         }
-        try process.run()
         if let stdin {
-            let writer = input.fileHandleForWriting
-            DispatchQueue.global().async {
-                try? writer.write(contentsOf: stdin)
-                try? writer.close()
+            let writer = input.write
+            // A thread of its own: a child that does not read would block the write.
+            let feeder = Thread {
+                stdin.withUnsafeBytes { bytes in
+                    var offset = 0
+                    while offset < bytes.count {
+                        let written = write(writer, bytes.baseAddress?.advanced(by: offset), bytes.count - offset)
+                        if written < 0 && errno == EINTR { continue }
+                        guard written > 0 else { break }
+                        offset += written
+                    }
+                }
+                close(writer)
             }
+            feeder.start()
         }
         let description = ([executable.lastPathComponent] + arguments).joined(separator: " ")
         let status: Int32
@@ -86,12 +99,9 @@ public enum ProcessRunner {
                 return await iterator.next() ?? -1
             }
         } catch {
-            process.terminate()
-            kill(process.processIdentifier, SIGKILL)
+            kill(pid, SIGKILL)
             throw error
         }
-        try? outHandle.close()
-        try? errHandle.close()
         let stdout = (try? String(contentsOfFile: outPath, encoding: .utf8)) ?? ""
         let stderr = (try? String(contentsOfFile: errPath, encoding: .utf8)) ?? ""
         return ProcessOutput(status: status, stdout: stdout, stderr: stderr)

@@ -2,7 +2,8 @@ import Foundation
 
 /// A child process whose output a test reads while it runs: wait for a line on standard output
 /// or standard error, send it a signal, wait for it to exit. Every wait has a timeout, and the
-/// child is killed when the value is released.
+/// child is killed when the value is released. Launched through ``ChildProcess``, not Foundation's
+/// `Process`.
 public final class RunningProcess: Sendable {
     private struct Output: Sendable {
         var stdout: [UInt8] = []
@@ -15,43 +16,47 @@ public final class RunningProcess: Sendable {
     }
 
     private let output = AwaitableState(Output())
-    private let process: Process
+    private let pid: pid_t
     /// The command line, for messages.
     public let commandLine: String
 
-    /// Starts `executable` with `arguments`.
+    /// Starts `executable` with `arguments` (standard input empty). Throws
+    /// ``ChildProcess/LaunchError``.
     public init(_ executable: URL, _ arguments: [String]) throws {
-        process = Process()
-        process.executableURL = executable
-        process.arguments = arguments
-        var environment = ProcessInfo.processInfo.environment
-        environment.removeValue(forKey: "ESCTL_DB")
-        process.environment = environment
-        process.standardInput = FileHandle.nullDevice
         commandLine = ([executable.lastPathComponent] + arguments).joined(separator: " ")
-        process.standardOutput = Self.collect(into: output, bytes: \.stdout, closed: \.stdoutClosed)
-        process.standardError = Self.collect(into: output, bytes: \.stderr, closed: \.stderrClosed)
-        let output = self.output
-        process.terminationHandler = { finished in
-            let status = finished.terminationStatus
-            output.update { $0.exitStatus = status }
+        let input = try ChildProcess.nullInput()
+        defer { close(input) }
+        let stdoutPipe = try ChildProcess.pipe()
+        let stderrPipe = try ChildProcess.pipe()
+        do {
+            pid = try ChildProcess.spawn(
+                executable, arguments, environment: ChildProcess.environment(), stdin: input, stdout: stdoutPipe.write,
+                stderr: stderrPipe.write)
+        } catch {
+            for descriptor in [stdoutPipe.read, stdoutPipe.write, stderrPipe.read, stderrPipe.write] { close(descriptor) }
+            throw error
         }
-        try process.run()
+        close(stdoutPipe.write)
+        close(stderrPipe.write)
+        Self.collect(stdoutPipe.read, into: output, bytes: \.stdout, closed: \.stdoutClosed)
+        Self.collect(stderrPipe.read, into: output, bytes: \.stderr, closed: \.stderrClosed)
+        let output = self.output
+        ChildProcess.onExit(of: pid) { status in output.update { $0.exitStatus = status } }
     }
 
     deinit {
-        if process.isRunning { kill(process.processIdentifier, SIGKILL) }
+        if !hasExited { kill(pid, SIGKILL) }
     }
 
-    /// A pipe whose bytes are appended to one part of `output`, which is marked closed at the end.
-    /// A thread of its own reads it with plain blocking reads (Foundation's readability handlers
-    /// on Linux can crash libdispatch when the other end closes).
+    /// Whether the child has exited (and been reaped).
+    private var hasExited: Bool { output.withValue { $0.exitStatus != nil } }
+
+    /// Appends what `descriptor` delivers to one part of `output`, which is marked closed at the
+    /// end; a thread of its own reads it with plain blocking reads and closes it.
     private static func collect(
-        into output: AwaitableState<Output>, bytes: WritableKeyPath<Output, [UInt8]> & Sendable,
+        _ descriptor: Int32, into output: AwaitableState<Output>, bytes: WritableKeyPath<Output, [UInt8]> & Sendable,
         closed: WritableKeyPath<Output, Bool> & Sendable
-    ) -> Pipe {
-        let pipe = Pipe()
-        let descriptor = pipe.fileHandleForReading.fileDescriptor
+    ) {
         let reader = Thread {
             var buffer = [UInt8](repeating: 0, count: 65_536)
             while true {
@@ -61,14 +66,14 @@ public final class RunningProcess: Sendable {
                 let chunk = Array(buffer[0..<count])
                 output.update { $0[keyPath: bytes].append(contentsOf: chunk) }
             }
+            close(descriptor)
             output.update { $0[keyPath: closed] = true }
         }
         reader.start()
-        return pipe
     }
 
     /// The child's process id.
-    public var processIdentifier: Int32 { process.processIdentifier }
+    public var processIdentifier: Int32 { pid }
 
     /// Standard output so far.
     public var stdout: String { output.withValue { String(decoding: $0.stdout, as: UTF8.self) } }
@@ -118,7 +123,7 @@ public final class RunningProcess: Sendable {
 
     /// Sends a signal (SIGINT for Ctrl-C).
     public func send(_ signal: Int32) {
-        kill(process.processIdentifier, signal)
+        if !hasExited { kill(pid, signal) }
     }
 
     /// Waits for the process to exit and returns its status; kills it on timeout.
@@ -126,7 +131,7 @@ public final class RunningProcess: Sendable {
         do {
             try await output.wait(timeout, "`\(commandLine)` to exit") { $0.status != nil }
         } catch {
-            kill(process.processIdentifier, SIGKILL)
+            if !hasExited { kill(pid, SIGKILL) }
             throw error
         }
         return output.withValue { $0.status ?? -1 }
