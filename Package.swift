@@ -19,9 +19,10 @@ let package = Package(
         .library(name: "EventStorePostgres", targets: ["EventStorePostgres"]),
         .executable(name: "esctl", targets: ["esctl"]),
         // Internal, not an API: the properties the fuzz package (Fuzz/) checks, and the demo apps
-        // the benchmark package (Benchmarks/) runs.
+        // the benchmark package (Benchmarks/) runs, and the server it measures.
         .library(name: "_FuzzChecks", targets: ["FuzzChecks"]),
         .library(name: "_Apps", targets: ["Apps"]),
+        .library(name: "_HTTPServer", targets: ["HTTPServer"]),
     ],
     traits: [
         .trait(name: "CLI", description: "The esctl command-line tool and its argument parser."),
@@ -32,6 +33,11 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
         .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
         .package(url: "https://github.com/vapor/postgres-nio", from: "1.33.2"),
+        // The server (HTTPServer, esctl serve) and its tests only.
+        .package(url: "https://github.com/hummingbird-project/hummingbird", from: "2.28.1"),
+        .package(url: "https://github.com/swift-server/swift-service-lifecycle", from: "2.13.0"),
+        .package(url: "https://github.com/swift-server/async-http-client", from: "1.37.0"),
+        .package(url: "https://github.com/apple/swift-http-types", from: "1.8.0"),
     ],
     targets: [
         // liblmdb-dev, found through pkg-config; `make deps` installs it when missing.
@@ -51,16 +57,29 @@ let package = Package(
         .target(name: "Apps", dependencies: ["EventStore", "Projections", "Commands"]),
         // The JSON and NDJSON forms of events that esctl (and the server) read and write.
         .target(name: "WireFormat", dependencies: ["EventStore"]),
+        // `esctl serve`: the store, the read models and the apps over HTTP (Hummingbird). Only this
+        // target and what depends on it compile an HTTP server.
+        .target(
+            name: "HTTPServer",
+            dependencies: [
+                "EventStore", "Projections", "Commands", "Apps", "WireFormat",
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                .product(name: "HTTPTypes", package: "swift-http-types"),
+                .product(name: "Logging", package: "swift-log"),
+            ]),
         .executableTarget(
             name: "esctl",
             dependencies: [
-                "EventStore", "Projections", "Commands", "Apps", "WireFormat",
+                "EventStore", "Projections", "Commands", "Apps", "WireFormat", "HTTPServer",
                 .target(name: "EventStorePostgres", condition: .when(traits: ["PostgreSQL"])),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ArgumentParser", package: "swift-argument-parser", condition: .when(traits: ["CLI"])),
             ]),
         .target(name: "FuzzChecks", dependencies: ["EventStore", "Projections", "Commands", "Apps", "WireFormat"], path: "Tests/FuzzChecks"),
-        .target(name: "TestSupport", dependencies: ["EventStore", "EventStoreTesting"], path: "Tests/TestSupport"),
+        // Starts the tests' child processes without Foundation's Process (see its header).
+        .target(name: "CChildProcess", path: "Tests/CChildProcess"),
+        .target(name: "TestSupport", dependencies: ["EventStore", "EventStoreTesting", "CChildProcess"], path: "Tests/TestSupport"),
         // A writer the reliability tests start and kill (not a product: tests build it).
         .executableTarget(
             name: "torture-writer", dependencies: ["CLMDB", "EventStore", "EventStorePostgres", "Projections", "Commands", "Apps", "TestSupport"],
@@ -93,6 +112,15 @@ let package = Package(
             dependencies: [
                 "esctl", "torture-writer", "EventStore", "EventStorePostgres", "Projections", "Commands", "Apps", "WireFormat", "FuzzChecks",
                 "TestSupport", "PostgresTestSupport",
+            ]),
+        // The server's routes in process (HummingbirdTesting) and over loopback (AsyncHTTPClient).
+        .testTarget(
+            name: "ServerTests",
+            dependencies: [
+                "HTTPServer", "EventStore", "Projections", "Commands", "Apps", "WireFormat", "EventStoreTesting", "TestSupport",
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "HummingbirdTesting", package: "hummingbird"),
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
             ]),
     ],
     swiftLanguageModes: [.v6]

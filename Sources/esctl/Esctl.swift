@@ -22,7 +22,7 @@ struct Esctl: AsyncParsableCommand {
             """,
         version: EsctlVersion.text,
         subcommands: [
-            Init.self, Append.self, Read.self, Replay.self, Subscribe.self, Stats.self, Import.self, Export.self,
+            Init.self, Append.self, Read.self, Serve.self, Replay.self, Subscribe.self, Stats.self, Import.self, Export.self,
             ProjectionsCommand.self, Rebuild.self, Query.self, SnapshotsCommand.self, TrackingCommand.self, Verify.self, Backup.self, CheckPages.self,
             Fitness.self, Alerts.self, Chat.self, Camp.self, Color.self,
         ]

@@ -1,0 +1,67 @@
+import Hummingbird
+
+/// The token check: with a token, every route but the open ones needs it, as
+/// `Authorization: Bearer TOKEN` or as the session cookie `POST /session` sets (a browser's
+/// EventSource cannot send headers). Compared in constant time; 401 and nothing done otherwise.
+struct AuthorizationMiddleware: RouterMiddleware {
+    typealias Context = ServerContext
+    let token: String?
+    let session: SessionKey
+    /// Paths served without the token: they hold no data.
+    static let openPaths: Set<String> = ["/health", "/session", "/", "/index.html", "/favicon.ico"]
+    /// Path prefixes served without the token: the console's static files.
+    static let openPrefixes = ["/console/"]
+
+    func handle(_ request: Request, context: ServerContext, next: (Request, ServerContext) async throws -> Response) async throws -> Response {
+        guard let token else { return try await next(request, context) }
+        let path = request.uri.path
+        if Self.openPaths.contains(path) || Self.openPrefixes.contains(where: { path.hasPrefix($0) }) {
+            return try await next(request, context)
+        }
+        if let presented = Self.bearer(request), ConstantTime.equal(presented, token) {
+            return try await next(request, context)
+        }
+        if let cookie = request.cookies[SessionKey.cookieName]?.value, ConstantTime.equal(cookie, session.value) {
+            return try await next(request, context)
+        }
+        throw ServerError(.unauthorized, "This server needs its token: send `Authorization: Bearer TOKEN`, or open a session with POST /session.")
+    }
+
+    /// The token of an `Authorization: Bearer TOKEN` header.
+    static func bearer(_ request: Request) -> String? {
+        guard let value = request.headers[.authorization] else { return nil }
+        let prefix = "Bearer "
+        guard value.count > prefix.count, value.lowercased().hasPrefix(prefix.lowercased()) else { return nil }
+        return String(value.dropFirst(prefix.count))
+    }
+}
+
+/// The value of the session cookie: random, made when the server starts, so that the cookie
+/// never holds the token itself and dies with the server.
+struct SessionKey: Sendable {
+    static let cookieName = "esctl_session"
+    let value: String
+
+    init() {
+        var generator = SystemRandomNumberGenerator()
+        value = (0..<4).map { _ in
+            let word = generator.next() as UInt64
+            let hex = String(word, radix: 16)
+            return String(repeating: "0", count: 16 - hex.count) + hex
+        }.joined()
+    }
+}
+
+/// Comparison that takes the same time wherever the texts differ.
+enum ConstantTime {
+    static func equal(_ a: String, _ b: String) -> Bool {
+        let x = Array(a.utf8), y = Array(b.utf8)
+        var difference = UInt8(truncatingIfNeeded: x.count ^ y.count)
+        for index in 0..<max(x.count, y.count) {
+            let left = index < x.count ? x[index] : 0
+            let right = index < y.count ? y[index] : 0
+            difference |= left ^ right
+        }
+        return difference == 0 && x.count == y.count
+    }
+}

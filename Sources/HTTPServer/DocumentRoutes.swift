@@ -1,0 +1,7 @@
+import Hummingbird
+
+extension Server {
+    /// GET /openapi.yaml and GET /metrics.
+    func addDocumentRoutes(to router: Router<ServerContext>) {
+    }
+}

@@ -1,0 +1,88 @@
+import Apps
+import EventStore
+import Hummingbird
+import Logging
+import Projections
+import ServiceLifecycle
+
+/// The store, its read models and the apps over HTTP/1.1: the JSON API, live streams, the chat
+/// app's own protocol. `esctl serve` runs one; a program may embed one on its own store.
+///
+/// The server does not own the store: whoever opened it closes it after ``run(onListening:)``
+/// returns.
+public final class Server: Sendable {
+    /// The store every route reads and writes.
+    public let store: any EventLog
+    /// The registered read models, caught up and queried by the projection routes.
+    public let runner: ProjectionRunner
+    /// The apps' commands, run by the domain routes and the chat protocol.
+    public let backend: AppBackend
+    /// How the server listens and what it allows.
+    public let options: ServerOptions
+    /// The clock of heartbeats, countdowns and the chat's dates (a test clock in tests).
+    public let clock: any Clock<Duration>
+    /// Where access lines and the server's notes go.
+    public let logger: Logger
+    let session = SessionKey()
+
+    /// A server over `store` with `runner`'s projections. Throws ``ServerError`` with
+    /// ``ServerError/Code/invalidConfiguration`` when `options` do not hold (see
+    /// ``ServerOptions/validate()``).
+    public init(
+        store: any EventLog, runner: ProjectionRunner, options: ServerOptions = ServerOptions(),
+        clock: any Clock<Duration> = ContinuousClock(), logger: Logger = Logger(label: "esctl.serve")
+    ) throws(ServerError) {
+        try options.validate()
+        self.store = store
+        self.runner = runner
+        self.options = options
+        self.clock = clock
+        self.logger = logger
+        backend = AppBackend(store: store, clock: clock)
+    }
+
+    /// Every route, behind the access log, the error shaping and the token check.
+    public func router() -> Router<ServerContext> {
+        let router = Router(context: ServerContext.self)
+        router.add(middleware: AccessLogMiddleware(logger: logger, maxBodyBytes: options.maxBodyBytes))
+        router.add(middleware: AuthorizationMiddleware(token: options.token, session: session))
+        addHealthRoutes(to: router)
+        addSessionRoutes(to: router)
+        addLogRoutes(to: router)
+        addProjectionRoutes(to: router)
+        addSubscribeRoutes(to: router)
+        addChatRoutes(to: router)
+        addAppRoutes(to: router)
+        addDocumentRoutes(to: router)
+        return router
+    }
+
+    /// The application ``run(onListening:)`` runs; tests drive it through HummingbirdTesting.
+    public func application(
+        onListening: @escaping @Sendable (_ host: String, _ port: Int) async -> Void = { _, _ in }
+    ) -> some ApplicationProtocol {
+        let host = options.host
+        return Application(
+            router: router(),
+            configuration: ApplicationConfiguration(address: .hostname(host, port: options.port), serverName: "esctl"),
+            onServerRunning: { channel in await onListening(host, channel.localAddress?.port ?? 0) },
+            logger: logger)
+    }
+
+    /// Serves until SIGTERM or SIGINT, then stops gracefully: stops accepting, ends open streams,
+    /// lets requests in flight finish, and returns within ``ServerOptions/shutdownGrace`` (open
+    /// connections are cut after it). `onListening` gets the bound host and port. Throws when
+    /// it cannot bind.
+    public func run(onListening: @escaping @Sendable (_ host: String, _ port: Int) async -> Void = { _, _ in }) async throws {
+        var configuration = ServiceGroupConfiguration(
+            services: [.init(service: application(onListening: onListening))],
+            gracefulShutdownSignals: [.sigterm, .sigint],
+            cancellationSignals: [],
+            logger: logger)
+        // Past the grace, the group cancels what still runs (streams that did not end, slow
+        // clients), so a stop never hangs.
+        configuration.maximumGracefulShutdownDuration = options.shutdownGrace
+        configuration.maximumCancellationDuration = .seconds(1)
+        try await ServiceGroup(configuration: configuration).run()
+    }
+}

@@ -1,0 +1,84 @@
+import ArgumentParser
+import EventStore
+import Foundation
+import HTTPServer
+import Logging
+
+struct Serve: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Serve the store over HTTP: the JSON API, live streams, the chat app's protocol.",
+        discussion: """
+            Listens on 127.0.0.1:8080 unless --host and --port say otherwise (--port 0 takes a free \
+            port) and says so on standard error: `esctl: serving STORE on http://HOST:PORT`. A host \
+            that is not loopback needs a token (--token or $ESCTL_TOKEN); with a token every route \
+            but /health needs it as `Authorization: Bearer TOKEN` or the cookie POST /session sets. \
+            One access line per request goes to standard error (--log-level warning silences them). \
+            SIGTERM or Ctrl-C stops it gracefully: open streams end, appends in flight finish, the \
+            store is closed, and it exits 0. The README's "Serving over HTTP" lists the routes; \
+            GET /openapi.yaml serves their OpenAPI document.
+            """)
+
+    @OptionGroup var store: WritingStoreOptions
+
+    @Option(help: ArgumentHelp("The address to listen on.", valueName: "H"))
+    var host: String = "127.0.0.1"
+
+    @Option(help: ArgumentHelp("The port to listen on; 0 takes a free one.", valueName: "P"), transform: Numbers.whole("--port", 0...65535))
+    var port: Int = 8080
+
+    @Option(help: ArgumentHelp("The token every route but /health needs. Default: $ESCTL_TOKEN, else none (loopback only).", valueName: "T"))
+    var token: String?
+
+    @Option(
+        name: .customLong("max-body"),
+        help: ArgumentHelp("The largest request body in bytes; larger ones get 413.", valueName: "BYTES"),
+        transform: Numbers.whole("--max-body", 1...(1 << 30)))
+    var maxBody: Int = ServerOptions.defaultMaxBodyBytes
+
+    @Option(name: .customLong("chat-room"), help: ArgumentHelp("The chat room of /chat/room and /chat/say.", valueName: "NAME"))
+    var chatRoom: String = "default"
+
+    /// The token: `--token`, else `$ESCTL_TOKEN` when set and not empty.
+    var effectiveToken: String? {
+        if let token { return token }
+        if let fromEnvironment = ProcessInfo.processInfo.environment["ESCTL_TOKEN"], !fromEnvironment.isEmpty { return fromEnvironment }
+        return nil
+    }
+
+    func run() async throws {
+        try await reportingErrors {
+            let options = ServerOptions(host: host, port: port, token: effectiveToken, maxBodyBytes: maxBody, chatRoom: chatRoom)
+            do {
+                try options.validate()
+            } catch let error as ServerError {
+                throw CLIError(.invalidInput, error.message)
+            }
+            let (log, runner) = try await store.openRunner()
+            defer { log.close() }
+            let server = try Server(store: log, runner: runner, options: options, logger: accessLogger)
+            let shown = StoreLocationText.redacted(store.path)
+            try await server.run { host, port in
+                Console.note("esctl: serving \(shown) on http://\(host.contains(":") ? "[\(host)]" : host):\(port)\n")
+            }
+        }
+    }
+
+    /// The access log: to standard error at `--log-level` (default info, one line per request).
+    var accessLogger: Logger {
+        var logger = Logger(label: "esctl.serve") { label in StreamLogHandler.standardError(label: label) }
+        logger.logLevel = store.location.logLevel ?? .info
+        return logger
+    }
+}
+
+/// A store's path or URL as esctl shows it: a URL's password replaced by `***`.
+enum StoreLocationText {
+    static func redacted(_ location: String) -> String {
+        guard location.contains("://"), let scheme = location.range(of: "://"),
+            let at = location[scheme.upperBound...].firstIndex(of: "@")
+        else { return location }
+        let credentials = location[scheme.upperBound..<at]
+        guard let colon = credentials.firstIndex(of: ":") else { return location }
+        return String(location[..<colon]) + ":***" + String(location[at...])
+    }
+}

@@ -1,0 +1,74 @@
+import EventStore
+import Foundation
+import HTTPServer
+import Hummingbird
+import HummingbirdTesting
+import Testing
+
+@Suite("The server's health route, token and refusals")
+struct HealthAndAuthTests {
+    @Test("GET /health answers 200 with the head")
+    func health() async throws {
+        // Given a fresh store, when /health is asked, then it says ok and head 0.
+        try await ServerFixture.with { _, client in
+            try await client.execute(uri: "/health", method: .get) { response in
+                #expect(response.status == .ok)
+                #expect(response.text == "{\"status\":\"ok\",\"head\":0}\n")
+                #expect(response.headers[.contentType] == "application/json; charset=utf-8")
+            }
+        }
+    }
+
+    @Test("An unknown route is a JSON 404")
+    func unknownRoute() async throws {
+        try await ServerFixture.with { _, client in
+            try await client.execute(uri: "/no/such/route", method: .get) { response in
+                #expect(response.status == .notFound)
+                #expect(response.object["code"] as? String == "notFound")
+                #expect((response.object["error"] as? String)?.isEmpty == false)
+            }
+        }
+    }
+
+    @Test("With a token, routes need it; /health does not")
+    func tokenRequired() async throws {
+        try await ServerFixture.with(options: ServerOptions(port: 0, token: "s3cret")) { _, client in
+            // Given a server with a token, when a route is asked without it, then 401.
+            try await client.execute(uri: "/stats", method: .get) { response in
+                #expect(response.status == .unauthorized)
+                #expect(response.object["code"] as? String == "unauthorized")
+            }
+            try await client.execute(uri: "/stats", method: .get, headers: [.authorization: "Bearer wrong"]) { response in
+                #expect(response.status == .unauthorized)
+            }
+            try await client.execute(uri: "/health", method: .get) { response in
+                #expect(response.status == .ok)
+            }
+            // When a session is opened with the token, then the cookie lets requests through.
+            let cookie = try await client.execute(uri: "/session", method: .post, body: ByteBuffer(string: "{\"token\":\"s3cret\"}")) { response in
+                #expect(response.status == .noContent)
+                let setCookie = try #require(response.headers[.setCookie])
+                #expect(setCookie.contains("HttpOnly"))
+                #expect(setCookie.contains("SameSite=Strict"))
+                #expect(!setCookie.contains("s3cret"))
+                return String(setCookie.split(separator: ";")[0])
+            }
+            try await client.execute(uri: "/health", method: .get, headers: [.cookie: cookie]) { response in
+                #expect(response.status == .ok)
+            }
+            try await client.execute(uri: "/session", method: .post, body: ByteBuffer(string: "{\"token\":\"nope\"}")) { response in
+                #expect(response.status == .unauthorized)
+                #expect(response.headers[.setCookie] == nil)
+            }
+        }
+    }
+
+    @Test("A non-loopback host without a token is refused before binding")
+    func nonLoopbackNeedsToken() throws {
+        #expect(throws: ServerError.self) { try ServerOptions(host: "0.0.0.0", port: 0).validate() }
+        try ServerOptions(host: "0.0.0.0", port: 0, token: "t").validate()
+        try ServerOptions(host: "127.0.0.1", port: 0).validate()
+        try ServerOptions(host: "::1", port: 0).validate()
+        #expect(throws: ServerError.self) { try ServerOptions(host: "127.0.0.1", port: 0, token: "").validate() }
+    }
+}

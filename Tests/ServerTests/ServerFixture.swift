@@ -1,0 +1,42 @@
+import Apps
+import EventStore
+import EventStoreTesting
+import Foundation
+import HTTPServer
+import Hummingbird
+import HummingbirdTesting
+import NIOCore
+import Projections
+
+/// A server on a fresh temporary store (deterministic times and ids), for the route tests.
+enum ServerFixture {
+    /// Runs `body` with a server over a fresh store and a HummingbirdTesting client: `.router`
+    /// (in process, no sockets) by default, `.live` for what needs a real connection.
+    static func with<R: Sendable>(
+        options: ServerOptions = ServerOptions(port: 0), clock: any Clock<Duration> = ContinuousClock(),
+        testing: TestingSetup = .router,
+        _ body: @Sendable (Server, any TestClientProtocol) async throws -> R
+    ) async throws -> R {
+        try await TemporaryStore.with { store in
+            let runner = try await ProjectionRunner(store: store, projections: AppCatalog.all)
+            let server = try Server(store: store, runner: runner, options: options, clock: clock)
+            return try await server.application().test(testing) { client in
+                try await body(server, client)
+            }
+        }
+    }
+}
+
+extension TestResponse {
+    /// The body as text.
+    var text: String { String(buffer: body) }
+
+    /// The body as a JSON object (an empty one when it is not).
+    var object: [String: Any] {
+        (try? JSONSerialization.jsonObject(with: Data(buffer: body))) as? [String: Any] ?? [:]
+    }
+}
+
+extension ByteBuffer {
+    init(json: String) { self.init(string: json) }
+}
