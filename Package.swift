@@ -5,7 +5,8 @@ import PackageDescription
 // Commands), then the apps, then the faces (esctl). A library user depends on the products
 // EventStore, Projections, Commands and EventStoreTesting, which need swift-log only; esctl's
 // argument parser comes with the trait "CLI" (on by default), so a package that depends on this
-// one with `traits: []` does not resolve or build it.
+// one with `traits: []` does not resolve or build it. The library emits metrics through swift-metrics
+// (its CoreMetrics module only).
 let package = Package(
     name: "swift-lmdb-eventstore",
     platforms: [.macOS(.v15)],
@@ -38,19 +39,28 @@ let package = Package(
         .package(url: "https://github.com/swift-server/swift-service-lifecycle", from: "2.13.0"),
         .package(url: "https://github.com/swift-server/async-http-client", from: "1.37.0"),
         .package(url: "https://github.com/apple/swift-http-types", from: "1.8.0"),
+        // The store's metrics (any backend a program bootstraps), and their Prometheus form for /metrics.
+        .package(url: "https://github.com/apple/swift-metrics", from: "2.13.0"),
+        .package(url: "https://github.com/swift-server/swift-prometheus", from: "2.4.1"),
     ],
     targets: [
         // liblmdb-dev, found through pkg-config; `make deps` installs it when missing.
         .systemLibrary(name: "CLMDB", pkgConfig: "lmdb", providers: [.apt(["liblmdb-dev"])]),
         // CRC-32C with the processor's instruction where it has one (the records' checksums).
         .target(name: "CRC32C"),
-        .target(name: "EventStore", dependencies: ["CLMDB", "CRC32C", .product(name: "Logging", package: "swift-log")]),
+        .target(
+            name: "EventStore",
+            dependencies: [
+                "CLMDB", "CRC32C", .product(name: "Logging", package: "swift-log"), .product(name: "CoreMetrics", package: "swift-metrics"),
+            ]),
         // The PostgreSQL backend: the EventLog protocol on postgres-nio. Only this target (and
         // what depends on it) compiles a PostgreSQL client.
         .target(
             name: "EventStorePostgres",
             dependencies: ["EventStore", .product(name: "PostgresNIO", package: "postgres-nio"), .product(name: "Logging", package: "swift-log")]),
-        .target(name: "Projections", dependencies: ["EventStore", .product(name: "Logging", package: "swift-log")]),
+        .target(
+            name: "Projections",
+            dependencies: ["EventStore", .product(name: "Logging", package: "swift-log"), .product(name: "CoreMetrics", package: "swift-metrics")]),
         .target(name: "Commands", dependencies: ["EventStore", .product(name: "Logging", package: "swift-log")]),
         .target(name: "EventStoreTesting", dependencies: ["EventStore", "Commands"]),
         // The four demo apps: their events, states, deciders and read models. Not a product.
@@ -67,11 +77,14 @@ let package = Package(
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "HTTPTypes", package: "swift-http-types"),
                 .product(name: "Logging", package: "swift-log"),
+                .product(name: "Metrics", package: "swift-metrics"),
+                .product(name: "Prometheus", package: "swift-prometheus"),
             ]),
         .executableTarget(
             name: "esctl",
             dependencies: [
                 "EventStore", "Projections", "Commands", "Apps", "WireFormat", "HTTPServer",
+                .product(name: "CoreMetrics", package: "swift-metrics"),
                 .target(name: "EventStorePostgres", condition: .when(traits: ["PostgreSQL"])),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ArgumentParser", package: "swift-argument-parser", condition: .when(traits: ["CLI"])),
@@ -101,7 +114,7 @@ let package = Package(
             name: "ConformanceTests",
             dependencies: [
                 "EventStore", "EventStorePostgres", "EventStoreTesting", "TestSupport", "PostgresTestSupport", "Projections",
-                "ProjectionsTestSupport", "Commands", "Apps", "esctl",
+                "ProjectionsTestSupport", "Commands", "Apps", "esctl", .product(name: "MetricsTestKit", package: "swift-metrics"),
             ]),
         // What is LMDB's own (the documented bytes) and what needs no store.
         .testTarget(name: "ProjectionsTests", dependencies: ["Projections", "EventStore", "Apps", "TestSupport", "ProjectionsTestSupport"]),

@@ -1,3 +1,4 @@
+import CoreMetrics
 import Foundation
 import Logging
 
@@ -54,6 +55,10 @@ public struct Configuration: Sendable {
     /// other processes' commits. Silent by default; the projection runner and the command
     /// handler log through it too unless given their own.
     public var logger: Logger
+    /// Where the store's metrics go (appends, events, commit sizes and times, subscriptions and
+    /// their lag; see the README's "Metrics"): nil, the default, uses the process's
+    /// `MetricsSystem`, which emits nothing until a program bootstraps a metrics backend.
+    public var metricsFactory: (any MetricsFactory)?
 
     /// Creates a configuration; every argument has a sensible default.
     public init(
@@ -67,7 +72,8 @@ public struct Configuration: Sendable {
         staleReaderCheckInterval: Duration = .seconds(5),
         slowCommitThreshold: Duration = .seconds(1),
         subscriptionLagNotice: UInt64 = 100_000,
-        logger: Logger = Logger(label: "eventstore", factory: { _ in SwiftLogNoOpLogHandler() })
+        logger: Logger = Logger(label: "eventstore", factory: { _ in SwiftLogNoOpLogHandler() }),
+        metricsFactory: (any MetricsFactory)? = nil
     ) {
         self.durability = durability
         self.initialMapSize = initialMapSize
@@ -80,5 +86,6 @@ public struct Configuration: Sendable {
         self.slowCommitThreshold = slowCommitThreshold
         self.subscriptionLagNotice = subscriptionLagNotice
         self.logger = logger
+        self.metricsFactory = metricsFactory
     }
 }

@@ -20,6 +20,8 @@ public final class EventStore: Sendable {
     private let directory: StoreDirectory
     private let isClosed = Atomic<Bool>(false)
     package let headSignal: HeadSignal
+    /// The store's metrics (``Configuration/metricsFactory``).
+    package let metrics: StoreMetrics
     let commitWatcher: CommitWatcher
     let tableRegistry = TableRegistry()
 
@@ -65,12 +67,14 @@ public final class EventStore: Sendable {
         self.directory = directory
         self.environment = environment
         self.headSignal = headSignal
+        let metrics = StoreMetrics(factory: configuration.metricsFactory)
+        self.metrics = metrics
         self.commitWatcher = watcher
         self.writer = Writer(
             environment: environment, clock: configuration.clock,
             maximumEventsPerCommit: configuration.maximumEventsPerCommit,
             staleReaderCheckInterval: configuration.staleReaderCheckInterval, slowCommitThreshold: configuration.slowCommitThreshold,
-            logger: configuration.logger, headSignal: headSignal)
+            logger: configuration.logger, metrics: metrics, headSignal: headSignal)
     }
 
     deinit {

@@ -46,12 +46,14 @@ final class Appender: Sendable {
     private let clock: @Sendable () -> Date
     private let maximumEventsPerCall: Int
     private let logger: Logger
+    private let metrics: StoreMetrics
     private let headSignal: HeadSignal
 
     init(
         client: PostgresClient, clock: @escaping @Sendable () -> Date, maximumEventsPerCall: Int, logger: Logger,
-        headSignal: HeadSignal
+        metrics: StoreMetrics, headSignal: HeadSignal
     ) {
+        self.metrics = metrics
         self.client = client
         self.clock = clock
         self.maximumEventsPerCall = max(maximumEventsPerCall, 1)
@@ -120,19 +122,25 @@ final class Appender: Sendable {
 
     private func run(_ batch: [Job]) async {
         do {
+            let started = ContinuousClock.now
             let outcomes = try await call(batch)
+            let elapsed = ContinuousClock.now - started
             calls.add(1, ordering: .relaxed)
             var head: UInt64 = 0
+            var (appends, events) = (0, 0)
             for (job, outcome) in zip(batch, outcomes) {
                 switch outcome {
                 case let .success(results):
                     head = max(head, results.compactMap { $0.alreadyRecorded ? nil : $0.positions.last }.max() ?? 0)
                     completed.add(1, ordering: .relaxed)
+                    appends += 1
+                    events += results.reduce(0) { $0 + ($1.alreadyRecorded ? 0 : $1.positions.count) }
                     job.continuation.resume(returning: results)
                 case let .failure(error):
                     job.continuation.resume(throwing: error)
                 }
             }
+            metrics.committed(appends: appends, events: events, duration: elapsed)
             if head > 0 { headSignal.publish(head) }
         } catch {
             guard batch.count > 1 else {

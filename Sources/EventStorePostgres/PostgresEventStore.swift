@@ -24,6 +24,8 @@ public final class PostgresEventStore: EventLog, SubscriptionSource {
     /// How the store was opened (``OpenMode/readOnly`` refuses every write).
     public let mode: OpenMode
     package let headSignal: HeadSignal
+    /// The store's metrics (``Configuration/metricsFactory``).
+    package let metrics: StoreMetrics
 
     let client: PostgresClient
     /// The session whose advisory lock says this handle is open (``ownerID``).
@@ -82,12 +84,14 @@ public final class PostgresEventStore: EventLog, SubscriptionSource {
         self.owner = owner
         self.clientTask = clientTask
         self.headSignal = headSignal
+        let metrics = StoreMetrics(factory: configuration.metricsFactory)
+        self.metrics = metrics
         self.listener = listener
         self.listenerTask = Task { [listener] in await listener.run(publishingTo: headSignal, retryEvery: configuration.pollInterval, on: configuration.pollClock) }
         self.blocking = BlockingConnections(location: location, logger: configuration.logger)
         self.appender = Appender(
             client: client, clock: configuration.clock, maximumEventsPerCall: configuration.maximumEventsPerCommit,
-            logger: configuration.logger, headSignal: headSignal)
+            logger: configuration.logger, metrics: metrics, headSignal: headSignal)
     }
 
     deinit {

@@ -23,14 +23,18 @@ public final class Server: Sendable {
     public let clock: any Clock<Duration>
     /// Where access lines and the server's notes go.
     public let logger: Logger
+    /// What `GET /metrics` prints; open the store with its ``ServerMetrics/factory``.
+    public let metrics: ServerMetrics
     let session = SessionKey()
 
-    /// A server over `store` with `runner`'s projections. Throws ``ServerError`` with
+    /// A server over `store` with `runner`'s projections; `metrics` is what `/metrics` prints
+    /// (the store's metrics appear there when it was opened with `metrics.factory`). Throws ``ServerError`` with
     /// ``ServerError/Code/invalidConfiguration`` when `options` do not hold (see
     /// ``ServerOptions/validate()``).
     public init(
         store: any EventLog, runner: ProjectionRunner, options: ServerOptions = ServerOptions(),
-        clock: any Clock<Duration> = ContinuousClock(), logger: Logger = Logger(label: "esctl.serve")
+        clock: any Clock<Duration> = ContinuousClock(), logger: Logger = Logger(label: "esctl.serve"),
+        metrics: ServerMetrics = ServerMetrics()
     ) throws(ServerError) {
         try options.validate()
         self.store = store
@@ -38,13 +42,14 @@ public final class Server: Sendable {
         self.options = options
         self.clock = clock
         self.logger = logger
+        self.metrics = metrics
         backend = AppBackend(store: store, clock: clock)
     }
 
     /// Every route, behind the access log, the error shaping and the token check.
     public func router() -> Router<ServerContext> {
         let router = Router(context: ServerContext.self)
-        router.add(middleware: AccessLogMiddleware(logger: logger, maxBodyBytes: options.maxBodyBytes))
+        router.add(middleware: AccessLogMiddleware(logger: logger, metrics: metrics, maxBodyBytes: options.maxBodyBytes))
         router.add(middleware: AuthorizationMiddleware(token: options.token, session: session))
         addHealthRoutes(to: router)
         addSessionRoutes(to: router)
@@ -54,6 +59,7 @@ public final class Server: Sendable {
         addChatRoutes(to: router)
         addAppRoutes(to: router)
         addDocumentRoutes(to: router)
+        addMetricsRoutes(to: router)
         return router
     }
 

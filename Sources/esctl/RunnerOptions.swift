@@ -1,3 +1,4 @@
+import CoreMetrics
 import EventStore
 import Foundation
 import Projections
@@ -7,8 +8,10 @@ extension StoreOptions {
     /// Opens the store and a runner of every registered projection. Opening may rebuild
     /// projections whose version changed, or (with `finishingRebuilds`) finish an interrupted
     /// rebuild: it says so on standard error, with progress when that is a terminal.
-    func openRunner(durability: Durability = .full, finishingRebuilds: Bool = true) async throws -> (any EventLog, ProjectionRunner) {
-        let store = try await open(.existing, durability: durability)
+    func openRunner(
+        durability: Durability = .full, finishingRebuilds: Bool = true, mode: OpenMode = .existing, metricsFactory: (any MetricsFactory)? = nil
+    ) async throws -> (any EventLog, ProjectionRunner) {
+        let store = try await open(mode, durability: durability, metricsFactory: metricsFactory)
         do {
             let progress = ProgressLine()
             let runner = try await ProjectionRunner(

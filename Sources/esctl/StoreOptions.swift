@@ -1,3 +1,4 @@
+import CoreMetrics
 import ArgumentParser
 import EventStore
 import Foundation
@@ -46,8 +47,10 @@ struct StoreOptions: ParsableArguments {
     /// Opens the store with the system clock and time-ordered ids: by default creating it when
     /// missing (for the commands that write); `.existing` and `.readOnly` for the commands that
     /// read, where a path without a store is an error (67) and nothing is created.
-    func open(_ mode: OpenMode = .createIfMissing, durability: Durability = .full) async throws -> any EventLog {
-        let configuration = Configuration(durability: durability, logger: logger)
+    func open(_ mode: OpenMode = .createIfMissing, durability: Durability = .full, metricsFactory: (any MetricsFactory)? = nil) async throws
+        -> any EventLog
+    {
+        let configuration = Configuration(durability: durability, logger: logger, metricsFactory: metricsFactory)
         do {
             if isPostgres {
                 #if PostgreSQL

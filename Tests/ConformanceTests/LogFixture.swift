@@ -1,3 +1,4 @@
+import CoreMetrics
 import EventStore
 import EventStorePostgres
 import EventStoreTesting
@@ -39,7 +40,7 @@ final class LogFixture: Sendable {
         let ids = ids
         configuration = Configuration(
             durability: options.durability, clock: options.now ?? { clock.now() }, idGenerator: options.idGenerator ?? { ids.next() },
-            maximumEventsPerCommit: options.maximumEventsPerCommit)
+            maximumEventsPerCommit: options.maximumEventsPerCommit, metricsFactory: options.metricsFactory)
         self.directory = directory
         self.database = database
         opened = LogBox(try await Self.open(backend, directory: directory, database: database, configuration: configuration))
@@ -54,6 +55,8 @@ final class LogFixture: Sendable {
         var maximumEventsPerCommit = 50_000
         /// Replaces the stepping clock when set.
         var now: (@Sendable () -> Date)?
+        /// Where the store's metrics go (the process's MetricsSystem when nil).
+        var metricsFactory: (any MetricsFactory)?
     }
 
     /// A fresh store on `backend`.
@@ -127,7 +130,8 @@ private final class LogBox: @unchecked Sendable {
 /// `body` throws or not.
 func withLog<R>(
     _ backend: Backend, durability: Durability = .noSync, idGenerator: (@Sendable () -> UUID)? = nil,
-    maximumEventsPerCommit: Int = 50_000, now: (@Sendable () -> Date)? = nil, _ body: (LogFixture) async throws -> R
+    maximumEventsPerCommit: Int = 50_000, now: (@Sendable () -> Date)? = nil, metricsFactory: (any MetricsFactory)? = nil,
+    _ body: (LogFixture) async throws -> R
 ) async throws -> R {
     // A test on PostgreSQL takes one of the suite's slots for its stores (a store nested in
     // another of the same test shares its test's slot).
@@ -137,7 +141,7 @@ func withLog<R>(
             let result = try await PostgresSlots.$held.withValue(true) {
                 try await withLog(
                     backend, durability: durability, idGenerator: idGenerator, maximumEventsPerCommit: maximumEventsPerCommit, now: now,
-                    body)
+                    metricsFactory: metricsFactory, body)
             }
             await PostgresSlots.shared.release()
             return result
@@ -148,7 +152,9 @@ func withLog<R>(
     }
     let fixture = try await LogFixture.make(
         backend,
-        LogFixture.Options(durability: durability, idGenerator: idGenerator, maximumEventsPerCommit: maximumEventsPerCommit, now: now))
+        LogFixture.Options(
+            durability: durability, idGenerator: idGenerator, maximumEventsPerCommit: maximumEventsPerCommit, now: now,
+            metricsFactory: metricsFactory))
     let result: R
     do {
         result = try await body(fixture)

@@ -11,15 +11,19 @@ import Projections
 /// A server on a fresh temporary store (deterministic times and ids), for the route tests.
 enum ServerFixture {
     /// Runs `body` with a server over a fresh store and a HummingbirdTesting client: `.router`
-    /// (in process, no sockets) by default, `.live` for what needs a real connection.
+    /// (in process, no sockets) by default, `.live` for what needs a real connection. The store
+    /// is opened with the server's metrics factory, as `esctl serve` opens it.
     static func with<R: Sendable>(
         options: ServerOptions = ServerOptions(port: 0), clock: any Clock<Duration> = ContinuousClock(),
         testing: TestingSetup = .router,
         _ body: @Sendable (Server, any TestClientProtocol) async throws -> R
     ) async throws -> R {
-        try await TemporaryStore.with { store in
+        let metrics = ServerMetrics()
+        var configuration = TemporaryStore.deterministicConfiguration()
+        configuration.metricsFactory = metrics.factory
+        return try await TemporaryStore.with(configuration: configuration) { store in
             let runner = try await ProjectionRunner(store: store, projections: AppCatalog.all)
-            let server = try Server(store: store, runner: runner, options: options, clock: clock)
+            let server = try Server(store: store, runner: runner, options: options, clock: clock, metrics: metrics)
             return try await server.application().test(testing) { client in
                 try await body(server, client)
             }

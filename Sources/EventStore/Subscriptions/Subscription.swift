@@ -1,3 +1,4 @@
+import Synchronization
 /// Where a subscription starts.
 public enum SubscriptionStart: Sendable, Equatable {
     /// From the first event of the log.
@@ -91,6 +92,8 @@ package protocol SubscriptionSource: Sendable {
     var headSignal: HeadSignal { get }
     /// The store's configuration (its logger and the lag worth a notice).
     var configuration: Configuration { get }
+    /// Where open subscriptions and their lag are counted.
+    var metrics: StoreMetrics { get }
     /// Reads from `position` until `limit` events pass `filter` or `scanLimit` positions were
     /// examined or the visible log ends. `scannedThrough` is the last position examined
     /// (`position - 1` when there was nothing), so the caller goes on after it; it never passes
@@ -127,6 +130,7 @@ struct SubscriptionCore {
     /// once when it has caught up again.
     mutating func noteLag(behind head: UInt64, at position: UInt64) {
         let lag = head > position ? head - position : 0
+        source.metrics.subscriptionLag(lag)
         let configuration = source.configuration
         if !loggedAsBehind, lag > configuration.subscriptionLagNotice {
             loggedAsBehind = true
@@ -138,7 +142,22 @@ struct SubscriptionCore {
         }
     }
 
+    /// Counts this subscription as open from its first `next()` until it ends.
+    var openMark: OpenSubscriptionMark?
+
     mutating func next() async throws -> SubscriptionMessage? {
+        if openMark == nil { openMark = OpenSubscriptionMark(metrics: source.metrics) }
+        do {
+            let message = try await step()
+            if message == nil { openMark?.close() }
+            return message
+        } catch {
+            openMark?.close()
+            throw error
+        }
+    }
+
+    private mutating func step() async throws -> SubscriptionMessage? {
         while true {
             if Task.isCancelled {
                 machine.finish()
@@ -179,6 +198,24 @@ struct SubscriptionCore {
             }
         }
     }
+}
+
+/// A subscription counted in ``StoreMetrics``' open subscriptions: from its first `next()` until
+/// it ends, fails, or its iterator is released, whichever comes first.
+final class OpenSubscriptionMark: Sendable {
+    private let metrics: StoreMetrics
+    private let isOpen = Atomic<Bool>(true)
+
+    init(metrics: StoreMetrics) {
+        self.metrics = metrics
+        metrics.subscriptionOpened()
+    }
+
+    func close() {
+        if isOpen.exchange(false, ordering: .relaxed) { metrics.subscriptionClosed() }
+    }
+
+    deinit { close() }
 }
 
 extension EventStore: SubscriptionSource {

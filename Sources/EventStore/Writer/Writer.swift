@@ -56,6 +56,7 @@ final class Writer: @unchecked Sendable {
     private let staleReaderCheckInterval: Duration
     private let slowCommitThreshold: Duration
     private let logger: Logger
+    private let metrics: StoreMetrics
     private let condition = NSCondition()
     private var queue: [any WriteJob] = []
     private var state = State.running
@@ -79,9 +80,10 @@ final class Writer: @unchecked Sendable {
     init(
         environment: Environment, clock: @escaping @Sendable () -> Date, maximumEventsPerCommit: Int,
         staleReaderCheckInterval: Duration = .seconds(5), slowCommitThreshold: Duration = .seconds(1), logger: Logger,
-        headSignal: HeadSignal
+        metrics: StoreMetrics, headSignal: HeadSignal
     ) {
         self.logger = logger
+        self.metrics = metrics
         self.slowCommitThreshold = slowCommitThreshold
         self.environment = environment
         self.clock = clock
@@ -179,8 +181,8 @@ final class Writer: @unchecked Sendable {
             let recordedAt = Self.microseconds(clock())
             let started = ContinuousClock.now
             do throws(EventStoreError) {
-                let (head, appended) = try environment.transaction(readOnly: false) {
-                    txn -> (UInt64, Bool) in
+                let (head, written) = try environment.transaction(readOnly: false) {
+                    txn -> (UInt64, UInt64) in
                     var context = BatchContext(
                         txn: txn, databases: environment.databases,
                         nextPosition: try Self.lastPosition(txn, environment.databases) + 1,
@@ -203,7 +205,7 @@ final class Writer: @unchecked Sendable {
                             }
                         }
                     }
-                    return (context.nextPosition - 1, context.nextPosition > start)
+                    return (context.nextPosition - 1, context.nextPosition - start)
                 }
                 commitCount.add(1, ordering: .relaxed)
                 let elapsed = ContinuousClock.now - started
@@ -222,7 +224,10 @@ final class Writer: @unchecked Sendable {
                     job.complete()
                 }
                 completedJobCount.add(UInt64(pending.count - rejected.count), ordering: .relaxed)
-                if appended { headSignal.publish(head) }
+                // Table writes (projections' checkpoints and rows) are commits but not appends.
+                let appends = pending.indices.filter { !rejectedIndices.contains($0) && pending[$0].eventCount > 0 }.count
+                metrics.committed(appends: appends, events: Int(written), duration: elapsed)
+                if written > 0 { headSignal.publish(head) }
                 releaseMappedPages()
                 clearStaleReadersNowAndThen()
                 return

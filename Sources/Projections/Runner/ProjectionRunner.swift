@@ -79,6 +79,8 @@ public final class ProjectionRunner: Sendable {
     public let store: any EventLog
     /// The registered projections, in order.
     public let projections: [any Projection]
+    /// Each projection's lag, as a gauge.
+    let metrics: ProjectionMetrics
     /// How many positions one catch-up batch covers at most.
     public let batchSize: UInt64
     /// How many rows a batch may change before it is committed (fewer positions then) while
@@ -127,6 +129,7 @@ public final class ProjectionRunner: Sendable {
         self.maximumBatchRows = max(1, maximumBatchRows)
         self.parallelism = max(1, parallelism ?? ProcessInfo.processInfo.activeProcessorCount)
         self.finalRebuildStep = finalRebuildStep
+        metrics = ProjectionMetrics(projections: projections, factory: store.configuration.metricsFactory)
         if projections.isEmpty {
             notices = []
             return
@@ -263,6 +266,10 @@ public final class ProjectionRunner: Sendable {
             if let failure = lane.failure {
                 logger.info("a projection stopped", metadata: [LogKeys.projection: "\(projection.name)", LogKeys.reason: "\(failure.message)"])
             }
+        }
+        let head = try await store.headPosition()
+        for projection in selected {
+            if let reached = totals[projection.name]?.head { metrics.lag(projection.name, head > reached ? head - reached : 0) }
         }
         if let first = selected.lazy.compactMap({ totals[$0.name]?.failure }).first { throw first }
         return selected.compactMap { totals[$0.name]?.head }.max() ?? 0
@@ -446,7 +453,7 @@ public final class ProjectionRunner: Sendable {
     public func statuses() throws -> [ProjectionStatus] {
         let failures = failures.withLock { $0 }
         let now = store.configuration.clock().microsecondsSince1970
-        return try store.readTables { txn in
+        let statuses = try store.readTables { txn in
             let head = try txn.headPosition()
             return try projections.map { projection in
                 let checkpoint = try CatchUpBatch.readCheckpoint(projection.name, txn)
@@ -463,6 +470,8 @@ public final class ProjectionRunner: Sendable {
                     rebuild: rebuilding.map { RebuildStatus($0, head: head, now: now) })
             }
         }
+        for status in statuses { metrics.lag(status.name, status.lag) }
+        return statuses
     }
 
     // MARK: Operators' decisions

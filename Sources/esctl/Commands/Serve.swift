@@ -53,9 +53,11 @@ struct Serve: AsyncParsableCommand {
             } catch let error as ServerError {
                 throw CLIError(.invalidInput, error.message)
             }
-            let (log, runner) = try await store.openRunner()
+            let metrics = ServerMetrics()
+            let (log, runner) = try await store.location.openRunner(
+                durability: store.durability.durability, mode: .createIfMissing, metricsFactory: metrics.factory)
             defer { log.close() }
-            let server = try Server(store: log, runner: runner, options: options, logger: accessLogger)
+            let server = try Server(store: log, runner: runner, options: options, logger: accessLogger, metrics: metrics)
             let shown = StoreLocationText.redacted(store.path)
             try await server.run { host, port in
                 Console.note("esctl: serving \(shown) on http://\(host.contains(":") ? "[\(host)]" : host):\(port)\n")
