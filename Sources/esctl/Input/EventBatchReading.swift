@@ -9,7 +9,7 @@ extension EventBatch {
     /// or one over the store's limit on events per append; ``CLIError`` when reading fails.
     static func read(_ reader: LineReader, allowingEmpty: Bool = false) throws -> EventBatch {
         try read(allowingEmpty: allowingEmpty, advice: "split it, or load it with `esctl import`") {
-            try reader.nextLine().map { ($0, reader.lineNumber) }
+            try reader.nextLine().map { (line: $0, number: reader.lineNumber) }
         }
     }
 }
