@@ -45,7 +45,8 @@ extension Server {
             guard try await self.store.streamVersion(stream) > 0 else {
                 throw EventStoreError(.notFound, "The stream '\(stream)' has no events; check its name (GET /events lists every event).")
             }
-            let events = limit == 0 ? [] : try await self.store.readStream(stream, from: from, direction: direction, limit: limit)
+            var events: [RecordedEvent] = []
+            if limit > 0 { events = try await self.store.readStream(stream, from: from, direction: direction, limit: limit) }
             return LogPages.ndjson(events)
         }
 
@@ -66,7 +67,8 @@ extension Server {
             }
             let types = query.values("type")
             let filter = EventFilter(category: category, types: types.isEmpty ? nil : Set(types))
-            let events = limit == 0 ? [] : try await self.store.read(from: max(from, 1), through: to, limit: limit, filter: filter)
+            var events: [RecordedEvent] = []
+            if limit > 0 { events = try await self.store.read(from: max(from, 1), through: to, limit: limit, filter: filter) }
             return LogPages.ndjson(events)
         }
 

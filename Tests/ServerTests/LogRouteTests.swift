@@ -1,6 +1,7 @@
 import EventStore
 import Foundation
 import HTTPServer
+import HTTPTypes
 import Hummingbird
 import HummingbirdTesting
 import NIOCore
