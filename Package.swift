@@ -66,7 +66,7 @@ let package = Package(
         // The four demo apps: their events, states, deciders and read models. Not a product.
         .target(name: "Apps", dependencies: ["EventStore", "Projections", "Commands"]),
         // The JSON and NDJSON forms of events that esctl (and the server) read and write.
-        .target(name: "WireFormat", dependencies: ["EventStore"]),
+        .target(name: "WireFormat", dependencies: ["EventStore", "Projections"]),
         // `esctl serve`: the store, the read models and the apps over HTTP (Hummingbird). Only this
         // target and what depends on it compile an HTTP server.
         .target(

@@ -1,7 +1,133 @@
+import EventStore
 import Hummingbird
+import NIOCore
+import WireFormat
 
 extension Server {
     /// The log: POST /streams/{stream}, POST /append, GET /streams/{stream}, GET /events, GET /stats.
     func addLogRoutes(to router: Router<ServerContext>) {
+        // A JSON array of events for one stream, guarded by the Expected-Version header.
+        router.post("/streams/{stream}") { request, context -> Response in
+            _ = try RequestQuery(request, known: [])
+            let stream = try context.pathParameter("stream")
+            try Limits.validateName(stream, kind: "stream")
+            let expected = try LogPages.expectedVersion(request)
+            var request = request
+            let body = try await request.collectBody(context)
+            let events = try EventArray.events(Array(body.readableBytesView), stream: stream)
+            let result = try await self.store.append(to: stream, events: events, expectedVersion: expected)
+            return AppendResponses.response([result], asArray: false)
+        }
+
+        // NDJSON lines as `esctl append --batch` takes them, in one atomic append.
+        router.post("/append") { request, context -> Response in
+            _ = try RequestQuery(request, known: [])
+            var request = request
+            let body = try await request.collectBody(context)
+            let batch = try EventBatch.read(ndjson: Array(body.readableBytesView))
+            let results = try await self.store.append(batch.appends)
+            return AppendResponses.response(results, asArray: true)
+        }
+
+        // One page of a stream, never more than LogPages.maximumLimit events.
+        router.get("/streams/{stream}") { request, context -> Response in
+            let query = try RequestQuery(request, known: ["from", "limit", "direction"])
+            let stream = try context.pathParameter("stream")
+            let from = try query.unsigned("from", what: "a version")
+            let limit = try query.whole("limit", in: 0...LogPages.maximumLimit) ?? LogPages.defaultLimit
+            let direction: ReadDirection
+            switch query.value("direction") {
+            case nil, "forward": direction = .forward
+            case "backward": direction = .backward
+            case let other?:
+                throw ServerError(.badRequest, "The query parameter 'direction' must be forward or backward; '\(other)' is not one.")
+            }
+            guard try await self.store.streamVersion(stream) > 0 else {
+                throw EventStoreError(.notFound, "The stream '\(stream)' has no events; check its name (GET /events lists every event).")
+            }
+            var events: [RecordedEvent] = []
+            if limit > 0 { events = try await self.store.readStream(stream, from: from, direction: direction, limit: limit) }
+            return LogPages.ndjson(events)
+        }
+
+        // One page of the global log, filtered, never more than LogPages.maximumLimit events.
+        router.get("/events") { request, _ -> Response in
+            let query = try RequestQuery(request, known: ["from", "to", "type", "category", "limit"], repeatable: ["type"])
+            let from = try query.unsigned("from", what: "a position") ?? 1
+            let to = try query.unsigned("to", what: "a position") ?? .max
+            guard to >= from else {
+                throw ServerError(.badRequest, "The query parameter 'to' (\(to)) is before 'from' (\(from)); give a range whose end is not before its start.")
+            }
+            let limit = try query.whole("limit", in: 0...LogPages.maximumLimit) ?? LogPages.defaultLimit
+            let category = query.value("category")
+            if let category, EventFilter(category: category).category?.contains("-") == true {
+                throw ServerError(
+                    .badRequest,
+                    "The query parameter 'category' is the part of a stream name before its first '-', so '\(category)' names none.")
+            }
+            let types = query.values("type")
+            let filter = EventFilter(category: category, types: types.isEmpty ? nil : Set(types))
+            var events: [RecordedEvent] = []
+            if limit > 0 { events = try await self.store.read(from: max(from, 1), through: to, limit: limit, filter: filter) }
+            return LogPages.ndjson(events)
+        }
+
+        // What `esctl stats --json` prints.
+        router.get("/stats") { request, _ -> Response in
+            _ = try RequestQuery(request, known: [])
+            let stats = try await self.store.statistics()
+            return ErrorResponses.body(.ok, StatisticsJSON.object(stats, location: self.store.location))
+        }
+    }
+}
+
+/// The shapes of the log routes' answers and the bounds of their pages.
+enum LogPages {
+    /// The events a page holds when the request gives no `limit`.
+    static let defaultLimit = 1000
+    /// The most a page holds: a read never walks a whole large stream or log.
+    static let maximumLimit = 10_000
+
+    /// Events as NDJSON (`application/x-ndjson`), one ``EventJSON/line(_:)`` each, 200.
+    static func ndjson(_ events: [RecordedEvent]) -> Response {
+        var buffer = ByteBuffer()
+        for event in events {
+            buffer.writeString(EventJSON.line(event))
+            buffer.writeString("\n")
+        }
+        return Response(status: .ok, headers: [.contentType: "application/x-ndjson"], body: ResponseBody(byteBuffer: buffer))
+    }
+
+    /// The `Expected-Version` header (`any` when absent). Throws ``ServerError`` with
+    /// ``ServerError/Code/badRequest`` for anything but `any`, `no-stream`, `exists` or a number.
+    static func expectedVersion(_ request: Request) throws(ServerError) -> ExpectedVersion {
+        guard let text = request.headers[.expectedVersion] else { return .any }
+        guard let expected = ExpectedVersionText.parse(text) else {
+            throw ServerError(
+                .badRequest, "The Expected-Version header must be any, no-stream, exists or a version number of 0 or more; '\(text)' is not one.")
+        }
+        return expected
+    }
+}
+
+/// The answers of the appending routes.
+enum AppendResponses {
+    /// `{"stream","version","positions":[...],"alreadyRecorded"}` for one append part.
+    static func object(_ result: AppendResult) -> String {
+        var object = JSONObjectWriter()
+        object.add("stream", result.stream)
+        object.add("version", result.version)
+        object.add("positions", rawJSON: "[" + result.positions.map(String.init).joined(separator: ",") + "]")
+        object.add("alreadyRecorded", result.alreadyRecorded)
+        return object.finish()
+    }
+
+    /// 201 when anything was written, 200 when every event was already recorded (an idempotent
+    /// retry); the body is one object, or with `asArray` an array of them in the order of `results`.
+    static func response(_ results: [AppendResult], asArray: Bool) -> Response {
+        let status: HTTPResponse.Status = results.allSatisfy(\.alreadyRecorded) ? .ok : .created
+        let objects = results.map(object)
+        let json = asArray ? "[" + objects.joined(separator: ",") + "]" : objects.first ?? "{}"
+        return ErrorResponses.body(status, json)
     }
 }

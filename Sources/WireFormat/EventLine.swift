@@ -23,10 +23,18 @@ public struct EventLine: Sendable {
     /// ``WireFormatError/Code/invalidLine`` naming the line number and what is wrong, the store's
     /// limits on names and sizes included (so a bad line is named, not a whole batch refused).
     public init(_ line: ArraySlice<UInt8>, number: Int) throws(WireFormatError) {
+        try self.init(object: Array(line), number: number, stream: nil)
+    }
+
+    /// Parses one event object: a line of its own (`stream` nil: the object names its stream),
+    /// or an element of an array whose stream the caller names (``EventArray``: the object may
+    /// repeat that stream but name no other, nor an expected version).
+    init(object bytes: [UInt8], number: Int, stream given: String?) throws(WireFormatError) {
         func fail(_ problem: String) -> WireFormatError {
-            WireFormatError(.invalidLine, "Line \(number) is not a valid event: \(problem); nothing was written.", line: number)
+            given == nil
+                ? WireFormatError(.invalidLine, "Line \(number) is not a valid event: \(problem); nothing was written.", line: number)
+                : WireFormatError(.invalidEvent, "Event \(number) of the array is not a valid event: \(problem); nothing was written.", line: number)
         }
-        let bytes = Array(line)
         let members: [(key: String, value: Range<Int>)]
         do {
             members = try JSONScanner.members(ofObject: bytes)
@@ -48,7 +56,17 @@ public struct EventLine: Sendable {
                 throw fail("\(error)")
             }
         }
-        guard let stream = try string("stream") else { throw fail("\"stream\" is missing") }
+        let stream: String
+        if let given {
+            if let named = try string("stream"), named != given {
+                throw fail("it names the stream '\(named)', but the request's path names '\(given)'")
+            }
+            if raw("expectedVersion") != nil { throw fail("\"expectedVersion\" goes in the Expected-Version header, not in an event") }
+            stream = given
+        } else {
+            guard let named = try string("stream") else { throw fail("\"stream\" is missing") }
+            stream = named
+        }
         guard let type = try string("type") else { throw fail("\"type\" is missing") }
         // No data is an empty object, as `esctl append` without --data records it.
         let rawData = raw("data") ?? ArraySlice(Array("{}".utf8))

@@ -5,7 +5,7 @@ public struct WireFormatError: Error, Sendable, Equatable, CustomStringConvertib
     /// program's `switch`.
     public struct Code: Sendable, Hashable, CustomStringConvertible {
         package enum Base: String, Sendable, CaseIterable {
-            case invalidLine, invalidBatch
+            case invalidLine, invalidEvent, invalidBatch
         }
 
         package let base: Base
@@ -16,7 +16,9 @@ public struct WireFormatError: Error, Sendable, Equatable, CustomStringConvertib
 
         /// A line is not a valid event (bad JSON, a missing member, a name or size over the limits).
         public static let invalidLine = Code(.invalidLine)
-        /// The lines do not make one append (an id given twice, a misplaced expectation, too many events).
+        /// An element of a JSON array of events is not a valid event (the same checks as a line's).
+        public static let invalidEvent = Code(.invalidEvent)
+        /// The events do not make one append (none, an id given twice, a misplaced expectation, too many events).
         public static let invalidBatch = Code(.invalidBatch)
 
         public var description: String { base.rawValue }
@@ -25,7 +27,7 @@ public struct WireFormatError: Error, Sendable, Equatable, CustomStringConvertib
     public let code: Code
     /// One sentence naming the line and what is wrong.
     public let message: String
-    /// The line it is about (from 1), when there is one.
+    /// The line (or the array's element) it is about, from 1, when there is one.
     public let line: Int?
 
     public init(_ code: Code, _ message: String, line: Int? = nil) {

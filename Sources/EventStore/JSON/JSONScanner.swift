@@ -121,6 +121,36 @@ package struct JSONScanner {
         guard scanner.index == bytes.count else { throw scanner.error("unexpected text after the object") }
     }
 
+    /// Reads one array whose elements are handed back as raw byte ranges, in order; the whole
+    /// input must be that array (so each element's bytes can be kept exactly as given).
+    package static func elements(ofArray bytes: [UInt8]) throws(JSONError) -> [Range<Int>] {
+        try scanning(bytes) { scanner throws(JSONError) in
+            scanner.skipWhitespace()
+            guard scanner.peek() == UInt8(ascii: "[") else { throw scanner.error("expected a JSON array") }
+            scanner.index += 1
+            scanner.skipWhitespace()
+            var elements: [Range<Int>] = []
+            if scanner.peek() == UInt8(ascii: "]") {
+                scanner.index += 1
+            } else {
+                while true {
+                    scanner.skipWhitespace()
+                    elements.append(try scanner.skipValue())
+                    scanner.skipWhitespace()
+                    if scanner.peek() == UInt8(ascii: ",") {
+                        scanner.index += 1
+                        continue
+                    }
+                    try scanner.expect(UInt8(ascii: "]"))
+                    break
+                }
+            }
+            scanner.skipWhitespace()
+            guard scanner.index == scanner.bytes.count else { throw scanner.error("unexpected text after the array") }
+            return elements
+        }
+    }
+
     /// Decodes a JSON string value given as its raw bytes (quotes included).
     package static func string(_ raw: ArraySlice<UInt8>) throws(JSONError) -> String {
         try scanning(Array(raw)) { scanner throws(JSONError) in try scanner.readWholeString() }

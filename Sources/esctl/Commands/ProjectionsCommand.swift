@@ -32,14 +32,6 @@ struct ProjectionsCommand: AsyncParsableCommand {
         @Flag(help: "Print one JSON object per projection and line.")
         var json = false
 
-        static func rebuildJSON(_ rebuild: RebuildStatus?) -> JSONValue {
-            guard let rebuild else { return .null }
-            return [
-                "position": .uint(rebuild.position), "lag": .uint(rebuild.lag),
-                "eventsPerSecond": rebuild.positionsPerSecond.map { .int(Int($0)) } ?? .null,
-            ]
-        }
-
         func run() async throws {
             try await reportingErrors {
                 // Where they stand, as they stand: nothing is caught up, rebuilt or finished here.
@@ -49,19 +41,7 @@ struct ProjectionsCommand: AsyncParsableCommand {
                 let statuses = try runner.statuses()
                 if json {
                     for status in statuses {
-                        var object = JSONObjectWriter()
-                        object.add("name", status.name)
-                        object.add("version", status.version)
-                        object.add("checkpoint", status.checkpoint)
-                        object.add("lag", status.lag)
-                        object.add("building", status.isBuilding)
-                        object.add("hash", status.hash)
-                        object.add("eventsSkipped", status.eventsSkipped)
-                        object.add("skippedPositions", rawJSON: JSONValue.array(status.skippedPositions.map {
-                            ["position": .uint($0.position), "reason": .string($0.reason)]
-                        }).serialized)
-                        object.add("rebuild", rawJSON: Self.rebuildJSON(status.rebuild).serialized)
-                        Console.printJSON(object.finish())
+                        Console.printJSON(ProjectionJSON.status(status))
                     }
                 } else {
                     let rows: [JSONValue] = statuses.map { status in
@@ -198,14 +178,7 @@ struct Rebuild: AsyncParsableCommand {
             progress.finish()
             for report in reports {
                 if json {
-                    var object = JSONObjectWriter()
-                    object.add("name", report.projection)
-                    object.add("eventsApplied", report.eventsApplied)
-                    object.add("eventsSkipped", report.eventsSkipped)
-                    object.add("checkpoint", report.checkpoint)
-                    object.add("seconds", rawJSON: JSONWriter.number((report.seconds * 1000).rounded() / 1000))
-                    object.add("hash", report.hash)
-                    Console.printJSON(object.finish())
+                    Console.printJSON(ProjectionJSON.report(report))
                 } else {
                     let seconds = String(format: "%.3f", report.seconds)
                     Console.print("\(report.projection): \(report.eventsApplied) events applied in \(seconds) s, hash \(report.hash)")

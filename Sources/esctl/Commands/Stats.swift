@@ -23,16 +23,7 @@ struct Stats: AsyncParsableCommand {
             defer { store.close() }
             let stats = try await store.statistics()
             if json {
-                var object = JSONObjectWriter()
-                object.add("eventCount", stats.eventCount)
-                object.add("streamCount", stats.streamCount)
-                object.add("firstPosition", stats.firstPosition)
-                object.add("headPosition", stats.headPosition)
-                object.add("fileSize", stats.fileSize)
-                object.add("mapSize", stats.mapSize)
-                object.add("pageSize", stats.pageSize)
-                object.add("path", store.location)
-                Console.printJSON(object.finish())
+                Console.printJSON(StatisticsJSON.object(stats, location: store.location))
             } else {
                 var rows: [(String, String)] = [
                     ("store", store.location),
