@@ -133,6 +133,7 @@ let package = Package(
                 "HTTPServer", "EventStore", "Projections", "Commands", "Apps", "WireFormat", "EventStoreTesting", "TestSupport",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HummingbirdTesting", package: "hummingbird"),
+                .product(name: "HTTPTypes", package: "swift-http-types"),
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
             ]),
     ],
