@@ -24,6 +24,8 @@ public final class Server: Sendable {
     /// Where access lines and the server's notes go.
     public let logger: Logger
     let session = SessionKey()
+    /// The live streams open now (`/subscribe`, `/chat/room`).
+    public let openStreams = OpenStreams()
 
     /// A server over `store` with `runner`'s projections. Throws ``ServerError`` with
     /// ``ServerError/Code/invalidConfiguration`` when `options` do not hold (see
