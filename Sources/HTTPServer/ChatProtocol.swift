@@ -46,10 +46,11 @@ enum ChatProtocol {
     }
 
     /// The user name of `GET /chat/room?NAME`: the whole query string, `+` as a space, then
-    /// percent-decoded. Nil when there is none or it does not decode.
+    /// percent-decoded. Nil when there is none, it does not decode, or it is only white space.
     static func userName(query: String?) -> String? {
-        guard let query, !query.isEmpty else { return nil }
-        guard let name = query.replacingOccurrences(of: "+", with: " ").removingPercentEncoding, !name.isEmpty else { return nil }
+        guard let query, let name = query.replacingOccurrences(of: "+", with: " ").removingPercentEncoding,
+            !name.trimmingCharacters(in: .whitespacesAndNewlines).isEmpty
+        else { return nil }
         return name
     }
 
