@@ -25,6 +25,9 @@ final class Handoff<Element: Sendable>: Sendable {
         var nextID: UInt64 = 0
     }
 
+    private enum SendOutcome { case taken(CheckedContinuation<Element?, Never>), refused, waiting }
+    private enum ReceiveOutcome { case sent(Sender), ended, waiting }
+
     private let state = Mutex(State())
 
     private func makeID() -> UInt64 {
@@ -40,8 +43,7 @@ final class Handoff<Element: Sendable>: Sendable {
         let id = makeID()
         return await withTaskCancellationHandler {
             await withCheckedContinuation { (continuation: CheckedContinuation<Bool, Never>) in
-                enum Outcome { case taken(CheckedContinuation<Element?, Never>), refused, waiting }
-                let outcome = state.withLock { state -> Outcome in
+                let outcome = state.withLock { state -> SendOutcome in
                     // Checked under the lock: a cancellation that came before this registration
                     // found nothing to remove, so it is honoured here.
                     if state.isFinished || Task.isCancelled { return .refused }
@@ -77,8 +79,7 @@ final class Handoff<Element: Sendable>: Sendable {
         let id = makeID()
         return await withTaskCancellationHandler {
             await withCheckedContinuation { (continuation: CheckedContinuation<Element?, Never>) in
-                enum Outcome { case sent(Sender), ended, waiting }
-                let outcome = state.withLock { state -> Outcome in
+                let outcome = state.withLock { state -> ReceiveOutcome in
                     if state.isFinished || Task.isCancelled { return .ended }
                     if !state.senders.isEmpty { return .sent(state.senders.removeFirst()) }
                     state.receiver = Receiver(id: id, continuation: continuation)

@@ -66,7 +66,7 @@ struct SubscribeQuery {
     /// ``ServerError`` (400) for an unknown or repeated parameter, an empty value, a `from`
     /// that is not a position, `start` or `end`, a limit that is not a whole number of at least
     /// 1, a category with a '-' inside, or a `Last-Event-ID` that is not a position.
-    init(_ parameters: FlatDictionary<Substring, Substring>, lastEventID: String?) throws(ServerError) {
+    init<Parameters: Sequence<(key: Substring, value: Substring)>>(_ parameters: Parameters, lastEventID: String?) throws(ServerError) {
         var seen: Set<Substring> = []
         var types: Set<String> = []
         for (key, value) in parameters {

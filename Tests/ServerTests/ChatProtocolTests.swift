@@ -35,9 +35,10 @@ struct BlabberClient {
     }
 
     /// `say(_:isSystemMessage:)`: posts a message (a system message has no user); returns the
-    /// status and the body. The app sends its own id and date; `date` here stands for `Date()`.
+    /// status and the body as "STATUS BODY". The app sends its own id and date; `date` here
+    /// stands for `Date()`.
     func say(_ text: String, isSystemMessage: Bool = false, date: Date = Date(timeIntervalSinceReferenceDate: 0)) async throws
-        -> (status: UInt, body: String)
+        -> String
     {
         let message = Message(
             id: SequentialIDs.id(999), user: isSystemMessage ? nil : username, message: text, date: date)
@@ -48,7 +49,7 @@ struct BlabberClient {
         return try await withTimeout(.seconds(10), "the answer to POST /chat/say") {
             let response = try await HTTPClient.shared.execute(sent, timeout: .seconds(10))
             let body = try await response.body.collect(upTo: 1 << 20)
-            return (response.status.code, String(buffer: body))
+            return "\(response.status.code) \(String(buffer: body))"
         }
     }
 
@@ -109,7 +110,7 @@ struct ChatProtocolTests {
             #expect(events.count == 4)
             var expected = "{\"activeUsers\":4}\r\n" + Self.line(events[1], user: "bob", "yo") + Self.line(events[2], user: "carl", "hey")
                 + Self.line(events[3], user: nil, "dora smith connected")
-            try await room.waitForText("the status and the last 3 messages") { $0.count >= expected.count }
+            try await room.waitForText("the status and the last 3 messages", asLongAs: expected)
             #expect(room.text == expected)
             #expect(events[3].recordedAt.timeIntervalSinceReferenceDate == 788_918_403)
             let first = try BlabberClient.parse(room.text)
@@ -119,9 +120,9 @@ struct ChatProtocolTests {
             #expect(first.messages.map(\.date) == events[1...3].map(\.recordedAt))
 
             // When she says something, counts down as the app does (four posts), and goes away.
-            #expect(try await dora.say("hello") == (200, "OK"))
-            for step in ["3...", "2...", "1...", "🎉 party"] { #expect(try await dora.say(step) == (200, "OK")) }
-            #expect(try await dora.say("dora smith went away", isSystemMessage: true) == (200, "OK"))
+            #expect(try await dora.say("hello") == "200 OK")
+            for step in ["3...", "2...", "1...", "🎉 party"] { #expect(try await dora.say(step) == "200 OK") }
+            #expect(try await dora.say("dora smith went away", isSystemMessage: true) == "200 OK")
             // Then each arrives as committed, with the event's id and the server's date, not the app's.
             events = try await Self.roomEvents(server)
             #expect(events.count == 10)
@@ -130,7 +131,7 @@ struct ChatProtocolTests {
                 expected += Self.line(events[5 + index], user: "dora smith", step)
             }
             expected += Self.line(events[9], user: nil, "dora smith went away")
-            try await room.waitForText("her messages") { $0.utf8.count >= expected.utf8.count }
+            try await room.waitForText("her messages", asLongAs: expected)
             #expect(room.text == expected)
             #expect(try ChatEvent(recorded: events[9]) == .presence(PresenceChanged(user: "dora smith", presence: .wentAway)))
 
@@ -143,7 +144,7 @@ struct ChatProtocolTests {
             let recorded = try await withTimeout(.seconds(10), "the countdown to finish") { try await countdown.value }
             #expect(recorded.count == 4)
             for (event, text) in zip(recorded, ["3...", "2...", "1...", "🎉 launch"]) { expected += Self.line(event, user: "ann", text) }
-            try await room.waitForText("ann's countdown") { $0.utf8.count >= expected.utf8.count }
+            try await room.waitForText("ann's countdown", asLongAs: expected)
             #expect(room.text == expected)
             #expect(try BlabberClient.parse(room.text).messages.count == 3 + 6 + 4)
         }
@@ -174,7 +175,7 @@ struct ChatProtocolTests {
             let room = try await BlabberClient(port: port, username: "eve").connect()
             let events = try await Self.roomEvents(server)
             let expected = "{\"activeUsers\":1}\r\n" + Self.line(try #require(events.first), user: nil, "eve connected")
-            try await room.waitForText("the status and the connection") { $0.count >= expected.count }
+            try await room.waitForText("the status and the connection", asLongAs: expected)
             #expect(room.text == expected)
             #expect(events.count == 1)
         }

@@ -79,6 +79,13 @@ final class LiveResponse: Sendable {
         return text
     }
 
+    /// Waits until the body is at least as long as `expected` (in bytes) and returns it.
+    @discardableResult
+    func waitForText(_ what: String, asLongAs expected: String, timeout: Duration = .seconds(10)) async throws -> String {
+        let length = expected.utf8.count
+        return try await waitForText(what, timeout: timeout) { $0.utf8.count >= length }
+    }
+
     /// Waits until the body ends (cleanly or not) and returns what was received.
     @discardableResult
     func waitForEnd(_ what: String, timeout: Duration = .seconds(10)) async throws -> Received {

@@ -16,7 +16,8 @@ struct SubscribeRouteTests {
     @discardableResult
     static func append(_ stream: String, _ type: String, to server: Server) async throws -> RecordedEvent {
         let result = try await server.store.append(to: stream, events: [NewEvent(type: type, data: Data("{\"n\":1}".utf8))])
-        return try #require(try await server.store.event(at: result.positions[0]))
+        let event = try await server.store.event(at: result.positions[0])
+        return try #require(event)
     }
 
     /// The Server-Sent Event of `event`.
@@ -39,12 +40,12 @@ struct SubscribeRouteTests {
             #expect(stream.headers["cache-control"] == "no-cache")
             // Then it gets both events, then word that it is live.
             let expected = Self.block(first) + Self.block(second) + Self.caughtUp(2)
-            try await stream.waitForText("the catch-up and caughtUp") { $0.count >= expected.count }
+            try await stream.waitForText("the catch-up and caughtUp", asLongAs: expected)
             #expect(stream.text == expected)
             // When another event is committed, then it arrives, and no second caughtUp.
             let third = try await Self.append("orders-1", "OrderPaid", to: server)
             let live = expected + Self.block(third)
-            try await stream.waitForText("the live event at position 3") { $0.count >= live.count }
+            try await stream.waitForText("the live event at position 3", asLongAs: live)
             #expect(stream.text == live)
             #expect(server.openStreams.count == 1)
         }
@@ -61,19 +62,19 @@ struct SubscribeRouteTests {
             try await clock.waitForSleepers(1)
             clock.advance(by: .seconds(15))
             var expected = Self.caughtUp(0) + ": heartbeat\n\n"
-            try await stream.waitForText("the first heartbeat") { $0.count >= expected.count }
+            try await stream.waitForText("the first heartbeat", asLongAs: expected)
             #expect(stream.text == expected)
             // When an event arrives within the next interval, then that interval has no heartbeat...
             try await clock.waitForSleepers(1)
             let event = try await Self.append("orders-1", "OrderPlaced", to: server)
             expected += Self.block(event)
-            try await stream.waitForText("the event") { $0.count >= expected.count }
+            try await stream.waitForText("the event", asLongAs: expected)
             clock.advance(by: .seconds(15))
             // ...and the idle interval after it has one.
             try await clock.waitForSleepers(1)
             clock.advance(by: .seconds(15))
             expected += ": heartbeat\n\n"
-            try await stream.waitForText("the heartbeat after an idle interval") { $0.count >= expected.count }
+            try await stream.waitForText("the heartbeat after an idle interval", asLongAs: expected)
             #expect(stream.text == expected)
         }
     }
@@ -138,7 +139,7 @@ struct SubscribeRouteTests {
             let second = try await LiveResponse.open(
                 port: port, "/subscribe?from=end&limit=4", headers: Self.sse + [("Last-Event-ID", "2")])
             let expected = events[2...4].map(Self.block).joined() + Self.caughtUp(5)
-            try await second.waitForText("events 3 to 5 and caughtUp") { $0.count >= expected.count }
+            try await second.waitForText("events 3 to 5 and caughtUp", asLongAs: expected)
             #expect(second.text == expected)
             // Then the live event after them arrives too, and the limit ends the stream.
             let sixth = try await Self.append("s-0", "E6", to: server)
@@ -160,17 +161,17 @@ struct SubscribeRouteTests {
             ("/subscribe", [("Last-Event-ID", "seven")]), ("/subscribe", [("Last-Event-ID", "18446744073709551615")]),
         ])
     func badParameters(uri: String, headers: [(String, String)]) async throws {
-        try await ServerFixture.with { server, client in
-            var fields = HTTPFields()
-            for (name, value) in headers { fields[try #require(HTTPField.Name(name))] = value }
-            try await client.execute(uri: uri, method: .get, headers: fields) { response in
-                #expect(response.status == .badRequest)
-                #expect(response.headers[.contentType] == "application/json; charset=utf-8")
-                #expect(response.object["code"] as? String == "badRequest")
-                let message = try #require(response.object["error"] as? String)
-                #expect(message.hasSuffix("."))
-                #expect(response.object.count == 2)
-            }
+        try await ServerFixture.with(testing: .live) { server, client in
+            let response = try await LiveResponse.open(port: try Self.port(client), uri, headers: Self.sse + headers)
+            let end = try await response.waitForEnd("the 400 answer")
+            #expect(end.failure == nil)
+            #expect(response.status == 400)
+            #expect(response.headers["content-type"] == "application/json; charset=utf-8")
+            let object = try #require(try JSONSerialization.jsonObject(with: Data(response.text.utf8)) as? [String: Any])
+            #expect(object["code"] as? String == "badRequest")
+            let message = try #require(object["error"] as? String)
+            #expect(message.hasSuffix("."))
+            #expect(object.count == 2)
             #expect(server.openStreams.count == 0)
         }
     }
