@@ -36,7 +36,7 @@ extension Server {
             let stream = LiveStream(
                 subscription: subscription.withProgress, format: LiveStreamFormat(event: ChatProtocol.line), prelude: prelude)
             return Response(
-                status: .ok, headers: [.contentType: "application/octet-stream", .cacheControl: "no-cache"],
+                status: .ok, headers: [.contentType: "application/octet-stream", .cacheControl: "no-cache", .connection: "close"],
                 body: stream.body(for: request, on: self))
         }
 

@@ -26,7 +26,9 @@ struct LiveStreamFormat: Sendable {
 ///
 /// It ends, and its handler with it: after `limit` events (the response ends properly); when
 /// the client closes its side, even while idle (Hummingbird's inbound-close cancellation); on
-/// a graceful stop of the server (the response ends properly); when the store closes.
+/// a graceful stop of the server (the response ends properly); when the store closes. The
+/// connection closes after it (Hummingbird's inbound-close watch consumes the request side), so
+/// its routes answer with `Connection: close` and a client does not try to reuse it.
 struct LiveStream: Sendable {
     private enum Item: Sendable {
         case message(SubscriptionMessage)

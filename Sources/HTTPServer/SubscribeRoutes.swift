@@ -22,7 +22,7 @@ extension Server {
             let stream = LiveStream(subscription: subscription, format: format, limit: query.limit)
             return Response(
                 status: .ok,
-                headers: [.contentType: isEventStream ? "text/event-stream" : "application/x-ndjson", .cacheControl: "no-cache"],
+                headers: [.contentType: isEventStream ? "text/event-stream" : "application/x-ndjson", .cacheControl: "no-cache", .connection: "close"],
                 body: stream.body(for: request, on: self))
         }
     }
