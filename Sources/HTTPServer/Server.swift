@@ -26,6 +26,8 @@ public final class Server: Sendable {
     /// What `GET /metrics` prints; open the store with its ``ServerMetrics/factory``.
     public let metrics: ServerMetrics
     let session = SessionKey()
+    /// The live streams open now (`/subscribe`, `/chat/room`).
+    public let openStreams = OpenStreams()
 
     /// A server over `store` with `runner`'s projections; `metrics` is what `/metrics` prints
     /// (the store's metrics appear there when it was opened with `metrics.factory`). Throws ``ServerError`` with

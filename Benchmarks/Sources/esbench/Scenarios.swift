@@ -23,7 +23,10 @@ struct Options: Sendable {
     var s10Commands = 50
     /// S9: the appends each of the writer tasks times with no rebuild.
     var s9AppendsPerTask = 50
-    var scenarios: Set<String> = ["s1", "s2", "s3", "s4", "s5", "s6", "s9", "s10"]
+    /// S8: the SSE subscribers, and the events each of them receives.
+    var s8Subscribers = 100
+    var s8Events = 1_000
+    var scenarios: Set<String> = ["s1", "s2", "s3", "s4", "s5", "s6", "s8", "s9", "s10"]
     var json = false
     var directory = NSTemporaryDirectory() + "/esbench-\(getpid())"
 }

@@ -1,0 +1,129 @@
+import EventStore
+import Hummingbird
+import Logging
+import NIOCore
+import ServiceLifecycle
+
+/// How a live stream writes what its subscription hands out: each part's text, or nil to write
+/// nothing for it.
+struct LiveStreamFormat: Sendable {
+    /// An event's text; nil passes over it (it does not count toward a limit either).
+    var event: @Sendable (RecordedEvent) -> String?
+    /// The text of the first catch-up (later ones are not written).
+    var caughtUp: @Sendable (_ through: UInt64) -> String? = { _ in nil }
+    /// The heartbeat, written when a whole heartbeat interval passed without an event; nil: none.
+    var heartbeat: String? = nil
+    /// The last words when the subscription fails (the store closed); the status is already sent.
+    var failure: @Sendable (any Error) -> String? = { _ in nil }
+}
+
+/// One live stream: a subscription written to a response body as the socket drains.
+///
+/// Memory is bounded for a slow client: the subscription is pulled by a task that hands each
+/// message over and waits until the writer has taken it (a ``Handoff``), and the writer takes
+/// the next only when its write has completed, so at most one page of the subscription and one
+/// message sit between the store and the socket.
+///
+/// It ends, and its handler with it: after `limit` events (the response ends properly); when
+/// the client closes its side, even while idle (Hummingbird's inbound-close cancellation); on
+/// a graceful stop of the server (the response ends properly); when the store closes. The
+/// connection closes after it (Hummingbird's inbound-close watch consumes the request side), so
+/// its routes answer with `Connection: close` and a client does not try to reuse it.
+struct LiveStream: Sendable {
+    private enum Item: Sendable {
+        case message(SubscriptionMessage)
+        case ended((any Error)?)
+        case tick
+    }
+
+    let subscription: ProgressSubscription
+    let format: LiveStreamFormat
+    /// Written first (the chat's status line and last messages).
+    var prelude: String = ""
+    var limit: Int?
+
+    /// The response body: streams until one of the ends above, counted in `server`'s
+    /// ``Server/openStreams`` while it runs.
+    func body(for request: Request, on server: Server) -> ResponseBody {
+        let heartbeat = format.heartbeat == nil ? nil : server.options.heartbeat
+        let clock = server.clock
+        let streams = server.openStreams
+        let logger = server.logger
+        return ResponseBody { writer in
+            streams.opened()
+            defer { streams.closed() }
+            let handoff = Handoff<Item>()
+            do {
+                try await request.body.consumeWithCancellationOnInboundClose { _ in
+                    try await withGracefulShutdownHandler {
+                        try await pump(into: &writer, handoff: handoff, heartbeat: heartbeat, clock: clock)
+                    } onGracefulShutdown: {
+                        handoff.finish()
+                    }
+                }
+                try await writer.finish(nil)
+            } catch {
+                // The client left (or the connection is being cut): nothing more can be written.
+                logger.debug("a live stream ended early", metadata: ["reason": "\(error)"])
+            }
+        }
+    }
+
+    private func pump(
+        into writer: inout any ResponseBodyWriter, handoff: Handoff<Item>, heartbeat: Duration?, clock: any Clock<Duration>
+    ) async throws {
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            defer {
+                handoff.finish()
+                group.cancelAll()
+            }
+            let subscription = self.subscription
+            group.addTask {
+                do {
+                    for try await message in subscription {
+                        guard await handoff.send(.message(message)) else { return }
+                    }
+                    _ = await handoff.send(.ended(nil))
+                } catch {
+                    _ = await handoff.send(.ended(error))
+                }
+            }
+            if let heartbeat {
+                group.addTask {
+                    while true {
+                        do {
+                            try await clock.sleep(for: heartbeat)
+                        } catch {
+                            return
+                        }
+                        guard await handoff.send(.tick) else { return }
+                    }
+                }
+            }
+            if !prelude.isEmpty { try await writer.write(ByteBuffer(string: prelude)) }
+            var delivered = 0
+            var eventSinceTick = false
+            var caughtUpWritten = false
+            loop: while let item = await handoff.receive() {
+                switch item {
+                case let .message(.event(event)):
+                    guard let text = format.event(event) else { continue }
+                    try await writer.write(ByteBuffer(string: text))
+                    eventSinceTick = true
+                    delivered += 1
+                    if let limit, delivered >= limit { break loop }
+                case let .message(.caughtUp(through)):
+                    guard !caughtUpWritten else { continue }
+                    caughtUpWritten = true
+                    if let text = format.caughtUp(through) { try await writer.write(ByteBuffer(string: text)) }
+                case .tick:
+                    if !eventSinceTick, let text = format.heartbeat { try await writer.write(ByteBuffer(string: text)) }
+                    eventSinceTick = false
+                case let .ended(error):
+                    if let error, let text = format.failure(error) { try await writer.write(ByteBuffer(string: text)) }
+                    break loop
+                }
+            }
+        }
+    }
+}
