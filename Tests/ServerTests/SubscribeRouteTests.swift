@@ -197,25 +197,25 @@ struct SubscribeRouteTests {
         }
     }
 
-    @Test("a graceful stop ends open streams cleanly and the server stops within 5 s")
+    @Test("a graceful stop ends open streams cleanly")
     func gracefulStop() async throws {
         // Given a live server with an SSE and an NDJSON stream open (and idle).
-        let (streams, stopping, openStreams) = try await withTimeout(.seconds(20), "the server to stop with streams open") {
-            try await ServerFixture.with(testing: .live) { server, client -> ([LiveResponse], ContinuousClock.Instant, OpenStreams) in
+        let (streams, openStreams) = try await withTimeout(.seconds(60), "the server to stop with streams open") {
+            try await ServerFixture.with(testing: .live) { server, client -> ([LiveResponse], OpenStreams) in
                 let port = try Self.port(client)
                 let sse = try await LiveResponse.open(port: port, "/subscribe", headers: Self.sse)
                 try await sse.waitForText("caughtUp") { $0 == Self.caughtUp(0) }
                 let ndjson = try await LiveResponse.open(port: port, "/subscribe")
                 try await withTimeout(.seconds(10), "both handlers to start") { await server.openStreams.wait { $0 == 2 } }
                 // When the test body returns, the fixture triggers the service group's graceful shutdown.
-                return ([sse, ndjson], ContinuousClock.now, server.openStreams)
+                return ([sse, ndjson], server.openStreams)
             }
         }
-        // Then the server stopped within 5 s, each stream ended cleanly, and no handler is left.
-        let elapsed = stopping.duration(to: .now)
-        #expect(elapsed < .seconds(5))
+        // Then the server stopped, each stream ended cleanly (the graceful path, not the cut after
+        // the grace that bounds a stop to 5 s), and no handler is left. No bound on time here:
+        // machines are loaded; the grace bounds it.
         for stream in streams {
-            let end = try await stream.waitForEnd("the stream to end on the graceful stop", timeout: .seconds(5))
+            let end = try await stream.waitForEnd("the stream to end on the graceful stop", timeout: .seconds(30))
             #expect(end.failure == nil)
         }
         #expect(streams[0].text == Self.caughtUp(0))
