@@ -46,6 +46,8 @@ public final class Server: Sendable {
         let router = Router(context: ServerContext.self)
         router.add(middleware: AccessLogMiddleware(logger: logger, maxBodyBytes: options.maxBodyBytes))
         router.add(middleware: AuthorizationMiddleware(token: options.token, session: session))
+        let routeTable = RouteTable()
+        router.add(middleware: MethodNotAllowedMiddleware(table: routeTable))
         addHealthRoutes(to: router)
         addSessionRoutes(to: router)
         addLogRoutes(to: router)
@@ -54,6 +56,8 @@ public final class Server: Sendable {
         addChatRoutes(to: router)
         addAppRoutes(to: router)
         addDocumentRoutes(to: router)
+        addOpenAPIRoutes(to: router)
+        routeTable.fill(from: router)
         return router
     }
 
