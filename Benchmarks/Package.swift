@@ -15,6 +15,8 @@ let package = Package(
         .package(path: ".."),
         .package(url: "https://github.com/groue/GRDB.swift", from: "7.10.0"),
         .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
+        // S7's HTTP client.
+        .package(url: "https://github.com/swift-server/async-http-client", from: "1.37.0"),
     ],
     targets: [
         // Raw LMDB for the baseline contender (the root package's CLMDB is not a product).
@@ -26,6 +28,7 @@ let package = Package(
                 .product(name: "Commands", package: root), .product(name: "_Apps", package: root),
                 .product(name: "EventStoreTesting", package: root), .product(name: "EventStorePostgres", package: root), "CLMDBBench",
                 .product(name: "GRDB", package: "GRDB.swift"), .product(name: "Logging", package: "swift-log"),
+                .product(name: "_HTTPServer", package: root), .product(name: "AsyncHTTPClient", package: "async-http-client"),
             ]),
     ],
     swiftLanguageModes: [.v6]

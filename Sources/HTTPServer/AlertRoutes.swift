@@ -13,7 +13,7 @@ extension Server {
                 throw ServerError(.badRequest, "The severity must be \"good\" or \"bad\".")
             }
             let outcome = try await self.backend.alerts(.post(text: text, severity: severity), user: try body.string("user", default: AppStreams.defaultKey))
-            self.warn(outcome.passedOver)
+            self.warnPassedOver(outcome.passedOver)
             return .events(outcome.recorded)
         }
         addAppCommand(router, "/apps/alerts/clear", fields: ["user", "alert", "all"]) { body in
@@ -24,7 +24,7 @@ extension Server {
             }
             let command: AlertCommand = all ? .clearAll : .clear(alert ?? "")
             let outcome = try await self.backend.alerts(command, user: try body.string("user", default: AppStreams.defaultKey))
-            self.warn(outcome.passedOver)
+            self.warnPassedOver(outcome.passedOver)
             return .events(outcome.recorded)
         }
     }

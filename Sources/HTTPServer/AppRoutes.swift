@@ -38,7 +38,7 @@ extension Server {
 
     /// Notes each event of a command's streams that was passed over (it does not decode), as
     /// esctl warns of them on standard error.
-    func warn(_ passedOver: [PassedOverEvent]) {
+    func warnPassedOver(_ passedOver: [PassedOverEvent]) {
         for event in passedOver {
             logger.warning("passed over \(event.description) — it does not decode")
         }

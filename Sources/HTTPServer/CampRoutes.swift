@@ -37,7 +37,7 @@ extension Server {
         addAppCommand(router, "/apps/camp/\(name)", fields: fields) { body in
             let command = try command(body)
             let outcome = try await self.backend.campground(command, campground: try body.string("campground", default: AppStreams.defaultKey))
-            self.warn(outcome.passedOver)
+            self.warnPassedOver(outcome.passedOver)
             return .events(outcome.recorded)
         }
     }

@@ -21,9 +21,9 @@ extension Server {
             let text = try body.string("text")
             let interval = try body.double("interval", default: 1)
             // esctl allows an hour; a request held for three hours helps no client.
-            guard interval >= 0, interval <= Self.maximumCountdownInterval else {
+            guard interval >= 0, interval <= Server.maximumCountdownInterval else {
                 throw ServerError(
-                    .badRequest, "The interval must be from 0 to \(Int(Self.maximumCountdownInterval)) seconds (esctl chat countdown allows longer).")
+                    .badRequest, "The interval must be from 0 to \(Int(Server.maximumCountdownInterval)) seconds (esctl chat countdown allows longer).")
             }
             let recorded = try await self.backend.countdown(
                 to: text, user: user, room: room, interval: .milliseconds(Int64((interval * 1000).rounded())))

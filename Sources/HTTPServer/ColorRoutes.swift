@@ -19,7 +19,7 @@ extension Server {
             let command = try command(body)
             let calculator = try body.string("calculator", default: AppStreams.defaultKey)
             let outcome = try await self.backend.color(command, calculator: calculator)
-            self.warn(outcome.passedOver)
+            self.warnPassedOver(outcome.passedOver)
             return .state(outcome.state.json(calculator: calculator), recorded: !outcome.recorded.isEmpty)
         }
     }

@@ -24,7 +24,7 @@ extension Server {
         addAppCommand(router, "/apps/fitness/\(name)", fields: fields) { body in
             let command = try command(body)
             let outcome = try await self.backend.fitness(command, user: try body.string("user", default: AppStreams.defaultKey))
-            self.warn(outcome.passedOver)
+            self.warnPassedOver(outcome.passedOver)
             return .events(outcome.recorded)
         }
     }

@@ -18,7 +18,7 @@ final class RouteTable: Sendable {
     func methods(for path: String) -> Set<HTTPRequest.Method> {
         let segments = path.split(separator: "/", omittingEmptySubsequences: true)
         return routes.withLock { routes in
-            Set(routes.filter { Self.matches($0.path, segments) }.map(\.method))
+            Set(routes.filter { RouteTable.matches($0.path, segments) }.map(\.method))
         }
     }
 
