@@ -86,7 +86,7 @@ struct AppRouteTests {
             let late = try await client.post("/apps/fitness/goal", #"{"steps":5}"#)
             #expect(late.status == .unprocessableContent)
             #expect(late.object["code"] as? String == "invalidState")
-            #expect(late.object["error"] as? String == "The goal can be set only before the workout starts; restart it first (it is running).")
+            #expect(late.object["error"] as? String == "The goal can be set only before the workout starts; restart it first (it is inProgress).")
 
             // And another user's workout is their own.
             let other = try await client.post("/apps/fitness/goal", #"{"user":"ada","steps":7}"#)
@@ -238,11 +238,11 @@ struct AppRouteTests {
     @Test("Color: a key press and a setting answer the display, as esctl color --json prints it")
     func color() async throws {
         try await ServerFixture.with { _, client in
-            let set = try await client.post("/apps/color/set", #"{"hex":"#006636a8"}"#)
+            let set = try await client.post("/apps/color/set", ##"{"hex":"#006636a8"}"##)
             #expect(set.status == .created)
             #expect(
                 set.text
-                    == #"{"calculator":"default","hexText":"#006636A8","rgboText":"0, 102, 54, 168","name":"rwGreen 65%","color":{"red":0,"green":102,"blue":54,"opacity":168},"derived":true}"#
+                    == ##"{"calculator":"default","hexText":"#006636A8","rgboText":"0, 102, 54, 168","name":"rwGreen 65%","color":{"red":0,"green":102,"blue":54,"opacity":168},"derived":true}"##
                     + "\n")
             let pressed = try await client.post("/apps/color/press", #"{"calculator":"k","key":"backspace"}"#)
             #expect(pressed.status == .created)

@@ -75,7 +75,7 @@ struct MethodAndDocumentTests {
             #expect(
                 document.subtracting(registered).subtracting(Self.routesAddedOnAnotherBranch).sorted() == [],
                 "in docs/openapi.yaml but not registered")
-            #expect(registered.count >= 25, "the router lists too few routes: \(registered.sorted())")
+            #expect(registered.count >= 20, "the router lists too few routes: \(registered.sorted())")
         }
     }
 
