@@ -14,7 +14,8 @@ if [ ! -x "$venv/bin/st" ]; then
     python3 -m venv "$venv"
     "$venv/bin/pip" install --quiet --disable-pip-version-check schemathesis </dev/null
 fi
-swift build --product esctl >&2
+# The same build as `make test`'s (with tests), so that after it this builds nothing.
+swift build --build-tests >&2
 esctl="$(swift build --show-bin-path)/esctl"
 
 work=$(mktemp -d)
@@ -25,6 +26,7 @@ cleanup() {
 }
 trap cleanup EXIT
 
+"$esctl" init --db "$work/store" >/dev/null
 # The access log is silenced (warning): schemathesis sends thousands of requests.
 "$esctl" serve --db "$work/store" --port 0 --log-level warning </dev/null 2>"$work/serve.err" &
 server_pid=$!
@@ -61,7 +63,7 @@ status=0
 "$venv/bin/st" run "$url/openapi.yaml" \
     --checks not_a_server_error,status_code_conformance,content_type_conformance,response_schema_conformance \
     --phases examples,coverage,fuzzing --max-examples "$examples" --seed 20 --workers 2 \
-    --request-timeout 20 --max-time 150 --no-color --suppress-health-check all \
+    --request-timeout 20 --max-time 80 --no-color --suppress-health-check all \
     --report-dir "$work/report" \
     "${excluded[@]}" "${not_on_this_branch[@]}" </dev/null || status=$?
 

@@ -332,7 +332,7 @@ paths:
               additionalProperties: false
               required: [steps]
               properties:
-                user: { type: string, description: "The user (default \"default\")." }
+                user: { type: string, minLength: 1, maxLength: 150, pattern: '^[^\u0000-\u001F\u007F-\u009F]+$', description: "The user (default \"default\")." }
                 steps: { type: integer, description: "The goal in steps." }
       responses:
         "200": { $ref: "#/components/responses/NothingRecorded" }
@@ -354,7 +354,7 @@ paths:
               type: object
               additionalProperties: false
               properties:
-                user: { type: string, description: "The user (default \"default\")." }
+                user: { type: string, minLength: 1, maxLength: 150, pattern: '^[^\u0000-\u001F\u007F-\u009F]+$', description: "The user (default \"default\")." }
       responses:
         "200": { $ref: "#/components/responses/NothingRecorded" }
         "201": { $ref: "#/components/responses/Recorded" }
@@ -375,7 +375,7 @@ paths:
               type: object
               additionalProperties: false
               properties:
-                user: { type: string, description: "The user (default \"default\")." }
+                user: { type: string, minLength: 1, maxLength: 150, pattern: '^[^\u0000-\u001F\u007F-\u009F]+$', description: "The user (default \"default\")." }
       responses:
         "200": { $ref: "#/components/responses/NothingRecorded" }
         "201": { $ref: "#/components/responses/Recorded" }
@@ -396,7 +396,7 @@ paths:
               type: object
               additionalProperties: false
               properties:
-                user: { type: string, description: "The user (default \"default\")." }
+                user: { type: string, minLength: 1, maxLength: 150, pattern: '^[^\u0000-\u001F\u007F-\u009F]+$', description: "The user (default \"default\")." }
       responses:
         "200": { $ref: "#/components/responses/NothingRecorded" }
         "201": { $ref: "#/components/responses/Recorded" }
@@ -418,7 +418,7 @@ paths:
               additionalProperties: false
               required: [steps]
               properties:
-                user: { type: string, description: "The user (default \"default\")." }
+                user: { type: string, minLength: 1, maxLength: 150, pattern: '^[^\u0000-\u001F\u007F-\u009F]+$', description: "The user (default \"default\")." }
                 steps: { type: integer, description: "Steps walked." }
                 distance: { type: number, description: "Meters walked (default 0)." }
       responses:
@@ -442,7 +442,7 @@ paths:
               additionalProperties: false
               required: [meters]
               properties:
-                user: { type: string, description: "The user (default \"default\")." }
+                user: { type: string, minLength: 1, maxLength: 150, pattern: '^[^\u0000-\u001F\u007F-\u009F]+$', description: "The user (default \"default\")." }
                 meters: { type: number, description: "Nessie's distance in meters." }
       responses:
         "200": { $ref: "#/components/responses/NothingRecorded" }
@@ -465,8 +465,8 @@ paths:
               additionalProperties: false
               required: [text]
               properties:
-                user: { type: string, description: "The user (default \"default\")." }
-                text: { type: string, description: "The alert's text." }
+                user: { type: string, minLength: 1, maxLength: 150, pattern: '^[^\u0000-\u001F\u007F-\u009F]+$', description: "The user (default \"default\")." }
+                text: { type: string, maxLength: 4000, pattern: '\S', description: "The alert's text." }
                 severity: { enum: [good, bad], description: "good or bad (default good)." }
       responses:
         "200": { $ref: "#/components/responses/NothingRecorded" }
@@ -488,7 +488,7 @@ paths:
               type: object
               additionalProperties: false
               properties:
-                user: { type: string, description: "The user (default \"default\")." }
+                user: { type: string, minLength: 1, maxLength: 150, pattern: '^[^\u0000-\u001F\u007F-\u009F]+$', description: "The user (default \"default\")." }
                 alert: { type: string, description: "The alert's name or text; give it or `all`, not both." }
                 all: { type: boolean, description: "Clear every alert." }
       responses:
@@ -513,9 +513,9 @@ paths:
               additionalProperties: false
               required: [user, text]
               properties:
-                user: { type: string, description: "Who speaks." }
-                room: { type: string, description: "The chat room (default \"default\")." }
-                text: { type: string, description: "The text." }
+                user: { type: string, minLength: 1, maxLength: 150, pattern: '^[^\u0000-\u001F\u007F-\u009F]+$', description: "Who speaks." }
+                room: { type: string, minLength: 1, maxLength: 150, pattern: '^[^\u0000-\u001F\u007F-\u009F]+$', description: "The chat room (default \"default\")." }
+                text: { type: string, maxLength: 4000, pattern: '\S', description: "The text." }
       responses:
         "200": { $ref: "#/components/responses/NothingRecorded" }
         "201": { $ref: "#/components/responses/Recorded" }
@@ -537,9 +537,9 @@ paths:
               additionalProperties: false
               required: [user, address]
               properties:
-                user: { type: string, description: "Who speaks." }
-                room: { type: string, description: "The chat room (default \"default\")." }
-                address: { type: string, description: "The address." }
+                user: { type: string, minLength: 1, maxLength: 150, pattern: '^[^\u0000-\u001F\u007F-\u009F]+$', description: "Who speaks." }
+                room: { type: string, minLength: 1, maxLength: 150, pattern: '^[^\u0000-\u001F\u007F-\u009F]+$', description: "The chat room (default \"default\")." }
+                address: { type: string, maxLength: 4000, pattern: '\S', description: "The address." }
       responses:
         "200": { $ref: "#/components/responses/NothingRecorded" }
         "201": { $ref: "#/components/responses/Recorded" }
@@ -561,8 +561,8 @@ paths:
               additionalProperties: false
               required: [user]
               properties:
-                user: { type: string, description: "Who speaks." }
-                room: { type: string, description: "The chat room (default \"default\")." }
+                user: { type: string, minLength: 1, maxLength: 150, pattern: '^[^\u0000-\u001F\u007F-\u009F]+$', description: "Who speaks." }
+                room: { type: string, minLength: 1, maxLength: 150, pattern: '^[^\u0000-\u001F\u007F-\u009F]+$', description: "The chat room (default \"default\")." }
       responses:
         "200": { $ref: "#/components/responses/NothingRecorded" }
         "201": { $ref: "#/components/responses/Recorded" }
@@ -584,8 +584,8 @@ paths:
               additionalProperties: false
               required: [user]
               properties:
-                user: { type: string, description: "Who speaks." }
-                room: { type: string, description: "The chat room (default \"default\")." }
+                user: { type: string, minLength: 1, maxLength: 150, pattern: '^[^\u0000-\u001F\u007F-\u009F]+$', description: "Who speaks." }
+                room: { type: string, minLength: 1, maxLength: 150, pattern: '^[^\u0000-\u001F\u007F-\u009F]+$', description: "The chat room (default \"default\")." }
       responses:
         "200": { $ref: "#/components/responses/NothingRecorded" }
         "201": { $ref: "#/components/responses/Recorded" }
@@ -607,8 +607,8 @@ paths:
               additionalProperties: false
               required: [user]
               properties:
-                user: { type: string, description: "Who speaks." }
-                room: { type: string, description: "The chat room (default \"default\")." }
+                user: { type: string, minLength: 1, maxLength: 150, pattern: '^[^\u0000-\u001F\u007F-\u009F]+$', description: "Who speaks." }
+                room: { type: string, minLength: 1, maxLength: 150, pattern: '^[^\u0000-\u001F\u007F-\u009F]+$', description: "The chat room (default \"default\")." }
       responses:
         "200": { $ref: "#/components/responses/NothingRecorded" }
         "201": { $ref: "#/components/responses/Recorded" }
@@ -630,9 +630,9 @@ paths:
               additionalProperties: false
               required: [user, text]
               properties:
-                user: { type: string, description: "Who speaks." }
-                room: { type: string, description: "The chat room (default \"default\")." }
-                text: { type: string, description: "The text to count down to." }
+                user: { type: string, minLength: 1, maxLength: 150, pattern: '^[^\u0000-\u001F\u007F-\u009F]+$', description: "Who speaks." }
+                room: { type: string, minLength: 1, maxLength: 150, pattern: '^[^\u0000-\u001F\u007F-\u009F]+$', description: "The chat room (default \"default\")." }
+                text: { type: string, maxLength: 4000, pattern: '\S', description: "The text to count down to." }
                 interval: { type: number, minimum: 0, maximum: 10, description: "Seconds between messages (default 1; esctl allows up to 3600)." }
       responses:
         "200": { $ref: "#/components/responses/NothingRecorded" }
@@ -655,9 +655,9 @@ paths:
               additionalProperties: false
               required: [name, phone]
               properties:
-                campground: { type: string, description: "The campground (default \"default\")." }
-                name: { type: string, description: "The camper's full name." }
-                phone: { type: string, description: "The camper's phone number." }
+                campground: { type: string, minLength: 1, maxLength: 150, pattern: '^[^\u0000-\u001F\u007F-\u009F]+$', description: "The campground (default \"default\")." }
+                name: { type: string, maxLength: 200, pattern: '\S', description: "The camper's full name." }
+                phone: { type: string, maxLength: 200, pattern: '\S', description: "The camper's phone number." }
       responses:
         "200": { $ref: "#/components/responses/NothingRecorded" }
         "201": { $ref: "#/components/responses/Recorded" }
@@ -679,7 +679,7 @@ paths:
               additionalProperties: false
               required: [number]
               properties:
-                campground: { type: string, description: "The campground (default \"default\")." }
+                campground: { type: string, minLength: 1, maxLength: 150, pattern: '^[^\u0000-\u001F\u007F-\u009F]+$', description: "The campground (default \"default\")." }
                 number: { type: integer, description: "The site's number." }
                 electricity: { type: boolean, description: "The site has electricity (default false)." }
                 water: { type: boolean, description: "The site has water (default false)." }
@@ -704,7 +704,7 @@ paths:
               additionalProperties: false
               required: [number]
               properties:
-                campground: { type: string, description: "The campground (default \"default\")." }
+                campground: { type: string, minLength: 1, maxLength: 150, pattern: '^[^\u0000-\u001F\u007F-\u009F]+$', description: "The campground (default \"default\")." }
                 number: { type: integer, description: "The site's number." }
       responses:
         "200": { $ref: "#/components/responses/NothingRecorded" }
@@ -728,7 +728,7 @@ paths:
               additionalProperties: false
               required: [site, camper, date, nights]
               properties:
-                campground: { type: string, description: "The campground (default \"default\")." }
+                campground: { type: string, minLength: 1, maxLength: 150, pattern: '^[^\u0000-\u001F\u007F-\u009F]+$', description: "The campground (default \"default\")." }
                 site: { type: integer, description: "The site's number." }
                 camper: { type: string, description: "The camper's id." }
                 date: { type: string, description: "The first night, as YYYY-MM-DD." }
@@ -755,7 +755,7 @@ paths:
               additionalProperties: false
               required: [reservation]
               properties:
-                campground: { type: string, description: "The campground (default \"default\")." }
+                campground: { type: string, minLength: 1, maxLength: 150, pattern: '^[^\u0000-\u001F\u007F-\u009F]+$', description: "The campground (default \"default\")." }
                 reservation: { type: string, description: "The reservation's id." }
       responses:
         "200": { $ref: "#/components/responses/NothingRecorded" }
@@ -779,7 +779,7 @@ paths:
               additionalProperties: false
               required: [key]
               properties:
-                calculator: { type: string, description: "The calculator (default \"default\")." }
+                calculator: { type: string, minLength: 1, maxLength: 150, pattern: '^[^\u0000-\u001F\u007F-\u009F]+$', description: "The calculator (default \"default\")." }
                 key: { type: string, description: "The key." }
       responses:
         "201":
@@ -805,7 +805,7 @@ paths:
               additionalProperties: false
               required: [hex]
               properties:
-                calculator: { type: string, description: "The calculator (default \"default\")." }
+                calculator: { type: string, minLength: 1, maxLength: 150, pattern: '^[^\u0000-\u001F\u007F-\u009F]+$', description: "The calculator (default \"default\")." }
                 hex: { type: string, description: "The hex text." }
       responses:
         "201":
