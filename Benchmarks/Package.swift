@@ -15,6 +15,7 @@ let package = Package(
         .package(path: ".."),
         .package(url: "https://github.com/groue/GRDB.swift", from: "7.10.0"),
         .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
+        // S7's and S8's HTTP client.
         .package(url: "https://github.com/swift-server/async-http-client", from: "1.37.0"),
     ],
     targets: [
@@ -27,7 +28,7 @@ let package = Package(
                 .product(name: "Commands", package: root), .product(name: "_Apps", package: root),
                 .product(name: "EventStoreTesting", package: root), .product(name: "EventStorePostgres", package: root), "CLMDBBench",
                 .product(name: "GRDB", package: "GRDB.swift"), .product(name: "Logging", package: "swift-log"),
-                // S8: the server and its SSE clients.
+                // S7 and S8: the server and its HTTP clients.
                 .product(name: "_HTTPServer", package: root), .product(name: "AsyncHTTPClient", package: "async-http-client"),
             ]),
     ],

@@ -1,4 +1,5 @@
 import Apps
+import Commands
 import EventStore
 import HTTPTypes
 import Hummingbird
@@ -25,6 +26,9 @@ enum ErrorResponses {
             return json(status(for: error.code), code: error.code.description, message: error.message)
         case let error as HTTPError:
             return response(for: error)
+        case let error as CommandError:
+            // Other writers kept changing the streams (409), or a decided event cannot be encoded (400).
+            return json(error.code == .conflict ? .conflict : .badRequest, code: error.code.description, message: error.message)
         default:
             return json(.internalServerError, code: ServerError.Code.internalError.description, message: "The server failed unexpectedly: \(error).")
         }

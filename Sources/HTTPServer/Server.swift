@@ -53,6 +53,8 @@ public final class Server: Sendable {
         let router = Router(context: ServerContext.self)
         router.add(middleware: AccessLogMiddleware(logger: logger, metrics: metrics, maxBodyBytes: options.maxBodyBytes))
         router.add(middleware: AuthorizationMiddleware(token: options.token, session: session))
+        let routeTable = RouteTable()
+        router.add(middleware: MethodNotAllowedMiddleware(table: routeTable))
         addHealthRoutes(to: router)
         addSessionRoutes(to: router)
         addLogRoutes(to: router)
@@ -60,8 +62,9 @@ public final class Server: Sendable {
         addSubscribeRoutes(to: router)
         addChatRoutes(to: router)
         addAppRoutes(to: router)
-        addDocumentRoutes(to: router)
         addMetricsRoutes(to: router)
+        addOpenAPIRoutes(to: router)
+        routeTable.fill(from: router)
         return router
     }
 

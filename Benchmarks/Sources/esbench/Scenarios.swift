@@ -10,6 +10,8 @@ struct Options: Sendable {
     var streams = 1000
     var writerEvents = 100_000
     var writerTasks = 64
+    /// S7: the single-event appends the HTTP connections make, all together.
+    var httpEvents = 20_000
     var singleEvents = 5_000
     var domainEvents = 1_000_000
     var sqliteDomainEvents = 200_000

@@ -12,9 +12,9 @@ func intValue(_ flag: String) -> Int? { value(after: flag).flatMap { Int($0.repl
 
 if arguments.contains("--help") {
     print("""
-        esbench [--json] [--scenarios s1,s2,s3,s4,s5,s6,s8,s9,s10] [--full] [--dir DIR] [--postgres URL]
+        esbench [--json] [--scenarios s1,s2,s3,s4,s5,s6,s7,s8,s9,s10] [--full] [--dir DIR] [--postgres URL]
                 [--events N] [--writer-events N] [--single-events N] [--domain-events N]
-                [--latency-events N] [--memory-sizes A,B] [--reads N] [--s10-history N]
+                [--latency-events N] [--memory-sizes A,B] [--reads N] [--s10-history N] [--http-events N]
 
         Runs each scenario with three contenders side by side (this store, raw LMDB with the same
         schema, SQLite through GRDB), and in S1, S2 and S4 this store on the PostgreSQL cluster
@@ -37,6 +37,7 @@ if let n = intValue("--reads") { options.reads = n }
 if let n = intValue("--s10-history") { options.s10History = n }
 if let n = intValue("--s8-subscribers") { options.s8Subscribers = n }
 if let n = intValue("--s8-events") { options.s8Events = n }
+if let n = intValue("--http-events") { options.httpEvents = n }
 if let sizes = value(after: "--memory-sizes") { options.memorySizes = sizes.split(separator: ",").compactMap { Int($0) } }
 if let directory = value(after: "--dir") { options.directory = directory }
 options.json = arguments.contains("--json")
@@ -71,7 +72,7 @@ report.settings = [
 let bench = Bench(options: options, report: report, executable: executable)
 try? FileManager.default.createDirectory(atPath: options.directory, withIntermediateDirectories: true)
 let started = ContinuousClock.now
-for scenario in ["s1", "s2", "s3", "s4", "s5", "s6", "s8", "s9", "s10"] where options.scenarios.contains(scenario) {
+for scenario in ["s1", "s2", "s3", "s4", "s5", "s6", "s7", "s8", "s9", "s10"] where options.scenarios.contains(scenario) {
     FileHandle.standardError.write(Data("running \(scenario.uppercased())...\n".utf8))
     do {
         switch scenario {
@@ -80,6 +81,7 @@ for scenario in ["s1", "s2", "s3", "s4", "s5", "s6", "s8", "s9", "s10"] where op
         case "s3": try await bench.s3()
         case "s4": try await bench.s4()
         case "s5": try await bench.s5()
+        case "s7": try await bench.s7()
         case "s8": try await bench.s8()
         case "s9": try await bench.s9()
         case "s10": try await bench.s10()

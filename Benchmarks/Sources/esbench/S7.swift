@@ -1,0 +1,134 @@
+import AsyncHTTPClient
+import EventStore
+import Foundation
+import HTTPServer
+import NIOCore
+import NIOHTTP1
+import Projections
+
+extension Bench {
+    // MARK: S7 appends over HTTP
+
+    /// S7: 64 concurrent HTTP/1.1 connections over loopback, each making single-event durable
+    /// appends (`POST /streams/{stream}`, one event a request) against an in-process server on a
+    /// fresh store, compared with S2's in-process figure of the same run (target ≥ 0.5 ×). Without
+    /// S2 in the run, it measures S2's in-process appends itself first.
+    func s7() async throws {
+        let workload = Workload(streams: options.streams)
+        let tasks = options.writerTasks
+        let perTask = max(1, options.httpEvents / tasks)
+        let inProcess = try await s2Figure(workload: workload)
+
+        let storePath = directory("s7-store")
+        let store = try EventStore(path: storePath, configuration: Configuration(durability: .full, initialMapSize: 1 << 30))
+        defer {
+            store.close()
+            cleanUp(storePath)
+        }
+        // No projections: S2 runs none either, so the two differ by HTTP alone.
+        let runner = try await ProjectionRunner(store: store, projections: [])
+        let server = try Server(store: store, runner: runner, options: ServerOptions(port: 0))
+        let port = PortBox()
+        let serving = Task {
+            try await server.application { _, bound in await port.set(bound) }.runService(gracefulShutdownSignals: [])
+        }
+        defer { serving.cancel() }
+        let bound = try await port.wait()
+
+        var configuration = HTTPClient.Configuration()
+        configuration.connectionPool = .init(idleTimeout: .seconds(60), concurrentHTTP1ConnectionsPerHostSoftLimit: tasks)
+        let client = HTTPClient(eventLoopGroupProvider: .singleton, configuration: configuration)
+        let base = "http://127.0.0.1:\(bound)"
+        // The route of issue 20; on a branch without it, the apps' chat route records one event a
+        // request the same way (through the command handler), and the note says so.
+        let route = try await Self.probe(client, base: base) ? "/streams/" : "/apps/chat/say"
+        let seconds: Double
+        do {
+            seconds = try await Measure.seconds {
+                try await withThrowingTaskGroup(of: Void.self) { group in
+                    for task in 0..<tasks {
+                        group.addTask {
+                            for i in 0..<perTask {
+                                let n = task * perTask + i
+                                try await Self.append(client, base: base, route: route, n: n, workload: workload)
+                            }
+                        }
+                    }
+                    try await group.waitForAll()
+                }
+            }
+        } catch {
+            try? await client.shutdown()
+            throw error
+        }
+        try await client.shutdown()
+        let total = perTask * tasks
+        let rate = Double(total) / seconds
+        let note = route == "/streams/" ? "POST /streams/{stream}" : "POST /apps/chat/say (POST /streams/{stream} not served on this build)"
+        report.add(Figure(scenario: "S7", contender: "eventstore-http", metric: "append", value: rate, unit: "events/s",
+                          note: "\(tasks) connections, \(total) single-event appends, durable, \(note)"))
+        report.judge("S7", "≥ 0.5 × S2 in process", measured: String(format: "%.2f ×", rate / inProcess), rate >= 0.5 * inProcess)
+    }
+
+    /// S2's in-process figure of this run, or one measured now.
+    private func s2Figure(workload: Workload) async throws -> Double {
+        if let figure = report.rows.first(where: { $0.scenario == "S2" && $0.contender == "eventstore" }) { return figure.value }
+        let storePath = directory("s7-s2-store")
+        let store = try EventStore(path: storePath, configuration: Configuration(durability: .full, initialMapSize: 1 << 30))
+        let perTask = max(1, options.writerEvents / options.writerTasks)
+        let seconds = try await Self.singleEventAppends(store, tasks: options.writerTasks, perTask: perTask, workload: workload)
+        store.close()
+        cleanUp(storePath)
+        let rate = Double(perTask * options.writerTasks) / seconds
+        report.add(Figure(scenario: "S7", contender: "eventstore-in-process", metric: "append", value: rate, unit: "events/s", note: "S2's measure, for S7"))
+        return rate
+    }
+
+    /// Whether the server answers POST /streams/{stream} (201).
+    private static func probe(_ client: HTTPClient, base: String) async throws -> Bool {
+        var request = HTTPClientRequest(url: base + "/streams/s7-probe")
+        request.method = .POST
+        request.headers.add(name: "Content-Type", value: "application/json")
+        request.body = .bytes(ByteBuffer(string: #"[{"type":"Probe","data":{}}]"#))
+        let response = try await client.execute(request, timeout: .seconds(30))
+        _ = try await response.body.collect(upTo: 1 << 20)
+        return response.status == .created
+    }
+
+    private static func append(_ client: HTTPClient, base: String, route: String, n: Int, workload: Workload) async throws {
+        let data = String(decoding: workload.data(n), as: UTF8.self)
+        var request: HTTPClientRequest
+        if route == "/streams/" {
+            request = HTTPClientRequest(url: base + "/streams/" + workload.streamName(n % workload.streams))
+            request.body = .bytes(ByteBuffer(string: #"[{"type":"\#(Workload.type)","data":\#(data)}]"#))
+        } else {
+            request = HTTPClientRequest(url: base + route)
+            request.body = .bytes(ByteBuffer(string: #"{"user":"u\#(n % 64)","room":"r\#(n % workload.streams)","text":"message \#(n)"}"#))
+        }
+        request.method = .POST
+        request.headers.add(name: "Content-Type", value: "application/json")
+        let response = try await client.execute(request, timeout: .seconds(60))
+        _ = try await response.body.collect(upTo: 1 << 20)
+        guard response.status == .created else {
+            throw Failure("S7: \(route) answered \(response.status.code)")
+        }
+    }
+}
+
+/// The port the server bound, handed from its onListening callback to the benchmark.
+actor PortBox {
+    private var port: Int?
+    private var waiters: [CheckedContinuation<Int, Never>] = []
+
+    func set(_ port: Int) {
+        self.port = port
+        waiters.forEach { $0.resume(returning: port) }
+        waiters = []
+    }
+
+    /// The port, once bound (the server binds within a second; bounded by the caller's run).
+    func wait() async throws -> Int {
+        if let port { return port }
+        return await withCheckedContinuation { waiters.append($0) }
+    }
+}

@@ -1,7 +1,0 @@
-import Hummingbird
-
-extension Server {
-    /// GET /openapi.yaml and GET /metrics.
-    func addDocumentRoutes(to router: Router<ServerContext>) {
-    }
-}

@@ -1,0 +1,73 @@
+#!/usr/bin/env bash
+# Fuzzes a running `esctl serve` against its own OpenAPI document (docs/openapi.yaml, served at
+# GET /openapi.yaml) with schemathesis: no 5xx, and every status, content type and body as the
+# document says. Installs schemathesis from PyPI into .build/schemathesis-venv when missing,
+# builds esctl, serves a fresh temporary store on a free loopback port, stops the server with
+# SIGTERM, and exits non-zero on any failure (including a server that does not stop with 0).
+#   scripts/schemathesis.sh [MAX_EXAMPLES]      (default 25 per operation: about a minute)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+examples=${1:-25}
+venv=.build/schemathesis-venv
+if [ ! -x "$venv/bin/st" ]; then
+    echo "schemathesis.sh: installing schemathesis into $venv" >&2
+    python3 -m venv "$venv"
+    "$venv/bin/pip" install --quiet --disable-pip-version-check schemathesis </dev/null
+fi
+# The same build as `make test`'s (with tests), so that after it this builds nothing.
+swift build --build-tests >&2
+esctl="$(swift build --show-bin-path)/esctl"
+
+work=$(mktemp -d)
+server_pid=
+cleanup() {
+    if [ -n "$server_pid" ] && kill -0 "$server_pid" 2>/dev/null; then kill -TERM "$server_pid" 2>/dev/null || true; wait "$server_pid" 2>/dev/null || true; fi
+    rm -rf "$work"
+}
+trap cleanup EXIT
+
+"$esctl" init --db "$work/store" >/dev/null
+# The access log is silenced (warning): schemathesis sends thousands of requests.
+"$esctl" serve --db "$work/store" --port 0 --log-level warning </dev/null 2>"$work/serve.err" &
+server_pid=$!
+url=
+for _ in $(seq 1 300); do
+    url=$(sed -n 's/^esctl: serving .* on \(http:\/\/[^ ]*\)$/\1/p' "$work/serve.err" | head -n 1)
+    [ -n "$url" ] && break
+    kill -0 "$server_pid" 2>/dev/null || { echo "schemathesis.sh: esctl serve ended before listening:" >&2; cat "$work/serve.err" >&2; exit 1; }
+    sleep 0.1
+done
+[ -n "$url" ] || { echo "schemathesis.sh: esctl serve did not say where it listens within 30 s" >&2; cat "$work/serve.err" >&2; exit 1; }
+echo "schemathesis.sh: fuzzing $url" >&2
+
+# What is not fuzzed, and why:
+#  - GET /subscribe and GET /chat/room are endless streams (/subscribe without limit=N, the chat
+#    room always): a request for them never completes, so no response can be checked.
+#  - POST /apps/chat/countdown waits `interval` seconds (up to 10) three times on the server's
+#    real clock: fuzzing it would spend the time budget waiting; its tests cover it.
+excluded=(
+    --exclude-operation-id subscribe
+    --exclude-operation-id chatRoom
+    --exclude-operation-id chatAppCountdown
+)
+
+status=0
+"$venv/bin/st" run "$url/openapi.yaml" \
+    --checks not_a_server_error,status_code_conformance,content_type_conformance,response_schema_conformance \
+    --phases examples,coverage,fuzzing --max-examples "$examples" --seed 20 --workers 2 \
+    --request-timeout 20 --max-time 80 --no-color --suppress-health-check all \
+    --report-dir "$work/report" \
+    "${excluded[@]}" </dev/null || status=$?
+
+# A graceful stop is serve's normal end: exit 0.
+kill -TERM "$server_pid"
+served=0
+wait "$server_pid" || served=$?
+server_pid=
+if [ "$served" -ne 0 ]; then
+    echo "schemathesis.sh: esctl serve exited $served after SIGTERM (want 0):" >&2
+    tail -n 20 "$work/serve.err" >&2
+    status=1
+fi
+[ "$status" -eq 0 ] && echo "schemathesis.sh: passed" >&2 || echo "schemathesis.sh: FAILED" >&2
+exit "$status"
