@@ -1,6 +1,7 @@
 import AsyncHTTPClient
 import EventStore
 import Foundation
+import Logging
 import HTTPServer
 import NIOCore
 import NIOHTTP1
@@ -27,7 +28,11 @@ extension Bench {
         }
         // No projections: S2 runs none either, so the two differ by HTTP alone.
         let runner = try await ProjectionRunner(store: store, projections: [])
-        let server = try Server(store: store, runner: runner, options: ServerOptions(port: 0))
+        // The access log off (warning), as `esctl serve --log-level warning`: a line per request
+        // to standard error would be measured too.
+        var logger = Logger(label: "esbench.s7")
+        logger.logLevel = .warning
+        let server = try Server(store: store, runner: runner, options: ServerOptions(port: 0), logger: logger)
         let port = PortBox()
         let serving = Task {
             try await server.application { _, bound in await port.set(bound) }.runService(gracefulShutdownSignals: [])
