@@ -52,7 +52,7 @@ excluded=(
 )
 
 status=0
-"$venv/bin/st" run "$url/openapi.yaml" \
+PYTHONPATH="$PWD/scripts" SCHEMATHESIS_HOOKS=schemathesis_hooks "$venv/bin/st" run "$url/openapi.yaml" \
     --checks not_a_server_error,status_code_conformance,content_type_conformance,response_schema_conformance \
     --phases examples,coverage,fuzzing --max-examples "$examples" --seed 20 --workers 2 \
     --request-timeout 20 --max-time 80 --no-color --suppress-health-check all \

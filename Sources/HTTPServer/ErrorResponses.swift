@@ -103,7 +103,9 @@ enum ErrorResponses {
         case .unknownProjection: return .notFound
         case .invalidDefinition, .invalidQuery: return .badRequest
         case .stopped: return .serviceUnavailable
-        case .timedOut: return .gatewayTimeout
+        // A client's precondition (a state at least as recent as minPosition) not met in time:
+        // the server did not fail, so not a 5xx.
+        case .timedOut: return .preconditionFailed
         case .damagedState: return .internalServerError
         }
     }

@@ -221,7 +221,7 @@ paths:
         "400": { $ref: "#/components/responses/BadRequest" }
         "401": { $ref: "#/components/responses/Unauthorized" }
         "404": { $ref: "#/components/responses/NotFound" }
-        "504": { $ref: "#/components/responses/TimedOut" }
+        "412": { $ref: "#/components/responses/TimedOut" }
   /projections/{name}/rebuild:
     parameters:
       - $ref: "#/components/parameters/Projection"

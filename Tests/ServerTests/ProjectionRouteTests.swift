@@ -79,7 +79,7 @@ struct ProjectionRouteTests {
         }
     }
 
-    @Test("GET /projections/{name}: 404 for an unknown one, 400 for bad parameters, 504 when minPosition is not reached in time")
+    @Test("GET /projections/{name}: 404 for an unknown one, 400 for bad parameters, 412 when minPosition is not reached in time")
     func queryRefusals() async throws {
         try await ServerFixture.with { server, client in
             try await Self.seed(server.store)
@@ -106,9 +106,9 @@ struct ProjectionRouteTests {
                     #expect((response.object["error"] as? String)?.contains(mentions) == true, "\(query): \(response.text)")
                 }
             }
-            // A position past the head is never applied: the wait ends at its timeout with 504.
+            // A position past the head is never applied: the wait ends at its timeout with 412.
             try await client.execute(uri: "/projections/count-by-type?minPosition=10&timeout=0.05", method: .get) { response in
-                #expect(response.status == .gatewayTimeout)
+                #expect(response.status == .preconditionFailed)
                 #expect(response.object["code"] as? String == "timedOut")
                 #expect((response.object["error"] as? String)?.contains("did not reach position 10") == true)
             }
