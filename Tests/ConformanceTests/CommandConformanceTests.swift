@@ -159,12 +159,12 @@ struct CommandConformanceTests {
                 try await handler.handle(.add("pen"), with: TodoDecider(list: "home", interloper: interloper))
             }
             // Then the first retry waits 10 ms, the second 20 ms: nothing happens until the clock moves
-            try await clock.waitForSleepers(1)
+            try await clock.waitForSleepers(1, timeout: .seconds(60))
             #expect(interloper.decisionCount == 1)
             clock.advance(by: .milliseconds(9))
             #expect(clock.sleeperCount == 1)
             clock.advance(by: .milliseconds(1))
-            try await clock.waitForSleepers(1)
+            try await clock.waitForSleepers(1, timeout: .seconds(60))
             #expect(interloper.decisionCount == 2)
             clock.advance(by: .milliseconds(20))
             // And the third attempt records, on the state the other writer left

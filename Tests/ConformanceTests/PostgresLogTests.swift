@@ -290,7 +290,7 @@ struct PostgresLogTests {
         let database = try await ThrowawayDatabase.create()
         do {
             let error = await #expect(throws: EventStoreError.self) {
-                try await withTimeout(.seconds(30), "opening a database without a store as .existing to fail") {
+                try await withTimeout(.seconds(120), "opening a database without a store as .existing to fail") {
                     let store = try await PostgresEventStore(url: database.url, mode: .existing)
                     store.close()
                 }
