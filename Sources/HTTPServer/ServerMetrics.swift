@@ -1,5 +1,6 @@
 import CoreMetrics
 import Prometheus
+import Synchronization
 
 /// The server's metrics in Prometheus form: a registry that `GET /metrics` prints, the factory
 /// the store and its projections should be opened with (``factory``) so that their metrics land
@@ -14,6 +15,15 @@ public final class ServerMetrics: Sendable {
     static let requestsLabel = "http_requests_total"
     static let durationLabel = "http_request_duration_seconds"
 
+    /// The counters and timers made so far, by route, method and status: made once each, not
+    /// per request (a registry lookup under its lock each time).
+    private struct Handles {
+        var counters: [String: CoreMetrics.Counter] = [:]
+        var timers: [String: CoreMetrics.Timer] = [:]
+    }
+
+    private let handles = Mutex(Handles())
+
     /// A fresh registry.
     public init() {
         registry = PrometheusCollectorRegistry()
@@ -23,11 +33,18 @@ public final class ServerMetrics: Sendable {
     /// Counts one request answered: `route` is the route's pattern (`/streams/{stream}`), never
     /// the raw path, so that the number of series stays bounded.
     func request(route: String, method: String, status: Int, duration: Duration) {
-        Counter(label: Self.requestsLabel, dimensions: [("route", route), ("method", method), ("status", String(status))], factory: factory)
-            .increment()
+        let (counter, timer) = handles.withLock { handles -> (CoreMetrics.Counter, CoreMetrics.Timer) in
+            let key = "\(route) \(method) \(status)"
+            let counter = handles.counters[key] ?? Counter(
+                label: Self.requestsLabel, dimensions: [("route", route), ("method", method), ("status", String(status))], factory: factory)
+            handles.counters[key] = counter
+            let timer = handles.timers[route] ?? Timer(label: Self.durationLabel, dimensions: [("route", route)], factory: factory)
+            handles.timers[route] = timer
+            return (counter, timer)
+        }
+        counter.increment()
         let (seconds, attoseconds) = duration.components
-        Timer(label: Self.durationLabel, dimensions: [("route", route)], factory: factory)
-            .recordNanoseconds(seconds.multipliedReportingOverflow(by: 1_000_000_000).partialValue &+ attoseconds / 1_000_000_000)
+        timer.recordNanoseconds(seconds.multipliedReportingOverflow(by: 1_000_000_000).partialValue &+ attoseconds / 1_000_000_000)
     }
 
     /// The registry in Prometheus' text format.
