@@ -13,7 +13,28 @@ struct ServeProcessTests {
         return try #require(Int(digits))
     }
 
-    @Test("a stream sees another process's append, and SIGTERM with it open exits 0 within 5 s")
+    @Test("a host that is not loopback without a token is refused with one sentence and exit 64, creating nothing")
+    func nonLoopbackWithoutToken() async throws {
+        // Given no token in the environment, when serve is asked to listen on every interface
+        let directory = try TemporaryDirectory(prefix: "esctl-serve")
+        let db = directory.appending("store")
+        let refused = try await ProcessRunner.run(
+            ProcessRunner.esctl, ["serve", "--host", "0.0.0.0", "--port", "0", "--db", db], environment: ["ESCTL_TOKEN": ""])
+        // Then it refuses before opening anything
+        #expect(refused.status == 64, "\(refused)")
+        #expect(
+            refused.stderr
+                == "esctl: Serving on '0.0.0.0', which is not loopback, needs a token: give --token (or $ESCTL_TOKEN), or serve on 127.0.0.1.\n",
+            "\(refused)")
+        #expect(!FileManager.default.fileExists(atPath: db))
+        // And with a token it starts (and stops on SIGTERM with 0)
+        let serve = try RunningProcess(ProcessRunner.esctl, ["serve", "--host", "0.0.0.0", "--port", "0", "--token", "t", "--db", db])
+        try await serve.waitForStderr(containing: "esctl: serving ")
+        serve.send(SIGTERM)
+        #expect(try await serve.waitForExit(timeout: .seconds(30)) == 0, "\(serve.stderr)")
+    }
+
+    @Test("a stream sees another process's append, and SIGTERM with it open exits 0")
     func sigtermWithStreamOpen() async throws {
         // Given a store served on a free port.
         let directory = try TemporaryDirectory(prefix: "esctl-serve")
