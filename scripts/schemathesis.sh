@@ -12,7 +12,8 @@ venv=.build/schemathesis-venv
 if [ ! -x "$venv/bin/st" ]; then
     echo "schemathesis.sh: installing schemathesis into $venv" >&2
     python3 -m venv "$venv"
-    "$venv/bin/pip" install --quiet --disable-pip-version-check schemathesis </dev/null
+    # Pinned: the versions this script was checked with (a newer one may check differently).
+    "$venv/bin/pip" install --quiet --disable-pip-version-check "schemathesis==4.32.5" "hypothesis==6.170.15" </dev/null
 fi
 # The same build as `make test`'s (with tests), so that after it this builds nothing.
 swift build --build-tests >&2
@@ -51,13 +52,26 @@ excluded=(
     --exclude-operation-id chatAppCountdown
 )
 
+fuzz() {
+    PYTHONPATH="$PWD/scripts" SCHEMATHESIS_HOOKS=schemathesis_hooks "$venv/bin/st" run "$url/openapi.yaml" \
+        --checks not_a_server_error,status_code_conformance,content_type_conformance,response_schema_conformance \
+        --phases examples,coverage,fuzzing --max-examples "$examples" --seed 20 --workers 2 \
+        --request-timeout 20 --max-time 80 --no-color --suppress-health-check all \
+        --report-dir "$work/report" \
+        "${excluded[@]}" </dev/null 2>&1 | tee "$work/st.out"
+    return "${PIPESTATUS[0]}"
+}
+
 status=0
-PYTHONPATH="$PWD/scripts" SCHEMATHESIS_HOOKS=schemathesis_hooks "$venv/bin/st" run "$url/openapi.yaml" \
-    --checks not_a_server_error,status_code_conformance,content_type_conformance,response_schema_conformance \
-    --phases examples,coverage,fuzzing --max-examples "$examples" --seed 20 --workers 2 \
-    --request-timeout 20 --max-time 80 --no-color --suppress-health-check all \
-    --report-dir "$work/report" \
-    "${excluded[@]}" </dev/null || status=$?
+fuzz || status=$?
+# Python 3.11's `ast` module can fail inside hypothesis while it describes a strategy ("AST
+# constructor recursion depth mismatch", a CPython bug, not this server's): schemathesis reports
+# that as a runtime error of its own. Such a run, with no failure found, is run once more.
+if [ "$status" -ne 0 ] && grep -q "Runtime Error" "$work/st.out" && ! grep -q "^Failures:" "$work/st.out"; then
+    echo "schemathesis.sh: schemathesis itself failed (not a finding); running it once more" >&2
+    status=0
+    fuzz || status=$?
+fi
 
 # A graceful stop is serve's normal end: exit 0.
 kill -TERM "$server_pid"
