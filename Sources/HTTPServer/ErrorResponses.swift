@@ -145,7 +145,7 @@ public enum ExpectedVersionText {
         case "no-stream": return .noStream
         case "exists": return .streamExists
         default:
-            guard !text.isEmpty, text.utf8.allSatisfy({ $0 >= 0x30 && $0 <= 0x39 }), let version = UInt64(text) else { return nil }
+            guard let version = RequestQuery.number(text) else { return nil }
             return .exact(version)
         }
     }

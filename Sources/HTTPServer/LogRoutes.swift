@@ -59,12 +59,7 @@ extension Server {
                 throw ServerError(.badRequest, "The query parameter 'to' (\(to)) is before 'from' (\(from)); give a range whose end is not before its start.")
             }
             let limit = try query.whole("limit", in: 0...LogPages.maximumLimit) ?? LogPages.defaultLimit
-            let category = query.value("category")
-            if let category, EventFilter(category: category).category?.contains("-") == true {
-                throw ServerError(
-                    .badRequest,
-                    "The query parameter 'category' is the part of a stream name before its first '-', so '\(category)' names none.")
-            }
+            let category = try query.category()
             let types = query.values("type")
             let filter = EventFilter(category: category, types: types.isEmpty ? nil : Set(types))
             var events: [RecordedEvent] = []

@@ -1,3 +1,4 @@
+import EventStore
 import Foundation
 import Hummingbird
 
@@ -55,10 +56,27 @@ struct RequestQuery {
         pairs.filter { $0.name == name }.map(\.value)
     }
 
+    /// Digits only (no sign, no spaces) as a UInt64; nil otherwise.
+    static func number(_ text: String) -> UInt64? {
+        isDigits(text) ? UInt64(text) : nil
+    }
+
+    /// `category`, when given: the part of a stream name before its first '-', so one with a '-'
+    /// inside is a 400.
+    func category() throws(ServerError) -> String? {
+        guard let category = value("category") else { return nil }
+        guard EventFilter(category: category).category?.contains("-") != true else {
+            throw ServerError(
+                .badRequest,
+                "The query parameter 'category' is the part of a stream name before its first '-', so '\(category)' names none.")
+        }
+        return category
+    }
+
     /// `name` as a whole number of 0 or more (digits only: no sign, no spaces), when given.
     func unsigned(_ name: String, what: String) throws(ServerError) -> UInt64? {
         guard let text = value(name) else { return nil }
-        guard Self.isDigits(text), let number = UInt64(text) else {
+        guard let number = Self.number(text) else {
             throw ServerError(.badRequest, "The query parameter '\(name)' must be \(what), a whole number of 0 or more; '\(text)' is not one.")
         }
         return number

@@ -15,7 +15,7 @@ extension Server {
     /// `limit=N` ends the response after N events. Bad parameters: 400 before anything streams.
     func addSubscribeRoutes(to router: Router<ServerContext>) {
         router.get("/subscribe") { request, _ -> Response in
-            let query = try SubscribeQuery(request.uri.queryParameters, lastEventID: request.headers[.lastEventID])
+            let query = try SubscribeQuery(request)
             let subscription = self.store.subscribe(from: query.start, filter: query.filter).withProgress
             let isEventStream = request.headers[values: .accept].contains { $0.lowercased().contains("text/event-stream") }
             let format = isEventStream ? SubscribeFormat.serverSentEvents : SubscribeFormat.ndjson
@@ -60,50 +60,33 @@ struct SubscribeQuery {
     var filter = EventFilter.all
     var limit: Int?
 
-    static let usage = "GET /subscribe takes from=P|start|end, stream=S, category=C, type=T (repeatable) and limit=N"
-
-    /// Reads `parameters` and a `Last-Event-ID` header (which wins over `from`). Throws
-    /// ``ServerError`` (400) for an unknown or repeated parameter, an empty value, a `from`
-    /// that is not a position, `start` or `end`, a limit that is not a whole number of at least
-    /// 1, a category with a '-' inside, or a `Last-Event-ID` that is not a position.
-    init<Parameters: Sequence<(key: Substring, value: Substring)>>(_ parameters: Parameters, lastEventID: String?) throws(ServerError) {
-        var seen: Set<Substring> = []
-        var types: Set<String> = []
-        for (key, value) in parameters {
-            guard ["from", "stream", "category", "type", "limit"].contains(key) else {
-                throw ServerError(.badRequest, "Unknown parameter '\(key)': \(Self.usage).")
-            }
-            guard key == "type" || seen.insert(key).inserted else {
-                throw ServerError(.badRequest, "The parameter '\(key)' is given twice; give it once.")
-            }
-            guard !value.isEmpty else {
-                throw ServerError(.badRequest, "The parameter '\(key)' is empty; \(Self.usage).")
-            }
-            switch key {
-            case "from":
-                start = try Self.start(String(value))
-            case "stream":
-                filter.stream = String(value)
-            case "category":
-                guard EventFilter(category: String(value)).category?.contains("-") != true else {
-                    throw ServerError(
-                        .badRequest,
-                        "A category is the part of a stream name before its first '-', so '\(value)' names none.")
-                }
-                filter.category = String(value)
-            case "type":
-                types.insert(String(value))
-            default:
-                guard let number = Self.number(value), number >= 1, number <= UInt64(Int.max) else {
-                    throw ServerError(.badRequest, "The limit '\(value)' is not a whole number of at least 1.")
-                }
-                limit = Int(number)
-            }
+    /// Reads `request`'s query and its `Last-Event-ID` header (which wins over `from`). Throws
+    /// ``ServerError`` (400) for what ``RequestQuery`` refuses (an unknown or repeated
+    /// parameter), an empty value, a `from` that is not a position, `start` or `end`, a limit
+    /// that is not a whole number of at least 1, a category with a '-' inside, or a
+    /// `Last-Event-ID` that is not a position.
+    init(_ request: Request) throws(ServerError) {
+        let query = try RequestQuery(request, known: ["from", "stream", "category", "type", "limit"], repeatable: ["type"])
+        if let empty = query.pairs.first(where: { $0.value.isEmpty }) {
+            throw ServerError(.badRequest, "The query parameter '\(empty.name)' is empty; give it a value.")
         }
-        if !types.isEmpty { filter.types = types }
-        if let lastEventID {
+        switch query.value("from") {
+        case nil, "end"?: start = .end
+        case "start"?: start = .start
+        case let text?:
+            guard let position = RequestQuery.number(text) else {
+                throw ServerError(.badRequest, "The query parameter 'from' must be a position, 'start' or 'end'; '\(text)' is not one.")
+            }
+            start = .position(position)
+        }
+        filter.stream = query.value("stream")
+        filter.category = try query.category()
+        let types = query.values("type")
+        if !types.isEmpty { filter.types = Set(types) }
+        limit = try query.whole("limit", in: 1...Int.max)
+        if let lastEventID = request.headers[.lastEventID] {
             let text = lastEventID.trimmingCharacters(in: .whitespaces)
-            guard let position = Self.number(text[...]) else {
+            guard let position = RequestQuery.number(text) else {
                 throw ServerError(.badRequest, "The Last-Event-ID '\(lastEventID)' is not an event position.")
             }
             let (next, overflow) = position.addingReportingOverflow(1)
@@ -112,24 +95,5 @@ struct SubscribeQuery {
             }
             start = .position(next)
         }
-    }
-
-    /// `start`, `end` or a position (inclusive).
-    static func start(_ text: String) throws(ServerError) -> SubscriptionStart {
-        switch text {
-        case "start": return .start
-        case "end": return .end
-        default:
-            guard let position = number(text[...]) else {
-                throw ServerError(.badRequest, "The parameter from='\(text)' is not a position, 'start' or 'end'.")
-            }
-            return .position(position)
-        }
-    }
-
-    /// Digits only (no sign, no spaces), as a UInt64; nil otherwise.
-    static func number(_ text: Substring) -> UInt64? {
-        guard !text.isEmpty, text.utf8.allSatisfy({ $0 >= 0x30 && $0 <= 0x39 }) else { return nil }
-        return UInt64(text)
     }
 }
