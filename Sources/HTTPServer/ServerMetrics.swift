@@ -23,6 +23,7 @@ public final class ServerMetrics: Sendable {
     }
 
     private let handles = Mutex(Handles())
+    static let standardMethods: Set<String> = ["GET", "HEAD", "POST", "PUT", "DELETE", "PATCH", "OPTIONS", "CONNECT", "TRACE"]
 
     /// A fresh registry.
     public init() {
@@ -33,6 +34,9 @@ public final class ServerMetrics: Sendable {
     /// Counts one request answered: `route` is the route's pattern (`/streams/{stream}`), never
     /// the raw path, so that the number of series stays bounded.
     func request(route: String, method: String, status: Int, duration: Duration) {
+        // A client may send any method name: only the standard ones get series of their own, so
+        // the number of series (and of handles kept) stays bounded.
+        let method = Self.standardMethods.contains(method) ? method : "OTHER"
         let (counter, timer) = handles.withLock { handles -> (CoreMetrics.Counter, CoreMetrics.Timer) in
             let key = "\(route) \(method) \(status)"
             let counter = handles.counters[key] ?? Counter(

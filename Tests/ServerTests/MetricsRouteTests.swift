@@ -30,4 +30,19 @@ struct MetricsRouteTests {
             #expect(lines.contains(#"http_requests_total{route="/health",method="GET",status="200"} 1"#), "\(text)")
         }
     }
+
+    @Test("a method of a client's own invention is counted as OTHER, so series stay bounded")
+    func unknownMethods() async throws {
+        try await ServerFixture.with { _, client in
+            // Given requests with two invented methods
+            for name in ["BREW", "WHEN"] {
+                let method = try #require(HTTPRequest.Method(name))
+                try await client.execute(uri: "/health", method: method) { #expect($0.status.code >= 400) }
+            }
+            // Then the metrics count them under one method, OTHER
+            let text = try await client.execute(uri: "/metrics", method: .get) { $0.text }
+            #expect(!text.contains("BREW") && !text.contains("WHEN"), "\(text)")
+            #expect(text.contains(#"method="OTHER""#), "\(text)")
+        }
+    }
 }
