@@ -58,7 +58,8 @@ struct Serve: AsyncParsableCommand {
                 durability: store.durability.durability, mode: .createIfMissing, metricsFactory: metrics.factory)
             defer { log.close() }
             let server = try Server(store: log, runner: runner, options: options, logger: accessLogger, metrics: metrics)
-            let shown = StoreLocationText.redacted(store.path)
+            // The location as the store tells it: a PostgreSQL URL without its password.
+            let shown = log.location
             try await server.run { host, port in
                 Console.note("esctl: serving \(shown) on http://\(host.contains(":") ? "[\(host)]" : host):\(port)\n")
             }
@@ -70,17 +71,5 @@ struct Serve: AsyncParsableCommand {
         var logger = Logger(label: "esctl.serve") { label in StreamLogHandler.standardError(label: label) }
         logger.logLevel = store.location.logLevel ?? .info
         return logger
-    }
-}
-
-/// A store's path or URL as esctl shows it: a URL's password replaced by `***`.
-enum StoreLocationText {
-    static func redacted(_ location: String) -> String {
-        guard location.contains("://"), let scheme = location.range(of: "://"),
-            let at = location[scheme.upperBound...].firstIndex(of: "@")
-        else { return location }
-        let credentials = location[scheme.upperBound..<at]
-        guard let colon = credentials.firstIndex(of: ":") else { return location }
-        return String(location[..<colon]) + ":***" + String(location[at...])
     }
 }
