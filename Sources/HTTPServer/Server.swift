@@ -64,6 +64,7 @@ public final class Server: Sendable {
         addAppRoutes(to: router)
         addMetricsRoutes(to: router)
         addOpenAPIRoutes(to: router)
+        addConsoleRoutes(to: router)
         routeTable.fill(from: router)
         return router
     }
@@ -82,8 +83,10 @@ public final class Server: Sendable {
 
     /// Serves until SIGTERM or SIGINT, then stops gracefully: stops accepting, ends open streams,
     /// lets requests in flight finish, and returns within ``ServerOptions/shutdownGrace`` (open
-    /// connections are cut after it). `onListening` gets the bound host and port. Throws when
-    /// it cannot bind.
+    /// connections are cut after it). Meanwhile the runner's projections follow every commit
+    /// (``ProjectionRunner/runLive(processors:)``), so their lag is what the console and
+    /// `/metrics` show and a query rarely waits. `onListening` gets the bound host and port.
+    /// Throws when it cannot bind.
     public func run(onListening: @escaping @Sendable (_ host: String, _ port: Int) async -> Void = { _, _ in }) async throws {
         var configuration = ServiceGroupConfiguration(
             services: [.init(service: application(onListening: onListening))],
@@ -94,6 +97,15 @@ public final class Server: Sendable {
         // clients), so a stop never hangs.
         configuration.maximumGracefulShutdownDuration = options.shutdownGrace
         configuration.maximumCancellationDuration = .seconds(1)
-        try await ServiceGroup(configuration: configuration).run()
+        let projections = runner.runLive()
+        do {
+            try await ServiceGroup(configuration: configuration).run()
+        } catch {
+            projections.cancel()
+            await projections.value
+            throw error
+        }
+        projections.cancel()
+        await projections.value
     }
 }

@@ -13,6 +13,15 @@ struct ServeProcessTests {
         return try #require(Int(digits))
     }
 
+    /// `esctl serve` on a store made at `db`, on a free port, once it says it is listening.
+    static func serveFreshStore(at db: String) async throws -> RunningProcess {
+        let initialized = try await ProcessRunner.run(ProcessRunner.esctl, ["init", "--db", db])
+        #expect(initialized.status == 0, "\(initialized)")
+        let serve = try RunningProcess(ProcessRunner.esctl, ["serve", "--port", "0", "--db", db])
+        try await serve.waitForStderr(containing: "esctl: serving ")
+        return serve
+    }
+
     @Test("a host that is not loopback without a token is refused with one sentence and exit 64, creating nothing")
     func nonLoopbackWithoutToken() async throws {
         // Given no token in the environment, when serve is asked to listen on every interface
@@ -39,10 +48,7 @@ struct ServeProcessTests {
         // Given a store served on a free port.
         let directory = try TemporaryDirectory(prefix: "esctl-serve")
         let db = directory.appending("store")
-        let initialized = try await ProcessRunner.run(ProcessRunner.esctl, ["init", "--db", db])
-        #expect(initialized.status == 0, "\(initialized)")
-        let serve = try RunningProcess(ProcessRunner.esctl, ["serve", "--port", "0", "--db", db])
-        try await serve.waitForStderr(containing: "esctl: serving ")
+        let serve = try await Self.serveFreshStore(at: db)
         let port = try Self.port(in: serve.stderr)
         #expect(serve.stderr.contains("esctl: serving \(db) on http://127.0.0.1:\(port)\n"))
         // And a client streaming from the end.
@@ -60,5 +66,34 @@ struct ServeProcessTests {
         #expect(status == 0, "stderr: \(serve.stderr)")
         let end = try await stream.waitForEnd("the stream to end when the server stopped", timeout: .seconds(30))
         #expect(end.failure == nil)
+    }
+
+    @Test("serve keeps every projection caught up as commits arrive, with no query asking")
+    func projectionsFollowCommits() async throws {
+        // Given a store served on a free port.
+        let directory = try TemporaryDirectory(prefix: "esctl-serve")
+        let db = directory.appending("store")
+        let serve = try await Self.serveFreshStore(at: db)
+        // When another process appends.
+        let appended = try await ProcessRunner.run(ProcessRunner.esctl, ["append", "orders-1", "OrderPlaced", "--db", db])
+        #expect(appended.status == 0, "\(appended)")
+        // Then every projection's stored checkpoint reaches it (`esctl projections` reports them as
+        // they stand, catching nothing up itself), within a bound.
+        let deadline = ContinuousClock.now.advanced(by: .seconds(30))
+        var checkpoints: [String: Int] = [:]
+        while ContinuousClock.now < deadline {
+            let listed = try await ProcessRunner.run(ProcessRunner.esctl, ["projections", "--json", "--db", db])
+            #expect(listed.status == 0, "\(listed)")
+            checkpoints = [:]
+            for line in listed.stdout.split(separator: "\n") {
+                let object = try JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any] ?? [:]
+                if let name = object["name"] as? String { checkpoints[name] = object["checkpoint"] as? Int }
+            }
+            if !checkpoints.isEmpty && checkpoints.values.allSatisfy({ $0 == 1 }) { break }
+            try await Task.sleep(for: .milliseconds(100))
+        }
+        #expect(checkpoints.count >= 5 && checkpoints.values.allSatisfy { $0 == 1 }, "the projections never caught up with the append: \(checkpoints)")
+        serve.send(SIGTERM)
+        #expect(try await serve.waitForExit(timeout: .seconds(30)) == 0, "\(serve.stderr)")
     }
 }
