@@ -2,7 +2,8 @@
 #   make demo   builds esctl and runs a short demo on a fresh local store (.demo/store)
 #   make test   builds and runs the whole test suite (beside a throwaway PostgreSQL cluster that
 #               scripts/with-postgres.sh starts and stops, installing postgresql when missing), fuzzes
-#               a running `esctl serve` against docs/openapi.yaml (scripts/schemathesis.sh), then
+#               a running `esctl serve` against docs/openapi.yaml (scripts/schemathesis.sh), tests
+#               its web console in headless Chromium (scripts/console-test.sh), then
 #               builds and tests the Examples package (a to-do app on the public products) and
 #               checks that the DocC documentation builds
 #   make docs   builds the DocC documentation into .build/docs
@@ -32,6 +33,7 @@ test: deps
 	$(SWIFT) build --build-tests
 	./scripts/with-postgres.sh $(SWIFT) test --skip-build
 	./scripts/schemathesis.sh
+	./scripts/console-test.sh
 	@# SwiftPM may keep a stale plan of a path dependency's sources: drop it.
 	rm -f Examples/.build/debug.yaml
 	$(SWIFT) build --package-path Examples --build-tests

@@ -79,7 +79,10 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Metrics", package: "swift-metrics"),
                 .product(name: "Prometheus", package: "swift-prometheus"),
-            ]),
+            ],
+            // The console's page, styles and scripts, compiled into the binary: `esctl serve`
+            // needs no file beside it, and an installed esctl serves the same page.
+            resources: ConsoleAssetFiles.names.map { .embedInCode("Console/\($0)") }),
         .executableTarget(
             name: "esctl",
             dependencies: [
@@ -139,3 +142,13 @@ let package = Package(
     ],
     swiftLanguageModes: [.v6]
 )
+
+/// The console's files (Sources/HTTPServer/Console). HTTPServer's ConsoleAssets serves each one,
+/// and ServerTests check that every file of that directory is listed and served.
+enum ConsoleAssetFiles {
+    static let names = [
+        "index.html", "console.css", "favicon.svg",
+        "main.js", "api.js", "tail.js", "charts.js", "projections.js",
+        "workout.js", "chat.js", "camp.js", "color.js",
+    ]
+}

@@ -19,26 +19,9 @@ fi
 swift build --build-tests >&2
 esctl="$(swift build --show-bin-path)/esctl"
 
-work=$(mktemp -d)
-server_pid=
-cleanup() {
-    if [ -n "$server_pid" ] && kill -0 "$server_pid" 2>/dev/null; then kill -TERM "$server_pid" 2>/dev/null || true; wait "$server_pid" 2>/dev/null || true; fi
-    rm -rf "$work"
-}
-trap cleanup EXIT
-
-"$esctl" init --db "$work/store" >/dev/null
+source scripts/serve-temporary.sh
 # The access log is silenced (warning): schemathesis sends thousands of requests.
-"$esctl" serve --db "$work/store" --port 0 --log-level warning </dev/null 2>"$work/serve.err" &
-server_pid=$!
-url=
-for _ in $(seq 1 300); do
-    url=$(sed -n 's/^esctl: serving .* on \(http:\/\/[^ ]*\)$/\1/p' "$work/serve.err" | head -n 1)
-    [ -n "$url" ] && break
-    kill -0 "$server_pid" 2>/dev/null || { echo "schemathesis.sh: esctl serve ended before listening:" >&2; cat "$work/serve.err" >&2; exit 1; }
-    sleep 0.1
-done
-[ -n "$url" ] || { echo "schemathesis.sh: esctl serve did not say where it listens within 30 s" >&2; cat "$work/serve.err" >&2; exit 1; }
+serve_temporary "$esctl" --log-level warning
 echo "schemathesis.sh: fuzzing $url" >&2
 
 # What is not fuzzed, and why:
@@ -74,10 +57,7 @@ if [ "$status" -ne 0 ] && grep -q "Runtime Error" "$work/st.out" && ! grep -q "^
 fi
 
 # A graceful stop is serve's normal end: exit 0.
-kill -TERM "$server_pid"
-served=0
-wait "$server_pid" || served=$?
-server_pid=
+stop_served
 if [ "$served" -ne 0 ]; then
     echo "schemathesis.sh: esctl serve exited $served after SIGTERM (want 0):" >&2
     tail -n 20 "$work/serve.err" >&2

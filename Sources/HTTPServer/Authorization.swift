@@ -18,13 +18,19 @@ struct AuthorizationMiddleware: RouterMiddleware {
         if Self.openPaths.contains(path) || Self.openPrefixes.contains(where: { path.hasPrefix($0) }) {
             return try await next(request, context)
         }
-        if let presented = Self.bearer(request), ConstantTime.equal(presented, token) {
-            return try await next(request, context)
-        }
-        if let cookie = request.cookies[SessionKey.cookieName]?.value, ConstantTime.equal(cookie, session.value) {
+        if Self.isAuthorized(request, token: token, session: session) {
             return try await next(request, context)
         }
         throw ServerError(.unauthorized, "This server needs its token: send `Authorization: Bearer TOKEN`, or open a session with POST /session.")
+    }
+
+    /// Whether `request` carries the rights of `token` (always, when there is none): the token
+    /// as `Authorization: Bearer`, or the session cookie.
+    static func isAuthorized(_ request: Request, token: String?, session: SessionKey) -> Bool {
+        guard let token else { return true }
+        if let presented = bearer(request), ConstantTime.equal(presented, token) { return true }
+        if let cookie = request.cookies[SessionKey.cookieName]?.value, ConstantTime.equal(cookie, session.value) { return true }
+        return false
     }
 
     /// The token of an `Authorization: Bearer TOKEN` header.

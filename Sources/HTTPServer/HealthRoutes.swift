@@ -5,13 +5,16 @@ import Hummingbird
 import WireFormat
 
 extension Server {
-    /// `GET /health`: 200 `{"status":"ok","head":N}` while the store answers (open without the token).
+    /// `GET /health`: 200 `{"status":"ok","head":N,"authorized":B}` while the store answers (open
+    /// without the token). `authorized` says whether this request carries the token's rights (true
+    /// when the server has no token), so the console knows to ask for it before it reads anything.
     func addHealthRoutes(to router: Router<ServerContext>) {
-        router.get("/health") { _, _ -> Response in
+        router.get("/health") { request, _ -> Response in
             let head = try await self.store.headPosition()
             var object = JSONObjectWriter()
             object.add("status", "ok")
             object.add("head", head)
+            object.add("authorized", AuthorizationMiddleware.isAuthorized(request, token: self.options.token, session: self.session))
             return ErrorResponses.body(.ok, object.finish())
         }
     }

@@ -8,13 +8,14 @@ openapi: 3.1.0
 info:
   title: esctl serve
   version: "1"
-  summary: The event store over HTTP - the log, live streams, read models, the apps' commands and the chat app's own protocol.
+  summary: The event store over HTTP - the log, live streams, read models, the apps' commands, the chat app's own protocol and a web console.
   description: |
     The API of `esctl serve` (README, "Serving over HTTP"). Every error is JSON
     `{"error": "one sentence", "code": "..."}` with a fitting status, and nothing is written when
     a request fails. Events are the objects of `esctl replay --json`. With a token (`--token` or
-    `ESCTL_TOKEN`) every route but `/health` and `/session` needs it, as `Authorization: Bearer
-    TOKEN` or as the cookie `POST /session` sets; otherwise 401. A route asked with a method it
+    `ESCTL_TOKEN`) every route but `/health`, `/session` and the console's files (`/`,
+    `/index.html`, `/favicon.ico`, `/console/...`, which hold no data) needs it, as
+    `Authorization: Bearer TOKEN` or as the cookie `POST /session` sets; otherwise 401. A route asked with a method it
     does not take answers 405 with an `Allow` header; an unknown path answers 404. Bodies over
     the limit (`--max-body`, default 4 MiB) answer 413.
 
@@ -31,20 +32,21 @@ paths:
   /health:
     get:
       operationId: health
-      summary: Whether the store answers, and its head position (open without the token).
+      summary: Whether the store answers, its head position, and whether this request carries the token's rights (open without the token).
       security:
         - {}
       responses:
         "200":
-          description: The store answers.
+          description: The store answers. `authorized` is true when the server has no token or the request carries it (the console asks for the token when it is false).
           content:
             application/json:
               schema:
                 type: object
-                required: [status, head]
+                required: [status, head, authorized]
                 properties:
                   status: { const: ok }
                   head: { type: integer, minimum: 0 }
+                  authorized: { type: boolean }
         "503": { $ref: "#/components/responses/Unavailable" }
   /session:
     post:
@@ -275,6 +277,69 @@ paths:
             application/yaml:
               schema: { type: string }
         "401": { $ref: "#/components/responses/Unauthorized" }
+  /:
+    get:
+      operationId: console
+      summary: The console - a web page of the log, the projections and the apps (open without the token; the page asks for it).
+      security:
+        - {}
+      responses:
+        "200":
+          description: The console's page.
+          content:
+            text/html:
+              schema: { type: string }
+  /index.html:
+    get:
+      operationId: consoleIndex
+      summary: The console's page, as at /.
+      security:
+        - {}
+      responses:
+        "200":
+          description: The console's page.
+          content:
+            text/html:
+              schema: { type: string }
+  /favicon.ico:
+    get:
+      operationId: favicon
+      summary: The console's icon (an SVG image), where browsers look for one.
+      security:
+        - {}
+      responses:
+        "200":
+          description: The icon.
+          content:
+            image/svg+xml:
+              schema: { type: string }
+  /console/{file}:
+    get:
+      operationId: consoleFile
+      summary: One of the console's files - its page, style sheet, scripts (JavaScript modules) and icon, all inside the binary.
+      security:
+        - {}
+      parameters:
+        - name: file
+          in: path
+          required: true
+          schema: { type: string }
+          examples:
+            script: { value: main.js }
+            styles: { value: console.css }
+      responses:
+        "200":
+          description: The file.
+          content:
+            text/html:
+              schema: { type: string }
+            text/css:
+              schema: { type: string }
+            text/javascript:
+              schema: { type: string }
+            image/svg+xml:
+              schema: { type: string }
+        "404": { $ref: "#/components/responses/NotFound" }
   /chat/room:
     get:
       operationId: chatRoom

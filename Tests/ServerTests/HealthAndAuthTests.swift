@@ -7,13 +7,14 @@ import Testing
 
 @Suite("The server's health route, token and refusals")
 struct HealthAndAuthTests {
-    @Test("GET /health answers 200 with the head")
+    @Test("GET /health answers 200 with the head, authorized without a token")
     func health() async throws {
-        // Given a fresh store, when /health is asked, then it says ok and head 0.
+        // Given a fresh store and no token, when /health is asked, then it says ok, head 0,
+        // authorized.
         try await ServerFixture.with { _, client in
             try await client.execute(uri: "/health", method: .get) { response in
                 #expect(response.status == .ok)
-                #expect(response.text == "{\"status\":\"ok\",\"head\":0}\n")
+                #expect(response.text == "{\"status\":\"ok\",\"head\":0,\"authorized\":true}\n")
                 #expect(response.headers[.contentType] == "application/json; charset=utf-8")
             }
         }
@@ -43,6 +44,10 @@ struct HealthAndAuthTests {
             }
             try await client.execute(uri: "/health", method: .get) { response in
                 #expect(response.status == .ok)
+                #expect(response.object["authorized"] as? Bool == false, "/health without the token says it is not authorized")
+            }
+            try await client.execute(uri: "/health", method: .get, headers: [.authorization: "Bearer s3cret"]) { response in
+                #expect(response.object["authorized"] as? Bool == true, "/health with the token says it is authorized")
             }
             // When a session is opened with the token, then the cookie lets requests through.
             let cookie = try await client.execute(uri: "/session", method: .post, body: ByteBuffer(string: "{\"token\":\"s3cret\"}")) { response in
@@ -55,6 +60,10 @@ struct HealthAndAuthTests {
             }
             try await client.execute(uri: "/health", method: .get, headers: [.cookie: cookie]) { response in
                 #expect(response.status == .ok)
+                #expect(response.object["authorized"] as? Bool == true, "/health with the session cookie says it is authorized")
+            }
+            try await client.execute(uri: "/stats", method: .get, headers: [.cookie: cookie]) { response in
+                #expect(response.status == .ok, "the session cookie opens the routes the token guards")
             }
             try await client.execute(uri: "/session", method: .post, body: ByteBuffer(string: "{\"token\":\"nope\"}")) { response in
                 #expect(response.status == .unauthorized)

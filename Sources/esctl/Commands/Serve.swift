@@ -6,13 +6,16 @@ import Logging
 
 struct Serve: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
-        abstract: "Serve the store over HTTP: the JSON API, live streams, the chat app's protocol.",
+        abstract: "Serve the store over HTTP: the JSON API, live streams, the chat app's protocol, a web console.",
         discussion: """
             Listens on 127.0.0.1:8080 unless --host and --port say otherwise (--port 0 takes a free \
             port) and says so on standard error: `esctl: serving STORE on http://HOST:PORT`. A host \
             that is not loopback needs a token (--token or $ESCTL_TOKEN); with a token every route \
-            but /health needs it as `Authorization: Bearer TOKEN` or the cookie POST /session sets. \
-            One access line per request goes to standard error (--log-level warning silences them). \
+            but /health and the console's files needs it as `Authorization: Bearer TOKEN` or the \
+            cookie POST /session sets. Open http://HOST:PORT/ in a browser for the console: the live \
+            log, the projections and the apps (it asks for the token when there is one). While it \
+            serves, every projection follows the commits. One access line per request goes to \
+            standard error (--log-level warning silences them). \
             SIGTERM or Ctrl-C stops it gracefully: open streams end, appends in flight finish, the \
             store is closed, and it exits 0. The README's "Serving over HTTP" lists the routes; \
             GET /openapi.yaml serves their OpenAPI document.

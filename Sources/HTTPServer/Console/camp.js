@@ -1,0 +1,91 @@
+// The campground: sites, campers and reservations (the campsites, campers and reservations
+// projections), and the forms that add, reserve and cancel (POST /apps/camp/*).
+import { command, element, onSubmit, field, query } from './api.js';
+
+/** How many rows of each table the page shows. */
+const shown = 200;
+
+export class CampView {
+  constructor() {
+    onSubmit('site-form', () => this.command('add-site', {
+      number: Number(field('site-number')),
+      electricity: document.getElementById('site-electricity').checked,
+      water: document.getElementById('site-water').checked,
+    }));
+    onSubmit('camper-form', () => this.command('add-camper', { name: field('camper-name'), phone: field('camper-phone') }));
+    onSubmit('reserve-form', () => this.command('reserve', {
+      site: Number(field('reserve-site')), camper: field('reserve-camper'),
+      date: field('reserve-date'), nights: Number(field('reserve-nights')),
+    }));
+    document.getElementById('camp-key').addEventListener('change', () => this.refresh(0));
+    const date = document.getElementById('reserve-date');
+    if (!date.value) date.value = new Date().toISOString().slice(0, 10);
+  }
+
+  get campground() {
+    return field('camp-key') || 'default';
+  }
+
+  get stream() {
+    return `campground-${this.campground}`;
+  }
+
+  command(name, body) {
+    // A reservation recorded as Invalid is a refusal that changed the tables: both show.
+    return command('camp-error', `/apps/camp/${name}`, { campground: this.campground, ...body }, (position) => this.refresh(position));
+  }
+
+  /** Reads the three tables, at least as recent as `position`. */
+  async refresh(position) {
+    const parameters = { campground: this.campground, limit: String(shown) };
+    const [sites, campers, reservations] = await Promise.all([
+      query('campsites', parameters, position), query('campers', parameters, position), query('reservations', parameters, position),
+    ]);
+    const rows = (id, items, makeRow, empty) => {
+      const body = document.querySelector(`#${id} tbody`);
+      const made = items.map(makeRow);
+      if (!made.length) made.push(element('tr', {}, element('td', { className: 'muted', colSpan: 8, textContent: empty })));
+      body.replaceChildren(...made);
+    };
+    const yes = (value) => (value ? 'yes' : 'no');
+    rows('camp-sites', sites.sites, (site) => {
+      const remove = element('button', { type: 'button', textContent: 'Delete', attrs: { 'aria-label': `Delete site ${site.number}` } });
+      remove.addEventListener('click', () => this.command('delete-site', { number: site.number }));
+      return element('tr', {}, element('th', { scope: 'row', textContent: String(site.number) }),
+        element('td', { textContent: yes(site.electricity) }), element('td', { textContent: yes(site.water) }), element('td', {}, remove));
+    }, 'No sites.');
+    const camperList = listOf(campers);
+    rows('camp-campers', camperList, (camper) => element('tr', {},
+      element('th', { scope: 'row', textContent: camper.id }), element('td', { textContent: camper.fullName }),
+      element('td', { textContent: camper.phoneNumber })), 'No campers.');
+    rows('camp-reservations', listOf(reservations), (reservation) => {
+      const cells = [reservation.id, reservation.site, reservation.camper, reservation.dateFrom, reservation.dateTo]
+        .map((value) => element('td', { textContent: String(value) }));
+      const status = element('td', { className: `status-${reservation.status}`, textContent: reservation.status });
+      const actions = element('td', {});
+      if (reservation.status === 'Reserved') {
+        const cancel = element('button', { type: 'button', textContent: 'Cancel', attrs: { 'aria-label': `Cancel reservation ${reservation.id}` } });
+        cancel.addEventListener('click', () => this.command('cancel', { reservation: reservation.id }));
+        actions.append(cancel);
+      }
+      return element('tr', {}, ...cells, status, element('td', { textContent: reservation.problem || '' }), actions);
+    }, 'No reservations.');
+    const siteNumber = document.getElementById('site-number');
+    if (document.activeElement !== siteNumber) siteNumber.value = String(sites.nextSiteNumber);
+    choices('reserve-site', sites.sites.map((site) => [String(site.number), `site ${site.number}`]));
+    choices('reserve-camper', camperList.map((camper) => [camper.id, `${camper.id} ${camper.fullName}`]));
+  }
+}
+
+/** A list query's items: the array itself, or a page's `items` when it was paged. */
+function listOf(value) {
+  return Array.isArray(value) ? value : (value.items || []);
+}
+
+/** Replaces a select's options, keeping the chosen one when it is still there. */
+function choices(id, options) {
+  const select = document.getElementById(id);
+  const chosen = select.value;
+  select.replaceChildren(...options.map(([value, text]) => element('option', { value, textContent: text })));
+  if (options.some(([value]) => value === chosen)) select.value = chosen;
+}

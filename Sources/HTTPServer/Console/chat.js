@@ -1,0 +1,55 @@
+// The chat room: its last messages (the messages projection, one page from the end), refreshed
+// as the room's events arrive, a box to say something and a countdown (POST /apps/chat/*).
+import { command, element, onSubmit, eventTime, field, query } from './api.js';
+
+/** How many of the room's latest messages the page shows. */
+const shown = 50;
+
+export class ChatView {
+  constructor() {
+    onSubmit('chat-say-form', async () => {
+      const input = document.getElementById('chat-text');
+      const said = await this.command('say', { text: input.value });
+      if (said) input.value = '';
+    });
+    onSubmit('chat-countdown-form', async () => {
+      const input = document.getElementById('chat-countdown-text');
+      const text = input.value;
+      input.value = '';
+      // The server records "3...", "2...", "1...", then the text, a second apart; they arrive
+      // through the tail as they are recorded.
+      await this.command('countdown', { text });
+    });
+    document.getElementById('chat-room').addEventListener('change', () => this.refresh(0));
+  }
+
+  get room() {
+    return field('chat-room') || 'default';
+  }
+
+  /** The stream whose events change what the page shows. */
+  get stream() {
+    return `chat-${this.room}`;
+  }
+
+  command(name, body) {
+    const speaker = { user: field('chat-user') || 'console', room: this.room };
+    return command('chat-error', `/apps/chat/${name}`, { ...speaker, ...body }, (position) => this.refresh(position));
+  }
+
+  /** Reads the room's latest messages, at least as recent as `position`. */
+  async refresh(position) {
+    const room = await query('messages', { room: this.room, limit: String(shown) }, position);
+    const items = room.messages.map((message) => {
+      const time = element('time', { dateTime: message.date, textContent: new Date(eventTime(message.date)).toLocaleTimeString() });
+      if (message.user === null) return element('li', { className: 'system' }, message.text, time);
+      return element('li', {}, element('span', { className: 'user', textContent: message.user }), message.text, time);
+    });
+    if (!items.length) items.push(element('li', { className: 'muted', textContent: 'No messages yet.' }));
+    const list = document.getElementById('chat-messages');
+    list.replaceChildren(...items);
+    list.scrollTop = list.scrollHeight;
+    document.getElementById('chat-active').textContent =
+      `${room.activeUsers} active in the last 5 minutes${room.active && room.active.length ? `: ${room.active.join(', ')}` : ''}`;
+  }
+}

@@ -1,0 +1,52 @@
+// The color calculator: its keypad (POST /apps/color/press), its display, values, name and a
+// background in the color (the color projection, and each press's answer).
+import { api, attempt, element, field, onSubmit, query } from './api.js';
+
+const keys = ['C', 'D', 'E', 'F', '8', '9', 'A', 'B', '4', '5', '6', '7', '0', '1', '2', '3'];
+
+export class ColorView {
+  constructor() {
+    const keypad = document.getElementById('keypad');
+    const button = (key, text, label) => {
+      const made = element('button', { type: 'button', textContent: text, attrs: { 'data-key': key, 'aria-label': label } });
+      made.addEventListener('click', () => this.command('press', { key }));
+      return made;
+    };
+    keypad.append(...keys.map((key) => button(key, key, `Key ${key}`)),
+      button('backspace', '⌫', 'Backspace'), button('clear', 'Clear', 'Clear'));
+    onSubmit('color-set-form', () => this.command('set', { hex: field('color-set') }));
+    document.getElementById('color-key').addEventListener('change', () => this.refresh(0));
+  }
+
+  get calculator() {
+    return field('color-key') || 'default';
+  }
+
+  get stream() {
+    return `color-${this.calculator}`;
+  }
+
+  async command(name, body) {
+    await attempt('color-error', async () => {
+      // The answer is the calculator's state after the press.
+      this.show(await api('POST', `/apps/color/${name}`, { calculator: this.calculator, ...body }));
+    });
+  }
+
+  async refresh(position) {
+    this.show(await query('color', { calculator: this.calculator }, position));
+  }
+
+  show(state) {
+    document.getElementById('color-display').textContent = state.hexText;
+    document.getElementById('color-values').textContent = state.rgboText;
+    document.getElementById('color-name').textContent = state.name;
+    const { red, green, blue, opacity } = state.color;
+    const panel = document.getElementById('color-panel');
+    panel.style.backgroundColor = `rgba(${red}, ${green}, ${blue}, ${(opacity / 255).toFixed(3)})`;
+    // Text that reads on the color: dark on light colors, light on dark ones.
+    const light = (0.299 * red + 0.587 * green + 0.114 * blue) * (opacity / 255) + 255 * (1 - opacity / 255) > 150;
+    panel.style.color = light ? '#111' : '#fff';
+    panel.dataset.color = `${red},${green},${blue},${opacity}`;
+  }
+}

@@ -1,0 +1,117 @@
+// The console's start: opens a session when the server needs its token, shows the store's facts
+// in the header, follows the log live, and lets each view refresh itself when events that
+// concern it arrive.
+import { api, coalesce, ensureSession, eventTime, showError } from './api.js';
+import { category, Tail } from './tail.js';
+import { LagChart, RateChart } from './charts.js';
+import { ProjectionsView } from './projections.js';
+import { WorkoutView } from './workout.js';
+import { ChatView } from './chat.js';
+import { CampView } from './camp.js';
+import { ColorView } from './color.js';
+
+/** How many recent events the tail shows when the page opens. */
+const recent = 200;
+const views = ['log', 'projections', 'workout', 'chat', 'camp', 'color'];
+const reportError = (error) => showError('page-error', error);
+
+function showView() {
+  const wanted = location.hash.slice(1);
+  const name = views.includes(wanted) ? wanted : 'log';
+  for (const section of document.querySelectorAll('main > section')) section.hidden = section.dataset.view !== name;
+  for (const link of document.querySelectorAll('nav a')) {
+    if (link.getAttribute('href') === `#${name}`) link.setAttribute('aria-current', 'page');
+    else link.removeAttribute('aria-current');
+  }
+  document.body.dataset.view = name;
+}
+
+function set(id, text) {
+  document.getElementById(id).textContent = text;
+}
+
+async function start() {
+  showView();
+  window.addEventListener('hashchange', showView);
+  await ensureSession();
+
+  const stats = await api('GET', '/stats');
+  let head = stats.headPosition;
+  set('store-location', stats.path);
+  const showHead = () => set('head-position', String(head));
+  showHead();
+  const refreshStats = coalesce(async () => {
+    const latest = await api('GET', '/stats');
+    head = Math.max(head, latest.headPosition);
+    showHead();
+    set('event-count', String(latest.eventCount));
+    set('stream-count', String(latest.streamCount));
+  }, reportError, 300);
+  refreshStats();
+
+  const projections = new ProjectionsView();
+  const rate = new RateChart(document.getElementById('rate-chart'), document.getElementById('rate-peak'));
+  const lag = new LagChart(document.getElementById('lag-chart'), document.getElementById('lag-legend'));
+  const workout = new WorkoutView();
+  const chat = new ChatView();
+  const camp = new CampView();
+  const color = new ColorView();
+
+  const sampleProjections = async () => {
+    const statuses = await api('GET', '/projections');
+    projections.show(statuses);
+    lag.add(Date.now(), statuses);
+  };
+  await sampleProjections();
+
+  // Each app view refreshes when an event of its own streams arrives, as recent as that event.
+  let latest = head;
+  const refreshers = new Map();
+  const refresher = (key, task) => {
+    if (!refreshers.has(key)) refreshers.set(key, coalesce(() => task(latest), reportError));
+    return refreshers.get(key);
+  };
+  const appliesTo = (event) => {
+    const kind = category(event.stream);
+    if (kind === 'chat' && event.stream === chat.stream) return ['chat', () => chat.refresh(latest)];
+    if (kind === 'campground' && event.stream === camp.stream) return ['camp', () => camp.refresh(latest)];
+    if (kind === 'color' && event.stream === color.stream) return ['color', () => color.refresh(latest)];
+    if (kind === 'fitness' || kind === 'alerts') return ['workout', () => workout.refresh(latest)];
+    return null;
+  };
+
+  const tail = new Tail({
+    onEvent: (event, live) => {
+      rate.add(eventTime(event.recordedAt));
+      latest = Math.max(latest, event.position);
+      if (event.position > head) { head = event.position; showHead(); }
+      if (!live) return;
+      refreshStats();
+      refresher('projections', (position) => projections.refresh(position))();
+      const applies = appliesTo(event);
+      if (applies) refresher(applies[0], applies[1])();
+    },
+    onConnection: (state, text) => {
+      const element = document.getElementById('connection');
+      element.dataset.state = state;
+      element.textContent = text;
+    },
+  });
+  tail.start(Math.max(1, head - recent + 1));
+
+  await Promise.all([workout.refresh(0), chat.refresh(0), camp.refresh(0), color.refresh(0)]).catch(reportError);
+
+  const tick = () => {
+    const now = Date.now();
+    rate.draw(now);
+    lag.draw(now);
+  };
+  tick();
+  setInterval(tick, 1000);
+  // A failure shown in the page's banner stays until the next sample succeeds.
+  setInterval(() => sampleProjections().then(() => showError('page-error', null), reportError), 2000);
+  setInterval(refreshStats, 5000);
+  document.body.dataset.ready = 'true';
+}
+
+start().catch(reportError);

@@ -1,0 +1,52 @@
+// The workout (POST /apps/fitness/*, the app-state projection) and its alert queue
+// (POST /apps/alerts/*, the alerts projection), for the user chosen on the page.
+import { command, element, field, onSubmit, query } from './api.js';
+
+/** What the workout's one button does for each label the app shows. */
+const buttonCommands = { Start: 'start', Pause: 'pause', Resume: 'start', 'Start Over': 'restart', 'Try Again': 'restart' };
+
+export class WorkoutView {
+  constructor() {
+    this.button = document.getElementById('workout-button');
+    this.button.addEventListener('click', () => {
+      const command = buttonCommands[this.button.textContent];
+      if (command) this.command('fitness', command, {});
+    });
+    onSubmit('goal-form', () => this.command('fitness', 'goal', { steps: Number(field('goal-steps')) }));
+    onSubmit('walk-form', () => this.command('fitness', 'walk', { steps: Number(field('walk-steps')), distance: Number(field('walk-distance')) }));
+    onSubmit('nessie-form', () => this.command('fitness', 'nessie', { meters: Number(field('nessie-meters')) }));
+    onSubmit('alert-form', () => this.command('alerts', 'post', { text: field('alert-text'), severity: field('alert-severity') }));
+    document.getElementById('alerts-clear').addEventListener('click', () => this.command('alerts', 'clear', { all: true }));
+    document.getElementById('workout-user').addEventListener('change', () => this.refresh(0));
+  }
+
+  get user() {
+    return field('workout-user') || 'default';
+  }
+
+  command(app, name, body) {
+    return command('workout-error', `/apps/${app}/${name}`, { user: this.user, ...body }, (position) => this.refresh(position));
+  }
+
+  /** Reads the user's workout and alerts, at least as recent as `position`. */
+  async refresh(position) {
+    const [workout, alerts] = await Promise.all([
+      query('app-state', { user: this.user }, position),
+      query('alerts', { user: this.user }, position),
+    ]);
+    const set = (id, value) => { document.getElementById(id).textContent = value; };
+    set('workout-state', workout.state);
+    set('workout-goal', workout.goal === null ? 'none' : `${workout.goal} steps`);
+    set('workout-steps', String(workout.steps));
+    set('workout-distance', `${workout.distance} m`);
+    set('workout-nessie', `${workout.nessie} m`);
+    this.button.textContent = workout.label;
+    const scale = Math.max(workout.distance, workout.nessie, 1);
+    document.getElementById('race-user').style.left = `${(workout.distance / scale) * 90}%`;
+    document.getElementById('race-nessie').style.left = `${(workout.nessie / scale) * 90}%`;
+    const items = alerts.alerts.map((alert) => element('li', { className: alert.severity },
+      alert.name ? element('strong', { textContent: `${alert.name}: ` }) : '', alert.text));
+    if (!items.length) items.push(element('li', { className: 'muted', textContent: 'No alerts.' }));
+    document.getElementById('alerts').replaceChildren(...items);
+  }
+}
