@@ -172,6 +172,10 @@ def main() -> int:
         expect(page.locator("#color-values"), "the values never followed the display").to_have_text("0, 128, 255, 102")
         expect(panel, "the background never took the color").to_have_attribute("data-color", "0,128,255,102")
         after = panel.evaluate("element => getComputedStyle(element).backgroundColor")
+        page.keyboard.press("Backspace")
+        expect(page.locator("#color-display"), "Backspace on the keyboard never removed a digit").to_have_text("#0080FF6")
+        page.keyboard.press("6")
+        expect(page.locator("#color-display"), "6 on the keyboard never added a digit").to_have_text("#0080FF66")
         if after == before:
             raise AssertionError(f"the background did not change: {before} before, {after} after")
         screenshot("color")
@@ -220,6 +224,13 @@ def main() -> int:
         page.get_by_role("button", name="Post alert").click()
         expect(page.locator("#alerts"), "the alert never reached the queue").to_contain_text("Drink water")
         screenshot("workout")
+        page.locator("#workout-user").fill("bob")
+        page.locator("#workout-user").press("Enter")
+        expect(page.locator("#workout-goal"), "Enter in the user field never showed bob's workout").to_have_text("none")
+        expect(page.locator("#workout-user"), "Enter in the user field reloaded the page").to_have_value("bob")
+        page.locator("#workout-user").fill("default")
+        page.locator("#workout-user").press("Enter")
+        expect(page.locator("#workout-goal"), "the default user's workout never came back").to_have_text("500 steps")
 
         step("the campground: a camper, a site and a reservation")
         show("camp")
@@ -240,10 +251,11 @@ def main() -> int:
 
         step("at a phone's width the page fits without scrolling sideways")
         page.set_viewport_size({"width": 390, "height": 844})
-        show("log")
-        width = page.evaluate("document.documentElement.scrollWidth - window.innerWidth")
-        if width > 1:
-            raise AssertionError(f"at 390 px the page is {width} px wider than the window")
+        for view in ("projections", "workout", "chat", "camp", "color", "log"):
+            show(view)
+            width = page.evaluate("document.documentElement.scrollWidth - window.innerWidth")
+            if width > 1:
+                raise AssertionError(f"at 390 px the {view} view is {width} px wider than the window")
         screenshot("log-phone")
 
         step("the log after all of it (the README's screenshot, docs/console.png)")

@@ -47,17 +47,22 @@ async function openSession() {
         problem.hidden = true;
         dialog.close();
         resolve();
-      } else {
+      } else if (response.status === 401) {
         problem.textContent = 'That is not the token this server was started with.';
+        problem.hidden = false;
+        input.select();
+      } else {
+        problem.textContent = `The server answered ${response.status}; try again.`;
         problem.hidden = false;
         input.select();
       }
     };
     form.addEventListener('submit', submit);
-    // The page reads nothing without the token: the dialog stays until it is given.
-    dialog.addEventListener('cancel', (event) => event.preventDefault());
   });
 }
+
+// The page reads nothing without the token: Escape does not close the dialog.
+document.getElementById('token-dialog').addEventListener('cancel', (event) => event.preventDefault());
 
 /**
  * `method path` with `body` as JSON; resolves to the answer's JSON (or text). A 401 opens a
@@ -125,6 +130,39 @@ export function coalesce(task, onError, delay = 150) {
   };
   const schedule = () => { if (timer === null) timer = setTimeout(run, delay); };
   return schedule;
+}
+
+/**
+ * Runs `task` until it succeeds, every `delay` milliseconds, showing each failure with
+ * `onError`: what the page cannot start without (the store's statistics) is asked again, not
+ * given up on after one refused request.
+ */
+export async function retrying(task, onError, delay = 2000) {
+  for (;;) {
+    try {
+      return await task();
+    } catch (error) {
+      onError(error);
+      await new Promise((resolve) => setTimeout(resolve, delay));
+    }
+  }
+}
+
+/**
+ * Runs `task` `delay` milliseconds from now, and again `delay` milliseconds after each run ends
+ * (never two at once, however slow the server); errors go to `onError`, successes to `onSuccess`.
+ */
+export function every(delay, task, onError, onSuccess = () => {}) {
+  const run = async () => {
+    try {
+      await task();
+      onSuccess();
+    } catch (error) {
+      onError(error);
+    }
+    setTimeout(run, delay);
+  };
+  setTimeout(run, delay);
 }
 
 /** Shows `error`'s sentence in the alert element `id` (or hides it when `error` is null). */

@@ -18,6 +18,7 @@ export class CampView {
       date: field('reserve-date'), nights: Number(field('reserve-nights')),
     }));
     document.getElementById('camp-key').addEventListener('change', () => this.refresh(0));
+    onSubmit('camp-key-form', () => this.refresh(0));
     const date = document.getElementById('reserve-date');
     if (!date.value) date.value = new Date().toISOString().slice(0, 10);
   }
@@ -37,10 +38,16 @@ export class CampView {
 
   /** Reads the three tables, at least as recent as `position`. */
   async refresh(position) {
-    const parameters = { campground: this.campground, limit: String(shown) };
+    const asked = this.campground;
+    const parameters = { campground: asked, limit: String(shown) };
     const [sites, campers, reservations] = await Promise.all([
       query('campsites', parameters, position), query('campers', parameters, position), query('reservations', parameters, position),
     ]);
+    // Dropped when another campground was chosen meanwhile; not redrawn when nothing changed
+    // (a redraw would take the focus from a button).
+    const rendered = JSON.stringify([sites, campers, reservations]);
+    if (asked !== this.campground || rendered === this.rendered) return;
+    this.rendered = rendered;
     const rows = (id, items, makeRow, empty) => {
       const body = document.querySelector(`#${id} tbody`);
       const made = items.map(makeRow);
@@ -70,8 +77,12 @@ export class CampView {
       }
       return element('tr', {}, ...cells, status, element('td', { textContent: reservation.problem || '' }), actions);
     }, 'No reservations.');
+    // The next free number is suggested unless someone typed another.
     const siteNumber = document.getElementById('site-number');
-    if (document.activeElement !== siteNumber) siteNumber.value = String(sites.nextSiteNumber);
+    if (siteNumber.value === '' || siteNumber.value === this.suggested) {
+      this.suggested = String(sites.nextSiteNumber);
+      siteNumber.value = this.suggested;
+    }
     choices('reserve-site', sites.sites.map((site) => [String(site.number), `site ${site.number}`]));
     choices('reserve-camper', camperList.map((camper) => [camper.id, `${camper.id} ${camper.fullName}`]));
   }

@@ -17,10 +17,11 @@ export class ChatView {
       const text = input.value;
       input.value = '';
       // The server records "3...", "2...", "1...", then the text, a second apart; they arrive
-      // through the tail as they are recorded.
-      await this.command('countdown', { text });
+      // through the tail as they are recorded. A refusal gives the text back.
+      if (!(await this.command('countdown', { text })) && !input.value) input.value = text;
     });
     document.getElementById('chat-room').addEventListener('change', () => this.refresh(0));
+    onSubmit('chat-room-form', () => this.refresh(0));
   }
 
   get room() {
@@ -39,7 +40,12 @@ export class ChatView {
 
   /** Reads the room's latest messages, at least as recent as `position`. */
   async refresh(position) {
-    const room = await query('messages', { room: this.room, limit: String(shown) }, position);
+    const asked = this.room;
+    const room = await query('messages', { room: asked, limit: String(shown) }, position);
+    const rendered = JSON.stringify(room);
+    // Dropped when another room was chosen meanwhile; not redrawn when nothing changed.
+    if (asked !== this.room || rendered === this.rendered) return;
+    this.rendered = rendered;
     const items = room.messages.map((message) => {
       const time = element('time', { dateTime: message.date, textContent: new Date(eventTime(message.date)).toLocaleTimeString() });
       if (message.user === null) return element('li', { className: 'system' }, message.text, time);
@@ -47,8 +53,10 @@ export class ChatView {
     });
     if (!items.length) items.push(element('li', { className: 'muted', textContent: 'No messages yet.' }));
     const list = document.getElementById('chat-messages');
+    // Follow new messages only when the reader is at the bottom already.
+    const atBottom = list.scrollHeight - list.scrollTop - list.clientHeight < 24;
     list.replaceChildren(...items);
-    list.scrollTop = list.scrollHeight;
+    if (atBottom) list.scrollTop = list.scrollHeight;
     document.getElementById('chat-active').textContent =
       `${room.activeUsers} active in the last 5 minutes${room.active && room.active.length ? `: ${room.active.join(', ')}` : ''}`;
   }

@@ -16,6 +16,17 @@ export class ColorView {
       button('backspace', '⌫', 'Backspace'), button('clear', 'Clear', 'Clear'));
     onSubmit('color-set-form', () => this.command('set', { hex: field('color-set') }));
     document.getElementById('color-key').addEventListener('change', () => this.refresh(0));
+    onSubmit('color-key-form', () => this.refresh(0));
+    // The keyboard is a keypad too while this view shows and no field has the focus.
+    document.addEventListener('keydown', (event) => {
+      if (document.body.dataset.view !== 'color' || event.ctrlKey || event.metaKey || event.altKey) return;
+      if (event.target.closest && event.target.closest('input, select, textarea, dialog')) return;
+      const key = /^[0-9a-fA-F]$/.test(event.key) ? event.key.toUpperCase()
+        : event.key === 'Backspace' ? 'backspace' : event.key === 'Escape' ? 'clear' : null;
+      if (!key) return;
+      event.preventDefault();
+      this.command('press', { key });
+    });
   }
 
   get calculator() {
@@ -34,7 +45,9 @@ export class ColorView {
   }
 
   async refresh(position) {
-    this.show(await query('color', { calculator: this.calculator }, position));
+    const asked = this.calculator;
+    const state = await query('color', { calculator: asked }, position);
+    if (asked === this.calculator) this.show(state);
   }
 
   show(state) {

@@ -1,7 +1,7 @@
 // The console's start: opens a session when the server needs its token, shows the store's facts
 // in the header, follows the log live, and lets each view refresh itself when events that
 // concern it arrive.
-import { api, coalesce, ensureSession, eventTime, showError } from './api.js';
+import { api, coalesce, ensureSession, eventTime, every, retrying, showError } from './api.js';
 import { category, Tail } from './tail.js';
 import { LagChart, RateChart } from './charts.js';
 import { ProjectionsView } from './projections.js';
@@ -33,9 +33,9 @@ function set(id, text) {
 async function start() {
   showView();
   window.addEventListener('hashchange', showView);
-  await ensureSession();
+  await retrying(() => ensureSession(), reportError);
 
-  const stats = await api('GET', '/stats');
+  const stats = await retrying(() => api('GET', '/stats'), reportError);
   let head = stats.headPosition;
   set('store-location', stats.path);
   const showHead = () => set('head-position', String(head));
@@ -62,7 +62,7 @@ async function start() {
     projections.show(statuses);
     lag.add(Date.now(), statuses);
   };
-  await sampleProjections();
+  await retrying(sampleProjections, reportError);
 
   // Each app view refreshes when an event of its own streams arrives, as recent as that event.
   let latest = head;
@@ -109,8 +109,9 @@ async function start() {
   tick();
   setInterval(tick, 1000);
   // A failure shown in the page's banner stays until the next sample succeeds.
-  setInterval(() => sampleProjections().then(() => showError('page-error', null), reportError), 2000);
+  every(2000, sampleProjections, reportError, () => showError('page-error', null));
   setInterval(refreshStats, 5000);
+  showError('page-error', null);
   document.body.dataset.ready = 'true';
 }
 

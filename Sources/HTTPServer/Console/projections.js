@@ -35,6 +35,8 @@ export class ProjectionsView {
       row.lag.textContent = String(status.lag);
       row.hash.textContent = status.hash;
       if (status.rebuild) {
+        // A rebuild under way (this page's or another client's).
+        if (!this.rebuilding.has(status.name)) delete row.note.dataset.state;
         const total = status.rebuild.position + status.rebuild.lag;
         row.progress.hidden = false;
         row.progress.max = Math.max(total, 1);
@@ -125,9 +127,12 @@ export class ProjectionsView {
   async runQuery(minPosition) {
     const asked = this.asked;
     if (!asked) return;
-    await attempt('query-error', async () => {
+    const answered = await attempt('query-error', async () => {
       const value = await query(asked.name, asked.parameters, minPosition);
       if (asked === this.asked) this.result.textContent = JSON.stringify(value, null, 2);
+      return true;
     });
+    // A refused query shows its sentence, not the result of the parameters asked before.
+    if (!answered && asked === this.asked) this.result.textContent = '';
   }
 }

@@ -23,6 +23,7 @@ export class Tail {
     this.onConnection = onConnection;
     this.events = [];
     this.last = 0;
+    this.shownThrough = 0;
     this.live = false;
     this.paused = false;
     this.waiting = 0;
@@ -61,10 +62,16 @@ export class Tail {
         // Refused, not dropped (a restarted server's new session key, say): open a session
         // again and go on after the last event shown.
         this.onConnection('down', 'disconnected; retrying…');
-        setTimeout(async () => {
-          await ensureSession();
-          if (this.source === source) this.start(this.last + 1);
-        }, 2000);
+        const reopen = async () => {
+          if (this.source !== source) return;
+          try {
+            await ensureSession();
+            this.start(this.last + 1);
+          } catch {
+            setTimeout(reopen, 2000);
+          }
+        };
+        setTimeout(reopen, 2000);
       } else {
         this.onConnection('connecting', 'reconnecting…');
       }
@@ -80,10 +87,10 @@ export class Tail {
     this.learn(this.types, this.typeSelect, event.type);
     this.onEvent(event, this.live);
     if (this.paused) {
-      this.waiting += 1;
-      this.waitingNote.textContent = `${this.waiting} new event${this.waiting === 1 ? '' : 's'} waiting`;
+      if (this.matches(event)) this.showWaiting(this.waiting + 1);
       return;
     }
+    this.shownThrough = event.position;
     if (this.matches(event)) {
       this.list.prepend(this.row(event));
       while (this.list.children.length > kept) this.list.lastElementChild.remove();
@@ -105,20 +112,27 @@ export class Tail {
     return (!wantedCategory || category(event.stream) === wantedCategory) && (!wantedType || event.type === wantedType);
   }
 
+  showWaiting(count) {
+    this.waiting = count;
+    this.waitingNote.textContent = count ? `${count} new event${count === 1 ? '' : 's'} waiting` : '';
+  }
+
   setPaused(paused) {
     this.paused = paused;
     this.pauseButton.textContent = paused ? 'Resume' : 'Pause';
     this.pauseButton.setAttribute('aria-pressed', String(paused));
     if (!paused) {
-      this.waiting = 0;
-      this.waitingNote.textContent = '';
+      this.shownThrough = this.last;
       this.render();
     }
   }
 
+  /** Shows the kept events the filters match, up to the last one shown before a pause. */
   render() {
-    const rows = this.events.filter((event) => this.matches(event)).reverse().map((event) => this.row(event));
-    this.list.replaceChildren(...rows);
+    const shown = this.events.filter((event) => event.position <= this.shownThrough && this.matches(event));
+    this.list.replaceChildren(...shown.reverse().map((event) => this.row(event)));
+    const waiting = this.events.filter((event) => event.position > this.shownThrough && this.matches(event)).length;
+    this.showWaiting(waiting);
   }
 
   row(event) {

@@ -18,6 +18,7 @@ export class WorkoutView {
     onSubmit('alert-form', () => this.command('alerts', 'post', { text: field('alert-text'), severity: field('alert-severity') }));
     document.getElementById('alerts-clear').addEventListener('click', () => this.command('alerts', 'clear', { all: true }));
     document.getElementById('workout-user').addEventListener('change', () => this.refresh(0));
+    onSubmit('workout-user-form', () => this.refresh(0));
   }
 
   get user() {
@@ -30,10 +31,13 @@ export class WorkoutView {
 
   /** Reads the user's workout and alerts, at least as recent as `position`. */
   async refresh(position) {
+    const user = this.user;
     const [workout, alerts] = await Promise.all([
-      query('app-state', { user: this.user }, position),
-      query('alerts', { user: this.user }, position),
+      query('app-state', { user }, position),
+      query('alerts', { user }, position),
     ]);
+    // An answer for a user no longer chosen is dropped: the change asked for the new one.
+    if (user !== this.user) return;
     const set = (id, value) => { document.getElementById(id).textContent = value; };
     set('workout-state', workout.state);
     set('workout-goal', workout.goal === null ? 'none' : `${workout.goal} steps`);
