@@ -24,6 +24,8 @@ public struct EventView {
     public var id: UUID { record.id }
     /// When it was recorded, in microseconds since 1970-01-01T00:00:00Z.
     public var recordedAtMicroseconds: Int64 { record.recordedAt }
+    /// The version of its type's schema its data was written in (1 until the type evolves).
+    public var schemaVersion: UInt16 { record.schemaVersion }
     /// When it was recorded, as a `Date`.
     public var recordedAt: Date { RecordedEvent.date(microseconds: record.recordedAt) }
     /// The stream name's UTF-8 bytes, in place.
@@ -44,7 +46,7 @@ public struct EventView {
         RecordedEvent(
             position: position, stream: stream, version: version, id: id, type: type,
             data: RecordView.copy(record.dataBytes), metadata: RecordView.copy(record.metadataBytes),
-            recordedAtMicroseconds: record.recordedAt)
+            recordedAtMicroseconds: record.recordedAt, schemaVersion: record.schemaVersion)
     }
 }
 

@@ -97,5 +97,8 @@ public enum Limits {
             throw EventStoreError(
                 .invalidInput, "An event's recorded time is outside the years 1 to 9999; give a time in that range.")
         }
+        if event.schemaVersion == 0 {
+            throw EventStoreError(.invalidInput, "An event's schema version is 0; schema versions start at 1.")
+        }
     }
 }

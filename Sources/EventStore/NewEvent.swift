@@ -19,12 +19,18 @@ public struct NewEvent: Sendable, Equatable {
     /// the store's clock at commit. A log that holds copies may have times that go backwards
     /// between positions. Between the years 1 and 9999 (``Limits/recordedAtRange``).
     public var recordedAtMicroseconds: Int64?
+    /// The version of the type's schema the data is written in: 1 (the default) until the type
+    /// evolves, at most 65,535. Recorded with the event; part of its content for idempotency.
+    public var schemaVersion: UInt16
 
     /// Creates an event to append. Give `recordedAtMicroseconds` only to copy an event recorded
-    /// elsewhere with its original time.
+    /// elsewhere with its original time; `schemaVersion` when the data is written in a later
+    /// version of its type's schema.
     public init(
-        id: UUID? = nil, type: String, data: Data = Data(), metadata: Data = Data(), recordedAtMicroseconds: Int64? = nil
+        id: UUID? = nil, type: String, data: Data = Data(), metadata: Data = Data(), recordedAtMicroseconds: Int64? = nil,
+        schemaVersion: UInt16 = 1
     ) {
+        self.schemaVersion = schemaVersion
         self.id = id
         self.type = type
         self.data = data

@@ -41,7 +41,7 @@ package enum RecordFormat {
                         into: UnsafeMutableRawBufferPointer(buffer), position: event.position,
                         stream: UnsafeRawBufferPointer(streamUTF8),
                         type: UnsafeRawBufferPointer(typeUTF8), version: event.version, recordedAt: event.recordedAtMicroseconds,
-                        id: event.id, data: event.data, metadata: event.metadata)
+                        id: event.id, data: event.data, metadata: event.metadata, schemaVersion: event.schemaVersion)
                 }
             }
             count = size

@@ -18,11 +18,15 @@ public struct RecordedEvent: Sendable, Equatable, Hashable {
     public let metadata: Data
     /// When it was recorded, by the store's injected clock, in microseconds since 1970-01-01T00:00:00Z.
     public let recordedAtMicroseconds: Int64
+    /// The version of its type's schema its data was written in (1 until the type evolves;
+    /// records written before schema versions were kept read as 1).
+    public let schemaVersion: UInt16
 
     public init(
         position: UInt64, stream: String, version: UInt64, id: UUID, type: String, data: Data,
-        metadata: Data, recordedAtMicroseconds: Int64
+        metadata: Data, recordedAtMicroseconds: Int64, schemaVersion: UInt16 = 1
     ) {
+        self.schemaVersion = schemaVersion
         self.position = position
         self.stream = stream
         self.version = version

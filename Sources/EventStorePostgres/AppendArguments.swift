@@ -23,6 +23,7 @@ struct AppendArguments {
     var eventMetadata: [ByteBuffer] = []
     var eventRecordedAt: [Int64] = []
     var eventChecksums: [Int32] = []
+    var eventSchemaVersions: [Int32] = []
 
     init(now: Int64) {
         self.now = now
@@ -53,10 +54,11 @@ struct AppendArguments {
                 eventData.append(ByteBuffer(bytes: event.data))
                 eventMetadata.append(ByteBuffer(bytes: event.metadata))
                 eventRecordedAt.append(recordedAt)
+                eventSchemaVersions.append(Int32(event.schemaVersion))
                 eventChecksums.append(
                     ContentChecksum.of(
                         stream: append.stream, type: event.type, recordedAt: recordedAt, id: id, data: event.data,
-                        metadata: event.metadata))
+                        metadata: event.metadata, schemaVersion: event.schemaVersion))
             }
         }
     }

@@ -200,7 +200,7 @@ struct AppendCall {
             \(arguments.trackingPrevious), \(arguments.partStreams), \(arguments.partExpected), \(arguments.partFirstEvent),
             \(arguments.partEventCount), \(arguments.eventIDs), \(arguments.eventGiven), \(arguments.eventTypes),
             \(arguments.eventData), \(arguments.eventMetadata), \(arguments.eventRecordedAt), \(arguments.eventChecksums),
-            \(arguments.now))
+            \(arguments.eventSchemaVersions), \(arguments.now))
         """
     }
 

@@ -29,7 +29,7 @@ extension PostgresSchema {
             tracking_names text[], tracking_positions bigint[], tracking_previous bigint[],
             part_streams text[], part_expected bigint[], part_first_event integer[], part_event_count integer[],
             event_ids uuid[], event_given boolean[], event_types text[], event_data bytea[], event_metadata bytea[],
-            event_recorded_at bigint[], event_checksums integer[], now_micros bigint)
+            event_recorded_at bigint[], event_checksums integer[], event_schema_versions integer[], now_micros bigint)
         RETURNS TABLE (job integer, part integer, outcome text, positions bigint[], version bigint, recorded_at bigint, detail bigint)
         LANGUAGE plpgsql AS $fn$
         #variable_conflict use_column
@@ -76,7 +76,8 @@ extension PostgresSchema {
             IF true = ANY (event_given) THEN
                 SELECT array_agg(x.e ORDER BY x.e), array_agg(ev.position ORDER BY x.e),
                        array_agg(ev.stream = part_streams[event_part[x.e]] AND ev.type = event_types[x.e]
-                                 AND ev.data = event_data[x.e] AND ev.metadata = event_metadata[x.e] ORDER BY x.e),
+                                 AND ev.data = event_data[x.e] AND ev.metadata = event_metadata[x.e]
+                                 AND ev.schema_version = event_schema_versions[x.e] ORDER BY x.e),
                        array_agg(ev.version ORDER BY x.e), array_agg(ev.recorded_at ORDER BY x.e)
                     INTO rec_event, rec_position, rec_same, rec_version, rec_time
                     FROM unnest(event_ids, event_given) WITH ORDINALITY AS x(id, given, e)
@@ -181,11 +182,12 @@ extension PostgresSchema {
             -- The writes, set-wise: every written event in one statement, each stream's last version
             -- and each tracking name's last position in one upsert each.
             IF head_position > start_position THEN
-                INSERT INTO eventstore.events (position, stream, version, id, type, recorded_at, data, metadata, checksum)
+                INSERT INTO eventstore.events (position, stream, version, id, type, recorded_at, data, metadata, checksum, schema_version)
                     SELECT ps.start + (x.e - ps.first) + 1, ps.name, ps.after - ps.count + (x.e - ps.first) + 1,
-                           x.id, x.type, x.recorded_at, x.data, x.metadata, x.checksum
-                    FROM unnest(event_ids, event_types, event_data, event_metadata, event_recorded_at, event_checksums, event_part)
-                            WITH ORDINALITY AS x(id, type, data, metadata, recorded_at, checksum, p, e)
+                           x.id, x.type, x.recorded_at, x.data, x.metadata, x.checksum, x.schema_version
+                    FROM unnest(event_ids, event_types, event_data, event_metadata, event_recorded_at, event_checksums,
+                                event_schema_versions, event_part)
+                            WITH ORDINALITY AS x(id, type, data, metadata, recorded_at, checksum, schema_version, p, e)
                     JOIN unnest(part_streams, part_first_event, part_event_count, part_start, version_after)
                             WITH ORDINALITY AS ps(name, first, count, start, after, p) ON ps.p = x.p
                     WHERE ps.start >= 0;

@@ -37,6 +37,8 @@ public final class PostgresEventStore: EventLog, SubscriptionSource {
     let blocking: BlockingConnections
     /// The tables this handle has opened.
     let openedTables = OpenedTables()
+    /// The columns its reads select (see ``eventColumns(schemaVersion:)``).
+    let eventColumns: String
     private let isClosed = Atomic<Bool>(false)
 
     /// The database URL without its password.
@@ -64,7 +66,9 @@ public final class PostgresEventStore: EventLog, SubscriptionSource {
         let clientTask = Task { await client.run() }
         let head: UInt64
         do {
-            head = try await PostgresSchemaSetup.prepare(client, location: location, mode: mode, logger: configuration.logger)
+            let prepared = try await PostgresSchemaSetup.prepare(client, location: location, mode: mode, logger: configuration.logger)
+            head = prepared.head
+            eventColumns = EventStorePostgres.eventColumns(schemaVersion: prepared.schemaVersion)
         } catch {
             clientTask.cancel()
             owner.close()

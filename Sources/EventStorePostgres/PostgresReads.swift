@@ -2,16 +2,21 @@ import EventStore
 import Foundation
 import PostgresNIO
 
-/// The columns every read selects, in the order ``EventRow`` decodes them.
-let eventColumns = "position, stream, version, id, type, recorded_at, data, metadata"
+/// The columns every read selects, in the order ``EventRow`` decodes them, in a database of
+/// schema `version`: one from before schema versions (read-only handles do not upgrade it)
+/// gives 1 for each event, as it stands for.
+func eventColumns(schemaVersion version: Int) -> String {
+    "position, stream, version, id, type, recorded_at, data, metadata, " + (version >= 3 ? "schema_version" : "1 AS schema_version")
+}
 
 /// One row of `eventstore.events`, as read.
-typealias EventRow = (Int64, String, Int64, UUID, String, Int64, ByteBuffer, ByteBuffer)
+typealias EventRow = (Int64, String, Int64, UUID, String, Int64, ByteBuffer, ByteBuffer, Int32)
 
 func recordedEvent(_ row: EventRow) -> RecordedEvent {
     RecordedEvent(
         position: UInt64(max(row.0, 0)), stream: row.1, version: UInt64(max(row.2, 0)), id: row.3, type: row.4,
-        data: Data(row.6.readableBytesView), metadata: Data(row.7.readableBytesView), recordedAtMicroseconds: row.5)
+        data: Data(row.6.readableBytesView), metadata: Data(row.7.readableBytesView), recordedAtMicroseconds: row.5,
+        schemaVersion: UInt16(clamping: max(row.8, 1)))
 }
 
 /// A query under construction whose values are bound as parameters ($1, $2, ...), never spliced.
@@ -183,13 +188,13 @@ extension PostgresEventStore {
             var events: [RecordedEvent] = []
             var head: UInt64 = 0
             for try await row in rows.decode(
-                (Int64, Int64?, String?, Int64?, UUID?, String?, Int64?, ByteBuffer?, ByteBuffer?).self)
+                (Int64, Int64?, String?, Int64?, UUID?, String?, Int64?, ByteBuffer?, ByteBuffer?, Int32?).self)
             {
                 head = UInt64(max(row.0, 0))
                 if let position = row.1, let stream = row.2, let version = row.3, let id = row.4, let type = row.5,
-                    let recordedAt = row.6, let data = row.7, let metadata = row.8
+                    let recordedAt = row.6, let data = row.7, let metadata = row.8, let schemaVersion = row.9
                 {
-                    events.append(recordedEvent((position, stream, version, id, type, recordedAt, data, metadata)))
+                    events.append(recordedEvent((position, stream, version, id, type, recordedAt, data, metadata, schemaVersion)))
                 }
             }
             let scannedThrough: UInt64

@@ -8,7 +8,7 @@
 enum PostgresSchema {
     /// The schema version this build writes; a database of a newer one is refused, an older one
     /// is upgraded in place.
-    static let version = 2
+    static let version = 3
 
     /// The PostgreSQL schema (namespace) the store's tables live in.
     static let name = "eventstore"
@@ -56,6 +56,7 @@ enum PostgresSchema {
             data bytea NOT NULL,
             metadata bytea NOT NULL,
             checksum integer NOT NULL,
+            schema_version integer NOT NULL DEFAULT 1 CHECK (schema_version BETWEEN 1 AND 65535),
             category text COLLATE "C" GENERATED ALWAYS AS (split_part(stream, '-', 1)) STORED)
         """,
         "CREATE UNIQUE INDEX events_stream_version ON eventstore.events (stream, version)",
@@ -89,6 +90,16 @@ enum PostgresSchema {
     static let upgrades: [Int: [String]] = [
         // 1 → 2: the append function checks job by job but writes set-wise (same arguments,
         // same answers; docs/FORMAT.md).
-        1: [appendFunction]
+        1: [appendFunction],
+        // 2 → 3: each event's schema version (1 for the events before), passed to the append
+        // function, which gains that argument.
+        2: [
+            "ALTER TABLE eventstore.events ADD COLUMN schema_version integer NOT NULL DEFAULT 1 CHECK (schema_version BETWEEN 1 AND 65535)",
+            """
+            DROP FUNCTION IF EXISTS eventstore.append(integer[], integer[], text[], bigint[], bigint[], text[], bigint[], integer[], integer[],
+                uuid[], boolean[], text[], bytea[], bytea[], bigint[], integer[], bigint)
+            """,
+            appendFunction,
+        ],
     ]
 }

@@ -7,10 +7,12 @@ enum PostgresSchemaSetup {
     /// The advisory lock that serialises creating and upgrading the schema across processes.
     static let lockKey: Int64 = 0x6573_7363_6865_6d61 // "esschema"
 
-    /// Checks the database's schema version and returns the head. Creates the tables when there
-    /// are none and `mode` allows it; upgrades an older version in place (unless read-only);
-    /// refuses a newer one.
-    static func prepare(_ client: PostgresClient, location: PostgresLocation, mode: OpenMode, logger: Logger) async throws -> UInt64 {
+    /// Checks the database's schema version and returns the head and the version the database is
+    /// at now. Creates the tables when there are none and `mode` allows it; upgrades an older
+    /// version in place (unless read-only, which reads it as it is); refuses a newer one.
+    static func prepare(
+        _ client: PostgresClient, location: PostgresLocation, mode: OpenMode, logger: Logger
+    ) async throws -> (head: UInt64, schemaVersion: Int) {
         do {
             var version = try await installedVersion(client)
             if version == nil {
@@ -40,10 +42,12 @@ enum PostgresSchemaSetup {
                     .storeUnavailable,
                     "The store in \(location) has schema version \(version), newer than this program knows (\(PostgresSchema.version)); use a newer esctl or library.")
             }
+            var current = version
             if version < PostgresSchema.version, mode != .readOnly {
                 try await upgrade(client, from: version, location: location, logger: logger)
+                current = PostgresSchema.version
             }
-            return try await PostgresEventStore.readHead(client)
+            return (try await PostgresEventStore.readHead(client), current)
         } catch {
             throw PostgresErrors.mapped(error, location: location.description)
         }

@@ -108,6 +108,6 @@ extension PostgresEventStore {
     private func tables(_ connection: PostgresConnection, _ logger: Logger) -> PostgresTables {
         let opened = openedTables
         return PostgresTables(
-            connection: connection, logger: logger, location: location, isOpen: { name in opened.contains(name) })
+            connection: connection, logger: logger, location: location, eventColumns: eventColumns, isOpen: { name in opened.contains(name) })
     }
 }

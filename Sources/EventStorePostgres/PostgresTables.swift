@@ -11,12 +11,18 @@ final class PostgresTables: TableStorage {
     private let logger: Logger
     private let openTables: @Sendable (String) -> Bool
     private let location: String
+    /// The columns event reads select (``PostgresEventStore/eventColumns``).
+    private let eventColumns: String
 
     /// Rows fetched per round trip by scans and log walks.
     static let pageSize = 512
 
-    init(connection: PostgresConnection, logger: Logger, location: String, isOpen: @escaping @Sendable (String) -> Bool) {
+    init(
+        connection: PostgresConnection, logger: Logger, location: String, eventColumns: String,
+        isOpen: @escaping @Sendable (String) -> Bool
+    ) {
         self.connection = connection
+        self.eventColumns = eventColumns
         self.logger = logger
         self.location = location
         self.openTables = isOpen

@@ -87,13 +87,13 @@ extension PostgresEventStore {
         }
 
         // Checksums, recomputed from every event's fields.
-        for try await (position, stream, id, type, recordedAt, data, metadata, checksum) in try await connection.query(
-            "SELECT position, stream, id, type, recorded_at, data, metadata, checksum FROM eventstore.events ORDER BY position",
+        for try await (position, stream, id, type, recordedAt, data, metadata, checksum, schemaVersion) in try await connection.query(
+            "SELECT position, stream, id, type, recorded_at, data, metadata, checksum, schema_version FROM eventstore.events ORDER BY position",
             logger: logger
-        ).decode((Int64, String, UUID, String, Int64, ByteBuffer, ByteBuffer, Int32).self) {
+        ).decode((Int64, String, UUID, String, Int64, ByteBuffer, ByteBuffer, Int32, Int32).self) {
             let expected = ContentChecksum.of(
                 stream: stream, type: type, recordedAt: recordedAt, id: id, data: Data(data.readableBytesView),
-                metadata: Data(metadata.readableBytesView))
+                metadata: Data(metadata.readableBytesView), schemaVersion: UInt16(clamping: schemaVersion))
             if expected != checksum {
                 report.add("checksum", "the event at position \(position) does not match its checksum: its fields changed after it was written")
             }

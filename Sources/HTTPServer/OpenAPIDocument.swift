@@ -925,6 +925,7 @@ components:
         data: { description: "The data as JSON, or base64 text with dataEncoding: base64." }
         metadata: { description: "The metadata as JSON (null when empty), or base64 text with metadataEncoding: base64." }
         recordedAt: { type: string, description: ISO 8601, UTC, microseconds. }
+        schemaVersion: { type: integer, minimum: 2, maximum: 65535, description: "The version of the type's schema the data was written in; absent when 1." }
         dataEncoding: { const: base64 }
         metadataEncoding: { const: base64 }
     Events:
@@ -938,6 +939,7 @@ components:
         data: {}
         id: { type: string, format: uuid }
         metadata: {}
+        schemaVersion: { type: integer, minimum: 1, maximum: 65535, description: "The version of the type's schema the data is written in (default 1)." }
     AppendResult:
       type: object
       required: [stream, version, positions, alreadyRecorded]

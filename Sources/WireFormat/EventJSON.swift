@@ -5,8 +5,9 @@ import Foundation
 /// what `export` writes and `import` reads back (``EventLine``), and what the server streams.
 public enum EventJSON {
     /// `--json`: one object with the keys position, stream, version, id, type, data, metadata and
-    /// recordedAt. Data and metadata appear as JSON values; bytes that are not JSON appear as a
-    /// base64 string with `dataEncoding` / `metadataEncoding` set to "base64". Empty metadata is null.
+    /// recordedAt, and `schemaVersion` when the event's is not 1. Data and metadata appear as JSON
+    /// values; bytes that are not JSON appear as a base64 string with `dataEncoding` /
+    /// `metadataEncoding` set to "base64". Empty metadata is null.
     public static func line(_ event: RecordedEvent) -> String {
         var object = JSONObjectWriter()
         object.add("position", event.position)
@@ -24,6 +25,7 @@ public enum EventJSON {
             if metadata == nil { object.add("metadataEncoding", "base64") }
         }
         object.add("recordedAt", ISO8601.string(microseconds: event.recordedAtMicroseconds))
+        if event.schemaVersion != 1 { object.add("schemaVersion", UInt64(event.schemaVersion)) }
         if data == nil { object.add("dataEncoding", "base64") }
         return object.finish()
     }

@@ -2,8 +2,8 @@ import EventStore
 import Foundation
 
 /// One line of esctl's NDJSON event format, as read by `append --batch` and `import`:
-/// `{"stream":S,"type":T,"data":JSON?,"id":UUID?,"metadata":JSON?,"expectedVersion":V?,"recordedAt":TIME?}`
-/// (no `data` is `{}`).
+/// `{"stream":S,"type":T,"data":JSON?,"id":UUID?,"metadata":JSON?,"expectedVersion":V?,"recordedAt":TIME?,"schemaVersion":N?}`
+/// (no `data` is `{}`; no `schemaVersion` is 1).
 /// Data or metadata that is not JSON comes as a base64 string with `"dataEncoding":"base64"`
 /// (or `"metadataEncoding"`), as `export` and `replay --json` write it. `recordedAt` is an
 /// ISO 8601 time as `export` writes it (only `import` keeps it). Other keys (such as the
@@ -109,7 +109,14 @@ public struct EventLine: Sendable {
             guard Limits.recordedAtRange.contains(micros) else { throw fail("\"recordedAt\" must be within the years 1 to 9999") }
             recordedAt = micros
         }
-        let event = NewEvent(id: id, type: type, data: data, metadata: metadata)
+        var schemaVersion: UInt16 = 1
+        if let value = raw("schemaVersion") {
+            guard let number = UInt16(String(decoding: value, as: UTF8.self)), number >= 1 else {
+                throw fail("\"schemaVersion\" must be a whole number from 1 to 65535")
+            }
+            schemaVersion = number
+        }
+        let event = NewEvent(id: id, type: type, data: data, metadata: metadata, schemaVersion: schemaVersion)
         do {
             try Limits.validateName(stream, kind: "stream")
             try Limits.validate(event)

@@ -32,6 +32,7 @@ struct IdempotencyConformanceTests {
         let type: String
         let data: String
         let metadata: String
+        var schemaVersion: UInt16 = 1
         var testDescription: String { what }
     }
 
@@ -40,6 +41,7 @@ struct IdempotencyConformanceTests {
         OtherContent(what: "other type", stream: "s", type: "Other", data: #"{"x":1}"#, metadata: ""),
         OtherContent(what: "other metadata", stream: "s", type: "One", data: #"{"x":1}"#, metadata: #"{"m":1}"#),
         OtherContent(what: "other stream", stream: "t", type: "One", data: #"{"x":1}"#, metadata: ""),
+        OtherContent(what: "other schema version", stream: "s", type: "One", data: #"{"x":1}"#, metadata: "", schemaVersion: 2),
     ]
 
     @Test("the same id with other content is an idempotency conflict and writes nothing", arguments: Backend.allCases, otherContents)
@@ -48,7 +50,9 @@ struct IdempotencyConformanceTests {
             _ = try await f.log.append(to: "s", events: [event("One", #"{"x":1}"#, id: a)])
             let before = try await f.log.events()
             let error = await #expect(throws: EventStoreError.self, "\(other.what)") {
-                try await f.log.append(to: other.stream, events: [event(other.type, other.data, id: a, metadata: other.metadata)])
+                var retried = event(other.type, other.data, id: a, metadata: other.metadata)
+                retried.schemaVersion = other.schemaVersion
+                return try await f.log.append(to: other.stream, events: [retried])
             }
             #expect(error?.code == .idempotencyConflict)
             #expect(error?.message.contains(a.lowercasedString) == true)

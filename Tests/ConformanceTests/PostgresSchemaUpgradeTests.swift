@@ -9,10 +9,31 @@ import Testing
 /// history reads the same, appends go on where it stopped, and a read-only open changes nothing.
 @Suite("PostgreSQL: upgrading the schema in place")
 struct PostgresSchemaUpgradeTests {
-    /// Puts the store of `database` back to schema version 1, as that version left it.
+    /// Puts the store of `database` back to schema version 1 or 2, as that version left it:
+    /// without schema versions in the events table, with that version's append function only.
+    private func downgrade(_ database: ThrowawayDatabase, to version: Int) async throws {
+        try await database.execute(
+            """
+            DROP FUNCTION eventstore.append(integer[], integer[], text[], bigint[], bigint[], text[], bigint[], integer[], integer[],
+                uuid[], boolean[], text[], bytea[], bytea[], bigint[], integer[], integer[], bigint)
+            """)
+        try await database.execute("ALTER TABLE eventstore.events DROP COLUMN schema_version")
+        try await database.execute(version == 1 ? SchemaVersion1.appendFunction : SchemaVersion2.appendFunction)
+        try await database.execute("UPDATE eventstore.schema_version SET version = \(version)")
+    }
+
     private func downgradeToVersion1(_ database: ThrowawayDatabase) async throws {
-        try await database.execute(SchemaVersion1.appendFunction)
-        try await database.execute("UPDATE eventstore.schema_version SET version = 1")
+        try await downgrade(database, to: 1)
+    }
+
+    /// How many append functions there are, and whether the events table has schema versions.
+    private func functionsAndColumn(_ database: ThrowawayDatabase) async throws -> [Int64] {
+        try await database.integers(
+            """
+            SELECT (SELECT count(*) FROM pg_proc WHERE proname = 'append')
+                 + 10 * (SELECT count(*) FROM information_schema.columns
+                         WHERE table_schema = 'eventstore' AND table_name = 'events' AND column_name = 'schema_version')
+            """)
     }
 
     private func schemaVersion(_ database: ThrowawayDatabase) async throws -> [Int64] {
@@ -25,14 +46,13 @@ struct PostgresSchemaUpgradeTests {
             "SELECT count(*) FROM pg_proc WHERE proname = 'append' AND prosrc LIKE '%The writes, set-wise%'")
     }
 
-    @Test("a version 1 store opened by this program is upgraded to version 2: the same history, appends go on, verify is clean")
+    @Test("a version 1 store opened by this program is upgraded to version 3: the same history, appends go on, verify is clean")
     func upgradesVersion1InPlace() async throws {
         try await withLog(.postgres) { f in
             let database = try #require(f.database)
-            // Given a store at schema version 1 whose events were written by version 1's function:
-            // single appends, a multi-stream call, a retry-able append with given ids
-            try await downgradeToVersion1(database)
-            #expect(try await setWiseFunctions(database) == [0])
+            // Given a store at schema version 1 holding single appends, a multi-stream call and a
+            // retry-able append with given ids (written before it is put back to version 1: this
+            // handle speaks version 3's append function)
             let first = try await f.log.append(to: "todo-1", events: [event("Added"), event("Added")])
             let given = [UUID(), UUID()]
             let withIDs = try await f.log.append(
@@ -44,6 +64,8 @@ struct PostgresSchemaUpgradeTests {
             #expect(first.positions == [1, 2] && withIDs.positions == [3, 4] && multi.flatMap(\.positions) == [5, 6])
             let before = try await f.log.events()
             #expect(before.count == 6)
+            try await downgradeToVersion1(database)
+            #expect(try await setWiseFunctions(database) == [0])
 
             // When a read-only handle opens it, then nothing changes: version 1 stays, reads work
             let reader = try await PostgresEventStore(url: database.url, mode: .readOnly)
@@ -54,9 +76,11 @@ struct PostgresSchemaUpgradeTests {
             // When this program opens it to write
             try await f.reopen()
 
-            // Then it is at version 2 with version 2's function, and the history reads the same
-            #expect(try await schemaVersion(database) == [2])
+            // Then it is at version 3 with one set-wise function and schema versions, and the
+            // history reads the same
+            #expect(try await schemaVersion(database) == [3])
             #expect(try await setWiseFunctions(database) == [1])
+            #expect(try await functionsAndColumn(database) == [11])
             #expect(try await f.log.events() == before)
             // and appends go on where version 1 stopped, with versions and positions following
             let next = try await f.log.append(to: "todo-1", events: [event("Added")], expectedVersion: .exact(3))
@@ -86,8 +110,8 @@ struct PostgresSchemaUpgradeTests {
                     return try await group.reduce(into: [PostgresEventStore]()) { $0.append($1) }
                 }
             }
-            // Then the store is at version 2, with one append function, and each handle appends
-            #expect(try await schemaVersion(database) == [2])
+            // Then the store is at version 3, with one append function, and each handle appends
+            #expect(try await schemaVersion(database) == [3])
             #expect(try await setWiseFunctions(database) == [1])
             var positions: [UInt64] = []
             for handle in handles {
@@ -96,6 +120,45 @@ struct PostgresSchemaUpgradeTests {
             }
             #expect(positions.sorted() == [2, 3, 4, 5])
             try await f.reopen()
+        }
+    }
+
+    @Test("a version 2 store gains schema versions: its events read as version 1, verify is clean, later versions append")
+    func upgradesVersion2InPlace() async throws {
+        try await withLog(.postgres) { f in
+            let database = try #require(f.database)
+            // Given a store at schema version 2 with events (written before it is put back)
+            let given = UUID()
+            let first = try await f.log.append(to: "todo-1", events: [event("Added"), event("Done", id: given)])
+            #expect(first.positions == [1, 2])
+            let before = try await f.log.events()
+            try await downgrade(database, to: 2)
+            #expect(try await functionsAndColumn(database) == [1])
+            // When a read-only handle reads it, then its events have schema version 1 and nothing changes
+            let reader = try await PostgresEventStore(url: database.url, mode: .readOnly)
+            #expect(try await reader.events() == before)
+            reader.close()
+            #expect(try await schemaVersion(database) == [2])
+
+            // When this program opens it to write
+            try await f.reopen()
+
+            // Then it is at version 3, its events read the same with schema version 1
+            #expect(try await schemaVersion(database) == [3])
+            #expect(try await functionsAndColumn(database) == [11])
+            let after = try await f.log.events()
+            #expect(after == before)
+            #expect(after.map(\.schemaVersion) == [1, 1])
+            // and an event of a later schema version appends and reads back with it
+            let evolved = try await f.log.append(
+                to: "todo-1", events: [NewEvent(type: "Added", data: Data("{}".utf8), schemaVersion: 2)], expectedVersion: .exact(2))
+            #expect(evolved.positions == [3])
+            #expect(try await f.log.events().last?.schemaVersion == 2)
+            // and a retry of what version 2 wrote is still a retry
+            let retry = try await f.log.append(to: "todo-1", events: [event("Done", id: given)])
+            #expect(retry.alreadyRecorded && retry.positions == [2])
+            let report = try await f.log.verify()
+            #expect(report.isClean, "verify after the upgrade: \(report.problems)")
         }
     }
 }

@@ -78,6 +78,34 @@ struct EsctlExactCopyTests {
         }
     }
 
+    @Test("schema versions: append --schema-version records one, read --json shows it (not when 1), export and import keep it, a bad one is refused")
+    func schemaVersions() async throws {
+        // Given an event of schema version 3 and one of version 1
+        #expect(try await sandbox.esctl("append", "t-1", "Added", "--schema-version", "3", "--data", #"{"a":1}"#).status == 0)
+        #expect(try await sandbox.esctl("append", "t-1", "Added").status == 0)
+        // When they are read, then the first says its version and the second says none
+        let read = try sandbox.objects(try await sandbox.esctl("read", "t-1", "--json"))
+        #expect(read.map { $0["schemaVersion"] as? Int } == [3, nil])
+        // When the log is exported and imported into an empty store, then the copy is the same bytes
+        let exported = try await sandbox.esctl("export")
+        let copy = sandbox.directory.appending("copy")
+        #expect(try await ProcessRunner.esctl(["import", "-"], db: copy, stdin: Data(exported.stdout.utf8)).status == 0)
+        #expect(try await ProcessRunner.esctl(["export"], db: copy).stdout == exported.stdout)
+        #expect(exported.stdout.contains(#""schemaVersion":3"#))
+        // A batch line may give one; 0 or more than 65535 is refused with its line, and nothing is written
+        let batch = #"{"stream":"t-2","type":"Added","schemaVersion":2}"#
+        #expect(try await sandbox.esctl(["append", "--batch", "-"], stdin: batch + "\n").status == 0)
+        #expect(try sandbox.objects(try await sandbox.esctl("read", "t-2", "--json")).first?["schemaVersion"] as? Int == 2)
+        for bad in ["0", "65536", "\"2\"", "1.5"] {
+            let refused = try await sandbox.esctl(["append", "--batch", "-"], stdin: #"{"stream":"t-3","type":"Added","schemaVersion":"# + bad + "}\n")
+            #expect(refused.status == 64, "\(bad): \(refused)")
+            #expect(refused.stderr == #"esctl: Line 1 is not a valid event: "schemaVersion" must be a whole number from 1 to 65535; nothing was written."# + "\n", "\(bad)")
+        }
+        let zero = try await sandbox.esctl("append", "t-3", "Added", "--schema-version", "0")
+        #expect(zero.status == 64)
+        #expect(try await sandbox.esctl("read", "t-3").status != 0, "nothing was written to t-3")
+    }
+
     @Test("--restamp gives every event the importer's clock; a bad recordedAt stops the import at its line")
     func restampAndBadTimes() async throws {
         let line = #"{"stream":"s","type":"T","data":{},"recordedAt":"2001-02-03T04:05:06.000007Z"}"#

@@ -37,6 +37,32 @@ struct LogRouteTests {
         }
     }
 
+    @Test("An event's schemaVersion is recorded from the body and shown in reads when it is not 1")
+    func schemaVersion() async throws {
+        try await ServerFixture.with { server, client in
+            // Given an event of schema version 4 and one without a version, posted to a stream
+            let body = #"[{"type":"Placed","data":{},"schemaVersion":4},{"type":"Placed","data":{}}]"#
+            try await client.execute(uri: "/streams/order-1", method: .post, body: ByteBuffer(string: body)) { response in
+                #expect(response.status == .created)
+            }
+            // Then the store holds versions 4 and 1, and the stream's page shows only the first's
+            let events = try await server.store.readStream("order-1", from: nil, direction: .forward, limit: 10)
+            #expect(events.map(\.schemaVersion) == [4, 1])
+            try await client.execute(uri: "/streams/order-1", method: .get) { response in
+                let lines = response.text.split(separator: "\n")
+                #expect(lines.count == 2)
+                #expect(lines.first?.contains(#""schemaVersion":4"#) == true, "\(response.text)")
+                #expect(lines.last?.contains("schemaVersion") == false, "\(response.text)")
+            }
+            // And a version of 0 is a 400 that writes nothing
+            let zero = #"[{"type":"Placed","data":{},"schemaVersion":0}]"#
+            try await client.execute(uri: "/streams/order-1", method: .post, body: ByteBuffer(string: zero)) { response in
+                #expect(response.status == .badRequest)
+            }
+            #expect(try await server.store.headPosition() == 2)
+        }
+    }
+
     @Test("Expected-Version: a conflict is 409 with expected, actual and Current-Version; a right one appends; a malformed one is 400")
     func expectedVersion() async throws {
         try await ServerFixture.with { server, client in

@@ -10,7 +10,7 @@ import Foundation
 /// | 1 | 1 | flags, 0 |
 /// | 2 | 2 | stream name length S |
 /// | 4 | 2 | type length T |
-/// | 6 | 2 | reserved, 0 |
+/// | 6 | 2 | schema version; 0 stands for 1 (and is what version 1 is written as) |
 /// | 8 | 8 | stream version |
 /// | 16 | 8 | recorded at, microseconds since 1970-01-01T00:00:00Z (signed) |
 /// | 24 | 16 | event id (UUID bytes in RFC 4122 order) |
@@ -42,14 +42,15 @@ enum RecordCodec {
     /// bytes, checksum included.
     static func encode(
         into buffer: UnsafeMutableRawBufferPointer, position: UInt64, stream: UnsafeRawBufferPointer,
-        type: UnsafeRawBufferPointer, version: UInt64, recordedAt: Int64, id: UUID, data: Data, metadata: Data
+        type: UnsafeRawBufferPointer, version: UInt64, recordedAt: Int64, id: UUID, data: Data, metadata: Data,
+        schemaVersion: UInt16
     ) {
         guard let base = buffer.baseAddress else { return }
         base.storeBytes(of: recordFormat, as: UInt8.self)
         base.storeBytes(of: 0, toByteOffset: 1, as: UInt8.self)
         BigEndian.store(UInt16(stream.count), into: base, at: 2)
         BigEndian.store(UInt16(type.count), into: base, at: 4)
-        BigEndian.store(UInt16(0), into: base, at: 6)
+        BigEndian.store(storedSchemaVersion(schemaVersion), into: base, at: 6)
         BigEndian.store(version, into: base, at: 8)
         BigEndian.store(UInt64(bitPattern: recordedAt), into: base, at: 16)
         withUnsafeBytes(of: id.uuid) { copy($0, to: base, at: 24) }
@@ -67,6 +68,15 @@ enum RecordCodec {
         let checksum = Self.checksum(position: position, UnsafeRawBufferPointer(rebasing: buffer[0..<offset]))
         BigEndian.store(checksum, into: base, at: offset)
     }
+
+    /// Schema version 1 is written as 0, the bytes every record held there before schema versions
+    /// existed: the records (and PostgreSQL's checksums) of version-1 events stay as they were.
+    @inline(__always)
+    static func storedSchemaVersion(_ version: UInt16) -> UInt16 { version == 1 ? 0 : version }
+
+    /// The schema version the 2 bytes at offset 6 stand for: 0 is 1.
+    @inline(__always)
+    static func schemaVersion(stored: UInt16) -> UInt16 { stored == 0 ? 1 : stored }
 
     /// The CRC-32C of a record's position (8 bytes, big-endian) followed by `body`, the record's
     /// bytes before its checksum.
@@ -89,7 +99,7 @@ enum RecordCodec {
 package enum ContentChecksum {
     /// The checksum of an event's content, as a signed 32-bit value (PostgreSQL's `integer`).
     package static func of(
-        stream: String, type: String, recordedAt: Int64, id: UUID, data: Data, metadata: Data
+        stream: String, type: String, recordedAt: Int64, id: UUID, data: Data, metadata: Data, schemaVersion: UInt16
     ) -> Int32 {
         var stream = stream
         var type = type
@@ -102,7 +112,7 @@ package enum ContentChecksum {
                     RecordCodec.encode(
                         into: buffer, position: 0, stream: UnsafeRawBufferPointer(streamBytes),
                         type: UnsafeRawBufferPointer(typeBytes), version: 0, recordedAt: recordedAt, id: id, data: data,
-                        metadata: metadata)
+                        metadata: metadata, schemaVersion: schemaVersion)
                     return Int32(bitPattern: BigEndian.uint32(UnsafeRawBufferPointer(rebasing: buffer[(size - 4)...])))
                 }
             }

@@ -52,6 +52,7 @@ struct RecordView {
     var isChecked: Bool { bytes[0] == RecordCodec.recordFormat }
     var version: UInt64 { BigEndian.uint64(bytes, at: 8) }
     var recordedAt: Int64 { Int64(bitPattern: BigEndian.uint64(bytes, at: 16)) }
+    var schemaVersion: UInt16 { RecordCodec.schemaVersion(stored: BigEndian.uint16(bytes, at: 6)) }
     var id: UUID {
         UUID(uuid: (
             bytes[24], bytes[25], bytes[26], bytes[27], bytes[28], bytes[29], bytes[30], bytes[31],
@@ -78,7 +79,7 @@ struct RecordView {
         return RecordedEvent(
             position: position, stream: String(decoding: streamBytes, as: UTF8.self), version: version, id: id,
             type: String(decoding: typeBytes, as: UTF8.self), data: Self.copy(dataBytes), metadata: Self.copy(metadataBytes),
-            recordedAtMicroseconds: recordedAt)
+            recordedAtMicroseconds: recordedAt, schemaVersion: schemaVersion)
     }
 
     /// Checks that this record, found through the stream index of `stream`, is one of that
@@ -110,7 +111,8 @@ struct RecordView {
         guard UTF8Check.isValid(streamBytes), UTF8Check.isValid(typeBytes) else { throw notUTF8(position) }
         return RecordedEvent(
             position: position, stream: interner.string(streamBytes), version: version, id: id, type: interner.string(typeBytes),
-            data: Self.copy(dataBytes), metadata: Self.copy(metadataBytes), recordedAtMicroseconds: recordedAt)
+            data: Self.copy(dataBytes), metadata: Self.copy(metadataBytes), recordedAtMicroseconds: recordedAt,
+            schemaVersion: schemaVersion)
     }
 
     private func notUTF8(_ position: UInt64) -> EventStoreError {
@@ -128,7 +130,8 @@ struct RecordView {
     /// (``StoredForm``); a record written before JSON was stored compactly is compared in that
     /// form too, so the same JSON is the same content however it was spaced.
     func hasSameContent(stream: String, event: NewEvent) -> Bool {
-        guard streamBytes.elementsEqual(stream.utf8), typeBytes.elementsEqual(event.type.utf8) else { return false }
+        guard streamBytes.elementsEqual(stream.utf8), typeBytes.elementsEqual(event.type.utf8), schemaVersion == event.schemaVersion
+        else { return false }
         return Self.sameStoredForm(dataBytes, event.data) && Self.sameStoredForm(metadataBytes, event.metadata)
     }
 

@@ -219,7 +219,7 @@ final class AppendJob: WriteJob, @unchecked Sendable {
                             into: space, position: position, stream: UnsafeRawBufferPointer(streamBytes),
                             type: UnsafeRawBufferPointer(typeBytes), version: head.version,
                             recordedAt: event.recordedAtMicroseconds ?? context.recordedAt, id: id, data: event.data,
-                            metadata: event.metadata)
+                            metadata: event.metadata, schemaVersion: event.schemaVersion)
                     }
                     head.pending.append(position)
                     if head.pending.count == Schema.indexChunk {

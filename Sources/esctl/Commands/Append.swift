@@ -15,8 +15,8 @@ struct Append: AsyncParsableCommand {
             position and writes nothing.
 
             With --batch FILE (or - for standard input), every line is one event, \
-            {"stream":S,"type":T,"data":JSON?,"id":UUID?,"metadata":JSON?,"expectedVersion":V?} (data \
-            {} when missing), and \
+            {"stream":S,"type":T,"data":JSON?,"id":UUID?,"metadata":JSON?,"expectedVersion":V?,"schemaVersion":N?} \
+            (data {} and schema version 1 when missing), and \
             all of them are appended in one atomic transaction (at most 10,000): every expectation \
             holds and every event is written, or nothing is. An expectedVersion ("any", \
             "no-stream", "exists" or a number) may be given on the first line of a stream and \
@@ -64,6 +64,11 @@ struct Append: AsyncParsableCommand {
         transform: ExpectedVersionOption.parse)
     var expectedVersion: ExpectedVersionOption?
 
+    @Option(
+        name: .customLong("schema-version"),
+        help: ArgumentHelp("The version of the type's schema the data is written in, 1 to 65535 (default 1).", valueName: "N"))
+    var schemaVersion: UInt16?
+
     @Flag(help: "Print the result as JSON.")
     var json = false
 
@@ -72,13 +77,15 @@ struct Append: AsyncParsableCommand {
             guard stream == nil, type == nil else {
                 throw ValidationError("Give either STREAM and TYPE or --batch FILE, not both.")
             }
-            guard data == nil, metadata == nil, id == nil, expectedVersion == nil else {
-                throw ValidationError("With --batch, give data, metadata, ids and expected versions in the file's lines.")
+            guard data == nil, metadata == nil, id == nil, expectedVersion == nil, schemaVersion == nil else {
+                throw ValidationError("With --batch, give data, metadata, ids, expected versions and schema versions in the file's lines.")
             }
         } else if track != nil {
             throw ValidationError("--track goes with --batch: a processor's reaction and its tracking position commit together.")
         } else if stream == nil || type == nil {
             throw ValidationError("Give a STREAM and a TYPE, or --batch FILE.")
+        } else if schemaVersion == 0 {
+            throw ValidationError("--schema-version takes a version from 1 to 65535; schema versions start at 1.")
         } else if data == "-" && metadata == "-" {
             throw ValidationError("Only one of --data and --metadata can read standard input; give the other as text or @FILE.")
         }
@@ -98,7 +105,7 @@ struct Append: AsyncParsableCommand {
         guard let stream, let type else { return }
         let event = NewEvent(
             id: try parseID(), type: type, data: try InputText.json(data ?? "{}", what: "--data"),
-            metadata: try metadata.map { try InputText.json($0, what: "--metadata") } ?? Data())
+            metadata: try metadata.map { try InputText.json($0, what: "--metadata") } ?? Data(), schemaVersion: schemaVersion ?? 1)
         let store = try await self.store.open()
         defer { store.close() }
         let result = try await store.append(
