@@ -171,7 +171,7 @@ extension PostgresEventStore {
     }
 
     /// One page from one snapshot, ending at `through` at the latest.
-    func readPage(from position: UInt64, through end: UInt64, limit: Int, scanLimit: Int, filter: EventFilter) async throws
+    package func readPage(from position: UInt64, through end: UInt64, limit: Int, scanLimit: Int, filter: EventFilter) async throws
         -> (events: [RecordedEvent], scannedThrough: UInt64)
     {
         let position = max(position, 1)

@@ -156,4 +156,5 @@ extension HTTPField.Name {
     static let currentVersion = HTTPField.Name("Current-Version") ?? .contentType
     static let expectedVersion = HTTPField.Name("Expected-Version") ?? .contentType
     static let lastEventID = HTTPField.Name("Last-Event-ID") ?? .contentType
+    static let nextFrom = HTTPField.Name("Next-From") ?? .contentType
 }

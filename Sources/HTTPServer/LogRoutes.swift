@@ -50,7 +50,9 @@ extension Server {
             return LogPages.ndjson(events)
         }
 
-        // One page of the global log, filtered, never more than LogPages.maximumLimit events.
+        // One page of the global log, filtered, never more than LogPages.maximumLimit events, and
+        // never more than LogPages.scanLimit positions examined: when the page stops before `to`
+        // and the head, `Next-From: P` says where the next page starts.
         router.get("/events") { request, _ -> Response in
             let query = try RequestQuery(request, known: ["from", "to", "type", "category", "limit"], repeatable: ["type"])
             let from = try query.unsigned("from", what: "a position") ?? 1
@@ -62,9 +64,20 @@ extension Server {
             let category = try query.category()
             let types = query.values("type")
             let filter = EventFilter(category: category, types: types.isEmpty ? nil : Set(types))
-            var events: [RecordedEvent] = []
-            if limit > 0 { events = try await self.store.read(from: max(from, 1), through: to, limit: limit, filter: filter) }
-            return LogPages.ndjson(events)
+            guard limit > 0 else { return LogPages.ndjson([]) }
+            let start = max(from, 1)
+            guard let source = self.store as? any SubscriptionSource else {
+                return LogPages.ndjson(try await self.store.read(from: start, through: to, limit: limit, filter: filter))
+            }
+            // A filter that matches rarely must not walk the whole log in one request: the page
+            // examines a bounded number of positions, and says where to go on.
+            let page = try await source.readPage(
+                from: start, through: to, limit: limit, scanLimit: max(limit, LogPages.scanLimit), filter: filter)
+            var response = LogPages.ndjson(page.events)
+            if page.scannedThrough < to, page.scannedThrough < (try await self.store.headPosition()) {
+                response.headers[.nextFrom] = String(page.scannedThrough + 1)
+            }
+            return response
         }
 
         // What `esctl stats --json` prints.
@@ -82,6 +95,8 @@ enum LogPages {
     static let defaultLimit = 1000
     /// The most a page holds: a read never walks a whole large stream or log.
     static let maximumLimit = 10_000
+    /// The most positions one `GET /events` page examines (more when its limit is larger).
+    static let scanLimit = 10_000
 
     /// Events as NDJSON (`application/x-ndjson`), one ``EventJSON/line(_:)`` each, 200.
     static func ndjson(_ events: [RecordedEvent]) -> Response {

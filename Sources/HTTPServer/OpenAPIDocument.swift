@@ -144,7 +144,7 @@ paths:
   /events:
     get:
       operationId: readEvents
-      summary: A page of the global log as NDJSON.
+      summary: A page of the global log as NDJSON; a page examines at most 10,000 positions (or `limit`, when larger), and says in Next-From where to go on.
       parameters:
         - { name: from, in: query, required: false, schema: { type: integer, minimum: 0 } }
         - { name: to, in: query, required: false, schema: { type: integer, minimum: 0 } }
@@ -153,7 +153,11 @@ paths:
         - { name: limit, in: query, required: false, schema: { type: integer, minimum: 0 } }
       responses:
         "200":
-          description: The events.
+          description: The events. When the page stopped before `to` and the head (its limit reached, or the positions it may examine examined), the header Next-From gives the position to ask from next; without it the range is read to its end.
+          headers:
+            Next-From:
+              description: The position the next page starts at.
+              schema: { type: string }
           content:
             application/x-ndjson:
               schema: { type: string }

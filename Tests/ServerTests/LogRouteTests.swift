@@ -37,6 +37,37 @@ struct LogRouteTests {
         }
     }
 
+    @Test("GET /events examines a bounded number of positions and says where to go on with Next-From")
+    func eventsPageIsBounded() async throws {
+        try await ServerFixture.with { server, client in
+            // Given 12,000 events of one type, then one of a rare type
+            for _ in 0..<3 {
+                _ = try await server.store.append(to: "filler-1", events: (0..<4000).map { _ in NewEvent(type: "Filler", data: Data("{}".utf8)) })
+            }
+            _ = try await server.store.append(to: "rare-1", events: [NewEvent(type: "Rare", data: Data("{}".utf8))])
+            // When the rare type is asked for, then the first page stops after 10,000 positions,
+            // empty, and says where to go on
+            try await client.execute(uri: "/events?type=Rare", method: .get) { response in
+                #expect(response.status == .ok)
+                #expect(response.text == "")
+                #expect(response.headers[HTTPField.Name("Next-From")!] == "10001")
+            }
+            // And the next page finds the event and ends the range (no Next-From)
+            try await client.execute(uri: "/events?type=Rare&from=10001", method: .get) { response in
+                #expect(response.text.contains(#""position":12001"#))
+                #expect(response.headers[HTTPField.Name("Next-From")!] == nil)
+            }
+            // A page that reaches its limit says where the next one starts; one within `to` says nothing
+            try await client.execute(uri: "/events?limit=2", method: .get) { response in
+                #expect(response.text.split(separator: "\n").count == 2)
+                #expect(response.headers[HTTPField.Name("Next-From")!] == "3")
+            }
+            try await client.execute(uri: "/events?limit=2&to=2", method: .get) { response in
+                #expect(response.headers[HTTPField.Name("Next-From")!] == nil)
+            }
+        }
+    }
+
     @Test("An event's schemaVersion is recorded from the body and shown in reads when it is not 1")
     func schemaVersion() async throws {
         try await ServerFixture.with { server, client in

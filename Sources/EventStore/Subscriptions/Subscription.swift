@@ -100,6 +100,11 @@ package protocol SubscriptionSource: Sendable {
     /// a position that is not yet visible.
     func readPage(from position: UInt64, limit: Int, scanLimit: Int, filter: EventFilter) async throws
         -> (events: [RecordedEvent], scannedThrough: UInt64)
+    /// The same, never examining a position after `last`: a bounded page of a range, with where
+    /// to go on (the server's `GET /events`, which answers in bounded time however sparse the
+    /// matches are).
+    func readPage(from position: UInt64, through last: UInt64, limit: Int, scanLimit: Int, filter: EventFilter) async throws
+        -> (events: [RecordedEvent], scannedThrough: UInt64)
     /// Looks for a head committed elsewhere (another process, another host) and publishes it on
     /// ``headSignal``: called before a subscription sleeps.
     func refreshHead() async throws
@@ -223,6 +228,12 @@ extension EventStore: SubscriptionSource {
         -> (events: [RecordedEvent], scannedThrough: UInt64)
     {
         try readPage(from: position, limit: limit, scanLimit: scanLimit, filter: filter.compiled)
+    }
+
+    package func readPage(from position: UInt64, through last: UInt64, limit: Int, scanLimit: Int, filter: EventFilter) throws
+        -> (events: [RecordedEvent], scannedThrough: UInt64)
+    {
+        try readPage(from: position, through: last, limit: limit, scanLimit: scanLimit, filter: filter.compiled)
     }
 
     package func refreshHead() throws {
