@@ -93,17 +93,12 @@ enum ChatProtocol {
                 guard let chat = try? ChatEvent(recorded: event) else { continue }
                 if last.count < count { last.append(event) }
                 if !windowEnded {
-                    let (age, overflow) = now.subtractingReportingOverflow(event.recordedAtMicroseconds)
-                    if overflow || age > MessagesProjection.activeWindow {
+                    let sighting = chat.sighting(at: event.recordedAtMicroseconds)
+                    if !sighting.seen.isRecent(asOf: now) {
                         windowEnded = true
-                    } else {
-                        let (user, isAway): (String, Bool) =
-                            switch chat {
-                            case let .message(message): (message.user, false)
-                            case let .presence(change): (change.user, change.presence == .wentAway)
-                            }
+                    } else if seen.insert(sighting.user).inserted, sighting.seen.isActive(asOf: now) {
                         // Newest first: a user's first event seen here is their latest.
-                        if seen.insert(user).inserted, !isAway { active += 1 }
+                        active += 1
                     }
                 }
                 if windowEnded, last.count >= count { break scan }

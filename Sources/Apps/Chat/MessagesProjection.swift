@@ -38,6 +38,27 @@ public struct LastSeen: Sendable, Equatable, Codable, RowValue {
         self.at = at
         self.isAway = isAway
     }
+
+    /// The room's rule of activity, the one the projection and the chat protocol share: whether
+    /// this sighting lies within ``MessagesProjection/activeWindow`` before `now` (microseconds).
+    public func isRecent(asOf now: Int64) -> Bool {
+        let (age, overflow) = now.subtractingReportingOverflow(at)
+        return !overflow && age <= MessagesProjection.activeWindow
+    }
+
+    /// Whether a user last seen so is active at `now`: seen recently, and not going away then.
+    public func isActive(asOf now: Int64) -> Bool { !isAway && isRecent(asOf: now) }
+}
+
+extension ChatEvent {
+    /// The user this event shows, and how: posting, connecting or coming back is being present;
+    /// going away is not.
+    public func sighting(at time: Int64) -> (user: String, seen: LastSeen) {
+        switch self {
+        case let .message(message): (message.user, LastSeen(at: time, isAway: false))
+        case let .presence(change): (change.user, LastSeen(at: time, isAway: change.presence == .wentAway))
+        }
+    }
 }
 
 /// Each room's timeline: its messages in order (system messages included), the last three for
@@ -70,12 +91,8 @@ public struct MessagesProjection: Projection {
         try state.put("messages", room.appending(event.position), ChatMessage(id: event.id, user: shown.user, text: shown.text, date: at))
         let newest = try state.get("newest", room, as: Int64.self) ?? .min
         if at > newest { try state.put("newest", room, at) }
-        switch chat {
-        case let .message(message):
-            try state.put("seen", room.appending(message.user), LastSeen(at: at, isAway: false))
-        case let .presence(change):
-            try state.put("seen", room.appending(change.user), LastSeen(at: at, isAway: change.presence == .wentAway))
-        }
+        let sighting = chat.sighting(at: at)
+        try state.put("seen", room.appending(sighting.user), sighting.seen)
     }
 
     /// `{"room","activeUsers","messages":[{"id","user","text","date"}],"newReader":[...],"active":[...]}`:
@@ -89,10 +106,7 @@ public struct MessagesProjection: Projection {
         let roomName = parameters.value("room", default: AppStreams.defaultKey)
         let room = RowKey(roomName)
         let newest = try state.get("newest", room, as: Int64.self) ?? 0
-        let seen = try state.rows("seen", prefix: room, as: LastSeen.self).filter { seen in
-            let (age, overflow) = newest.subtractingReportingOverflow(seen.value.at)
-            return !seen.value.isAway && !overflow && age <= Self.activeWindow
-        }
+        let seen = try state.rows("seen", prefix: room, as: LastSeen.self).filter { $0.value.isActive(asOf: newest) }
         let active: [String] = seen.compactMap { row in row.key.decode(String.self, String.self).map { $0.1 } }
         let newReader = try state.rows("messages", prefix: room, reverse: true, limit: Self.newReaderCount, as: ChatMessage.self).reversed()
         var result: [(String, JSONValue)] = [("room", .string(roomName)), ("activeUsers", .int(active.count))]
