@@ -147,6 +147,38 @@ struct AppBackendConformanceTests {
         }
     }
 
+    @Test("a room's active users: those seen within 300 s of its newest event and not gone away, read from the window only", arguments: Backend.allCases)
+    func activeUsers(_ backend: Backend) async throws {
+        try await withDomain(backend) { f in
+            let b = f.backend
+            // Given ann long ago, bob who went away, cat seen again late, dan late, eve who
+            // connected and went away late
+            _ = try await b.chat(.presence(.connected), user: "ann", room: "r")
+            f.clock.advance(by: .seconds(10))
+            _ = try await b.chat(.say("hi"), user: "bob", room: "r")
+            f.clock.advance(by: .seconds(10))
+            _ = try await b.chat(.presence(.connected), user: "cat", room: "r")
+            f.clock.advance(by: .seconds(10))
+            _ = try await b.chat(.presence(.wentAway), user: "bob", room: "r")
+            f.clock.advance(by: .seconds(370))
+            _ = try await b.chat(.say("late"), user: "dan", room: "r")
+            f.clock.advance(by: .seconds(10))
+            _ = try await b.chat(.say("back"), user: "cat", room: "r")
+            _ = try await b.chat(.presence(.connected), user: "eve", room: "r")
+            _ = try await b.chat(.presence(.wentAway), user: "eve", room: "r")
+            let runner = try await f.runner()
+            // When the room is asked, then cat and dan are active, by name
+            let room = try await runner.query("messages", parameters: ["room": "r"])
+            #expect(room["activeUsers"] == 2)
+            #expect(room["active"] == ["cat", "dan"])
+            // And the time index holds one sighting per user, not one per event
+            #expect(try await runner.read("messages") { try $0.rowCount("recent") } == 5)
+            // And a rebuild answers the same
+            _ = try await runner.rebuild(["messages"])
+            #expect(try await runner.query("messages", parameters: ["room": "r"]) == room)
+        }
+    }
+
     @Test("the domain projections answer with the documented JSON shapes", arguments: Backend.allCases)
     func queries(_ backend: Backend) async throws {
         try await withDomain(backend) { f in

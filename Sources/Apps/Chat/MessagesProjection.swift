@@ -66,11 +66,13 @@ extension ChatEvent {
 /// Query parameter: `room` (default "default").
 ///
 /// Tables: `messages` (room, position) → message; `newest` room → the newest event's time;
-/// `seen` (room, user) → when the user last posted, connected, came back or went away.
+/// `seen` (room, user) → when the user last posted, connected, came back or went away;
+/// `recent` (room, time, user) → the same sighting, ordered by time, so that finding who is
+/// active reads the users of the last 300 seconds only, not every user the room ever had.
 public struct MessagesProjection: Projection {
     public let name = "messages"
-    public let version = 3
-    public let tables = ["messages", "newest", "seen"]
+    public let version = 4
+    public let tables = ["messages", "newest", "seen", "recent"]
     public let eventTypes: Set<String>? = ChatEvent.types
     /// Anyone may append to a room's stream: an event that does not decode is passed over.
     public let errorPolicy = ProjectionErrorPolicy.skip
@@ -92,7 +94,12 @@ public struct MessagesProjection: Projection {
         let newest = try state.get("newest", room, as: Int64.self) ?? .min
         if at > newest { try state.put("newest", room, at) }
         let sighting = chat.sighting(at: at)
-        try state.put("seen", room.appending(sighting.user), sighting.seen)
+        let userKey = room.appending(sighting.user)
+        if let previous = try state.get("seen", userKey, as: LastSeen.self) {
+            try state.delete("recent", Self.recentKey(room, previous.at, sighting.user))
+        }
+        try state.put("seen", userKey, sighting.seen)
+        try state.put("recent", Self.recentKey(room, at, sighting.user), sighting.seen)
     }
 
     /// `{"room","activeUsers","messages":[{"id","user","text","date"}],"newReader":[...],"active":[...]}`:
@@ -102,12 +109,27 @@ public struct MessagesProjection: Projection {
     /// cursor (a message's position), and `"next"` beside it is the cursor of the page that
     /// continues in the same direction (older ones from the newest or `before`, newer ones from
     /// `after`), or null.
+    /// The key of a sighting in `recent`: the room, the time as a signed number, the user (none:
+    /// the key that every sighting of that time and later follows).
+    static func recentKey(_ room: RowKey, _ at: Int64, _ user: String?) -> RowKey {
+        let timed = room.appending(Int(truncatingIfNeeded: at))
+        return user.map { timed.appending($0) } ?? timed
+    }
+
     public func query(_ state: some StateReader, _ parameters: QueryParameters) throws -> JSONValue {
         let roomName = parameters.value("room", default: AppStreams.defaultKey)
         let room = RowKey(roomName)
         let newest = try state.get("newest", room, as: Int64.self) ?? 0
-        let seen = try state.rows("seen", prefix: room, as: LastSeen.self).filter { $0.value.isActive(asOf: newest) }
-        let active: [String] = seen.compactMap { row in row.key.decode(String.self, String.self).map { $0.1 } }
+        // Only the sightings of the window are read: each user's latest, from the window's start.
+        let (since, overflow) = newest.subtractingReportingOverflow(Self.activeWindow)
+        let start = overflow || since == .min ? nil : Self.recentKey(room, since - 1, nil)
+        var active: [String] = []
+        try state.forEachRow("recent", prefix: room, after: start, reverse: false, as: LastSeen.self) { key, seen in
+            if seen.isActive(asOf: newest), let (_, _, user) = key.decode(String.self, Int.self, String.self) { active.append(user) }
+            return true
+        }
+        // By name, in the byte order of their keys, as the users are listed everywhere.
+        active.sort { $0.utf8.lexicographicallyPrecedes($1.utf8) }
         let newReader = try state.rows("messages", prefix: room, reverse: true, limit: Self.newReaderCount, as: ChatMessage.self).reversed()
         var result: [(String, JSONValue)] = [("room", .string(roomName)), ("activeUsers", .int(active.count))]
         if let page = try Page(parameters, projection: name) {
