@@ -119,6 +119,16 @@ def main() -> int:
         page.get_by_role("button", name="Resume").click()
         expect(page.locator("#tail li button").first, "resume never showed the waiting event").to_have_attribute("data-position", str(paused_position))
 
+        step("the tail is one tab stop; the arrow keys move within it")
+        rows = page.locator("#tail li button")
+        expect(page.locator('#tail button[tabindex="0"]'), "the tail is not exactly one tab stop").to_have_count(1)
+        rows.nth(0).focus()
+        page.keyboard.press("ArrowDown")
+        second = rows.nth(1).get_attribute("data-position")
+        if page.evaluate("document.activeElement.dataset.position") != second:
+            raise AssertionError("ArrowDown did not move the focus to the next event")
+        expect(page.locator('#tail button[tabindex="0"]'), "moving left more than one tab stop").to_have_count(1)
+
         step("a dropped connection resumes where it stopped: no event missed, none twice")
         offline["now"] = True
         proxy.drop()

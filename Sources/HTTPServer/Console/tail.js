@@ -39,6 +39,29 @@ export class Tail {
     this.categorySelect.addEventListener('change', () => this.render());
     this.typeSelect.addEventListener('change', () => this.render());
     this.pauseButton.addEventListener('click', () => this.setPaused(!this.paused));
+    // The list is one tab stop; the arrow keys, Home and End move within it.
+    this.list.addEventListener('keydown', (event) => this.moveFocus(event));
+  }
+
+  moveFocus(event) {
+    const buttons = [...this.list.querySelectorAll('button')];
+    const index = buttons.indexOf(document.activeElement);
+    if (index < 0) return;
+    const targets = { ArrowDown: index + 1, ArrowUp: index - 1, Home: 0, End: buttons.length - 1 };
+    const next = buttons[targets[event.key]];
+    if (!(event.key in targets) || !next) return;
+    event.preventDefault();
+    buttons[index].tabIndex = -1;
+    next.tabIndex = 0;
+    next.focus();
+  }
+
+  /** Leaves exactly one row in the tab order: the chosen event's, or the newest. */
+  updateTabStop() {
+    const current = this.list.querySelector('button[tabindex="0"]');
+    if (current) return;
+    const stop = this.list.querySelector('button[aria-current="true"]') || this.list.querySelector('button');
+    if (stop) stop.tabIndex = 0;
   }
 
   /** Subscribes from position `from` (inclusive): the recent past first, then live events. */
@@ -94,6 +117,7 @@ export class Tail {
     if (this.matches(event)) {
       this.list.prepend(this.row(event));
       while (this.list.children.length > kept) this.list.lastElementChild.remove();
+      this.updateTabStop();
     }
   }
 
@@ -131,13 +155,14 @@ export class Tail {
   render() {
     const shown = this.events.filter((event) => event.position <= this.shownThrough && this.matches(event));
     this.list.replaceChildren(...shown.reverse().map((event) => this.row(event)));
+    this.updateTabStop();
     const waiting = this.events.filter((event) => event.position > this.shownThrough && this.matches(event)).length;
     this.showWaiting(waiting);
   }
 
   row(event) {
     const time = new Date(eventTime(event.recordedAt));
-    const button = element('button', { type: 'button', attrs: { 'data-position': String(event.position) } },
+    const button = element('button', { type: 'button', tabIndex: -1, attrs: { 'data-position': String(event.position) } },
       element('span', { className: 'position', textContent: `#${event.position}` }),
       element('span', { className: 'stream', textContent: `${event.stream} v${event.version}` }),
       element('span', { className: 'type', textContent: event.type }),
