@@ -70,6 +70,7 @@ extension PostgresEventStore {
         try checkWritable()
         try Limits.validate(appends)
         let call = AppendCall([request(appends, tracking: nil)], now: ContentTime.microseconds(configuration.clock()))
+        let started = ContinuousClock.now
         let results = try await blocking.offload { [self] in
             try blocking.withTransaction(writing: true) { connection, logger in
                 let rows: [AppendCall.Row]
@@ -91,6 +92,9 @@ extension PostgresEventStore {
             }
         }
         appender.countCommittedWrite()
+        // Counted as the grouped appends are: one append, its new events, its commit's time.
+        let written = results.reduce(0) { $0 + ($1.alreadyRecorded ? 0 : $1.positions.count) }
+        metrics.committed(appends: 1, events: written, duration: ContinuousClock.now - started)
         if let head = results.compactMap({ $0.alreadyRecorded ? nil : $0.positions.last }).max() { headSignal.publish(head) }
         return results
     }

@@ -31,6 +31,19 @@ struct MetricsConformanceTests {
         #expect(try metrics.expectTimer("eventstore_commit_duration_seconds").values.count == sizes.count)
     }
 
+    @Test("an append that also writes tables counts as one append with its events", arguments: Backend.allCases)
+    func appendsWithTablesAreCounted(_ backend: Backend) async throws {
+        let metrics = TestMetrics()
+        try await withLog(backend, metricsFactory: metrics) { f in
+            // Given a store whose metrics go to a test factory, when an append also writes tables
+            _ = try await f.log.append([StreamAppend(stream: "a-1", events: [event("T"), event("T")])], alsoWriting: { _, _ in })
+        }
+        // Then it is counted as any other append
+        #expect(metrics.counterTotal(label: "eventstore_appends_total") == 1)
+        #expect(metrics.counterTotal(label: "eventstore_events_appended_total") == 2)
+        #expect(try metrics.expectTimer("eventstore_commit_duration_seconds").values.count == 1)
+    }
+
     @Test("a subscription counts as open while it iterates, and its lag is sampled", arguments: Backend.allCases)
     func subscriptionsAreCounted(_ backend: Backend) async throws {
         let metrics = TestMetrics()
