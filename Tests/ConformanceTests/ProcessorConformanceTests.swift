@@ -138,13 +138,18 @@ struct ReadYourWritesConformanceTests {
     @Test("a wait that runs out of time says where the projection and the head are", arguments: Backend.allCases)
     func timesOut(_ backend: Backend) async throws {
         try await withLog(backend) { f in
+            // Given one event and a runner whose waits run on a test clock
             _ = try await f.log.append(to: "s", events: [event("A")])
-            let runner = try await ProjectionRunner(store: f.log, projections: [EventCountByType()])
-            let error = await #expect(throws: ProjectionError.self) {
-                try await runner.waitUntilApplied("count-by-type", position: 5, timeout: .milliseconds(50))
-            }
+            let clock = TestClock()
+            let runner = try await ProjectionRunner(store: f.log, projections: [EventCountByType()], clock: clock)
+            // When a wait for position 5 has slept its 5 s
+            let waiting = Task { try await runner.waitUntilApplied("count-by-type", position: 5, timeout: .seconds(5)) }
+            try await clock.waitForSleepers(1)
+            clock.advance(by: .seconds(5))
+            // Then it times out, saying where the projection and the head are
+            let error = await #expect(throws: ProjectionError.self) { try await waiting.value }
             #expect(error?.code == .timedOut)
-            #expect(error?.message == "The projection 'count-by-type' did not reach position 5 within 0.05 s (it is at 1, the head is 1).")
+            #expect(error?.message == "The projection 'count-by-type' did not reach position 5 within 5 s (it is at 1, the head is 1).")
         }
     }
 }

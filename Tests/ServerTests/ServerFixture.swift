@@ -22,7 +22,7 @@ enum ServerFixture {
         var configuration = TemporaryStore.deterministicConfiguration()
         configuration.metricsFactory = metrics.factory
         return try await TemporaryStore.with(configuration: configuration) { store in
-            let runner = try await ProjectionRunner(store: store, projections: AppCatalog.all)
+            let runner = try await ProjectionRunner(store: store, projections: AppCatalog.all, clock: clock)
             let server = try Server(store: store, runner: runner, options: options, clock: clock, metrics: metrics)
             return try await server.application().test(testing) { client in
                 try await body(server, client)

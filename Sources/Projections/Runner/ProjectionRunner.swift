@@ -99,6 +99,9 @@ public final class ProjectionRunner: Sendable {
     private let failures = Mutex<[String: ProjectionError]>([:])
     /// Where rebuilds, stops and passed-over events are told.
     let logger: Logger
+    /// The clock that times waits for a position (``waitUntilApplied(_:position:timeout:)``): a
+    /// test clock in tests.
+    let clock: any Clock<Duration>
 
     /// Reports a long catch-up's progress: projection names, position reached, head.
     public typealias Progress = @Sendable (_ projections: [String], _ position: UInt64, _ head: UInt64) -> Void
@@ -112,16 +115,18 @@ public final class ProjectionRunner: Sendable {
     /// whole old state for later, whoever started it (a one-shot query answers from the old
     /// state at once). A rebuild another living process is running is never taken over (unless
     /// no state can serve meanwhile: then this one helps). `parallelism` defaults to the number
-    /// of processors.
+    /// of processors. `clock` times the waits for a position.
     ///
     /// Throws ``ProjectionError`` with ``ProjectionError/Code/invalidDefinition`` for a bad or
     /// duplicate name, and the store's errors.
     public init(
         store: any EventLog, projections: [any Projection], batchSize: UInt64 = 25_000, maximumBatchRows: Int = 256,
         parallelism: Int? = nil, finalRebuildStep: UInt64 = 256, progress: Progress? = nil,
-        inspecting: Bool = false, finishingRebuilds: Bool = true, logger: Logger? = nil
+        inspecting: Bool = false, finishingRebuilds: Bool = true, logger: Logger? = nil,
+        clock: any Clock<Duration> = ContinuousClock()
     ) async throws {
         try Self.validate(projections)
+        self.clock = clock
         self.logger = logger ?? store.configuration.logger
         self.store = store
         self.projections = projections

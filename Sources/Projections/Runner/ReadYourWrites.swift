@@ -5,7 +5,8 @@ extension ProjectionRunner {
     /// or in another process) and returns its checkpoint: with no daemon running, this catches
     /// it up itself with each commit.
     ///
-    /// Throws ``ProjectionError/Code/timedOut`` when `timeout` runs out first (saying where the
+    /// Throws ``ProjectionError/Code/timedOut`` when `timeout` runs out first on the runner's
+    /// clock (saying where the
     /// projection and the head are), ``ProjectionError/Code/stopped`` when the projection stops
     /// before `position`, `CancellationError` when cancelled, and the store's errors.
     @discardableResult
@@ -14,7 +15,7 @@ extension ProjectionRunner {
         let reached = try await withThrowingTaskGroup(of: UInt64?.self) { group in
             group.addTask { try await self.reach(projection.name, position) }
             group.addTask {
-                try await Task.sleep(for: timeout)
+                try await self.clock.sleep(for: timeout)
                 return nil
             }
             defer { group.cancelAll() }
