@@ -78,7 +78,16 @@ public final class Server: Sendable {
             router: router(),
             configuration: ApplicationConfiguration(address: .hostname(host, port: options.port), serverName: "esctl"),
             onServerRunning: { channel in await onListening(host, channel.localAddress?.port ?? 0) },
-            logger: logger)
+            logger: Self.frameworkLogger(logger))
+    }
+
+    /// The logger Hummingbird itself gets: the server's, from notice up. Its info lines ("Server
+    /// started and listening on ...") repeat what `onListening` says (esctl's own `serving` line)
+    /// and the access log; its warnings and errors still go out.
+    static func frameworkLogger(_ logger: Logger) -> Logger {
+        var quieter = logger
+        quieter.logLevel = max(logger.logLevel, .notice)
+        return quieter
     }
 
     /// Serves until SIGTERM or SIGINT, then stops gracefully: stops accepting, ends open streams,

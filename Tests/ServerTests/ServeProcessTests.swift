@@ -51,6 +51,7 @@ struct ServeProcessTests {
         let serve = try await Self.serveFreshStore(at: db)
         let port = try Self.port(in: serve.stderr)
         #expect(serve.stderr.contains("esctl: serving \(db) on http://127.0.0.1:\(port)\n"))
+        #expect(!serve.stderr.contains("HummingbirdCore"), "Hummingbird's own start line repeats esctl's: \(serve.stderr)")
         // And a client streaming from the end.
         let stream = try await LiveResponse.open(port: port, "/subscribe", headers: [("Accept", "text/event-stream")])
         try await stream.waitForText("caughtUp") { $0 == "event: caughtUp\ndata: {\"through\":0}\n\n" }
