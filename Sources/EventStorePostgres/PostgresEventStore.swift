@@ -37,6 +37,8 @@ public final class PostgresEventStore: EventLog, SubscriptionSource {
     let blocking: BlockingConnections
     /// The tables this handle has opened.
     let openedTables = OpenedTables()
+    /// The database's schema version as this handle found it (after any upgrade it made).
+    let databaseSchemaVersion: Int
     /// The columns its reads select (see ``eventColumns(schemaVersion:)``).
     let eventColumns: String
     private let isClosed = Atomic<Bool>(false)
@@ -68,6 +70,7 @@ public final class PostgresEventStore: EventLog, SubscriptionSource {
         do {
             let prepared = try await PostgresSchemaSetup.prepare(client, location: location, mode: mode, logger: configuration.logger)
             head = prepared.head
+            databaseSchemaVersion = prepared.schemaVersion
             eventColumns = EventStorePostgres.eventColumns(schemaVersion: prepared.schemaVersion)
         } catch {
             clientTask.cancel()

@@ -2,11 +2,17 @@ import EventStore
 import Foundation
 import PostgresNIO
 
+/// What reads an event's schema version in a database of schema `version`: one from before
+/// schema versions (read-only handles do not upgrade it) has no such column, and every event in
+/// it is version 1.
+func schemaVersionExpression(_ version: Int) -> String {
+    version >= 3 ? "schema_version" : "1"
+}
+
 /// The columns every read selects, in the order ``EventRow`` decodes them, in a database of
-/// schema `version`: one from before schema versions (read-only handles do not upgrade it)
-/// gives 1 for each event, as it stands for.
+/// schema `version`.
 func eventColumns(schemaVersion version: Int) -> String {
-    "position, stream, version, id, type, recorded_at, data, metadata, " + (version >= 3 ? "schema_version" : "1 AS schema_version")
+    "position, stream, version, id, type, recorded_at, data, metadata, \(schemaVersionExpression(version)) AS schema_version"
 }
 
 /// One row of `eventstore.events`, as read.

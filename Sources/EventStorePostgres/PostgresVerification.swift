@@ -12,7 +12,8 @@ extension PostgresEventStore {
             let logger = configuration.logger
             try await connection.query("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY", logger: logger)
             do {
-                let report = try await Self.verify(connection, logger: logger)
+                let report = try await Self.verify(
+                    connection, schemaVersion: schemaVersionExpression(databaseSchemaVersion), logger: logger)
                 try await connection.query("COMMIT", logger: logger)
                 return report
             } catch {
@@ -22,7 +23,8 @@ extension PostgresEventStore {
         }
     }
 
-    private static func verify(_ connection: PostgresConnection, logger: Logger) async throws -> VerificationReport {
+    /// `schemaVersion` reads an event's schema version (see ``schemaVersionExpression(_:)``).
+    private static func verify(_ connection: PostgresConnection, schemaVersion: String, logger: Logger) async throws -> VerificationReport {
         var report = VerificationReport()
         var headPosition: Int64 = 0
         var streamTotal: Int64 = 0
@@ -88,7 +90,9 @@ extension PostgresEventStore {
 
         // Checksums, recomputed from every event's fields.
         for try await (position, stream, id, type, recordedAt, data, metadata, checksum, schemaVersion) in try await connection.query(
-            "SELECT position, stream, id, type, recorded_at, data, metadata, checksum, schema_version FROM eventstore.events ORDER BY position",
+            PostgresQuery(
+                unsafeSQL:
+                    "SELECT position, stream, id, type, recorded_at, data, metadata, checksum, \(schemaVersion) FROM eventstore.events ORDER BY position"),
             logger: logger
         ).decode((Int64, String, UUID, String, Int64, ByteBuffer, ByteBuffer, Int32, Int32).self) {
             let expected = ContentChecksum.of(

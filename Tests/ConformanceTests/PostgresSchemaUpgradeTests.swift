@@ -137,6 +137,8 @@ struct PostgresSchemaUpgradeTests {
             // When a read-only handle reads it, then its events have schema version 1 and nothing changes
             let reader = try await PostgresEventStore(url: database.url, mode: .readOnly)
             #expect(try await reader.events() == before)
+            let readOnlyReport = try await reader.verify()
+            #expect(readOnlyReport.isClean, "verify of a version 2 database, read-only: \(readOnlyReport.problems)")
             reader.close()
             #expect(try await schemaVersion(database) == [2])
 

@@ -102,13 +102,6 @@ public struct MessagesProjection: Projection {
         try state.put("recent", Self.recentKey(room, at, sighting.user), sighting.seen)
     }
 
-    /// `{"room","activeUsers","messages":[{"id","user","text","date"}],"newReader":[...],"active":[...]}`:
-    /// active users are those who posted, connected or came back within 300 seconds of the
-    /// room's newest event and have not gone away since. With `limit`, `messages` holds the room's
-    /// `limit` newest messages (oldest first, as a chat shows them), or those before or after a
-    /// cursor (a message's position), and `"next"` beside it is the cursor of the page that
-    /// continues in the same direction (older ones from the newest or `before`, newer ones from
-    /// `after`), or null.
     /// The key of a sighting in `recent`: the room, the time as a signed number, the user (none:
     /// the key that every sighting of that time and later follows).
     static func recentKey(_ room: RowKey, _ at: Int64, _ user: String?) -> RowKey {
@@ -116,6 +109,13 @@ public struct MessagesProjection: Projection {
         return user.map { timed.appending($0) } ?? timed
     }
 
+    /// `{"room","activeUsers","messages":[{"id","user","text","date"}],"newReader":[...],"active":[...]}`:
+    /// active users are those who posted, connected or came back within 300 seconds of the
+    /// room's newest event and have not gone away since. With `limit`, `messages` holds the room's
+    /// `limit` newest messages (oldest first, as a chat shows them), or those before or after a
+    /// cursor (a message's position), and `"next"` beside it is the cursor of the page that
+    /// continues in the same direction (older ones from the newest or `before`, newer ones from
+    /// `after`), or null.
     public func query(_ state: some StateReader, _ parameters: QueryParameters) throws -> JSONValue {
         let roomName = parameters.value("room", default: AppStreams.defaultKey)
         let room = RowKey(roomName)
