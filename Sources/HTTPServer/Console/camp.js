@@ -27,8 +27,9 @@ export class CampView {
     return field('camp-key') || 'default';
   }
 
-  get stream() {
-    return `campground-${this.campground}`;
+  /** The streams whose events change what the view shows. */
+  get streams() {
+    return [`campground-${this.campground}`];
   }
 
   command(name, body) {

@@ -28,9 +28,9 @@ export class ChatView {
     return field('chat-room') || 'default';
   }
 
-  /** The stream whose events change what the page shows. */
-  get stream() {
-    return `chat-${this.room}`;
+  /** The streams whose events change what the view shows. */
+  get streams() {
+    return [`chat-${this.room}`];
   }
 
   command(name, body) {

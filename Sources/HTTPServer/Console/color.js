@@ -33,8 +33,9 @@ export class ColorView {
     return field('color-key') || 'default';
   }
 
-  get stream() {
-    return `color-${this.calculator}`;
+  /** The streams whose events change what the view shows. */
+  get streams() {
+    return [`color-${this.calculator}`];
   }
 
   async command(name, body) {

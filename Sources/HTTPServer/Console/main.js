@@ -2,7 +2,7 @@
 // in the header, follows the log live, and lets each view refresh itself when events that
 // concern it arrive.
 import { api, coalesce, ensureSession, eventTime, every, retrying, showError } from './api.js';
-import { category, Tail } from './tail.js';
+import { Tail } from './tail.js';
 import { LagChart, RateChart } from './charts.js';
 import { ProjectionsView } from './projections.js';
 import { WorkoutView } from './workout.js';
@@ -64,21 +64,12 @@ async function start() {
   };
   await retrying(sampleProjections, reportError);
 
-  // Each app view refreshes when an event of its own streams arrives, as recent as that event.
+  // Each view refreshes when an event of the streams it shows arrives, as recent as that event,
+  // once per burst.
   let latest = head;
-  const refreshers = new Map();
-  const refresher = (key, task) => {
-    if (!refreshers.has(key)) refreshers.set(key, coalesce(() => task(latest), reportError));
-    return refreshers.get(key);
-  };
-  const appliesTo = (event) => {
-    const kind = category(event.stream);
-    if (kind === 'chat' && event.stream === chat.stream) return ['chat', () => chat.refresh(latest)];
-    if (kind === 'campground' && event.stream === camp.stream) return ['camp', () => camp.refresh(latest)];
-    if (kind === 'color' && event.stream === color.stream) return ['color', () => color.refresh(latest)];
-    if (kind === 'fitness' || kind === 'alerts') return ['workout', () => workout.refresh(latest)];
-    return null;
-  };
+  const refreshing = (view) => coalesce(() => view.refresh(latest), reportError);
+  const refreshQuery = refreshing(projections);
+  const apps = [workout, chat, camp, color].map((view) => ({ view, refresh: refreshing(view) }));
 
   const tail = new Tail({
     onEvent: (event, live) => {
@@ -87,9 +78,8 @@ async function start() {
       if (event.position > head) { head = event.position; showHead(); }
       if (!live) return;
       refreshStats();
-      refresher('projections', (position) => projections.refresh(position))();
-      const applies = appliesTo(event);
-      if (applies) refresher(applies[0], applies[1])();
+      refreshQuery();
+      for (const app of apps) if (app.view.streams.includes(event.stream)) app.refresh();
     },
     onConnection: (state, text) => {
       const element = document.getElementById('connection');

@@ -8,7 +8,7 @@ import { element, ensureSession, eventTime } from './api.js';
 const kept = 500;
 
 /** The category of a stream: its name up to the first '-' (the whole name when it has none). */
-export function category(stream) {
+function category(stream) {
   const dash = stream.indexOf('-');
   return dash < 0 ? stream : stream.slice(0, dash);
 }

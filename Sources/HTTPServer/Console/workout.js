@@ -25,6 +25,11 @@ export class WorkoutView {
     return field('workout-user') || 'default';
   }
 
+  /** The streams whose events change what the view shows. */
+  get streams() {
+    return [`fitness-${this.user}`, `alerts-${this.user}`];
+  }
+
   command(app, name, body) {
     return command('workout-error', `/apps/${app}/${name}`, { user: this.user, ...body }, (position) => this.refresh(position));
   }
