@@ -95,7 +95,9 @@ let package = Package(
         .target(name: "FuzzChecks", dependencies: ["EventStore", "Projections", "Commands", "Apps", "WireFormat"], path: "Tests/FuzzChecks"),
         // Starts the tests' child processes without Foundation's Process (see its header).
         .target(name: "CChildProcess", path: "Tests/CChildProcess"),
-        .target(name: "TestSupport", dependencies: ["EventStore", "EventStoreTesting", "CChildProcess"], path: "Tests/TestSupport"),
+        .target(
+            name: "TestSupport", dependencies: ["EventStore", "EventStoreTesting", "CChildProcess", .product(name: "Logging", package: "swift-log")],
+            path: "Tests/TestSupport"),
         // A writer the reliability tests start and kill (not a product: tests build it).
         .executableTarget(
             name: "torture-writer", dependencies: ["CLMDB", "EventStore", "EventStorePostgres", "Projections", "Commands", "Apps", "TestSupport"],

@@ -16,6 +16,10 @@ public enum AppCatalog {
 
     /// Every projection esctl registers.
     public static var all: [any Projection] { apps + logSummaries }
+
+    /// The apps' upcasters (``Configuration/upcasters``): a store the apps use is opened with
+    /// them, so events recorded in an older shape read in the newest.
+    public static let upcasters: [Upcaster] = CampgroundUpcasters.all
 }
 
 extension AppCatalog {

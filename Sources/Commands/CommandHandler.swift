@@ -45,11 +45,16 @@ public struct CommandHandler: Sendable {
 
     /// Where the handler logs: its configuration's logger, else the store's.
     let logger: Logger
+    /// The fingerprint of the store's upcasters, part of every snapshot's state version: a
+    /// snapshot folded from events upcast otherwise is passed over.
+    let upcasterFingerprint: UInt64
 
     public init(store: any EventLog, configuration: Configuration = Configuration()) {
         self.store = store
         self.configuration = configuration
         logger = configuration.logger ?? store.configuration.logger
+        // The store checked its upcasters when it opened; unchecked ones cannot reach here.
+        upcasterFingerprint = (try? Upcasting(store.configuration.upcasters))?.fingerprint(consuming: nil) ?? 0
     }
 
     /// Runs `command` with `decider`.
@@ -100,7 +105,7 @@ public struct CommandHandler: Sendable {
 
     /// The decider's snapshot codec, with the snapshot table opened (nil when its key is too long).
     private func snapshotCodec<D: SnapshotDecider>(for decider: D) async throws -> SnapshotCodec<D>? {
-        guard let codec = SnapshotCodec(decider) else { return nil }
+        guard let codec = SnapshotCodec(decider, upcasters: upcasterFingerprint) else { return nil }
         try await store.openTables([Snapshots.table])
         return codec
     }
@@ -168,7 +173,7 @@ public struct CommandHandler: Sendable {
         for append in appends { versions[append.stream, default: 0] += UInt64(append.events.count) }
         do {
             let bytes = try snapshots.encode(state)
-            return (snapshots.key, Snapshots.value(deciderVersion: snapshots.version, versions: decider.streams.map { versions[$0] ?? 0 }, state: bytes))
+            return (snapshots.key, Snapshots.value(deciderVersion: snapshots.version, upcasters: snapshots.upcasters, versions: decider.streams.map { versions[$0] ?? 0 }, state: bytes))
         } catch {
             logger.info("a snapshot could not be encoded; none was written", metadata: [LogKeys.decider: "\(snapshots.name)", LogKeys.reason: "\(error)"])
             return nil

@@ -18,6 +18,9 @@ public enum Snapshots {
         public let decider: String
         /// The decider's ``SnapshotDecider/snapshotVersion`` when it was written.
         public let deciderVersion: Int64
+        /// The fingerprint of the store's upcasters when it was written (0: none): a snapshot
+        /// folded from events upcast by other steps is passed over, undecoded.
+        public let upcasters: UInt64
         /// The decider's streams and the version of each the state folds through.
         public let versions: [StreamVersion]
         /// The size of the stored value, in bytes.
@@ -46,11 +49,13 @@ public enum Snapshots {
         return key.count <= 511 ? key : nil
     }
 
-    /// A snapshot's value: the format (1), the decider's version (i64), the number of streams
-    /// (u32) and each one's version (u64), all big-endian, then the state's JSON to the end.
-    static func value(deciderVersion: Int, versions: [UInt64], state: [UInt8]) -> [UInt8] {
-        var value: [UInt8] = [format]
+    /// A snapshot's value: the format (1, or 2 when the store has upcasters), the decider's
+    /// version (i64), in format 2 the fingerprint of the store's upcasters (u64), the number of
+    /// streams (u32) and each one's version (u64), all big-endian, then the state's JSON to the end.
+    static func value(deciderVersion: Int, upcasters: UInt64, versions: [UInt64], state: [UInt8]) -> [UInt8] {
+        var value: [UInt8] = [upcasters == 0 ? format : 2]
         withUnsafeBytes(of: Int64(deciderVersion).bigEndian) { value += $0 }
+        if upcasters != 0 { withUnsafeBytes(of: upcasters.bigEndian) { value += $0 } }
         withUnsafeBytes(of: UInt32(truncatingIfNeeded: versions.count).bigEndian) { value += $0 }
         for version in versions { withUnsafeBytes(of: version.bigEndian) { value += $0 } }
         return value + state
@@ -61,15 +66,21 @@ public enum Snapshots {
         let parts = key.split(separator: 0, omittingEmptySubsequences: false).dropLast()
         guard key.last == 0, let name = parts.first.flatMap({ String(validating: $0, as: UTF8.self) }) else { return nil }
         let streams = parts.dropFirst().map { String(decoding: $0, as: UTF8.self) }
-        guard value.count >= 13, value[0] == format else { return nil }
+        // Format 2 has the upcasters' fingerprint after the decider's version.
+        guard value.count >= 1, value[0] == format || value[0] == 2 else { return nil }
+        let header = value[0] == 2 ? 21 : 13
+        guard value.count >= header else { return nil }
         func number<T: FixedWidthInteger>(_ type: T.Type, at offset: Int) -> T {
             value.loadUnaligned(fromByteOffset: offset, as: T.self).bigEndian
         }
         let deciderVersion = number(Int64.self, at: 1)
-        let count = Int(number(UInt32.self, at: 9))
-        guard count == streams.count, value.count >= 13 + 8 * count else { return nil }
-        let versions = (0..<count).map { StreamVersion(stream: streams[$0], version: number(UInt64.self, at: 13 + 8 * $0)) }
-        return Entry(decider: name, deciderVersion: deciderVersion, versions: versions, size: value.count, state: Array(value[(13 + 8 * count)...]))
+        let upcasters = header == 21 ? number(UInt64.self, at: 9) : 0
+        let count = Int(number(UInt32.self, at: header - 4))
+        guard count == streams.count, value.count >= header + 8 * count else { return nil }
+        let versions = (0..<count).map { StreamVersion(stream: streams[$0], version: number(UInt64.self, at: header + 8 * $0)) }
+        return Entry(
+            decider: name, deciderVersion: deciderVersion, upcasters: upcasters, versions: versions, size: value.count,
+            state: Array(value[(header + 8 * count)...]))
     }
 
     /// Every stored snapshot, in key order (deciders, then streams). Reads nothing but the table.
@@ -128,23 +139,27 @@ struct SnapshotCodec<D: StreamDecider>: Sendable {
     let key: [UInt8]
     let name: String
     let version: Int
+    /// The fingerprint of the store's upcasters, which snapshots are written with and read at.
+    let upcasters: UInt64
     let encode: @Sendable (D.State) throws -> [UInt8]
     let decode: @Sendable ([UInt8]) throws -> D.State
 
-    init?(_ decider: D) where D: SnapshotDecider {
+    init?(_ decider: D, upcasters: UInt64) where D: SnapshotDecider {
         guard let key = Snapshots.key(decider: decider.snapshotName, streams: decider.streams) else { return nil }
         self.key = key
         name = decider.snapshotName
         version = decider.snapshotVersion
+        self.upcasters = upcasters
         encode = { try Snapshots.encode($0) }
         decode = { try Snapshots.decode(D.State.self, from: $0) }
     }
 
     /// The state and versions a stored snapshot holds, when it is of this decider's version and
-    /// its streams and decodes; nil otherwise (logged when it does not decode).
+    /// its streams and decodes; nil otherwise (logged when it does not decode). The version is
+    /// checked before the state is decoded: a snapshot of another version is never decoded.
     func read(_ bytes: [UInt8], streams: [String], logger: Logger) -> (state: D.State, versions: [String: UInt64])? {
         let entry = bytes.withUnsafeBytes { value in key.withUnsafeBytes { Snapshots.entry(key: $0, value: value) } }
-        guard let entry, entry.deciderVersion == Int64(version), entry.versions.map(\.stream) == streams else { return nil }
+        guard let entry, entry.deciderVersion == Int64(version), entry.upcasters == upcasters, entry.versions.map(\.stream) == streams else { return nil }
         do {
             let state = try decode(entry.state)
             return (state, Dictionary(entry.versions.map { ($0.stream, $0.version) }, uniquingKeysWith: { first, _ in first }))
@@ -164,7 +179,8 @@ extension Snapshots {
     /// version of the decider is not checked (the handler ignores it). Throws the store's errors.
     public static func check<D: SnapshotDecider>(_ entry: Entry, with decider: D, in store: any EventLog) throws -> String? {
         let place = "the snapshot of '\(entry.decider)' for \(entry.versions.map { "\($0.stream)@\($0.version)" }.joined(separator: ", "))"
-        guard entry.deciderVersion == Int64(decider.snapshotVersion) else { return nil }
+        let upcasters = (try? Upcasting(store.configuration.upcasters))?.fingerprint(consuming: nil) ?? 0
+        guard entry.deciderVersion == Int64(decider.snapshotVersion), entry.upcasters == upcasters else { return nil }
         guard entry.versions.map(\.stream) == decider.streams else { return "\(place) is not of the decider's streams \(decider.streams)" }
         let stored: D.State
         do {

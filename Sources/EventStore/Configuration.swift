@@ -59,6 +59,11 @@ public struct Configuration: Sendable {
     /// their lag; see the README's "Metrics"): nil, the default, uses the process's
     /// `MetricsSystem`, which emits nothing until a program bootstraps a metrics backend.
     public var metricsFactory: (any MetricsFactory)?
+    /// The steps of the event types' schema evolution (see ``Upcaster``): every read path of the
+    /// store gives events in their type's newest shape. Checked when the store opens: a gap in a
+    /// type's chain makes the open throw ``EventStoreError/Code/invalidInput``. Empty, the default,
+    /// reads every event as stored (what `esctl read --as-stored` and `export` do).
+    public var upcasters: [Upcaster]
 
     /// Creates a configuration; every argument has a sensible default.
     public init(
@@ -73,7 +78,8 @@ public struct Configuration: Sendable {
         slowCommitThreshold: Duration = .seconds(1),
         subscriptionLagNotice: UInt64 = 100_000,
         logger: Logger = Logger(label: "eventstore", factory: { _ in SwiftLogNoOpLogHandler() }),
-        metricsFactory: (any MetricsFactory)? = nil
+        metricsFactory: (any MetricsFactory)? = nil,
+        upcasters: [Upcaster] = []
     ) {
         self.durability = durability
         self.initialMapSize = initialMapSize
@@ -87,5 +93,6 @@ public struct Configuration: Sendable {
         self.subscriptionLagNotice = subscriptionLagNotice
         self.logger = logger
         self.metricsFactory = metricsFactory
+        self.upcasters = upcasters
     }
 }

@@ -14,16 +14,26 @@ import Foundation
 /// let back = try ItemAdded(recorded: recordedEvent)
 /// ```
 public protocol EventData: Codable, Sendable {
-    /// The type name the event is recorded under. Stable: changing it orphans recorded events.
+    /// The type name the event is recorded under. Stable: changing it orphans recorded events
+    /// (unless an ``Upcaster`` renames the old name into the new one).
     static var eventType: String { get }
+    /// The version of the type's shape this value encodes (1 unless declared): recorded with
+    /// each event, so that the store's upcasters know which steps older events need. Declare
+    /// the new version when the shape changes, and register an ``Upcaster`` from the old one.
+    static var schemaVersion: UInt16 { get }
 }
 
 extension EventData {
-    /// The event ready to append (its data the value's JSON).
+    /// Version 1: the shape of a type that never evolved.
+    public static var schemaVersion: UInt16 { 1 }
+
+    /// The event ready to append (its data the value's JSON, its schema version the type's).
     ///
     /// Throws `EncodingError` when the value holds what JSON cannot (an infinite number).
     public func newEvent(id: UUID? = nil, metadata: Data = Data()) throws -> NewEvent {
-        NewEvent(id: id, type: Self.eventType, data: Data(try JSONValueEncoder.serialize(self).utf8), metadata: metadata)
+        NewEvent(
+            id: id, type: Self.eventType, data: Data(try JSONValueEncoder.serialize(self).utf8), metadata: metadata,
+            schemaVersion: Self.schemaVersion)
     }
 
     /// Decodes a recorded event of this type.

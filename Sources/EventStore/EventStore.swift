@@ -24,6 +24,8 @@ public final class EventStore: Sendable {
     package let metrics: StoreMetrics
     let commitWatcher: CommitWatcher
     let tableRegistry = TableRegistry()
+    /// The upcasters every read applies (``Configuration/upcasters``, checked).
+    package var upcasting: Upcasting { environment.upcasting }
 
     /// Opens the store in `path`: by default creating the directory (mode 0700) and the store
     /// when missing; see ``OpenMode`` for opening only an existing store, or reading one without
@@ -34,14 +36,17 @@ public final class EventStore: Sendable {
     /// ``EventStoreError/Code/storeUnavailable`` when the path is a file, cannot be read (and,
     /// unless read-only, written), holds something that is not an event store or a store of a
     /// newer format, or is already open in this process; ``EventStoreError/Code/damaged`` when
-    /// its data file is empty, truncated or not an LMDB environment.
+    /// its data file is empty, truncated or not an LMDB environment; ``EventStoreError/Code/invalidInput``
+    /// when the configuration's upcasters have a gap (see ``Configuration/upcasters``).
     public init(path: String, mode: OpenMode = .createIfMissing, configuration: Configuration = Configuration()) throws {
+        // Before anything is created or claimed: a gap in a chain changes nothing.
+        let upcasting = try Upcasting(configuration.upcasters)
         let directory = try StoreDirectory.prepare(path, mode: mode)
         try OpenDirectories.claim(directory)
         let environment: Environment
         let head: UInt64
         do {
-            environment = try Environment(directory: directory, configuration: configuration, readOnly: mode == .readOnly)
+            environment = try Environment(directory: directory, configuration: configuration, upcasting: upcasting, readOnly: mode == .readOnly)
             head = try environment.read { txn in
                 try Writer.lastPosition(txn, environment.databases)
             }

@@ -20,7 +20,7 @@ public struct EventStoreError: Error, Sendable, Equatable, CustomStringConvertib
         /// The codes as an enum, for code of this package that must handle every one.
         package enum Base: String, Sendable, CaseIterable {
             case invalidInput, versionConflict, idempotencyConflict, notFound, storeUnavailable, damaged, storageFull, closed,
-                storageFailure, alreadyProcessed
+                storageFailure, alreadyProcessed, upcastFailed
         }
 
         package let base: Base
@@ -52,6 +52,11 @@ public struct EventStoreError: Error, Sendable, Equatable, CustomStringConvertib
         /// An append carried a processor's tracking position that is not beyond the one already
         /// recorded for it: the events it reacts to were handled before. Nothing was written.
         public static let alreadyProcessed = Code(.alreadyProcessed)
+
+        /// An upcaster threw on a recorded event, or the data of an event it had to upcast is not
+        /// JSON: the event cannot be shown in its current shape. Fix the upcaster (or read the
+        /// store without upcasters to see the event as stored).
+        public static let upcastFailed = Code(.upcastFailed)
 
         /// The code's name (`versionConflict`).
         public var description: String { base.rawValue }

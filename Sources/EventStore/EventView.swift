@@ -1,6 +1,7 @@
 import Foundation
 
 /// A recorded event read in place, in the store's memory map: nothing is copied until asked for.
+/// It is the event as stored: the store's upcasters do not run on it.
 ///
 /// Valid only inside the closure that receives it: its buffers point into a read transaction
 /// that ends when the closure returns. Copy out what you keep (``recordedEvent()``,

@@ -84,11 +84,10 @@ extension EventStore {
     public func events(
         from position: UInt64 = 1, through last: UInt64 = .max, filter: EventFilter = .all, pageSize: Int = 256
     ) -> LogEvents {
-        let compiled = filter.compiled
-        return LogEvents(
+        LogEvents(
             first: position, last: last, pageSize: pageSize, head: { [self] in try headPosition() },
             readPage: { [self] from, through, limit in
-                try readPage(from: from, through: through, limit: limit, scanLimit: limit * 16, filter: compiled)
+                try readPage(from: from, through: through, limit: limit, scanLimit: limit * 16, filter: filter)
             })
     }
 }

@@ -17,7 +17,8 @@ extension EventStore {
             throw EventStoreError(.invalidInput, "The limit is negative; give 0 or more.")
         }
         let databases = environment.databases
-        let compiled = filter.compiled
+        let upcasting = environment.upcasting
+        let compiled = upcasting.recordedFilter(filter).compiled
         return try environment.read { txn in
             var events: [RecordedEvent] = []
             var interner = StringInterner(capacity: 64)
@@ -28,8 +29,10 @@ extension EventStore {
                 let current = try Self.position(of: key)
                 if current > last { break }
                 let view = try RecordView(value, position: current)
-                if compiled.matches(view) {
-                    events.append(try view.recordedEvent(at: current, interner: &interner))
+                if compiled.matches(view),
+                    let event = try upcasting.upcast(view.recordedEvent(at: current, interner: &interner), wanting: filter.types)
+                {
+                    events.append(event)
                 }
                 entry = try cursor.next()
             }
@@ -40,10 +43,12 @@ extension EventStore {
     /// Reads from `position` until `limit` events pass `filter` or `scanLimit` records were
     /// examined or the log ends (or passes `last`). `scannedThrough` is the last position examined (`position - 1`
     /// when there was nothing), so the caller can go on after it.
-    func readPage(
-        from position: UInt64, through last: UInt64 = .max, limit: Int, scanLimit: Int, filter: CompiledFilter
+    package func readPage(
+        from position: UInt64, through last: UInt64, limit: Int, scanLimit: Int, filter: EventFilter
     ) throws -> (events: [RecordedEvent], scannedThrough: UInt64) {
         let databases = environment.databases
+        let upcasting = environment.upcasting
+        let compiled = upcasting.recordedFilter(filter).compiled
         var scannedBytes = 0
         defer { environment.noteScanned(bytes: scannedBytes) }
         return try environment.read { txn in
@@ -57,7 +62,11 @@ extension EventStore {
                 let current = try Self.position(of: key)
                 if current > last { break }
                 let view = try RecordView(value, position: current)
-                if filter.matches(view) { events.append(try view.recordedEvent(at: current, interner: &interner)) }
+                if compiled.matches(view),
+                    let event = try upcasting.upcast(view.recordedEvent(at: current, interner: &interner), wanting: filter.types)
+                {
+                    events.append(event)
+                }
                 scannedBytes += value.count
                 scannedThrough = current
                 examined += 1
@@ -75,7 +84,7 @@ extension EventStore {
             guard let value = try BigEndian.withBytes(of: position, { try txn.get(databases.events, $0) }) else {
                 return nil
             }
-            return try RecordView(value, position: position).recordedEvent(at: position)
+            return try environment.upcasting.upcast(RecordView(value, position: position).recordedEvent(at: position))
         }
     }
 
@@ -87,7 +96,7 @@ extension EventStore {
     public func event(withID id: UUID) throws -> RecordedEvent? {
         let databases = environment.databases
         return try environment.read { txn in
-            try Self.record(withID: id, txn, databases).map { try $0.view.recordedEvent(at: $0.position) }
+            try Self.record(withID: id, txn, databases).map { try environment.upcasting.upcast($0.view.recordedEvent(at: $0.position)) }
         }
     }
 

@@ -25,13 +25,14 @@ extension EventStore {
         try forEachEvent(inStream: stream, from: version, direction: direction, limit: limit) { view in
             events.append(view.recordedEvent())
         }
-        return events
+        return try environment.upcasting.upcast(events)
     }
 
     /// Calls `body` with each of up to `limit` events of `stream`, as ``readStream(_:from:direction:limit:)``
-    /// would return them, read in place in one snapshot: nothing is copied unless `body` copies
-    /// it, so this is the fast way to look at events that are not kept. Returns how many events
-    /// `body` took.
+    /// would return them but as stored (no upcaster runs on a view: its ``EventView/schemaVersion``
+    /// says which shape its data has), read in place in one snapshot: nothing is copied unless
+    /// `body` copies it, so this is the fast way to look at events that are not kept. Returns how
+    /// many events `body` took.
     ///
     /// `body` runs inside a read transaction, holding the store's read side:
     /// - it must not keep the ``EventView`` (copy what it needs: the view's buffers are gone when

@@ -41,6 +41,8 @@ public final class PostgresEventStore: EventLog, SubscriptionSource {
     let databaseSchemaVersion: Int
     /// The columns its reads select (see ``eventColumns(schemaVersion:)``).
     let eventColumns: String
+    /// The upcasters every read applies (``Configuration/upcasters``, checked).
+    package let upcasting: Upcasting
     private let isClosed = Atomic<Bool>(false)
 
     /// The database URL without its password.
@@ -52,7 +54,8 @@ public final class PostgresEventStore: EventLog, SubscriptionSource {
     ///
     /// Throws ``EventStoreError`` with ``EventStoreError/Code/invalidInput`` for a malformed URL,
     /// ``EventStoreError/Code/storeUnavailable`` when the server cannot be reached or refuses the
-    /// login, or the database holds a store of a newer schema version.
+    /// login, or the database holds a store of a newer schema version; ``EventStoreError/Code/invalidInput``
+    /// when the configuration's upcasters have a gap (see ``Configuration/upcasters``).
     public convenience init(url: String, mode: OpenMode = .createIfMissing, configuration: Configuration = Configuration()) async throws {
         try await self.init(location: PostgresLocation(url: url), mode: mode, configuration: configuration)
     }
@@ -62,6 +65,7 @@ public final class PostgresEventStore: EventLog, SubscriptionSource {
         // The pool waits for a connection as long as it takes, trying again and again: at a server
         // that cannot be reached (or refuses the login) opening would wait forever. The owner
         // session's connection, made first, says at once, and why.
+        upcasting = try Upcasting(configuration.upcasters)
         let owner = try await OwnerSession.open(
             location, logger: configuration.logger, retryEvery: configuration.pollInterval, on: configuration.pollClock)
         let client = PostgresClient(configuration: location.clientConfiguration, backgroundLogger: configuration.logger)

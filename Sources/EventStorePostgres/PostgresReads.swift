@@ -70,9 +70,9 @@ extension PostgresEventStore {
         var query = SQLQuery("SELECT \(eventColumns) FROM eventstore.events WHERE position >= ")
         query.append(query.bind(Int64(clamping: max(position, 1))))
         query.append(" AND position <= \(query.bind(Int64(clamping: last)))")
-        query.appendConditions(of: filter)
+        query.appendConditions(of: upcasting.recordedFilter(filter))
         query.append(" ORDER BY position LIMIT \(query.bind(Int64(limit)))")
-        return try await events(query)
+        return try await events(query, wanting: filter.types)
     }
 
     /// Reads up to `limit` events of `stream` from version `version` in `direction`; see
@@ -187,7 +187,7 @@ extension PostgresEventStore {
             "WITH h AS (SELECT position AS head FROM eventstore.head) SELECT h.head, e.* FROM h LEFT JOIN LATERAL (SELECT \(eventColumns) FROM eventstore.events WHERE position >= ")
         query.append(query.bind(Int64(clamping: position)))
         query.append(" AND position <= LEAST(h.head, \(query.bind(Int64(clamping: last))))")
-        query.appendConditions(of: filter)
+        query.appendConditions(of: upcasting.recordedFilter(filter))
         query.append(" ORDER BY position LIMIT \(query.bind(Int64(max(limit, 1))))) e ON true")
         return try await withConnection { connection in
             let rows = try await connection.query(query.query, logger: configuration.logger)
@@ -209,16 +209,19 @@ extension PostgresEventStore {
             } else {
                 scannedThrough = max(min(last, head), position - 1)
             }
-            return (events, scannedThrough)
+            return (try upcasting.upcast(events, wanting: filter.types), scannedThrough)
         }
     }
 
-    private func events(_ query: SQLQuery) async throws -> [RecordedEvent] {
-        try await withConnection { connection in
+    /// The events a query selects, upcast; without those a filter by `types` does not want
+    /// after upcasting.
+    private func events(_ query: SQLQuery, wanting types: Set<String>? = nil) async throws -> [RecordedEvent] {
+        let events = try await withConnection { connection in
             let rows = try await connection.query(query.query, logger: configuration.logger)
             var events: [RecordedEvent] = []
             for try await row in rows.decode(EventRow.self) { events.append(recordedEvent(row)) }
             return events
         }
+        return try upcasting.upcast(events, wanting: types)
     }
 }

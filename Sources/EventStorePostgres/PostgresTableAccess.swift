@@ -38,7 +38,7 @@ extension PostgresEventStore {
     public func readTables<T>(_ body: (TableTransaction) throws -> T) throws -> T {
         try checkOpen()
         return try blocking.withTransaction(writing: false) { connection, logger in
-            let transaction = TableTransaction(storage: tables(connection, logger), isWritable: false)
+            let transaction = TableTransaction(storage: tables(connection, logger), isWritable: false, upcasting: upcasting)
             defer { transaction.end() }
             return try body(transaction)
         }
@@ -51,7 +51,7 @@ extension PostgresEventStore {
         try checkWritable()
         let result = try await blocking.offload { [self] in
             try blocking.withTransaction(writing: true) { connection, logger in
-                let transaction = TableTransaction(storage: tables(connection, logger), isWritable: true)
+                let transaction = TableTransaction(storage: tables(connection, logger), isWritable: true, upcasting: upcasting)
                 defer { transaction.end() }
                 return try body(transaction)
             }
@@ -84,7 +84,7 @@ extension PostgresEventStore {
                 }
                 let results = try outcome.get()
                 if results.contains(where: { !$0.alreadyRecorded }) {
-                    let transaction = TableTransaction(storage: tables(connection, logger), isWritable: true)
+                    let transaction = TableTransaction(storage: tables(connection, logger), isWritable: true, upcasting: upcasting)
                     defer { transaction.end() }
                     try body(transaction, results)
                 }

@@ -84,7 +84,7 @@ enum ExitStatus: Int32, CaseIterable {
         case .idempotencyConflict: self = .idempotencyConflict
         case .notFound: self = .notFound
         case .storeUnavailable, .damaged, .closed, .storageFull: self = .storeUnavailable
-        case .storageFailure: self = .internalError
+        case .storageFailure, .upcastFailed: self = .internalError
         }
     }
 }

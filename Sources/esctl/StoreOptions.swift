@@ -4,6 +4,7 @@ import EventStore
 import Foundation
 import Logging
 import Projections
+import Apps
 #if PostgreSQL
 import EventStorePostgres
 #endif
@@ -46,11 +47,14 @@ struct StoreOptions: ParsableArguments {
 
     /// Opens the store with the system clock and time-ordered ids: by default creating it when
     /// missing (for the commands that write); `.existing` and `.readOnly` for the commands that
-    /// read, where a path without a store is an error (67) and nothing is created.
-    func open(_ mode: OpenMode = .createIfMissing, durability: Durability = .full, metricsFactory: (any MetricsFactory)? = nil) async throws
-        -> any EventLog
-    {
-        let configuration = Configuration(durability: durability, logger: logger, metricsFactory: metricsFactory)
+    /// read, where a path without a store is an error (67) and nothing is created. Events read
+    /// in their newest shape (the apps' upcasters), or `asStored`, as recorded.
+    func open(
+        _ mode: OpenMode = .createIfMissing, durability: Durability = .full, metricsFactory: (any MetricsFactory)? = nil,
+        asStored: Bool = false
+    ) async throws -> any EventLog {
+        let configuration = Configuration(
+            durability: durability, logger: logger, metricsFactory: metricsFactory, upcasters: asStored ? [] : AppCatalog.upcasters)
         do {
             if isPostgres {
                 #if PostgreSQL
@@ -70,8 +74,8 @@ struct StoreOptions: ParsableArguments {
 
     /// Opens an existing store read-only (LMDB's read-only mode): for the commands that only
     /// read the log, which then work on a store this user may not write and never change it.
-    func openReadOnly() async throws -> any EventLog {
-        try await open(.readOnly)
+    func openReadOnly(asStored: Bool = false) async throws -> any EventLog {
+        try await open(.readOnly, asStored: asStored)
     }
 
 

@@ -10,10 +10,11 @@ struct EventCodingTests {
     func roundTrip<E: EventData & Equatable>(_ event: E, _ json: String, sourceLocation: SourceLocation = #_sourceLocation) throws {
         let new = try event.newEvent()
         #expect(new.type == E.eventType, sourceLocation: sourceLocation)
+        #expect(new.schemaVersion == E.schemaVersion, sourceLocation: sourceLocation)
         #expect(String(decoding: new.data, as: UTF8.self) == json, sourceLocation: sourceLocation)
         let recorded = RecordedEvent(
             position: 1, stream: "s", version: 1, id: UUID(uuid: (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1)), type: new.type,
-            data: new.data, metadata: Data(), recordedAtMicroseconds: 0)
+            data: new.data, metadata: Data(), recordedAtMicroseconds: 0, schemaVersion: new.schemaVersion)
         #expect(try E(recorded: recorded) == event, sourceLocation: sourceLocation)
         // Foundation's decoder reads the same JSON to the same value.
         #expect(try JSONDecoder().decode(E.self, from: new.data) == event, sourceLocation: sourceLocation)
@@ -38,7 +39,7 @@ struct EventCodingTests {
         try roundTrip(MessagePosted(user: "ann", text: "🎉 Tada!", kind: .countdown), #"{"user":"ann","text":"🎉 Tada!","kind":"countdown"}"#)
         try roundTrip(PresenceChanged(user: "ann", presence: .cameBack), #"{"user":"ann","presence":"cameBack"}"#)
         try roundTrip(CamperAdded(camperId: "C1", fullName: "Johnny Appleseed", phoneNumber: "408-555-1234"),
-                      #"{"camperId":"C1","fullName":"Johnny Appleseed","phoneNumber":"408-555-1234"}"#)
+                      #"{"camperId":"C1","contact":{"fullName":"Johnny Appleseed","phoneNumber":"408-555-1234"}}"#)
         try roundTrip(SiteAdded(number: 15, electricity: true, water: false), #"{"number":15,"electricity":true,"water":false}"#)
         try roundTrip(SiteDeleted(number: 15), #"{"number":15}"#)
         try roundTrip(ReservationRecorded(reservationId: "R1", camperId: "C1", site: 15, dateFrom: july1, nights: -1, status: .invalid, problem: "Invalid number of days"),
@@ -46,6 +47,33 @@ struct EventCodingTests {
         try roundTrip(ReservationRecorded(reservationId: "R2", camperId: "C1", site: 15, dateFrom: july1, nights: 2, status: .reserved, problem: nil),
                       #"{"reservationId":"R2","camperId":"C1","site":15,"dateFrom":"2026-07-01","nights":2,"dateTo":"2026-07-03","status":"Reserved","problem":null}"#)
         try roundTrip(ReservationCancelled(reservationId: "R2"), #"{"reservationId":"R2"}"#)
+    }
+
+    @Test("CamperAdded is version 2; a version 1 record (its fields beside the id) upcasts to the same camper, and version 2 data passes unchanged")
+    func camperAddedEvolution() throws {
+        // Given the campground's upcasters and a CamperAdded recorded in version 1's shape
+        let upcasting = try Upcasting(CampgroundUpcasters.all)
+        let v1 = RecordedEvent(
+            position: 3, stream: "campground-pines", version: 1, id: UUID(uuid: (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 3)),
+            type: "CamperAdded", data: Data(#"{"camperId":"C1","fullName":"Ann Lee","phoneNumber":"555-0100"}"#.utf8), metadata: Data(),
+            recordedAtMicroseconds: 7)
+        // When it is upcast
+        let upcast = try upcasting.upcast(v1)
+        // Then it is version 2's shape, keeps its recorded version and everything else, and decodes
+        #expect(String(decoding: upcast.data, as: UTF8.self) == #"{"camperId":"C1","contact":{"fullName":"Ann Lee","phoneNumber":"555-0100"}}"#)
+        #expect(upcast.schemaVersion == 1 && upcast.type == "CamperAdded" && upcast.position == 3 && upcast.id == v1.id)
+        #expect(upcast.recordedAtMicroseconds == 7 && upcast.stream == v1.stream && upcast.version == 1 && upcast.metadata == v1.metadata)
+        #expect(try CamperAdded(recorded: upcast) == CamperAdded(camperId: "C1", fullName: "Ann Lee", phoneNumber: "555-0100"))
+        // And a version 2 record is not touched, nor is version 2 data recorded as version 1 by hand
+        let v2 = try CamperAdded(camperId: "C2", fullName: "Bo", phoneNumber: "1").newEvent()
+        let recordedV2 = RecordedEvent(
+            position: 4, stream: "campground-pines", version: 2, id: v1.id, type: v2.type, data: v2.data, metadata: Data(),
+            recordedAtMicroseconds: 8, schemaVersion: 2)
+        #expect(try upcasting.upcast(recordedV2) == recordedV2)
+        let mislabelled = RecordedEvent(
+            position: 4, stream: "campground-pines", version: 2, id: v1.id, type: v2.type, data: v2.data, metadata: Data(),
+            recordedAtMicroseconds: 8)
+        #expect(try CamperAdded(recorded: upcasting.upcast(mislabelled)) == CamperAdded(camperId: "C2", fullName: "Bo", phoneNumber: "1"))
     }
 
     @Test("bad data names the event and what is wrong instead of crashing")

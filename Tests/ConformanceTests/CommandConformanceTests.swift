@@ -292,7 +292,7 @@ struct SnapshotConformanceTests {
             let handler = handler(f.log, interval: 2)
             for item in ["a", "b"] { _ = try await handler.handle(.add(item), with: TodoDecider(list: "home")) }
             // Given the stored snapshot of version 1 made to lie about the state
-            try await corrupt(f.log, state: #"{"done":[],"open":["lie"]}"#)
+            try await corruptSnapshot(f.log, state: #"{"done":[],"open":["lie"]}"#)
             var next = TodoDecider(list: "home")
             next.snapshotVersion = 2
             // When the decider of version 2 loads, then it folds from the first event
@@ -313,7 +313,7 @@ struct SnapshotConformanceTests {
             let handler = handler(f.log, interval: 2)
             let home = TodoDecider(list: "home")
             for item in ["a", "b"] { _ = try await handler.handle(.add(item), with: home) }
-            try await corrupt(f.log, state: "not json")
+            try await corruptSnapshot(f.log, state: "not json")
             // When a command runs, then it folds from the first event, and (three events since a
             // usable snapshot) writes a new one
             let outcome = try await handler.handle(.add("c"), with: home)
@@ -431,16 +431,16 @@ struct SnapshotConformanceTests {
             return .failure(error)
         }
     }
+}
 
-    /// Replaces the state in the one stored snapshot, keeping its header.
-    func corrupt(_ log: any EventLog, state: String) async throws {
-        let entry = try #require(try await Snapshots.list(in: log).first)
-        var key = Array(entry.decider.utf8) + [0]
-        for version in entry.versions { key += Array(version.stream.utf8) + [0] }
-        let headerSize = entry.size - entry.state.count
-        try await log.writeTables { [key] txn in
-            let old = try txn.get(Snapshots.table, key) ?? []
-            try txn.put(Snapshots.table, key, Array(old.prefix(headerSize)) + Array(state.utf8))
-        }
+/// Replaces the state of the store's only snapshot with `state`'s bytes, keeping its header.
+func corruptSnapshot(_ log: any EventLog, state: String) async throws {
+    let entry = try #require(try await Snapshots.list(in: log).first)
+    var key = Array(entry.decider.utf8) + [0]
+    for version in entry.versions { key += Array(version.stream.utf8) + [0] }
+    let headerSize = entry.size - entry.state.count
+    try await log.writeTables { [key] txn in
+        let old = try txn.get(Snapshots.table, key) ?? []
+        try txn.put(Snapshots.table, key, Array(old.prefix(headerSize)) + Array(state.utf8))
     }
 }

@@ -21,7 +21,9 @@ final class LogFixture: Sendable {
     let backend: Backend
     let clock: SteppingClock
     let ids: SequentialIDs
-    let configuration: Configuration
+    private let configurationBox: ConfigurationBox
+    /// The configuration the store is open with (``reopen(upcasters:)`` changes its upcasters).
+    var configuration: Configuration { configurationBox.configuration }
     private let directory: TemporaryDirectory?
     /// The store's database, on PostgreSQL (to run SQL on it beside the store); nil on LMDB.
     let database: ThrowawayDatabase?
@@ -38,9 +40,10 @@ final class LogFixture: Sendable {
         ids = SequentialIDs()
         let clock = clock
         let ids = ids
-        configuration = Configuration(
+        let configuration = Configuration(
             durability: options.durability, clock: options.now ?? { clock.now() }, idGenerator: options.idGenerator ?? { ids.next() },
             maximumEventsPerCommit: options.maximumEventsPerCommit, metricsFactory: options.metricsFactory)
+        configurationBox = ConfigurationBox(configuration)
         self.directory = directory
         self.database = database
         opened = LogBox(try await Self.open(backend, directory: directory, database: database, configuration: configuration))
@@ -101,6 +104,16 @@ final class LogFixture: Sendable {
         opened.log = try await Self.open(backend, directory: directory, database: database, configuration: configuration)
     }
 
+    /// Closes the store and opens it again with `upcasters` (and the same clock and ids). When
+    /// the open throws, the store stays closed and the configuration unchanged.
+    func reopen(upcasters: [Upcaster]) async throws {
+        opened.log.close()
+        var changed = configuration
+        changed.upcasters = upcasters
+        opened.log = try await Self.open(backend, directory: directory, database: database, configuration: changed)
+        configurationBox.configuration = changed
+    }
+
     /// Opens a second handle on the same store (another "process" of a PostgreSQL store; LMDB
     /// allows one handle per process, so this is PostgreSQL only).
     func openAnother() async throws -> any EventLog {
@@ -124,6 +137,13 @@ private final class LogBox: @unchecked Sendable {
     // Safe: set at creation and by `reopen`, which tests call from the one task that owns the fixture.
     var log: any EventLog
     init(_ log: any EventLog) { self.log = log }
+}
+
+/// The fixture's configuration, replaced by `reopen(upcasters:)`.
+private final class ConfigurationBox: @unchecked Sendable {
+    // Safe: as LogBox, changed only by the one task that owns the fixture.
+    var configuration: Configuration
+    init(_ configuration: Configuration) { self.configuration = configuration }
 }
 
 /// Runs `body` with a fresh store on `backend`, and removes the store afterwards, whether

@@ -89,6 +89,51 @@ struct EsctlDomainTests {
         #expect((room["newReader"] as? [[String: Any]])?.map { $0["text"] as? String } == ["1...", "🎉 Tada!", "📍 Loch Ness"])
     }
 
+    @Test("camp: a camper recorded in CamperAdded's version 1 shape answers in version 2's through read, replay, subscribe, query and commands; --as-stored and export keep it as stored")
+    func camperEvolution() async throws {
+        // Given a camper added by the app (version 2), then one appended in version 1's shape, as
+        // stores written before CamperAdded evolved hold it
+        #expect(try await esctl("camp", "add-camper", "Johnny Appleseed", "408-555-1234").stdout == "C1\n")
+        let stream = try #require(try sandbox.objects(try await esctl("replay", "--json")).first?["stream"] as? String)
+        let v1 = #"{"camperId":"C2","fullName":"Bacon Lover","phoneNumber":"910-543-9000"}"#
+        #expect(try await esctl("append", stream, "CamperAdded", "--data", v1).status == 0)
+        let upcast = [
+            #"{"camperId":"C1","contact":{"fullName":"Johnny Appleseed","phoneNumber":"408-555-1234"}}"#,
+            #"{"camperId":"C2","contact":{"fullName":"Bacon Lover","phoneNumber":"910-543-9000"}}"#,
+        ]
+        func shown(_ output: ProcessOutput) throws -> [String] {
+            try sandbox.objects(output).map { object in
+                let data = try JSONSerialization.data(withJSONObject: object["data"] ?? [:], options: [.sortedKeys])
+                return "\(object["schemaVersion"] as? Int ?? 1) \(String(decoding: data, as: UTF8.self))"
+            }
+        }
+        func sorted(_ json: String) throws -> String {
+            String(decoding: try JSONSerialization.data(withJSONObject: try JSONSerialization.jsonObject(with: Data(json.utf8)), options: [.sortedKeys]), as: UTF8.self)
+        }
+        let expected = ["2 \(try sorted(upcast[0]))", "1 \(try sorted(upcast[1]))"]
+        // When they are read through esctl, then both have version 2's shape, each with its recorded version
+        #expect(try shown(try await esctl("read", stream, "--json")) == expected, "read")
+        #expect(try shown(try await esctl("replay", "--json")) == expected, "replay")
+        #expect(try shown(try await esctl("subscribe", "--from-start", "--json", "--count", "2", "--timeout", "30")) == expected, "subscribe")
+        // And as stored, the second is version 1's shape
+        let stored = ["2 \(try sorted(upcast[0]))", "1 \(try sorted(v1))"]
+        #expect(try shown(try await esctl("read", stream, "--json", "--as-stored")) == stored, "read --as-stored")
+        #expect(try shown(try await esctl("replay", "--json", "--as-stored")) == stored, "replay --as-stored")
+        #expect(try shown(try await esctl("subscribe", "--from-start", "--json", "--count", "2", "--timeout", "30", "--as-stored")) == stored, "subscribe --as-stored")
+        // And the read model and the commands know both campers
+        #expect(try await esctl("query", "campers", "--json").stdout == #"[{"id":"C1","fullName":"Johnny Appleseed","phoneNumber":"408-555-1234"},{"id":"C2","fullName":"Bacon Lover","phoneNumber":"910-543-9000"}]"# + "\n")
+        #expect(try await esctl("camp", "add-camper", "Third", "1").stdout == "C3\n")
+        #expect(try await esctl("camp", "add-site", "15").status == 0)
+        #expect(try await esctl("camp", "reserve", "--site", "15", "--camper", "C2", "--date", "2026-07-01", "--nights", "1").stdout == "R1 Reserved\n")
+        // And export writes what is stored; a copy imported from it exports the same and reads upcast
+        let exported = try await esctl("export")
+        #expect(try shown(exported).prefix(2) == stored.prefix(2))
+        let copy = sandbox.directory.appending("copy")
+        #expect(try await ProcessRunner.esctl(["import", "-"], db: copy, stdin: Data(exported.stdout.utf8)).status == 0)
+        #expect(try await ProcessRunner.esctl(["export"], db: copy).stdout == exported.stdout)
+        #expect(try shown(try await ProcessRunner.esctl(["read", stream, "--json", "--limit", "2"], db: copy)) == expected)
+    }
+
     @Test("camp: campers, sites, reservations with recorded rejections, listed by camper, site and date")
     func camp() async throws {
         #expect(try await esctl("camp", "add-camper", "Johnny Appleseed", "408-555-1234").stdout == "C1\n")

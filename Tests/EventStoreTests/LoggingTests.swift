@@ -8,37 +8,9 @@ import TestSupport
 /// The store tells its logger what it cannot throw to a caller.
 @Suite("Logging")
 struct LoggingTests {
-    /// Keeps every message logged through it.
-    final class Captured: Sendable {
-        let entries = Mutex<[(level: Logger.Level, message: String, metadata: Logger.Metadata)]>([])
-
-        var logger: Logger {
-            Logger(label: "test") { _ in Handler(captured: self) }
-        }
-
-        func messages(_ level: Logger.Level) -> [String] {
-            entries.withLock { $0.filter { $0.level == level }.map(\.message) }
-        }
-
-        struct Handler: LogHandler {
-            let captured: Captured
-            var metadata: Logger.Metadata = [:]
-            var logLevel: Logger.Level = .trace
-
-            subscript(metadataKey key: String) -> Logger.Metadata.Value? {
-                get { metadata[key] }
-                set { metadata[key] = newValue }
-            }
-
-            func log(event: LogEvent) {
-                captured.entries.withLock { $0.append((event.level, "\(event.message)", event.metadata ?? [:])) }
-            }
-        }
-    }
-
     @Test("a commit slower than the threshold is a warning with its time, jobs and events")
     func slowCommit() async throws {
-        let captured = Captured()
+        let captured = LogCapture()
         let directory = try TemporaryDirectory()
         let store = try EventStore(
             path: directory.appending("store"),
@@ -53,7 +25,7 @@ struct LoggingTests {
 
     @Test("commits within the threshold log nothing")
     func quietCommits() async throws {
-        let captured = Captured()
+        let captured = LogCapture()
         let directory = try TemporaryDirectory()
         let store = try EventStore(
             path: directory.appending("store"), configuration: Configuration(durability: .noSync, logger: captured.logger))
@@ -64,7 +36,7 @@ struct LoggingTests {
 
     @Test("a subscription far behind the head is noticed once, and again when it has caught up")
     func laggingSubscription() async throws {
-        let captured = Captured()
+        let captured = LogCapture()
         let directory = try TemporaryDirectory()
         let store = try EventStore(
             path: directory.appending("store"),

@@ -235,6 +235,26 @@ struct AppRouteTests {
         }
     }
 
+    @Test("Camp: a camper recorded in CamperAdded's version 1 shape is served in version 2's, by the stream's page and the campers projection")
+    func camperEvolution() async throws {
+        try await ServerFixture.with { server, client in
+            // Given a camper recorded in version 1's shape, as stores written before CamperAdded evolved hold it
+            let v1 = #"{"camperId":"C1","fullName":"Ada Lovelace","phoneNumber":"555"}"#
+            _ = try await server.store.append(to: "campground-default", events: [NewEvent(type: "CamperAdded", data: Data(v1.utf8))])
+            // When the stream is read, then its data is version 2's and its schema version the recorded 1 (not shown)
+            try await client.execute(uri: "/streams/campground-default", method: .get) { response in
+                #expect(response.text.contains(#""data":{"camperId":"C1","contact":{"fullName":"Ada Lovelace","phoneNumber":"555"}}"#), "\(response.text)")
+                #expect(!response.text.contains("schemaVersion"), "\(response.text)")
+            }
+            // And the read model and the next command know the camper
+            try await client.execute(uri: "/projections/campers", method: .get) { response in
+                #expect(response.text == #"[{"id":"C1","fullName":"Ada Lovelace","phoneNumber":"555"}]"# + "\n", "\(response.text)")
+            }
+            let next = try await client.post("/apps/camp/add-camper", #"{"name":"Bo","phone":"1"}"#)
+            #expect(next.data(0)["camperId"] as? String == "C2")
+        }
+    }
+
     @Test("Color: a key press and a setting answer the display, as esctl color --json prints it")
     func color() async throws {
         try await ServerFixture.with { _, client in

@@ -12,7 +12,7 @@ import Projections
 enum ServerFixture {
     /// Runs `body` with a server over a fresh store and a HummingbirdTesting client: `.router`
     /// (in process, no sockets) by default, `.live` for what needs a real connection. The store
-    /// is opened with the server's metrics factory, as `esctl serve` opens it.
+    /// is opened with the server's metrics factory and the apps' upcasters, as `esctl serve` opens it.
     static func with<R: Sendable>(
         options: ServerOptions = ServerOptions(port: 0), clock: any Clock<Duration> = ContinuousClock(),
         testing: TestingSetup = .router,
@@ -21,6 +21,7 @@ enum ServerFixture {
         let metrics = ServerMetrics()
         var configuration = TemporaryStore.deterministicConfiguration()
         configuration.metricsFactory = metrics.factory
+        configuration.upcasters = AppCatalog.upcasters
         return try await TemporaryStore.with(configuration: configuration) { store in
             let runner = try await ProjectionRunner(store: store, projections: AppCatalog.all, clock: clock)
             let server = try Server(store: store, runner: runner, options: options, clock: clock, metrics: metrics)

@@ -51,3 +51,27 @@ func readmeProjections(store: EventStore) async throws -> JSONValue {
         .when(.add("milk"))
         .thenThrows(TodoError.alreadyListed("milk"))
 }
+
+// README, "Schema evolution".
+
+struct CamperContact: Codable, Sendable {
+    var fullName: String
+    var phoneNumber: String
+}
+
+struct CamperAdded: EventData {
+    static let eventType = "CamperAdded"
+    static let schemaVersion: UInt16 = 2
+    var camperId: String
+    var contact: CamperContact
+}
+
+func readmeSchemaEvolution() throws {
+    let store = try EventStore(path: "camp.db", configuration: Configuration(upcasters: [
+        Upcaster("CamperAdded", from: 1) { old in
+            ["camperId": old["camperId"] ?? .null,
+             "contact": ["fullName": old["fullName"] ?? .null, "phoneNumber": old["phoneNumber"] ?? .null]]
+        },
+    ]))
+    store.close()
+}

@@ -2,16 +2,54 @@ import Commands
 import EventStore
 
 /// A camper was added to the campground.
+///
+/// Version 2 keeps the camper's personal data together under `contact`
+/// (`{"camperId":"C1","contact":{"fullName":…,"phoneNumber":…}}`); version 1 had the two fields
+/// beside the id. Records of version 1 read as version 2 through ``CampgroundUpcasters``.
 public struct CamperAdded: EventData, Equatable {
     public static let eventType = "CamperAdded"
+    public static let schemaVersion: UInt16 = 2
     public var camperId: String
-    public var fullName: String
-    public var phoneNumber: String
+    public var contact: CamperContact
+
     public init(camperId: String, fullName: String, phoneNumber: String) {
         self.camperId = camperId
+        self.contact = CamperContact(fullName: fullName, phoneNumber: phoneNumber)
+    }
+
+    /// The camper's full name.
+    public var fullName: String { contact.fullName }
+    /// The camper's phone number.
+    public var phoneNumber: String { contact.phoneNumber }
+}
+
+/// How to reach a camper: the personal part of ``CamperAdded``.
+public struct CamperContact: Codable, Sendable, Equatable {
+    public var fullName: String
+    public var phoneNumber: String
+    public init(fullName: String, phoneNumber: String) {
         self.fullName = fullName
         self.phoneNumber = phoneNumber
     }
+}
+
+/// The steps of the campground events' schema evolution, for ``Configuration/upcasters``.
+public enum CampgroundUpcasters {
+    /// `CamperAdded` 1 → 2: `fullName` and `phoneNumber` move under `contact`.
+    public static let camperContact = Upcaster(CamperAdded.eventType, from: 1) { data in
+        guard case let .object(members) = data else { return data }
+        var rest: [(String, JSONValue)] = []
+        var contact: [(String, JSONValue)] = []
+        for (key, value) in members {
+            if key == "fullName" || key == "phoneNumber" { contact.append((key, value)) } else { rest.append((key, value)) }
+        }
+        // Data already in the new shape (appended by hand without its schema version) stays as it is.
+        guard !contact.isEmpty, !rest.contains(where: { $0.0 == "contact" }) else { return data }
+        return .object(rest + [("contact", .object(contact))])
+    }
+
+    /// Every step.
+    public static let all: [Upcaster] = [camperContact]
 }
 
 /// A site was added.

@@ -41,6 +41,8 @@ final class Environment: @unchecked Sendable {
     /// The store-wide format the `meta` table held at open (see ``Schema/formatVersion``).
     private(set) var storedFormat: UInt32 = Schema.formatVersion
     private let handle: OpaquePointer
+    /// The store's upcasters, which every read of events through this environment applies.
+    let upcasting: Upcasting
     private(set) var databases: Databases
     private let gate: UnsafeMutablePointer<pthread_rwlock_t>
     /// Guarded by `gate` (written only under the exclusive hold).
@@ -60,8 +62,9 @@ final class Environment: @unchecked Sendable {
 
     /// Opens the environment in `directory` (creating it when new, unless `readOnly`), checks the
     /// data file against what its meta page claims, and opens (or creates) the store's databases.
-    init(directory: StoreDirectory, configuration: Configuration, readOnly: Bool = false) throws(EventStoreError) {
+    init(directory: StoreDirectory, configuration: Configuration, upcasting: Upcasting, readOnly: Bool = false) throws(EventStoreError) {
         self.directory = directory
+        self.upcasting = upcasting
         self.isReadOnly = readOnly
         gate = UnsafeMutablePointer<pthread_rwlock_t>.allocate(capacity: 1)
         var attributes = pthread_rwlockattr_t()

@@ -227,13 +227,7 @@ extension EventStore: SubscriptionSource {
     package func readPage(from position: UInt64, limit: Int, scanLimit: Int, filter: EventFilter) throws
         -> (events: [RecordedEvent], scannedThrough: UInt64)
     {
-        try readPage(from: position, limit: limit, scanLimit: scanLimit, filter: filter.compiled)
-    }
-
-    package func readPage(from position: UInt64, through last: UInt64, limit: Int, scanLimit: Int, filter: EventFilter) throws
-        -> (events: [RecordedEvent], scannedThrough: UInt64)
-    {
-        try readPage(from: position, through: last, limit: limit, scanLimit: scanLimit, filter: filter.compiled)
+        try readPage(from: position, through: .max, limit: limit, scanLimit: scanLimit, filter: filter)
     }
 
     package func refreshHead() throws {

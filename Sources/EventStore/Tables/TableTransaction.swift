@@ -10,18 +10,23 @@ import Foundation
 /// to: after the closure returns every call throws ``EventStoreError/Code/closed``.
 public final class TableTransaction {
     private let storage: any TableStorage
+    private let upcasting: Upcasting
     /// Whether this is a write transaction.
     public let isWritable: Bool
     private var isValid = true
 
-    /// A transaction over a backend's tables (LMDB's, or another backend's).
-    package init(storage: any TableStorage, isWritable: Bool) {
+    /// A transaction over a backend's tables (LMDB's, or another backend's), whose reads of
+    /// events go through `upcasting` (the store's upcasters).
+    package init(storage: any TableStorage, isWritable: Bool, upcasting: Upcasting) {
         self.storage = storage
         self.isWritable = isWritable
+        self.upcasting = upcasting
     }
 
     convenience init(txn: Transaction, environment: Environment, registry: TableRegistry, isWritable: Bool) {
-        self.init(storage: LMDBTables(txn: txn, environment: environment, registry: registry), isWritable: isWritable)
+        self.init(
+            storage: LMDBTables(txn: txn, environment: environment, registry: registry), isWritable: isWritable,
+            upcasting: environment.upcasting)
     }
 
     /// Tells the kernel that the store's pages this process has read so far need not stay in
@@ -126,6 +131,13 @@ public final class TableTransaction {
 
     // MARK: The log
 
+    /// The fingerprint of the store's upcasters of the event types `types` (all when nil): 0
+    /// when none of them has an upcaster. A projection's state records it, and is rebuilt when
+    /// it changes.
+    package func upcasterFingerprint(consuming types: Set<String>?) -> UInt64 {
+        upcasting.fingerprint(consuming: types)
+    }
+
     /// The position of the last event this transaction sees; 0 when the log is empty.
     public func headPosition() throws -> UInt64 {
         guard isValid else { throw EventStoreError.closedStore }
@@ -133,22 +145,28 @@ public final class TableTransaction {
     }
 
     /// Visits the events of `stream` from version `from` (default 1) on, in version order (none
-    /// when the stream has none there).
+    /// when the stream has none there), upcast by the store's upcasters.
     public func forEachEvent(inStream stream: String, from version: UInt64 = 1, _ body: (RecordedEvent) throws -> Void) throws {
         guard isValid else { throw EventStoreError.closedStore }
-        try storage.forEachEvent(inStream: stream, from: Swift.max(version, 1), body)
+        guard !upcasting.isEmpty else { return try storage.forEachEvent(inStream: stream, from: Swift.max(version, 1), body) }
+        try storage.forEachEvent(inStream: stream, from: Swift.max(version, 1)) { event in try body(try upcasting.upcast(event)) }
     }
 
     /// Visits the events from `start` through `last` in position order until `body` returns
-    /// false, decoding only those whose type is in `types` (every event when nil). Returns the
-    /// last position examined (`start - 1` when there was none), so a caller can go on after it.
+    /// false, decoding only those whose type is in `types` (every event when nil; types as the
+    /// store's upcasters give them). Returns the last position examined (`start - 1` when there
+    /// was none), so a caller can go on after it.
     @discardableResult
     public func forEachEvent(
         from start: UInt64, through last: UInt64 = .max, types: Set<String>? = nil,
         _ body: (RecordedEvent) throws -> Bool
     ) throws -> UInt64 {
         guard isValid else { throw EventStoreError.closedStore }
-        return try storage.forEachEvent(from: start, through: last, types: types, body)
+        guard !upcasting.isEmpty else { return try storage.forEachEvent(from: start, through: last, types: types, body) }
+        return try storage.forEachEvent(from: start, through: last, types: upcasting.recordedTypes(types)) { event in
+            guard let upcast = try upcasting.upcast(event, wanting: types) else { return true }
+            return try body(upcast)
+        }
     }
 }
 

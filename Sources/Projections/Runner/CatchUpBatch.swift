@@ -63,15 +63,16 @@ enum CatchUpBatch {
         let head = try txn.headPosition()
         let stored = try readCheckpoint(name, txn, slot: slot)
         if slot == .rebuild && stored == nil { return nil }
-        let base = stored ?? Checkpoint(version: Int64(projection.version), position: 0, isBuilding: true)
+        let definition = ProjectionDefinition(projection, in: txn)
+        let base = stored ?? Checkpoint(building: definition)
         var progress = BatchProgress()
         func result(_ next: Checkpoint, _ changes: [(table: String, rows: [(key: [UInt8], value: [UInt8]?)])] = []) -> FoldedBatch {
             FoldedBatch(projection: name, slot: slot, base: stored, next: next, changes: changes, head: head, progress: progress)
         }
-        guard base.version == Int64(projection.version) else {
+        guard base.definition == definition else {
             progress.failure = ProjectionError(
                 .stopped,
-                "The stored state of '\(name)' was built by version \(base.version), not \(projection.version); reopen the store to rebuild it.",
+                "The stored state of '\(name)' was built by \(base.definition), not \(definition); reopen the store to rebuild it.",
                 projection: name, position: base.position)
             return result(base)
         }
@@ -161,7 +162,8 @@ enum CatchUpBatch {
         }
         // The old generation's rows are deleted after this, a short transaction at a time
         // (``clear(_:generation:limit:_:)``): emptying a large state here would hold appends back.
-        let serving = Checkpoint(version: last.version, position: last.position, isBuilding: false, generation: last.generation)
+        let serving = Checkpoint(
+            version: last.version, position: last.position, isBuilding: false, generation: last.generation, upcasters: last.upcasters)
         try txn.put(Checkpoint.table, Checkpoint.key(name), serving.encoded)
         try txn.delete(Checkpoint.rebuildTable, Checkpoint.key(name))
         return .swapped(applied: tailProgress.applied, skipped: tailProgress.skipped)
@@ -219,21 +221,19 @@ enum CatchUpBatch {
     static func startRebuild(_ projection: any Projection, _ txn: TableTransaction, startedAt: Int64, owner: Int64) throws {
         let name = projection.name
         let tables = projection.tables + [PassedOver.table]
+        let definition = ProjectionDefinition(projection, in: txn)
         guard let serving = try readCheckpoint(name, txn, slot: .serving) else {
             for table in tables { try txn.removeAll(StoredState.tableName(name, table, generation: 0)) }
             try txn.delete(Checkpoint.rebuildTable, Checkpoint.key(name))
             try txn.put(
-                Checkpoint.table, Checkpoint.key(name), Checkpoint(version: Int64(projection.version), position: 0, isBuilding: true).encoded)
+                Checkpoint.table, Checkpoint.key(name), Checkpoint(building: definition).encoded)
             return
         }
         let generation = 1 - serving.generation
         for table in tables { try txn.removeAll(StoredState.tableName(name, table, generation: generation)) }
         try txn.put(
             Checkpoint.rebuildTable, Checkpoint.key(name),
-            Checkpoint(
-                version: Int64(projection.version), position: 0, isBuilding: true, generation: generation, startedAt: startedAt,
-                owner: owner
-            ).encoded)
+            Checkpoint(building: definition, generation: generation, startedAt: startedAt, owner: owner).encoded)
     }
 
     /// Marks the rebuild of `name` as resumed by this process now (for its rate).

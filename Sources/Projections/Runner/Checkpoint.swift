@@ -1,3 +1,5 @@
+import EventStore
+
 /// A projection's entry in the runner's `projections` table (the state that answers queries) or
 /// `projection-rebuilds` table (a state a rebuild builds beside it): which version built it, the
 /// last position applied, whether a (re)build is under way, and which set of tables holds it.
@@ -17,6 +19,10 @@ struct Checkpoint: RowValue, Equatable, Sendable {
     /// For a rebuild: the process running it (its id; 0 when unknown), so that another process
     /// tells a rebuild under way from one whose process died.
     var owner: Int64 = 0
+    /// The fingerprint of the upcasters of the event types the projection consumed when this
+    /// state was built (0: none of its types had any). Part of what built the state: a state
+    /// whose types' upcasters changed is rebuilt, as one of another version is.
+    var upcasters: UInt64 = 0
 
     /// The checkpoints of the states that answer queries, one per projection name.
     static let table = "projections"
@@ -27,7 +33,7 @@ struct Checkpoint: RowValue, Equatable, Sendable {
 
     init(
         version: Int64, position: UInt64, isBuilding: Bool, generation: Int = 0, startedAt: Int64 = 0, startPosition: UInt64 = 0,
-        owner: Int64 = 0
+        owner: Int64 = 0, upcasters: UInt64 = 0
     ) {
         self.version = version
         self.position = position
@@ -36,18 +42,32 @@ struct Checkpoint: RowValue, Equatable, Sendable {
         self.startedAt = startedAt
         self.startPosition = startPosition
         self.owner = owner
+        self.upcasters = upcasters
     }
+
+    /// A new (re)build's checkpoint for `definition`, at position 0.
+    init(building definition: ProjectionDefinition, generation: Int = 0, startedAt: Int64 = 0, owner: Int64 = 0) {
+        self.init(
+            version: definition.version, position: 0, isBuilding: true, generation: generation, startedAt: startedAt, owner: owner,
+            upcasters: definition.upcasters)
+    }
+
+    /// What built the state.
+    var definition: ProjectionDefinition { ProjectionDefinition(version: version, upcasters: upcasters) }
 
     func encode(to writer: inout RowWriter) {
         writer.write(version)
         writer.write(position)
         writer.write(isBuilding)
         // The common case keeps the 17 bytes of the first format, which earlier versions read.
-        guard generation != 0 || startedAt != 0 || startPosition != 0 || owner != 0 else { return }
+        guard generation != 0 || startedAt != 0 || startPosition != 0 || owner != 0 || upcasters != 0 else { return }
         writer.write(generation == 1)
         writer.write(startedAt)
         writer.write(startPosition)
         writer.write(owner)
+        // Written only when some consumed type has upcasters, so states built before keep their bytes.
+        guard upcasters != 0 else { return }
+        writer.write(upcasters)
     }
 
     init(from reader: inout RowReader) throws(RowDecodingError) {
@@ -60,5 +80,34 @@ struct Checkpoint: RowValue, Equatable, Sendable {
         startedAt = try reader.read(Int64.self)
         startPosition = try reader.read(UInt64.self)
         owner = try reader.read(Int64.self)
+        guard !reader.isAtEnd else { return }
+        upcasters = try reader.read(UInt64.self)
     }
+}
+
+/// What a projection's state is built by: the projection's version and the fingerprint of the
+/// upcasters of the event types it consumes (see ``Checkpoint/upcasters``). A stored state of
+/// another definition is rebuilt.
+struct ProjectionDefinition: Equatable, Sendable, CustomStringConvertible {
+    let version: Int64
+    let upcasters: UInt64
+
+    /// The definition of `projection` under the store's upcasters, as `txn` knows them.
+    init(_ projection: any Projection, in txn: TableTransaction) {
+        self.init(version: Int64(projection.version), upcasters: txn.upcasterFingerprint(consuming: projection.eventTypes))
+    }
+
+    init(version: Int64, upcasters: UInt64) {
+        self.version = version
+        self.upcasters = upcasters
+    }
+
+    /// Why a state of `self` is rebuilt for `current`, in a sentence's tail ("changed from ...").
+    func change(to current: ProjectionDefinition) -> String {
+        version != current.version
+            ? "changed from version \(version) to \(current.version)"
+            : "reads event types whose upcasters changed"
+    }
+
+    var description: String { upcasters == 0 ? "version \(version)" : "version \(version) with upcasters \(String(upcasters, radix: 16))" }
 }

@@ -142,16 +142,18 @@ public final class ProjectionRunner: Sendable {
         try await store.openTables([Checkpoint.table, Checkpoint.rebuildTable] + projections.flatMap(Self.storedTables))
 
         let stored = try store.readTables { txn in
-            try projections.map { (try CatchUpBatch.readCheckpoint($0.name, txn), try CatchUpBatch.readCheckpoint($0.name, txn, slot: .rebuild)) }
+            try projections.map {
+                (try CatchUpBatch.readCheckpoint($0.name, txn), try CatchUpBatch.readCheckpoint($0.name, txn, slot: .rebuild),
+                 ProjectionDefinition($0, in: txn))
+            }
         }
         var notices: [String] = []
         var toFinish: [any Projection] = []
         var toResume: [any Projection] = []
         var toRebuild: [any Projection] = []
-        for (projection, (serving, rebuilding)) in zip(projections, stored) {
-            let version = Int64(projection.version)
-            if let rebuilding, rebuilding.version == version {
-                let canServe = serving?.version == version
+        for (projection, (serving, rebuilding, definition)) in zip(projections, stored) {
+            if let rebuilding, rebuilding.definition == definition {
+                let canServe = serving?.definition == definition
                 if canServe, try await RebuildOwners.isRunning(owner: rebuilding.owner, in: store, projection: projection.name) {
                     continue  // another process's rebuild: the old state serves until it swaps
                 }
@@ -163,9 +165,8 @@ public final class ProjectionRunner: Sendable {
                 notices.append(
                     "Projection '\(projection.name)' was being rebuilt when the store last closed (at position \(rebuilding.position)); finishing the rebuild.")
                 toResume.append(projection)
-            } else if let checkpoint = rebuilding ?? serving, checkpoint.version != version {
-                notices.append(
-                    "Projection '\(projection.name)' changed from version \(checkpoint.version) to \(projection.version); rebuilding it.")
+            } else if let checkpoint = rebuilding ?? serving, checkpoint.definition != definition {
+                notices.append("Projection '\(projection.name)' \(checkpoint.definition.change(to: definition)); rebuilding it.")
                 toRebuild.append(projection)
             } else if let serving, serving.isBuilding && serving.position > 0 {
                 notices.append(
@@ -295,13 +296,16 @@ public final class ProjectionRunner: Sendable {
         let path = store.location
         return try await RebuildOwners.running(path, selected.map(\.name)) {
             let records = try store.readTables { txn in
-                try selected.map { (try CatchUpBatch.readCheckpoint($0.name, txn), try CatchUpBatch.readCheckpoint($0.name, txn, slot: .rebuild)) }
+                try selected.map {
+                    (try CatchUpBatch.readCheckpoint($0.name, txn), try CatchUpBatch.readCheckpoint($0.name, txn, slot: .rebuild),
+                     ProjectionDefinition($0, in: txn))
+                }
             }
             // A rebuild of this version whose process died goes on from where it stopped.
             var resumed: [String] = []
             var fresh: [any Projection] = []
-            for (projection, (serving, rebuilding)) in zip(selected, records) {
-                if let rebuilding, let serving, rebuilding.version == Int64(projection.version), serving.version == rebuilding.version,
+            for (projection, (serving, rebuilding, definition)) in zip(selected, records) {
+                if let rebuilding, let serving, rebuilding.definition == definition, serving.definition == definition,
                     !(try await RebuildOwners.isRunning(owner: rebuilding.owner, in: store, projection: projection.name))
                 {
                     resumed.append(projection.name)
@@ -576,17 +580,17 @@ extension ProjectionRunner {
     public func verify(into report: inout VerificationReport, deep: Bool) async throws {
         let stored = try store.readTables { txn in
             try projections.map { projection in
-                (try CatchUpBatch.readCheckpoint(projection.name, txn), try txn.headPosition())
+                (try CatchUpBatch.readCheckpoint(projection.name, txn), try txn.headPosition(), ProjectionDefinition(projection, in: txn))
             }
         }
-        for (projection, (checkpoint, head)) in zip(projections, stored) {
+        for (projection, (checkpoint, head, definition)) in zip(projections, stored) {
             guard let checkpoint else { continue }
             if checkpoint.position > head {
                 report.add("projections", "'\(projection.name)' is at position \(checkpoint.position), past the head \(head)")
             }
-            // State built by another version of the projection is not damage: the next open
-            // rebuilds it. There is nothing to compare it with until then.
-            guard checkpoint.version == Int64(projection.version) else { continue }
+            // State built by another version of the projection (or other upcasters) is not
+            // damage: the next open rebuilds it. There is nothing to compare it with until then.
+            guard checkpoint.definition == definition else { continue }
             guard deep, checkpoint.position <= head else { continue }
             do {
                 let expected = try StateHash.of(projection, in: try await state(of: projection.name, asOf: checkpoint.position).reader)

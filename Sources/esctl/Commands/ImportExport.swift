@@ -165,7 +165,8 @@ struct Export: AsyncParsableCommand {
 
     func run() async throws {
         try await reportingErrors {
-            let store = try await self.store.openReadOnly()
+            // As stored: a copy carries every event's history (its type, shape and schema version) unchanged.
+            let store = try await self.store.openReadOnly(asStored: true)
             defer { store.close() }
             // A page at a time, through the head as it is now: one consistent end, little memory.
             for try await event in store.events(from: from, through: to ?? .max, filter: filters.filter(), pageSize: 1000) {

@@ -23,9 +23,14 @@ struct Read: AsyncParsableCommand {
     @Flag(help: "Print one JSON object per line.")
     var json = false
 
+    @Flag(
+        name: .customLong("as-stored"),
+        help: "Print events as stored: the type and data they were recorded with, not upcast to their newest shape.")
+    var asStored = false
+
     func run() async throws {
         try await reportingErrors {
-            let store = try await self.store.openReadOnly()
+            let store = try await self.store.openReadOnly(asStored: asStored)
             defer { store.close() }
             let version = try await store.streamVersion(stream)
             guard version > 0 else {

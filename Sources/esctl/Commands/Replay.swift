@@ -31,9 +31,14 @@ struct Replay: AsyncParsableCommand {
         if let to, to < from { throw ValidationError("--to \(to) is before --from \(from); give a range whose end is not before its start.") }
     }
 
+    @Flag(
+        name: .customLong("as-stored"),
+        help: "Print events as stored: the type and data they were recorded with, not upcast to their newest shape.")
+    var asStored = false
+
     func run() async throws {
         try await reportingErrors {
-            let store = try await self.store.openReadOnly()
+            let store = try await self.store.openReadOnly(asStored: asStored)
             defer { store.close() }
             var remaining = limit ?? .max
             if remaining == 0 { return }

@@ -52,9 +52,14 @@ struct Subscribe: AsyncParsableCommand {
         }
     }
 
+    @Flag(
+        name: .customLong("as-stored"),
+        help: "Print events as stored: the type and data they were recorded with, not upcast to their newest shape.")
+    var asStored = false
+
     func run() async throws {
         try await reportingErrors {
-            let store = try await self.store.openReadOnly()
+            let store = try await self.store.openReadOnly(asStored: asStored)
             defer { store.close() }
             let start: SubscriptionStart = fromStart ? .start : from.map { .position($0) } ?? .end
             let subscription = store.subscribe(from: start, filter: filters.filter(stream: stream))

@@ -1,0 +1,171 @@
+import Foundation
+
+/// A store's upcasters, checked and indexed: the one decode pipeline every read path of every
+/// backend runs its events through (``upcast(_:)``), and what a projection's rebuild hash takes
+/// from them (``fingerprint(consuming:)``).
+package struct Upcasting: Sendable {
+    private struct StepKey: Hashable {
+        let type: String
+        let version: UInt16
+    }
+
+    private let steps: [StepKey: Upcaster]
+    /// Whether a step renames a type: then a filter by type also reads the older names, and
+    /// checks the name again after upcasting.
+    private let renames: Bool
+
+    /// No upcasters: every event reads as stored.
+    package static let none = Upcasting(checked: [:])
+
+    /// Whether there is no upcaster (every read is as stored).
+    package var isEmpty: Bool { steps.isEmpty }
+
+    private init(checked steps: [StepKey: Upcaster]) {
+        self.steps = steps
+        renames = steps.values.contains { $0.renamedTo != nil }
+    }
+
+    /// Checks the chains: each type's steps go from version 1 (or from where a step renamed
+    /// another type into it) one version at a time, with no step twice and none missing.
+    ///
+    /// Throws ``EventStoreError`` with ``EventStoreError/Code/invalidInput`` naming the type and
+    /// the versions of a gap, a duplicate, a version out of range or a bad name.
+    package init(_ upcasters: [Upcaster]) throws(EventStoreError) {
+        var steps: [StepKey: Upcaster] = [:]
+        for step in upcasters {
+            guard !step.type.isEmpty, step.renamedTo.map({ !$0.isEmpty && $0 != step.type }) ?? true else {
+                throw EventStoreError(.invalidInput, "An upcaster of '\(step.type)' has an empty type name or renames the type to itself.")
+            }
+            guard step.version >= 1, step.version < UInt16.max else {
+                throw EventStoreError(
+                    .invalidInput, "The upcaster of '\(step.type)' from version \(step.version) is out of range: versions go from 1 to \(UInt16.max).")
+            }
+            let key = StepKey(type: step.type, version: step.version)
+            guard steps[key] == nil else {
+                throw EventStoreError(.invalidInput, "Two upcasters of '\(step.type)' start at version \(step.version); register one.")
+            }
+            steps[key] = step
+        }
+        // Where each type's events start: version 1, or where steps rename other types into it.
+        var renamedInto: [String: Set<UInt16>] = [:]
+        for step in steps.values {
+            if let renamed = step.renamedTo { renamedInto[renamed, default: []].insert(step.version + 1) }
+        }
+        var versionsByType: [String: Set<UInt16>] = [:]
+        for key in steps.keys { versionsByType[key.type, default: []].insert(key.version) }
+        for (type, versions) in versionsByType {
+            guard let first = versions.min(), let last = versions.max() else { continue }
+            if let missing = (first...last).first(where: { !versions.contains($0) }) {
+                throw EventStoreError(
+                    .invalidInput,
+                    "The upcasters of '\(type)' have a gap: none goes from version \(missing) to \(Int(missing) + 1), so events of that version would read in an old shape; register it.")
+            }
+            let starts = renamedInto[type] ?? [1]
+            if let start = starts.min(), start < first {
+                throw EventStoreError(
+                    .invalidInput,
+                    "The upcasters of '\(type)' start at version \(first), but its events start at version \(start): register the steps from \(start) to \(first).")
+            }
+            if let start = starts.max(), Int(start) > Int(last) + 1 {
+                throw EventStoreError(
+                    .invalidInput,
+                    "A step renames a type into '\(type)' at version \(start), past its newest version \(Int(last) + 1): register the steps of '\(type)' up to \(start).")
+            }
+        }
+        self.init(checked: steps)
+    }
+
+    /// The event in its type's newest shape: every step from its recorded type and version on,
+    /// in order. An event no step reads comes back unchanged (and without a copy).
+    ///
+    /// Throws ``EventStoreError/Code/upcastFailed`` when a step throws or the data is not JSON.
+    package func upcast(_ event: RecordedEvent) throws(EventStoreError) -> RecordedEvent {
+        guard !steps.isEmpty, var step = steps[StepKey(type: event.type, version: event.schemaVersion)] else { return event }
+        var value: JSONValue
+        do {
+            value = event.data.isEmpty ? .null : try JSONValue(parsing: [UInt8](event.data))
+        } catch {
+            throw EventStoreError(
+                .upcastFailed,
+                "The event at position \(event.position) ('\(event.stream)', \(event.type) version \(event.schemaVersion)) has data that is not JSON, so it cannot be upcast: \(error).")
+        }
+        var type = event.type
+        var version = event.schemaVersion
+        while true {
+            do {
+                value = try step.transform(value)
+            } catch {
+                throw EventStoreError(
+                    .upcastFailed,
+                    "The upcaster of \(type) from version \(version) failed on the event at position \(event.position) ('\(event.stream)'): \(error).")
+            }
+            type = step.resultType
+            // Never overflows: a step's version is below UInt16.max (checked at init).
+            version += 1
+            guard let next = steps[StepKey(type: type, version: version)] else { break }
+            step = next
+        }
+        return RecordedEvent(
+            position: event.position, stream: event.stream, version: event.version, id: event.id, type: type,
+            data: Data(value.serialized.utf8), metadata: event.metadata, recordedAtMicroseconds: event.recordedAtMicroseconds,
+            schemaVersion: event.schemaVersion)
+    }
+
+    /// The event upcast, or nil when a filter wants only `types` and the upcast event's type is
+    /// not among them (it was read because its recorded name is an older name of a wanted type).
+    package func upcast(_ event: RecordedEvent, wanting types: Set<String>?) throws(EventStoreError) -> RecordedEvent? {
+        let result = try upcast(event)
+        if renames, let types, !types.contains(result.type) { return nil }
+        return result
+    }
+
+    /// Each event upcast, without those a filter by `types` does not want after upcasting.
+    package func upcast(_ events: [RecordedEvent], wanting types: Set<String>? = nil) throws(EventStoreError) -> [RecordedEvent] {
+        guard !steps.isEmpty else { return events }
+        var result: [RecordedEvent] = []
+        result.reserveCapacity(events.count)
+        for event in events {
+            if let upcast = try upcast(event, wanting: types) { result.append(upcast) }
+        }
+        return result
+    }
+
+    /// The recorded type names that may upcast into one of `types`: the types, and every older
+    /// name a step renamed into one of them. Nil stays nil (every type).
+    package func recordedTypes(_ types: Set<String>?) -> Set<String>? {
+        guard renames, var result = types else { return types }
+        var changed = true
+        while changed {
+            changed = false
+            for step in steps.values where step.renamedTo.map(result.contains) == true && !result.contains(step.type) {
+                result.insert(step.type)
+                changed = true
+            }
+        }
+        return result
+    }
+
+    /// The filter a backend applies to stored records: its types widened by ``recordedTypes(_:)``.
+    package func recordedFilter(_ filter: EventFilter) -> EventFilter {
+        guard renames, filter.types != nil else { return filter }
+        var widened = filter
+        widened.types = recordedTypes(filter.types)
+        return widened
+    }
+
+    /// A fingerprint of every step that reads a type which upcasts into one of `types` (all
+    /// steps when nil): 0 when there is none, so that a projection whose types never evolved
+    /// keeps its stored state. A new step, a rename or a new revision changes it.
+    package func fingerprint(consuming types: Set<String>?) -> UInt64 {
+        let names = recordedTypes(types)
+        let identities = steps.values.filter { step in names.map { $0.contains(step.type) } ?? true }.map(\.identity).sorted()
+        guard !identities.isEmpty else { return 0 }
+        // FNV-1a, 64 bits: stable across runs and platforms, unlike Hasher.
+        var hash: UInt64 = 0xcbf2_9ce4_8422_2325
+        for byte in identities.joined(separator: "\n").utf8 {
+            hash ^= UInt64(byte)
+            hash = hash &* 0x0000_0100_0000_01b3
+        }
+        return hash == 0 ? 1 : hash
+    }
+}
