@@ -13,10 +13,15 @@ public final class AppBackend: Sendable {
     public let handler: CommandHandler
 
     /// A backend over `store`; `clock` paces countdowns (inject a test clock in tests).
+    ///
+    /// Throws ``EventStoreError/Code/invalidInput`` when the store was opened without the
+    /// upcasters of the apps' events (``AppCatalog/upcasters``): its older events would not
+    /// read as the apps expect.
     public init(
         store: any EventLog, clock: any Clock<Duration> = ContinuousClock(),
         configuration: CommandHandler.Configuration = CommandHandler.Configuration()
-    ) {
+    ) throws(EventStoreError) {
+        try store.configuration.checkUpcasters(reaching: AppCatalog.schemaVersions)
         self.store = store
         self.clock = clock
         handler = CommandHandler(store: store, configuration: configuration)

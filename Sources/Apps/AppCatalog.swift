@@ -20,6 +20,10 @@ public enum AppCatalog {
     /// The apps' upcasters (``Configuration/upcasters``): a store the apps use is opened with
     /// them, so events recorded in an older shape read in the newest.
     public static let upcasters: [Upcaster] = CampgroundUpcasters.all
+
+    /// The schema version of every app event type that evolved past 1, as the apps write and
+    /// read it: a store the apps use must bring older events to it (``AppBackend`` checks).
+    public static let schemaVersions: [String: UInt16] = [CamperAdded.eventType: CamperAdded.schemaVersion]
 }
 
 extension AppCatalog {

@@ -45,6 +45,8 @@ public struct CommandHandler: Sendable {
 
     /// Where the handler logs: its configuration's logger, else the store's.
     let logger: Logger
+    /// The store's upcasters, checked against the versions of the events decided.
+    let upcasting: Upcasting
     /// The fingerprint of the store's upcasters, part of every snapshot's state version: a
     /// snapshot folded from events upcast otherwise is passed over.
     let upcasterFingerprint: UInt64
@@ -54,7 +56,8 @@ public struct CommandHandler: Sendable {
         self.configuration = configuration
         logger = configuration.logger ?? store.configuration.logger
         // The store checked its upcasters when it opened; unchecked ones cannot reach here.
-        upcasterFingerprint = (try? Upcasting(store.configuration.upcasters))?.fingerprint(consuming: nil) ?? 0
+        upcasting = (try? Upcasting(store.configuration.upcasters)) ?? .none
+        upcasterFingerprint = upcasting.fingerprint(consuming: nil)
     }
 
     /// Runs `command` with `decider`.
@@ -129,6 +132,11 @@ public struct CommandHandler: Sendable {
                 return CommandOutcome(state: state, events: [], recorded: [], passedOver: loaded.passedOver, attempts: attempt)
             }
             let (appends, newEvents) = try appends(of: events, with: decider, versions: loaded.versions)
+            // An event written in a version the store's upcasters do not bring older ones to
+            // means this store's readers (this handler's next load among them) would meet old shapes.
+            for event in newEvents.joined() where event.schemaVersion > 1 {
+                try upcasting.check(reaching: [event.type: event.schemaVersion])
+            }
             do {
                 let results: [AppendResult]
                 if let snapshot = snapshotDue(snapshots, decider, state: state, loaded: loaded, appends: appends) {

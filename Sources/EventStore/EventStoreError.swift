@@ -53,9 +53,8 @@ public struct EventStoreError: Error, Sendable, Equatable, CustomStringConvertib
         /// recorded for it: the events it reacts to were handled before. Nothing was written.
         public static let alreadyProcessed = Code(.alreadyProcessed)
 
-        /// An upcaster threw on a recorded event, or the data of an event it had to upcast is not
-        /// JSON: the event cannot be shown in its current shape. Fix the upcaster (or read the
-        /// store without upcasters to see the event as stored).
+        /// An upcaster threw on a recorded event: the event cannot be shown in its current shape.
+        /// Fix the upcaster (or read the store without upcasters to see the event as stored).
         public static let upcastFailed = Code(.upcastFailed)
 
         /// The code's name (`versionConflict`).
@@ -88,13 +87,17 @@ public struct EventStoreError: Error, Sendable, Equatable, CustomStringConvertib
     public let cause: Cause?
     /// For ``Code/versionConflict``: each stream whose expectation failed. Empty otherwise.
     public let conflicts: [VersionConflict]
+    /// For ``Code/upcastFailed``: the position of the event that could not be upcast. Nil otherwise.
+    public let position: UInt64?
 
-    /// Creates an error; `conflicts` is only meaningful with ``Code/versionConflict``.
-    public init(_ code: Code, _ message: String, cause: Cause? = nil, conflicts: [VersionConflict] = []) {
+    /// Creates an error; `conflicts` is only meaningful with ``Code/versionConflict``, `position`
+    /// with ``Code/upcastFailed``.
+    public init(_ code: Code, _ message: String, cause: Cause? = nil, conflicts: [VersionConflict] = [], position: UInt64? = nil) {
         self.code = code
         self.message = message
         self.cause = cause
         self.conflicts = conflicts
+        self.position = position
     }
 
     public var description: String {

@@ -67,12 +67,23 @@ extension PostgresEventStore {
     ) async throws -> [RecordedEvent] {
         guard limit >= 0 else { throw EventStoreError(.invalidInput, "The limit is negative; give 0 or more.") }
         guard limit > 0, position <= last else { return [] }
-        var query = SQLQuery("SELECT \(eventColumns) FROM eventstore.events WHERE position >= ")
-        query.append(query.bind(Int64(clamping: max(position, 1))))
-        query.append(" AND position <= \(query.bind(Int64(clamping: last)))")
-        query.appendConditions(of: upcasting.recordedFilter(filter))
-        query.append(" ORDER BY position LIMIT \(query.bind(Int64(limit)))")
-        return try await events(query, wanting: filter.types)
+        let recorded = upcasting.recordedFilter(filter)
+        var events: [RecordedEvent] = []
+        var next = max(position, 1)
+        // One statement, unless an upcaster renamed some of the rows it gave away from the types
+        // wanted: then the page is filled from the rows after them.
+        while true {
+            let wanted = limit - events.count
+            var query = SQLQuery("SELECT \(eventColumns) FROM eventstore.events WHERE position >= ")
+            query.append(query.bind(Int64(clamping: next)))
+            query.append(" AND position <= \(query.bind(Int64(clamping: last)))")
+            query.appendConditions(of: recorded)
+            query.append(" ORDER BY position LIMIT \(query.bind(Int64(wanted)))")
+            let rows = try await storedEvents(query)
+            events += try upcasting.upcast(rows, wanting: filter.types)
+            guard rows.count == wanted, events.count < limit, let lastRow = rows.last, lastRow.position < last else { return events }
+            next = lastRow.position + 1
+        }
     }
 
     /// Reads up to `limit` events of `stream` from version `version` in `direction`; see
@@ -213,15 +224,18 @@ extension PostgresEventStore {
         }
     }
 
-    /// The events a query selects, upcast; without those a filter by `types` does not want
-    /// after upcasting.
-    private func events(_ query: SQLQuery, wanting types: Set<String>? = nil) async throws -> [RecordedEvent] {
-        let events = try await withConnection { connection in
+    /// The events a query selects, upcast.
+    private func events(_ query: SQLQuery) async throws -> [RecordedEvent] {
+        try upcasting.upcast(try await storedEvents(query))
+    }
+
+    /// The events a query selects, as stored.
+    private func storedEvents(_ query: SQLQuery) async throws -> [RecordedEvent] {
+        try await withConnection { connection in
             let rows = try await connection.query(query.query, logger: configuration.logger)
             var events: [RecordedEvent] = []
             for try await row in rows.decode(EventRow.self) { events.append(recordedEvent(row)) }
             return events
         }
-        return try upcasting.upcast(events, wanting: types)
     }
 }

@@ -32,7 +32,8 @@ public final class Server: Sendable {
     /// A server over `store` with `runner`'s projections; `metrics` is what `/metrics` prints
     /// (the store's metrics appear there when it was opened with `metrics.factory`). Throws ``ServerError`` with
     /// ``ServerError/Code/invalidConfiguration`` when `options` do not hold (see
-    /// ``ServerOptions/validate()``).
+    /// ``ServerOptions/validate()``), or when `store` was opened without the apps' upcasters
+    /// (``AppCatalog/upcasters``).
     public init(
         store: any EventLog, runner: ProjectionRunner, options: ServerOptions = ServerOptions(),
         clock: any Clock<Duration> = ContinuousClock(), logger: Logger = Logger(label: "esctl.serve"),
@@ -45,7 +46,11 @@ public final class Server: Sendable {
         self.clock = clock
         self.logger = logger
         self.metrics = metrics
-        backend = AppBackend(store: store, clock: clock)
+        do {
+            backend = try AppBackend(store: store, clock: clock)
+        } catch {
+            throw ServerError(.invalidConfiguration, error.message)
+        }
     }
 
     /// Every route, behind the access log, the error shaping and the token check.

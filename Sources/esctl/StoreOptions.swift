@@ -109,9 +109,9 @@ struct WritingStoreOptions: ParsableArguments {
     /// The store directory or URL: `--db`, else `$ESCTL_DB`, else `./esctl.db`.
     var path: String { location.path }
 
-    /// Opens the store, creating it when missing.
-    func open() async throws -> any EventLog {
-        try await location.open(.createIfMissing, durability: durability.durability)
+    /// Opens the store, creating it when missing; `asStored` without the apps' upcasters.
+    func open(asStored: Bool = false) async throws -> any EventLog {
+        try await location.open(.createIfMissing, durability: durability.durability, asStored: asStored)
     }
 
     /// Opens an existing store for reading and writing (rebuild).

@@ -15,10 +15,10 @@ final class DomainFixture: Sendable {
 
     var store: any EventLog { log.log }
 
-    init(log: LogFixture, clock: TestClock, maximumAttempts: Int, snapshotInterval: Int) {
+    init(log: LogFixture, clock: TestClock, maximumAttempts: Int, snapshotInterval: Int) throws {
         self.log = log
         self.clock = clock
-        backend = AppBackend(
+        backend = try AppBackend(
             store: log.log, clock: clock,
             configuration: CommandHandler.Configuration(maximumAttempts: maximumAttempts, snapshotInterval: snapshotInterval))
     }
@@ -42,8 +42,8 @@ func withDomain<R>(
     _ backend: Backend, maximumAttempts: Int = 5, snapshotInterval: Int = 100, _ body: (DomainFixture) async throws -> R
 ) async throws -> R {
     let clock = TestClock()
-    return try await withLog(backend, now: DomainFixture.now(clock)) { f in
-        try await body(DomainFixture(log: f, clock: clock, maximumAttempts: maximumAttempts, snapshotInterval: snapshotInterval))
+    return try await withLog(backend, now: DomainFixture.now(clock), upcasters: AppCatalog.upcasters) { f in
+        try await body(try DomainFixture(log: f, clock: clock, maximumAttempts: maximumAttempts, snapshotInterval: snapshotInterval))
     }
 }
 

@@ -42,7 +42,7 @@ final class LogFixture: Sendable {
         let ids = ids
         let configuration = Configuration(
             durability: options.durability, clock: options.now ?? { clock.now() }, idGenerator: options.idGenerator ?? { ids.next() },
-            maximumEventsPerCommit: options.maximumEventsPerCommit, metricsFactory: options.metricsFactory)
+            maximumEventsPerCommit: options.maximumEventsPerCommit, metricsFactory: options.metricsFactory, upcasters: options.upcasters)
         configurationBox = ConfigurationBox(configuration)
         self.directory = directory
         self.database = database
@@ -60,6 +60,8 @@ final class LogFixture: Sendable {
         var now: (@Sendable () -> Date)?
         /// Where the store's metrics go (the process's MetricsSystem when nil).
         var metricsFactory: (any MetricsFactory)?
+        /// The upcasters the store opens with.
+        var upcasters: [Upcaster] = []
     }
 
     /// A fresh store on `backend`.
@@ -151,7 +153,7 @@ private final class ConfigurationBox: @unchecked Sendable {
 func withLog<R>(
     _ backend: Backend, durability: Durability = .noSync, idGenerator: (@Sendable () -> UUID)? = nil,
     maximumEventsPerCommit: Int = 50_000, now: (@Sendable () -> Date)? = nil, metricsFactory: (any MetricsFactory)? = nil,
-    _ body: (LogFixture) async throws -> R
+    upcasters: [Upcaster] = [], _ body: (LogFixture) async throws -> R
 ) async throws -> R {
     // A test on PostgreSQL takes one of the suite's slots for its stores (a store nested in
     // another of the same test shares its test's slot).
@@ -161,7 +163,7 @@ func withLog<R>(
             let result = try await PostgresSlots.$held.withValue(true) {
                 try await withLog(
                     backend, durability: durability, idGenerator: idGenerator, maximumEventsPerCommit: maximumEventsPerCommit, now: now,
-                    metricsFactory: metricsFactory, body)
+                    metricsFactory: metricsFactory, upcasters: upcasters, body)
             }
             await PostgresSlots.shared.release()
             return result
@@ -174,7 +176,7 @@ func withLog<R>(
         backend,
         LogFixture.Options(
             durability: durability, idGenerator: idGenerator, maximumEventsPerCommit: maximumEventsPerCommit, now: now,
-            metricsFactory: metricsFactory))
+            metricsFactory: metricsFactory, upcasters: upcasters))
     let result: R
     do {
         result = try await body(fixture)

@@ -1,3 +1,4 @@
+import Apps
 import Commands
 @testable import EventStore
 import EventStoreTesting
@@ -142,8 +143,10 @@ struct UpcastingConformanceTests {
                 return seen
             }
             #expect(shown(inTables) == [upcast[2], upcast[4]], "forEachEvent(from:types:)")
-            // And its old name matches nothing any more: no reader sees an OldThing
+            // And its old name matches nothing any more: no reader sees an OldThing, and a page
+            // whose first row was one is filled from the rows after it
             #expect(try await f.log.events(filter: EventFilter(types: ["OldThing"])).isEmpty)
+            #expect(shown(try await f.log.events(limit: 1, filter: EventFilter(types: ["OldThing", "Other"]))) == [upcast[4]])
             // And without upcasters the store reads it as stored
             try await f.reopen(upcasters: [])
             #expect(shown(try await f.log.events(filter: EventFilter(types: ["OldThing"]))) == [#"OldThing@1 {"x":1}"#])
@@ -162,6 +165,10 @@ struct UpcastingConformanceTests {
                 ([step(1), step(1)], "Two upcasters of 'Noted' start at version 1; register one."),
                 ([step(0)], "The upcaster of 'Noted' from version 0 is out of range: versions go from 1 to 65535."),
                 ([Upcaster("Noted", from: 1, renamingTo: "Noted") { $0 }], "An upcaster of 'Noted' has an empty type name or renames the type to itself."),
+                (
+                    [Upcaster("A", from: 1, renamingTo: "B") { $0 }, Upcaster("C", from: 1) { $0 }, Upcaster("C", from: 2, renamingTo: "B") { $0 }],
+                    "Steps rename types into 'B' at versions 2 and 3, and it has no steps from 2 on: register them."
+                ),
             ]
             for (upcasters, message) in cases {
                 // When the store is opened with a broken chain, then it refuses with one sentence
@@ -172,6 +179,29 @@ struct UpcastingConformanceTests {
             // And the store is unchanged: it opens without them
             try await f.reopen(upcasters: [])
             #expect(try await f.log.headPosition() == 5)
+        }
+    }
+
+    @Test("the apps refuse a store opened without the upcasters of their evolved types; the handler refuses to write a version its store cannot bring old events to", arguments: Backend.allCases)
+    func typedAPIChecksReach(_ backend: Backend) async throws {
+        try await withLog(backend) { f in
+            // Given a store without upcasters, when the apps' backend opens on it, then it refuses
+            let error = #expect(throws: EventStoreError.self) { try AppBackend(store: f.log) }
+            #expect(error?.code == .invalidInput)
+            #expect(
+                error?.message
+                    == "'CamperAdded' is written in version 2, but the store's upcasters bring older 'CamperAdded' events only to version 1; open the store with the upcasters of every version (Configuration.upcasters).")
+            // And a handler that decides a CamperAdded (version 2) writes nothing
+            let handler = CommandHandler(store: f.log)
+            await #expect(throws: EventStoreError.self) {
+                try await handler.handle(.addCamper(fullName: "Ann", phoneNumber: "1"), with: CampgroundDecider(campground: "pines"))
+            }
+            #expect(try await f.log.headPosition() == 0)
+            // And with the apps' upcasters both work
+            try await f.reopen(upcasters: AppCatalog.upcasters)
+            let outcome = try await AppBackend(store: f.log).campground(.addCamper(fullName: "Ann", phoneNumber: "1"), campground: "pines")
+            #expect(outcome.camper?.id == "C1")
+            #expect(outcome.recorded.map(\.schemaVersion) == [2])
         }
     }
 

@@ -32,12 +32,17 @@ extension FuzzChecks {
                 path: directory + "/store",
                 configuration: Configuration(
                     durability: .noSync, clock: { Date(timeIntervalSince1970: 1_767_225_600 + Double(ids.seconds())) },
-                    idGenerator: { ids.next() }))
+                    idGenerator: { ids.next() }, upcasters: AppCatalog.upcasters))
         } catch {
             throw Finding("the store does not open: \(error)")
         }
         defer { store.close() }
-        let backend = AppBackend(store: store)
+        let backend: AppBackend
+        do {
+            backend = try AppBackend(store: store)
+        } catch {
+            throw Finding("the apps do not open on the store: \(error)")
+        }
         var program = Program(bytes)
         let runner: ProjectionRunner
         do {

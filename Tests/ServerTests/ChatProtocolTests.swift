@@ -72,7 +72,9 @@ struct ChatProtocolTests {
         step: TimeInterval = 1, clock: any Clock<Duration> = ContinuousClock(),
         _ body: @Sendable (Server, Int) async throws -> Void
     ) async throws {
-        try await TemporaryStore.with(configuration: TemporaryStore.deterministicConfiguration(step: step)) { store in
+        var configuration = TemporaryStore.deterministicConfiguration(step: step)
+        configuration.upcasters = AppCatalog.upcasters
+        try await TemporaryStore.with(configuration: configuration) { store in
             let runner = try await ProjectionRunner(store: store, projections: AppCatalog.all)
             let server = try Server(store: store, runner: runner, options: ServerOptions(port: 0), clock: clock)
             try await server.application().test(.live) { client in

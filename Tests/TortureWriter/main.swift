@@ -150,7 +150,7 @@ default:
     break
 }
 
-let store = try EventStore(path: db, configuration: Configuration(durability: durability, initialMapSize: mapSize))
+let store = try EventStore(path: db, configuration: Configuration(durability: durability, initialMapSize: mapSize, upcasters: AppCatalog.upcasters))
 
 switch mode {
 case "misuse":
@@ -164,7 +164,7 @@ case "hold-read":
     }
 case "commands":
     var random = SeededGenerator(seed: UInt64(option("--seed") ?? "1") ?? 1)
-    let backend = AppBackend(store: store, configuration: CommandHandler.Configuration(snapshotInterval: 3))
+    let backend = try AppBackend(store: store, configuration: CommandHandler.Configuration(snapshotInterval: 3))
     var done = 0
     while true {
         let user = ["a", "b", "c"].randomElement(using: &random) ?? "a"

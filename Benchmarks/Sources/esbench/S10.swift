@@ -53,9 +53,9 @@ extension Bench {
             _ = try await store.append(to: AppStreams.fitness("short"), events: Array(repeating: step, count: 8))
             return
         }
-        let store = try EventStore(path: directory, configuration: Configuration(durability: .noSync))
+        let store = try EventStore(path: directory, configuration: Configuration(durability: .noSync, upcasters: AppCatalog.upcasters))
         defer { store.close() }
-        let backend = AppBackend(store: store)
+        let backend = try AppBackend(store: store)
         let user = mode == "s10-short" ? "short" : "long"
         var times: [Double] = []
         for _ in 0..<(mode == "s10-first" ? 1 : max(1, count)) {

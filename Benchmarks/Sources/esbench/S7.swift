@@ -1,3 +1,4 @@
+import Apps
 import AsyncHTTPClient
 import EventStore
 import Foundation
@@ -21,7 +22,7 @@ extension Bench {
         let inProcess = try await s2Figure(workload: workload)
 
         let storePath = directory("s7-store")
-        let store = try EventStore(path: storePath, configuration: Configuration(durability: .full, initialMapSize: 1 << 30))
+        let store = try EventStore(path: storePath, configuration: Configuration(durability: .full, initialMapSize: 1 << 30, upcasters: AppCatalog.upcasters))
         defer {
             store.close()
             cleanUp(storePath)

@@ -29,7 +29,9 @@ public struct Upcaster: Sendable {
 
     /// A step from `version` of `type` to `version + 1` (of `newType` when given). `transform`
     /// gets the data as JSON and returns the new data; what it throws makes reads of such an
-    /// event fail with ``EventStoreError/Code/upcastFailed``.
+    /// event fail with ``EventStoreError/Code/upcastFailed`` (so return data it does not
+    /// recognise unchanged: typed readers then pass it over). An event whose data is not JSON
+    /// is not given to any step: it reads as stored.
     public init(
         _ type: String, from version: UInt16, renamingTo newType: String? = nil, revision: Int = 1,
         _ transform: @escaping @Sendable (JSONValue) throws -> JSONValue

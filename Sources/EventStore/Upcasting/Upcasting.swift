@@ -53,6 +53,14 @@ package struct Upcasting: Sendable {
         }
         var versionsByType: [String: Set<UInt16>] = [:]
         for key in steps.keys { versionsByType[key.type, default: []].insert(key.version) }
+        // A type that steps rename into, with no steps of its own, is entered at one version only:
+        // events entered at an older one would stop short of the newest shape.
+        for (type, starts) in renamedInto where versionsByType[type] == nil && starts.count > 1 {
+            let sorted = starts.sorted()
+            throw EventStoreError(
+                .invalidInput,
+                "Steps rename types into '\(type)' at versions \(sorted.map(String.init).joined(separator: " and ")), and it has no steps from \(sorted[0]) on: register them.")
+        }
         for (type, versions) in versionsByType {
             guard let first = versions.min(), let last = versions.max() else { continue }
             if let missing = (first...last).first(where: { !versions.contains($0) }) {
@@ -75,20 +83,42 @@ package struct Upcasting: Sendable {
         self.init(checked: steps)
     }
 
-    /// The event in its type's newest shape: every step from its recorded type and version on,
-    /// in order. An event no step reads comes back unchanged (and without a copy).
+    /// The newest version the steps bring events of `type` to: one past its last step, or where
+    /// a step renames another type into it; 1 when no step concerns it.
+    package func newestVersion(of type: String) -> UInt16 {
+        var newest: UInt16 = 1
+        for step in steps.values {
+            if step.type == type || step.renamedTo == type { newest = max(newest, step.version + 1) }
+        }
+        return newest
+    }
+
+    /// Checks that the steps bring every older event of each type to the version the code
+    /// writes and reads (`versions`: type name → schema version, an `EventData`'s
+    /// ``EventData/schemaVersion``), so that typed readers never meet an old shape.
     ///
-    /// Throws ``EventStoreError/Code/upcastFailed`` when a step throws or the data is not JSON.
+    /// Throws ``EventStoreError/Code/invalidInput`` naming the first type they do not reach.
+    package func check(reaching versions: [String: UInt16]) throws(EventStoreError) {
+        for (type, version) in versions.sorted(by: { $0.key < $1.key }) where version > 1 {
+            let newest = newestVersion(of: type)
+            guard newest < version else { continue }
+            throw EventStoreError(
+                .invalidInput,
+                "'\(type)' is written in version \(version), but the store's upcasters bring older '\(type)' events only to version \(newest); open the store with the upcasters of every version (Configuration.upcasters).")
+        }
+    }
+
+    /// The event in its type's newest shape: every step from its recorded type and version on,
+    /// in order. An event no step reads comes back unchanged (and without a copy), and so does
+    /// one whose data is not JSON.
+    ///
+    /// Throws ``EventStoreError/Code/upcastFailed`` when a step throws.
     package func upcast(_ event: RecordedEvent) throws(EventStoreError) -> RecordedEvent {
         guard !steps.isEmpty, var step = steps[StepKey(type: event.type, version: event.schemaVersion)] else { return event }
-        var value: JSONValue
-        do {
-            value = event.data.isEmpty ? .null : try JSONValue(parsing: [UInt8](event.data))
-        } catch {
-            throw EventStoreError(
-                .upcastFailed,
-                "The event at position \(event.position) ('\(event.stream)', \(event.type) version \(event.schemaVersion)) has data that is not JSON, so it cannot be upcast: \(error).")
-        }
+        // Data that is not JSON (a hand-appended event, say) cannot be upcast by any step: it
+        // reads as stored, its recorded version saying so, and typed readers pass it over as
+        // they pass over any event they cannot decode.
+        guard var value = event.data.isEmpty ? JSONValue.null : try? JSONValue(parsing: [UInt8](event.data)) else { return event }
         var type = event.type
         var version = event.schemaVersion
         while true {
@@ -97,7 +127,8 @@ package struct Upcasting: Sendable {
             } catch {
                 throw EventStoreError(
                     .upcastFailed,
-                    "The upcaster of \(type) from version \(version) failed on the event at position \(event.position) ('\(event.stream)'): \(error).")
+                    "The upcaster of \(type) from version \(version) failed on the event at position \(event.position) ('\(event.stream)'): \(error).",
+                    position: event.position)
             }
             type = step.resultType
             // Never overflows: a step's version is below UInt16.max (checked at init).
@@ -167,5 +198,18 @@ package struct Upcasting: Sendable {
             hash = hash &* 0x0000_0100_0000_01b3
         }
         return hash == 0 ? 1 : hash
+    }
+}
+
+extension Configuration {
+    /// Checks that ``upcasters`` bring every older event of each type to the version the code
+    /// reads (`versions`: type name → schema version, as ``EventData/schemaVersion`` declares
+    /// it): for a program's typed layer to call when it starts, so that a store opened without
+    /// the steps fails at once rather than read an old shape later.
+    ///
+    /// Throws ``EventStoreError/Code/invalidInput`` naming the first type they do not reach, or
+    /// the chains' own problem (as opening a store with them would).
+    public func checkUpcasters(reaching versions: [String: UInt16]) throws(EventStoreError) {
+        try Upcasting(upcasters).check(reaching: versions)
     }
 }

@@ -95,27 +95,34 @@ enum CatchUpBatch {
         var chunkStart = start
         while chunkStart <= end && !stoppedEarly && !failed {
             let chunkEnd = end - chunkStart < releaseEvery ? end : chunkStart + (releaseEvery - 1)
-            try txn.forEachEvent(from: chunkStart, through: chunkEnd, types: projection.eventTypes) { event in
-                let started = timed ? ContinuousClock.now : nil
-                defer { if let started { progress.time += ContinuousClock.now - started } }
-                do {
-                    let decision = decided.isEmpty ? nil : decided[event.id]
-                    if try state.apply(event, policy: policy, decision: decision, apply) {
-                        progress.skipped += 1
-                    } else {
-                        progress.applied += 1
+            do {
+                try txn.forEachEvent(from: chunkStart, through: chunkEnd, types: projection.eventTypes) { event in
+                    let started = timed ? ContinuousClock.now : nil
+                    defer { if let started { progress.time += ContinuousClock.now - started } }
+                    do {
+                        let decision = decided.isEmpty ? nil : decided[event.id]
+                        if try state.apply(event, policy: policy, decision: decision, apply) {
+                            progress.skipped += 1
+                        } else {
+                            progress.applied += 1
+                        }
+                    } catch {
+                        progress.failure = .stopped(name, at: event.position, cause: "\(error)")
+                        failed = true
+                        return false
                     }
-                } catch {
-                    progress.failure = .stopped(name, at: event.position, cause: "\(error)")
-                    failed = true
-                    return false
+                    reached = event.position
+                    if state.touchedRowCount >= maximumRows && event.position < end {
+                        stoppedEarly = true
+                        return false
+                    }
+                    return true
                 }
-                reached = event.position
-                if state.touchedRowCount >= maximumRows && event.position < end {
-                    stoppedEarly = true
-                    return false
-                }
-                return true
+            } catch let error as EventStoreError where error.code == .upcastFailed {
+                // An event its upcaster cannot bring to the newest shape stops this projection
+                // there, as an apply that throws does; the others go on.
+                progress.failure = .stopped(name, at: error.position ?? reached + 1, cause: error.message)
+                failed = true
             }
             txn.releaseReadPages()
             chunkStart = chunkEnd + 1

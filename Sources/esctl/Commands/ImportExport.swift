@@ -44,7 +44,8 @@ struct Import: AsyncParsableCommand {
     func run() async throws {
         try await reportingErrors {
             let reader = try LineReader(path: file)
-            let store = try await self.store.open()
+            // As stored: the events already there are compared with the lines as they were written.
+            let store = try await self.store.open(asStored: true)
             defer { store.close() }
             let importer = Importer(store: store, batchSize: batchSize, skipped: skip, restamps: restamp)
             while reader.lineNumber < skip, try reader.nextLine() != nil {}

@@ -17,7 +17,7 @@ struct DomainOptions: ParsableArguments {
     func withBackend(_ body: (AppBackend) async throws -> Void) async throws {
         let store = try await self.store.open()
         defer { store.close() }
-        try await body(AppBackend(store: store))
+        try await body(try AppBackend(store: store))
     }
 
     /// Warns on standard error of each event of the command's streams that was passed over (it
