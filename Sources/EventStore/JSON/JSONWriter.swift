@@ -4,6 +4,11 @@ import Foundation
 package enum JSONWriter {
     /// `text` as a JSON string literal, escaping quotes, backslashes and control characters.
     package static func quote(_ text: String) -> String {
+        // Most text needs no escape: copied whole, not scalar by scalar. 0xE2 leads U+2028 and
+        // U+2029 (and other characters, which the slow path copies as they are).
+        if !text.utf8.contains(where: { $0 == 0x22 || $0 == 0x5C || $0 < 0x20 || $0 == 0x7F || $0 == 0xE2 }) {
+            return "\"" + text + "\""
+        }
         var result = "\""
         result.reserveCapacity(text.utf8.count + 2)
         for scalar in text.unicodeScalars {

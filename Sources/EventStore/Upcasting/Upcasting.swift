@@ -10,6 +10,10 @@ package struct Upcasting: Sendable {
     }
 
     private let steps: [StepKey: Upcaster]
+    /// Bit `n mod 64` is set when a step reads a type name of `n` UTF-8 bytes: most events of a
+    /// store with upcasters are of types that never evolved, and this turns them away without
+    /// hashing their type (the length of a native string is stored, not counted).
+    private let typeLengths: UInt64
     /// Whether a step renames a type: then a filter by type also reads the older names, and
     /// checks the name again after upcasting.
     private let renames: Bool
@@ -22,6 +26,7 @@ package struct Upcasting: Sendable {
 
     private init(checked steps: [StepKey: Upcaster]) {
         self.steps = steps
+        typeLengths = steps.keys.reduce(0) { $0 | (1 << UInt64($1.type.utf8.count & 63)) }
         renames = steps.values.contains { $0.renamedTo != nil }
     }
 
@@ -114,7 +119,9 @@ package struct Upcasting: Sendable {
     ///
     /// Throws ``EventStoreError/Code/upcastFailed`` when a step throws.
     package func upcast(_ event: RecordedEvent) throws(EventStoreError) -> RecordedEvent {
-        guard !steps.isEmpty, var step = steps[StepKey(type: event.type, version: event.schemaVersion)] else { return event }
+        guard typeLengths & (1 << UInt64(event.type.utf8.count & 63)) != 0,
+            var step = steps[StepKey(type: event.type, version: event.schemaVersion)]
+        else { return event }
         // Data that is not JSON (a hand-appended event, say) cannot be upcast by any step: it
         // reads as stored, its recorded version saying so, and typed readers pass it over as
         // they pass over any event they cannot decode.
@@ -152,13 +159,20 @@ package struct Upcasting: Sendable {
 
     /// Each event upcast, without those a filter by `types` does not want after upcasting.
     package func upcast(_ events: [RecordedEvent], wanting types: Set<String>? = nil) throws(EventStoreError) -> [RecordedEvent] {
-        guard !steps.isEmpty else { return events }
+        // Most pages hold no event a step reads: they are given back as they are, not copied.
+        guard !steps.isEmpty, (renames && types != nil) || events.contains(where: needsStep) else { return events }
         var result: [RecordedEvent] = []
         result.reserveCapacity(events.count)
         for event in events {
             if let upcast = try upcast(event, wanting: types) { result.append(upcast) }
         }
         return result
+    }
+
+    /// Whether a step reads `event` as recorded.
+    private func needsStep(_ event: RecordedEvent) -> Bool {
+        typeLengths & (1 << UInt64(event.type.utf8.count & 63)) != 0
+            && steps[StepKey(type: event.type, version: event.schemaVersion)] != nil
     }
 
     /// The recorded type names that may upcast into one of `types`: the types, and every older
