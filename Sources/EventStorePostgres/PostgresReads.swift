@@ -60,8 +60,8 @@ struct SQLQuery {
 
 extension PostgresEventStore {
     /// Reads up to `limit` events of the whole log that pass `filter`, from `position` through
-    /// `last` (both inclusive), in position order, in one snapshot; see
-    /// ``EventStore/read(from:through:limit:filter:)``.
+    /// `last` (both inclusive), in position order, in one snapshot (several, when upcasters
+    /// renamed rows away from the types wanted); see ``EventStore/read(from:through:limit:filter:)``.
     public func read(
         from position: UInt64 = 1, through last: UInt64 = .max, limit: Int, filter: EventFilter = .all
     ) async throws -> [RecordedEvent] {
@@ -71,17 +71,18 @@ extension PostgresEventStore {
         var events: [RecordedEvent] = []
         var next = max(position, 1)
         // One statement, unless an upcaster renamed some of the rows it gave away from the types
-        // wanted: then the page is filled from the rows after them.
+        // wanted: then the page is filled from the rows after them, a whole page at a time (each
+        // statement its own snapshot, in which the rows before `next` are as the first saw them).
         while true {
-            let wanted = limit - events.count
             var query = SQLQuery("SELECT \(eventColumns) FROM eventstore.events WHERE position >= ")
             query.append(query.bind(Int64(clamping: next)))
             query.append(" AND position <= \(query.bind(Int64(clamping: last)))")
             query.appendConditions(of: recorded)
-            query.append(" ORDER BY position LIMIT \(query.bind(Int64(wanted)))")
+            query.append(" ORDER BY position LIMIT \(query.bind(Int64(limit)))")
             let rows = try await storedEvents(query)
             events += try upcasting.upcast(rows, wanting: filter.types)
-            guard rows.count == wanted, events.count < limit, let lastRow = rows.last, lastRow.position < last else { return events }
+            if events.count >= limit { return Array(events.prefix(limit)) }
+            guard rows.count == limit, let lastRow = rows.last, lastRow.position < last else { return events }
             next = lastRow.position + 1
         }
     }

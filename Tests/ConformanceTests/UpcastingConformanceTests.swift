@@ -26,11 +26,11 @@ enum TestUpcasters {
 
 /// The titles of the `Noted` events, in position order.
 struct Titles: Projection {
-    let name = "titles"
+    var name = "titles"
     let version = 1
     let tables = ["titles"]
     let eventTypes: Set<String>? = ["Noted"]
-    let errorPolicy = ProjectionErrorPolicy.stop
+    var errorPolicy = ProjectionErrorPolicy.stop
     let queryParameters: [QueryParameter] = []
 
     func apply(_ event: RecordedEvent, to state: inout ProjectionState) throws {
@@ -215,6 +215,32 @@ struct UpcastingConformanceTests {
             #expect(error?.code == .upcastFailed)
             #expect(error?.message == "The upcaster of OldThing from version 1 failed on the event at position 3 ('list-1'): no.")
             #expect(try await f.log.event(at: 2)?.type == "Noted")
+        }
+    }
+
+    @Test("an upcaster that throws stops a projection of the .stop policy there, and is passed over by one of .skip", arguments: Backend.allCases)
+    func throwingUpcasterInProjections(_ backend: Backend) async throws {
+        struct Refused: Error, CustomStringConvertible { var description: String { "no pens" } }
+        try await withLog(backend) { f in
+            // Given a step that refuses the first Noted (a pen)
+            try await recordHistory(f, id: UUID())
+            let refusing = Upcaster("Noted", from: 1) { data in
+                if data["name"]?.stringValue == "pen" { throw Refused() }
+                return data
+            }
+            try await f.reopen(upcasters: [refusing, TestUpcasters.count, TestUpcasters.newThing, TestUpcasters.itemAdded])
+            // When a projection of each policy catches up
+            let skipping = Titles(name: "titles-skip", errorPolicy: .skip)
+            let stopping = Titles(name: "titles-stop", errorPolicy: .stop)
+            let runner = try await ProjectionRunner(store: f.log, projections: [skipping, stopping, Others()])
+            let error = await #expect(throws: ProjectionError.self) { try await runner.catchUp() }
+            // Then the stopping one says where and what to do; the skipping one went on; Others too
+            #expect(error?.position == 1)
+            #expect(error?.message.contains("Fix the upcaster") == true, "\(String(describing: error))")
+            #expect(try await runner.query("titles-skip") == ["ink×1", "cap×2"])
+            #expect(try await runner.query("others") == 1)
+            let passed = try await runner.read("titles-skip") { state in try state.rows(PassedOver.table, as: String.self).map(\.value) }
+            #expect(passed == ["The upcaster of Noted from version 1 failed on the event at position 1 ('list-1'): no pens."])
         }
     }
 

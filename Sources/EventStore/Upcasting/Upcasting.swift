@@ -10,10 +10,10 @@ package struct Upcasting: Sendable {
     }
 
     private let steps: [StepKey: Upcaster]
-    /// Bit `n mod 64` is set when a step reads a type name of `n` UTF-8 bytes: most events of a
-    /// store with upcasters are of types that never evolved, and this turns them away without
-    /// hashing their type (the length of a native string is stored, not counted).
-    private let typeLengths: UInt64
+    /// A one-word Bloom filter of the type names steps read, by their length, first and last
+    /// bytes (``bit(of:)``): most events of a store with upcasters are of types that never
+    /// evolved, and this turns nearly all of them away without hashing their type.
+    private let typeFilter: UInt64
     /// Whether a step renames a type: then a filter by type also reads the older names, and
     /// checks the name again after upcasting.
     private let renames: Bool
@@ -26,7 +26,7 @@ package struct Upcasting: Sendable {
 
     private init(checked steps: [StepKey: Upcaster]) {
         self.steps = steps
-        typeLengths = steps.keys.reduce(0) { $0 | (1 << UInt64($1.type.utf8.count & 63)) }
+        typeFilter = steps.keys.reduce(0) { $0 | Self.bit(of: $1.type) }
         renames = steps.values.contains { $0.renamedTo != nil }
     }
 
@@ -100,16 +100,24 @@ package struct Upcasting: Sendable {
 
     /// Checks that the steps bring every older event of each type to the version the code
     /// writes and reads (`versions`: type name → schema version, an `EventData`'s
-    /// ``EventData/schemaVersion``), so that typed readers never meet an old shape.
+    /// ``EventData/schemaVersion``), and no further, so that typed readers never meet another
+    /// shape than their own.
     ///
-    /// Throws ``EventStoreError/Code/invalidInput`` naming the first type they do not reach.
+    /// Throws ``EventStoreError/Code/invalidInput`` naming the first type they do not reach, or
+    /// take past the version given.
     package func check(reaching versions: [String: UInt16]) throws(EventStoreError) {
-        for (type, version) in versions.sorted(by: { $0.key < $1.key }) where version > 1 {
+        for (type, version) in versions.sorted(by: { $0.key < $1.key }) {
             let newest = newestVersion(of: type)
-            guard newest < version else { continue }
-            throw EventStoreError(
-                .invalidInput,
-                "'\(type)' is written in version \(version), but the store's upcasters bring older '\(type)' events only to version \(newest); open the store with the upcasters of every version (Configuration.upcasters).")
+            if newest < version {
+                throw EventStoreError(
+                    .invalidInput,
+                    "'\(type)' is written in version \(version), but the store's upcasters bring older '\(type)' events only to version \(newest); open the store with the upcasters of every version (Configuration.upcasters).")
+            }
+            if steps[StepKey(type: type, version: version)] != nil {
+                throw EventStoreError(
+                    .invalidInput,
+                    "'\(type)' is written in version \(version), but the store's upcasters read that version into a newer one (\(newest)): write the newest version, or open the store with the upcasters the code was written for.")
+            }
         }
     }
 
@@ -119,7 +127,7 @@ package struct Upcasting: Sendable {
     ///
     /// Throws ``EventStoreError/Code/upcastFailed`` when a step throws.
     package func upcast(_ event: RecordedEvent) throws(EventStoreError) -> RecordedEvent {
-        guard typeLengths & (1 << UInt64(event.type.utf8.count & 63)) != 0,
+        guard typeFilter & Self.bit(of: event.type) != 0,
             var step = steps[StepKey(type: event.type, version: event.schemaVersion)]
         else { return event }
         // Data that is not JSON (a hand-appended event, say) cannot be upcast by any step: it
@@ -169,9 +177,18 @@ package struct Upcasting: Sendable {
         return result
     }
 
+    /// The filter's bit for a type name: of its length, first and last bytes, all read in
+    /// constant time from a native string.
+    @inline(__always)
+    private static func bit(of type: String) -> UInt64 {
+        let utf8 = type.utf8
+        let mixed = utf8.count &* 31 &+ Int(utf8.first ?? 0) &* 7 &+ Int(utf8.last ?? 0)
+        return 1 << UInt64(mixed & 63)
+    }
+
     /// Whether a step reads `event` as recorded.
     private func needsStep(_ event: RecordedEvent) -> Bool {
-        typeLengths & (1 << UInt64(event.type.utf8.count & 63)) != 0
+        typeFilter & Self.bit(of: event.type) != 0
             && steps[StepKey(type: event.type, version: event.schemaVersion)] != nil
     }
 

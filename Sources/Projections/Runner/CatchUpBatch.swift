@@ -119,9 +119,20 @@ enum CatchUpBatch {
                     return true
                 }
             } catch let error as EventStoreError where error.code == .upcastFailed {
-                // An event its upcaster cannot bring to the newest shape stops this projection
-                // there, as an apply that throws does; the others go on.
-                progress.failure = .stopped(name, at: error.position ?? reached + 1, cause: error.message)
+                // An event its upcaster cannot bring to the newest shape is what an apply that
+                // throws is: passed over under the .skip policy (and the fold goes on after it),
+                // else it stops this projection there; the other projections go on.
+                if policy == .skip, let position = error.position, position >= chunkStart, position <= chunkEnd {
+                    try state.put(PassedOver.table, PassedOver.key(position), error.message)
+                    progress.skipped += 1
+                    reached = position
+                    chunkStart = position + 1
+                    continue
+                }
+                progress.failure = ProjectionError(
+                    .stopped,
+                    "The projection '\(name)' stopped at position \(error.position ?? reached + 1): \(error.message) Fix the upcaster (a new revision rebuilds the projections that read its type), or give the projection the .skip error policy.",
+                    projection: name, position: error.position ?? reached + 1)
                 failed = true
             }
             txn.releaseReadPages()
