@@ -143,8 +143,9 @@ struct Export: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Write the log as NDJSON (the format import reads) to standard output.",
         discussion: """
-            One object per line, as replay --json writes it: position, stream, version, id, type, \
-            data, metadata, recordedAt. Importing the whole log's export into an empty store gives \
+            One object per line, as replay --json --as-stored writes it (events as stored, never \
+            upcast): position, stream, version, id, type, data, metadata, recordedAt, and \
+            schemaVersion when it is not 1. Importing the whole log's export into an empty store gives \
             the same log (positions, streams, versions, ids, data, metadata and recorded times), \
             so exporting that store again gives the same bytes. Only the log travels: projections \
             are rebuilt on the other side. Reads the store read-only.

@@ -7,8 +7,11 @@ struct Replay: AsyncParsableCommand {
         discussion: """
             One line per event: POSITION  STREAM@VERSION  TYPE  RECORDED-AT  DATA. With --json, one \
             object per line with the keys position, stream, version, id, type, data (the JSON value \
-            itself), metadata (JSON, or null when empty) and recordedAt (ISO 8601, UTC). Data that is \
-            not JSON appears as a base64 string with "dataEncoding":"base64".
+            itself), metadata (JSON, or null when empty) and recordedAt (ISO 8601, UTC), and \
+            schemaVersion when the event was recorded in a version other than 1. Data that is \
+            not JSON appears as a base64 string with "dataEncoding":"base64". Events are shown \
+            upcast to their type's newest shape (their schemaVersion still the recorded one); \
+            --as-stored shows them as recorded.
             """)
 
     @OptionGroup var store: StoreOptions

@@ -23,6 +23,7 @@ struct Camp: AsyncParsableCommand {
             try await options.withBackend { backend in
                 do {
                     let outcome = try await backend.campground(command, campground: campground.campground)
+                    options.warn(outcome.passedOver)
                     if !options.printJSON(outcome.recorded) { Console.print(describe(outcome)) }
                 } catch let error as AppError where error.code == .recordedInvalid {
                     // Recorded, but invalid: say what was recorded, then fail with the problem.
