@@ -135,8 +135,8 @@ public struct CommandHandler: Sendable {
             // An event written in a version the store's upcasters do not bring older ones to (or
             // take further) means this store's readers, this handler's next load among them,
             // would meet a shape the code does not write.
-            if !upcasting.isEmpty || newEvents.joined().contains(where: { $0.schemaVersion > 1 }) {
-                for event in newEvents.joined() { try upcasting.check(reaching: [event.type: event.schemaVersion]) }
+            for event in newEvents.joined() where !upcasting.isEmpty || event.schemaVersion > 1 {
+                try upcasting.check(reaching: [event.type: event.schemaVersion])
             }
             do {
                 let results: [AppendResult]
