@@ -223,7 +223,8 @@ public struct CommandHandler: Sendable {
                         passedOver.append(PassedOverEvent(recorded, reason: (error as? EventDecodingError)?.reason ?? "\(error)"))
                     }
                 }
-                versions[stream] = version
+                // A stream whose events were deleted keeps its version: the append continues it.
+                versions[stream] = max(version, try txn.streamVersion(stream))
             }
             return (start?.state, versions, decoded, passedOver, tail)
         }

@@ -5,7 +5,9 @@ import Foundation
 /// many hosts) both conform, with the same semantics, limits and error codes, proven by one
 /// conformance suite.
 ///
-/// - Positions are global, gapless and in commit order: no reader ever sees position P+1 before P.
+/// - Positions are global, in commit order and never reused: no reader ever sees position P+1
+///   before P. They are gapless but for the holes deletions leave (each recorded by a
+///   `$StreamDeleted` event, see ``StreamDeletion``).
 /// - Appends are atomic across streams, guarded by expected versions, and idempotent by event id
 ///   forever: the same ids and content again return the original positions and write nothing.
 /// - A subscription delivers the log in position order, catch-up then live, with no gap and no
@@ -56,6 +58,19 @@ public protocol EventLog: AnyObject, Sendable {
 
     /// The version of `stream`'s last event; 0 when it has none.
     func streamVersion(_ stream: String) async throws -> UInt64
+
+    /// Deletes a stream's events (soft, or hard with a tombstone); see ``EventStore/deleteStream(_:expectedVersion:hard:)``.
+    func deleteStream(_ stream: String, expectedVersion: ExpectedVersion, hard: Bool) async throws -> StreamDeletion
+
+    /// Sets a stream's retention policy; see ``EventStore/setRetention(_:for:)``.
+    func setRetention(_ policy: RetentionPolicy, for stream: String) async throws
+
+    /// Applies every stream's retention policy now; see ``EventStore/purge()``.
+    func purge() async throws -> [StreamDeletion]
+
+    /// What the store knows of a stream (versions, event count, tombstone, policy); nil when it
+    /// never had an event.
+    func streamInfo(_ stream: String) async throws -> StreamInfo?
 
     /// Counts and sizes, from one snapshot.
     func statistics() async throws -> StoreStatistics

@@ -20,7 +20,7 @@ public struct EventStoreError: Error, Sendable, Equatable, CustomStringConvertib
         /// The codes as an enum, for code of this package that must handle every one.
         package enum Base: String, Sendable, CaseIterable {
             case invalidInput, versionConflict, idempotencyConflict, notFound, storeUnavailable, damaged, storageFull, closed,
-                storageFailure, alreadyProcessed, upcastFailed
+                storageFailure, alreadyProcessed, upcastFailed, streamTombstoned
         }
 
         package let base: Base
@@ -56,6 +56,10 @@ public struct EventStoreError: Error, Sendable, Equatable, CustomStringConvertib
         /// An upcaster threw on a recorded event: the event cannot be shown in its current shape.
         /// Fix the upcaster (or read the store without upcasters to see the event as stored).
         public static let upcastFailed = Code(.upcastFailed)
+
+        /// The stream was deleted with a tombstone (a hard delete): it refuses every append, and
+        /// its name cannot be used again. Nothing was written.
+        public static let streamTombstoned = Code(.streamTombstoned)
 
         /// The code's name (`versionConflict`).
         public var description: String { base.rawValue }
@@ -229,6 +233,12 @@ extension EventStoreError {
         EventStoreError(
             .idempotencyConflict,
             "The event id \(id.lowercasedString) is already recorded with other content (at position \(position)); give a new id for a new event.")
+    }
+
+    /// An append to (or a delete of) a stream a hard delete tombstoned.
+    package static func tombstoned(_ stream: String) -> EventStoreError {
+        EventStoreError(
+            .streamTombstoned, "The stream '\(stream)' was deleted for good (tombstoned) and takes no more events; use another stream name.")
     }
 
     /// An append some of whose ids are recorded and others not.

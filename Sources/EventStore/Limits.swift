@@ -54,6 +54,11 @@ public enum Limits {
         var ids = Set<UUID>()
         for append in appends {
             try validateName(append.stream, kind: "stream")
+            if append.stream == StreamDeletion.systemStream {
+                throw EventStoreError(
+                    .invalidInput,
+                    "The stream '\(append.stream)' belongs to the store: its events record deletions; append to another stream.")
+            }
             if !streams.insert(append.stream).inserted && append.expectedVersion != .any {
                 throw EventStoreError(
                     .invalidInput,

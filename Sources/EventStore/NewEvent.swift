@@ -73,11 +73,15 @@ public struct AppendResult: Sendable, Equatable {
     /// The time the commit recorded the events with (those given their own time keep it), in
     /// microseconds since 1970; for an idempotent retry, the time of the original's last event.
     public let recordedAtMicroseconds: Int64
+    /// True when some of the already recorded events were deleted since (their ids stay known
+    /// forever): nothing was written, and their positions are holes now.
+    public let deleted: Bool
 
     public init(
         stream: String, positions: [UInt64], version: UInt64, alreadyRecorded: Bool, ids: [UUID] = [],
-        recordedAtMicroseconds: Int64 = 0
+        recordedAtMicroseconds: Int64 = 0, deleted: Bool = false
     ) {
+        self.deleted = deleted
         self.stream = stream
         self.positions = positions
         self.version = version

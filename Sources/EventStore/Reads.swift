@@ -60,7 +60,11 @@ extension EventStore {
             var entry = try BigEndian.withBytes(of: position) { try cursor.seek(atLeast: $0) }
             while let (key, value) = entry {
                 let current = try Self.position(of: key)
-                if current > last { break }
+                if current > last {
+                    // Holes a deletion left may end the range: it was scanned through `last`.
+                    scannedThrough = last
+                    break
+                }
                 let view = try RecordView(value, position: current)
                 if compiled.matches(view),
                     let event = try upcasting.upcast(view.recordedEvent(at: current, interner: &interner), wanting: filter.types)
@@ -88,15 +92,16 @@ extension EventStore {
         }
     }
 
-    /// The event recorded with `id`, or nil when no event has it (the id table the store keeps
-    /// for idempotency, read in one snapshot).
+    /// The event recorded with `id`, or nil when no event has it or its event was deleted (the
+    /// id table the store keeps for idempotency, read in one snapshot).
     ///
     /// Throws ``EventStoreError`` with ``EventStoreError/Code/damaged`` when the id table and the
     /// log disagree, ``EventStoreError/Code/closed`` after ``close()``.
     public func event(withID id: UUID) throws -> RecordedEvent? {
         let databases = environment.databases
         return try environment.read { txn in
-            try Self.record(withID: id, txn, databases).map { try environment.upcasting.upcast($0.view.recordedEvent(at: $0.position)) }
+            guard let (position, view) = try Self.record(withID: id, txn, databases), let view else { return nil }
+            return try environment.upcasting.upcast(view.recordedEvent(at: position))
         }
     }
 
@@ -149,11 +154,12 @@ extension EventStore {
         return head
     }
 
-    /// The record the id table gives for `id`, in place; nil when the id is not recorded.
+    /// The record the id table gives for `id`, in place; nil when the id is not recorded, and a
+    /// nil view when its event was deleted (the id stays known forever, pointing to its hole).
     /// Throws ``EventStoreError/Code/damaged`` when the table and the log disagree.
     static func record(
         withID id: UUID, _ txn: Transaction, _ databases: Databases
-    ) throws -> (position: UInt64, view: RecordView)? {
+    ) throws -> (position: UInt64, view: RecordView?)? {
         guard let stored = try withUnsafeBytes(of: id.uuid, { try txn.get(databases.eventIDs, $0) }) else {
             return nil
         }
@@ -162,6 +168,10 @@ extension EventStore {
         }
         let position = BigEndian.uint64(stored)
         guard let value = try BigEndian.withBytes(of: position, { try txn.get(databases.events, $0) }) else {
+            // A hole a deletion left; without any deletion, a record the log has lost.
+            if try MetaCounters.value(Schema.deletedCountKey, txn, databases) > 0, position <= (try Writer.lastPosition(txn, databases)) {
+                return (position, nil)
+            }
             throw EventStoreError(.damaged, "The id index points to position \(position), which is not in the log; run `esctl verify`.")
         }
         let view = try RecordView(value, position: position)

@@ -60,10 +60,11 @@ extension EventStore {
             guard limit > 0, let head = try Self.streamHead(stream, txn, databases) else { return 0 }
             let start: UInt64
             switch direction {
-            case .forward: start = max(version ?? 1, 1)
+            case .forward: start = max(version ?? 1, head.state.first, 1)
             case .backward: start = min(version ?? head.version, head.version)
             }
-            guard start >= 1, start <= head.version else { return 0 }
+            // Versions before the first kept one were deleted.
+            guard start >= max(head.state.first, 1), start <= head.version else { return 0 }
             var seen = 0
             try Self.forEachPosition(of: head, stream: stream, from: start, direction: direction, limit: limit, txn, databases) { position in
                 guard let value = try BigEndian.withBytes(of: position, { bytes in try txn.get(databases.events, bytes) }) else {
@@ -88,7 +89,8 @@ extension EventStore {
 
     /// Calls `body` with the positions of a stream's versions from `start` (which exists) in
     /// `direction`, at most `limit` of them, while it returns true: from the index's full
-    /// chunks, then from the head's pending positions.
+    /// chunks, then from the head's pending positions. Never goes below the first version a
+    /// deletion kept.
     static func forEachPosition(
         of head: StreamHead, stream: String, from start: UInt64, direction: ReadDirection, limit: Int,
         _ txn: Transaction, _ databases: Databases, _ body: (UInt64) throws -> Bool
@@ -104,7 +106,8 @@ extension EventStore {
         func missing(_ version: UInt64) -> EventStoreError {
             EventStoreError(.damaged, "The stream index lacks version \(version) of '\(stream)'; run `esctl verify`.")
         }
-        var version = start
+        let floor = max(head.state.first, 1)
+        var version = direction == .forward ? max(start, floor) : start
         switch direction {
         case .forward:
             if version < firstPending {
@@ -130,26 +133,26 @@ extension EventStore {
                 version += 1
             }
         case .backward:
-            while more(), version >= firstPending, version >= 1 {
+            while more(), version >= firstPending, version >= floor {
                 try visit(head.pending[Int(version - firstPending)])
                 version -= 1
             }
-            if more(), version >= 1 {
+            if more(), version >= floor {
                 let cursor = try txn.cursor(databases.streamIndex)
                 var entry = try BigEndian.withIndexKey(stream: head.number, version: StreamHead.chunkStart(of: version)) {
                     try cursor.get(MDB_SET_KEY, key: $0)
                 }
-                while more(), version >= 1 {
+                while more(), version >= floor {
                     guard let (key, value) = entry, key.count == 16, BigEndian.uint64(key) == head.number,
                         BigEndian.uint64(key, at: 8) == StreamHead.chunkStart(of: version), value.count == 8 * Schema.indexChunk
                     else { throw missing(version) }
                     var offset = Int(version - BigEndian.uint64(key, at: 8))
-                    while offset >= 0, more() {
+                    while offset >= 0, more(), version >= floor {
                         try visit(BigEndian.uint64(value, at: 8 * offset))
                         offset -= 1
                         version -= 1
                     }
-                    entry = more() && version >= 1 ? try cursor.previous() : nil
+                    entry = more() && version >= floor ? try cursor.previous() : nil
                 }
             }
         }

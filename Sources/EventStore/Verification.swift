@@ -64,18 +64,39 @@ extension EventStore {
         return try environment.read { txn in
             var report = VerificationReport()
             try Self.verifyMeta(txn, databases, &report)
-            let (streams, undecodable) = try Self.verifyLog(txn, databases, &report)
-            try Self.verifyHeadsAndIndex(txn, databases, streams, undecodable: undecodable, &report)
-            try Self.verifyIDs(txn, databases, &report)
+            let log = try Self.verifyLog(txn, databases, &report)
+            try Self.verifyHeadsAndIndex(txn, databases, log.streams, undecodable: log.undecodable, &report)
+            try Self.verifyIDs(txn, databases, log.holeCount, &report)
+            try Self.verifyHoles(txn, databases, log, &report)
             return report
         }
     }
 
     /// What the log scan learned of each stream, by name.
     private struct SeenStream {
+        /// The first version seen (versions before it were deleted, or did not decode).
+        var first: UInt64 = 1
         var count: UInt64 = 0
-        /// The position of each version, in order (index = version - 1).
+        /// The position of each version, in order (index = version - first).
         var positions: [UInt64] = []
+
+        /// The position seen for `version`; nil when it was not seen (0 when it did not decode).
+        func position(of version: UInt64) -> UInt64? {
+            guard version >= first, version - first < UInt64(positions.count) else { return nil }
+            return positions[Int(version - first)]
+        }
+    }
+
+    /// What the log scan learned: each stream, the records that did not decode, the holes.
+    private struct LogScan {
+        var streams: [String: SeenStream] = [:]
+        var undecodable: UInt64 = 0
+        /// The missing positions, as ranges; each must be a deleted event's.
+        var holes: [ClosedRange<UInt64>] = []
+        /// How many positions are missing.
+        var holeCount: UInt64 { holes.reduce(0) { $0 + ($1.upperBound - $1.lowerBound + 1) } }
+        /// The deletions the `$StreamDeleted` events record: the events they count.
+        var recordedDeletions: UInt64 = 0
     }
 
     private static func verifyMeta(_ txn: Transaction, _ databases: Databases, _ report: inout VerificationReport) throws {
@@ -91,7 +112,8 @@ extension EventStore {
     /// position 0), and how many records did not decode.
     private static func verifyLog(
         _ txn: Transaction, _ databases: Databases, _ report: inout VerificationReport
-    ) throws -> (streams: [String: SeenStream], undecodable: UInt64) {
+    ) throws -> LogScan {
+        var scan = LogScan()
         var streams: [String: SeenStream] = [:]
         var undecodable: UInt64 = 0
         var unattributed: UInt64 = 0
@@ -107,8 +129,11 @@ extension EventStore {
                 continue
             }
             let position = BigEndian.uint64(key)
-            if position != expected {
-                report.add("positions", position > expected ? "positions \(expected)...\(position - 1) are missing" : "position \(position) is out of order")
+            if position > expected {
+                // A hole, which a deletion must explain (checked with the id table).
+                scan.holes.append(expected...(position - 1))
+            } else if position < expected {
+                report.add("positions", "position \(position) is out of order")
             }
             expected = position + 1
             report.headPosition = position
@@ -116,18 +141,25 @@ extension EventStore {
                 let view = try RecordView(value, position: position)
                 if !view.isChecked { report.uncheckedRecords += 1 }
                 let event = try view.recordedEvent(at: position, interner: &interner)
-                var seen = streams[event.stream] ?? SeenStream()
+                if event.stream == StreamDeletion.systemStream, let deletion = StreamDeletion(event) {
+                    scan.recordedDeletions &+= deletion.count
+                }
+                // A stream's first record may come after deleted versions.
+                var seen = streams[event.stream] ?? SeenStream(first: event.version)
                 // Versions skipped here may be records that did not decode (whose stream no one
                 // can tell): as many as there are of those are not reported again.
-                let skipped = event.version > seen.count + 1 ? event.version - seen.count - 1 : 0
+                let nextVersion = seen.first &+ seen.count
+                let skipped = event.version > nextVersion ? event.version - nextVersion : 0
                 if skipped > 0, skipped <= unattributed {
                     unattributed -= skipped
                     seen.count += skipped
                     seen.positions.append(contentsOf: repeatElement(0, count: Int(skipped)))
                 }
                 seen.count += 1
-                if event.version != seen.count {
-                    report.add("versions", "position \(position) is version \(event.version) of '\(event.stream)', expected version \(seen.count)")
+                if event.version != seen.first &+ seen.count &- 1 {
+                    report.add(
+                        "versions",
+                        "position \(position) is version \(event.version) of '\(event.stream)', expected version \(seen.first &+ seen.count &- 1)")
                 }
                 seen.positions.append(position)
                 streams[event.stream] = seen
@@ -141,7 +173,9 @@ extension EventStore {
             }
             entry = try cursor.next()
         }
-        return (streams, undecodable)
+        scan.streams = streams
+        scan.undecodable = undecodable
+        return scan
     }
 
     /// Checks each stream head against the records seen, and the index against both. Records
@@ -170,8 +204,13 @@ extension EventStore {
             numbers[head.number] = name
             heads[name] = head
             let records = seen[name]?.count ?? 0
-            if head.version < records || head.version - records > undecodable {
-                report.add("streams", "the head of '\(name)' says version \(head.version), the log holds \(records) of its events")
+            let live = head.liveCount
+            if live < records || live - records > undecodable {
+                report.add(
+                    "streams",
+                    "the head of '\(name)' says versions \(head.state.first)...\(head.version), the log holds \(records) of its events")
+            } else if let stream = seen[name], records > 0, undecodable == 0, stream.first != head.state.first {
+                report.add("streams", "the head of '\(name)' says its first version is \(head.state.first), the log's first is \(stream.first)")
             }
             entry = try cursor.next()
         }
@@ -203,12 +242,14 @@ extension EventStore {
             }
             if first % chunk != 1 || first + chunk - 1 > head.version - UInt64(head.pending.count) {
                 report.add("index", "'\(name)' has a chunk from version \(first), beyond its full chunks")
+            } else if first + chunk - 1 < head.state.first {
+                report.add("index", "'\(name)' has a chunk of versions \(first)...\(first + chunk - 1), which were deleted")
             } else if let stream = seen[name] {
                 for offset in 0..<Schema.indexChunk {
                     let version = first + UInt64(offset)
                     let position = BigEndian.uint64(value, at: 8 * offset)
-                    if version <= stream.positions.count, stream.positions[Int(version) - 1] != 0, stream.positions[Int(version) - 1] != position {
-                        report.add("index", "version \(version) of '\(name)' points to position \(position), the record is at \(stream.positions[Int(version) - 1])")
+                    if let seenAt = stream.position(of: version), seenAt != 0, seenAt != position {
+                        report.add("index", "version \(version) of '\(name)' points to position \(position), the record is at \(seenAt)")
                     }
                 }
             }
@@ -216,13 +257,15 @@ extension EventStore {
         }
         var expectedChunks = 0
         for (name, head) in heads {
+            // Full chunks that held only deleted versions are gone.
             let full = (head.version - UInt64(head.pending.count)) / chunk
-            expectedChunks += Int(full)
+            let deletedChunks = min((head.state.first - 1) / chunk, full)
+            expectedChunks += Int(full - deletedChunks)
             guard let stream = seen[name] else { continue }
             for (offset, position) in head.pending.enumerated() {
                 let version = head.firstPendingVersion + UInt64(offset)
-                if version <= stream.positions.count, stream.positions[Int(version) - 1] != 0, stream.positions[Int(version) - 1] != position {
-                    report.add("index", "version \(version) of '\(name)' (in its head) points to position \(position), the record is at \(stream.positions[Int(version) - 1])")
+                if let seenAt = stream.position(of: version), seenAt != 0, seenAt != position {
+                    report.add("index", "version \(version) of '\(name)' (in its head) points to position \(position), the record is at \(seenAt)")
                 }
             }
         }
@@ -231,11 +274,15 @@ extension EventStore {
         }
     }
 
-    /// Checks the id table: each record's id maps to its position, and the table holds no other.
-    private static func verifyIDs(_ txn: Transaction, _ databases: Databases, _ report: inout VerificationReport) throws {
+    /// Checks the id table: each record's id maps to its position, and the table holds no other
+    /// but the ids of deleted events, one per hole.
+    private static func verifyIDs(
+        _ txn: Transaction, _ databases: Databases, _ holeCount: UInt64, _ report: inout VerificationReport
+    ) throws {
         let ids = try txn.entryCount(databases.eventIDs)
-        if UInt64(ids) != report.events {
-            report.add("ids", "the id table holds \(ids) ids for \(report.events) records")
+        if UInt64(ids) != report.events + holeCount {
+            let deleted = holeCount > 0 ? " and \(holeCount) deleted ones" : ""
+            report.add("ids", "the id table holds \(ids) ids for \(report.events) records\(deleted)")
         }
         let cursor = try txn.cursor(databases.events)
         var entry = try cursor.first()
@@ -251,6 +298,44 @@ extension EventStore {
                 }
             }
             entry = try cursor.next()
+        }
+    }
+
+    /// Whether `position` is in one of `holes` (ascending, disjoint): a binary search.
+    private static func isHole(_ position: UInt64, _ holes: [ClosedRange<UInt64>]) -> Bool {
+        var low = 0
+        var high = holes.count
+        while low < high {
+            let middle = (low + high) / 2
+            if holes[middle].upperBound < position { low = middle + 1 } else { high = middle }
+        }
+        return low < holes.count && holes[low].contains(position)
+    }
+
+    /// Checks the holes against the deletions' own records: each is the position of a deleted
+    /// event's id, and the `meta` counter and the `$StreamDeleted` events both count them. Holes
+    /// they do not explain are reported as missing positions.
+    private static func verifyHoles(_ txn: Transaction, _ databases: Databases, _ scan: LogScan, _ report: inout VerificationReport) throws {
+        let holes = scan.holeCount
+        let counted = try MetaCounters.value(Schema.deletedCountKey, txn, databases)
+        var explained = Set<UInt64>()
+        if holes > 0 {
+            let cursor = try txn.cursor(databases.eventIDs)
+            var entry = try cursor.first()
+            while let (_, value) = entry {
+                if value.count == 8, isHole(BigEndian.uint64(value), scan.holes) { explained.insert(BigEndian.uint64(value)) }
+                entry = try cursor.next()
+            }
+        }
+        let countsAgree = counted == holes && scan.recordedDeletions == holes
+        for range in scan.holes where !countsAgree || !range.allSatisfy({ explained.contains($0) }) {
+            report.add("positions", "positions \(range.lowerBound)...\(range.upperBound) are missing")
+        }
+        if counted != holes {
+            report.add("deletions", "the store counts \(counted) deleted events, the log has \(holes) holes")
+        }
+        if scan.recordedDeletions != holes {
+            report.add("deletions", "the $StreamDeleted events record \(scan.recordedDeletions) deleted events, the log has \(holes) holes")
         }
     }
 }

@@ -48,6 +48,17 @@ final class Appender: Sendable {
     private let logger: Logger
     private let metrics: StoreMetrics
     private let headSignal: HeadSignal
+    /// Applies a stream's retention policy (set once the store is open; see ``PostgresEventStore``).
+    private let trimmer = Mutex<(@Sendable (String) async throws -> [StreamDeletion])?>(nil)
+
+    func setTrimmer(_ trim: @escaping @Sendable (String) async throws -> [StreamDeletion]) {
+        trimmer.withLock { $0 = trim }
+    }
+
+    private func trim(_ stream: String) async throws -> [StreamDeletion] {
+        guard let trim = trimmer.withLock({ $0 }) else { return [] }
+        return try await trim(stream)
+    }
 
     init(
         client: PostgresClient, clock: @escaping @Sendable () -> Date, maximumEventsPerCall: Int, logger: Logger,
@@ -174,6 +185,16 @@ final class Appender: Sendable {
         let rows = try await client.query(call.query, logger: logger)
         var answers: [AppendCall.Row] = []
         for try await row in rows.decode(AppendCall.Row.self) { answers.append(row) }
+        // Streams with a retention policy lose what they no longer keep before the appends
+        // return (in a transaction of their own: the append function cannot write the
+        // `$StreamDeleted` event's checksum). A failure leaves it to the next append or purge.
+        for stream in call.streamsWithPolicies(answers).sorted() {
+            do {
+                _ = try await trim(stream)
+            } catch {
+                logger.warning("applying a stream's retention policy failed", metadata: ["stream": "\(stream)", "reason": "\(error)"])
+            }
+        }
         return call.outcomes(answers)
     }
 }
@@ -202,6 +223,16 @@ struct AppendCall {
             \(arguments.eventData), \(arguments.eventMetadata), \(arguments.eventRecordedAt), \(arguments.eventChecksums),
             \(arguments.eventSchemaVersions), \(arguments.now))
         """
+    }
+
+    /// The streams written whose retention policy the client applies next (`detail` 1 on a
+    /// `written` row).
+    func streamsWithPolicies(_ rows: [Row]) -> Set<String> {
+        var streams = Set<String>()
+        for (_, part, outcome, _, _, _, detail) in rows where outcome == "written" && detail == 1 {
+            if let part, arguments.partStreams.indices.contains(Int(part) - 1) { streams.insert(arguments.partStreams[Int(part) - 1]) }
+        }
+        return streams
     }
 
     /// Each job's results or error, from the function's rows.
@@ -262,7 +293,10 @@ private struct JobAnswer {
                     AppendResult(
                         stream: job.appends[part].stream, positions: row.positions.map { UInt64(max($0, 0)) },
                         version: UInt64(max(row.version ?? 0, 0)), alreadyRecorded: row.outcome == "recorded", ids: job.ids[part],
-                        recordedAtMicroseconds: row.recordedAt ?? 0))
+                        recordedAtMicroseconds: row.recordedAt ?? 0, deleted: row.outcome == "recorded" && row.detail == 1))
+            case "tombstoned":
+                guard let part = row.part, job.appends.indices.contains(part) else { continue }
+                return .failure(EventStoreError.tombstoned(job.appends[part].stream))
             case "conflict":
                 guard let part = row.part, job.appends.indices.contains(part) else { continue }
                 conflicts.append(

@@ -8,7 +8,10 @@ extension PostgresSchema {
     /// jobs one by one, so the error reaches its own job only).
     ///
     /// Rows: (job, part, outcome, positions, version, recorded_at, detail), 1-based indexes:
-    /// - `written`/`recorded` per part: the positions, the stream's version, the time;
+    /// - `written`/`recorded` per part: the positions, the stream's version, the time; `detail`
+    ///   is 1 for a written part whose stream has a retention policy (the client applies it next)
+    ///   and for a recorded part some of whose events were deleted since (schema version 4);
+    /// - `tombstoned` for a part whose stream a hard delete tombstoned;
     /// - `conflict` per failed part: `version` is the stream's actual version;
     /// - `idConflict`: `part` and `detail` (the event's index in the call) name the event whose id
     ///   is recorded with other content, `version` its position;
@@ -44,6 +47,9 @@ extension PostgresSchema {
             accepted boolean; recorded boolean; current_version bigint; recorded_position bigint;
             event_part integer[];
             base_version bigint[];
+            part_tombstoned boolean[];
+            rec_deleted boolean[];
+            part_deleted boolean;
             previous_part integer[];
             version_after bigint[];
             part_start bigint[];
@@ -62,8 +68,9 @@ extension PostgresSchema {
             -- Everything the checks read, in one statement each: each part's stream version before the
             -- call and the call's previous part of the same stream (versions chain through it), each
             -- event's part, the given ids already recorded, each job's recorded tracking position.
-            SELECT array_agg(coalesce(s.version, 0) ORDER BY x.p), array_agg(coalesce(x.previous, 0) ORDER BY x.p)
-                INTO base_version, previous_part
+            SELECT array_agg(coalesce(s.version, 0) ORDER BY x.p), array_agg(coalesce(x.previous, 0) ORDER BY x.p),
+                   array_agg(coalesce(s.tombstoned, false) ORDER BY x.p)
+                INTO base_version, previous_part, part_tombstoned
                 FROM (SELECT u.name, u.p, lag(u.p) OVER (PARTITION BY u.name ORDER BY u.p) AS previous
                       FROM unnest(part_streams) WITH ORDINALITY AS u(name, p)) x
                 LEFT JOIN eventstore.streams s ON s.name = x.name;
@@ -74,15 +81,25 @@ extension PostgresSchema {
             part_start := array_fill(-1::bigint, ARRAY[part_total]);
             part_job := array_fill(0, ARRAY[part_total]);
             IF true = ANY (event_given) THEN
-                SELECT array_agg(x.e ORDER BY x.e), array_agg(ev.position ORDER BY x.e),
-                       array_agg(ev.stream = part_streams[event_part[x.e]] AND ev.type = event_types[x.e]
+                -- A deleted event's id stays recorded: its content is gone, so it cannot conflict.
+                SELECT array_agg(r.e ORDER BY r.e), array_agg(r.position ORDER BY r.e), array_agg(r.same ORDER BY r.e),
+                       array_agg(r.version ORDER BY r.e), array_agg(r.time ORDER BY r.e), array_agg(r.deleted ORDER BY r.e)
+                    INTO rec_event, rec_position, rec_same, rec_version, rec_time, rec_deleted
+                    FROM (
+                        SELECT x.e, ev.position,
+                               ev.stream = part_streams[event_part[x.e]] AND ev.type = event_types[x.e]
                                  AND ev.data = event_data[x.e] AND ev.metadata = event_metadata[x.e]
-                                 AND ev.schema_version = event_schema_versions[x.e] ORDER BY x.e),
-                       array_agg(ev.version ORDER BY x.e), array_agg(ev.recorded_at ORDER BY x.e)
-                    INTO rec_event, rec_position, rec_same, rec_version, rec_time
-                    FROM unnest(event_ids, event_given) WITH ORDINALITY AS x(id, given, e)
-                    JOIN eventstore.events ev ON ev.id = x.id
-                    WHERE x.given;
+                                 AND ev.schema_version = event_schema_versions[x.e] AS same,
+                               ev.version, ev.recorded_at AS time, false AS deleted
+                        FROM unnest(event_ids, event_given) WITH ORDINALITY AS x(id, given, e)
+                        JOIN eventstore.events ev ON ev.id = x.id
+                        WHERE x.given
+                        UNION ALL
+                        SELECT x.e, d.position, true, coalesce(s.version, 0), 0::bigint, true
+                        FROM unnest(event_ids, event_given) WITH ORDINALITY AS x(id, given, e)
+                        JOIN eventstore.deleted_ids d ON d.id = x.id
+                        LEFT JOIN eventstore.streams s ON s.name = d.stream
+                        WHERE x.given) r;
             END IF;
             has_tracking := EXISTS (SELECT FROM unnest(tracking_names) AS t(name) WHERE t.name <> '');
             IF has_tracking THEN
@@ -134,14 +151,29 @@ extension PostgresSchema {
                     ELSIF found_count > 0 THEN
                         recorded := true;
                         FOR p IN first_part .. last_part LOOP
-                            SELECT array_agg(r.position ORDER BY r.e), (array_agg(r.version ORDER BY r.e DESC))[1],
-                                   (array_agg(r.time ORDER BY r.e DESC))[1]
-                                INTO part_positions, part_version, part_time
-                                FROM unnest(rec_event, rec_position, rec_version, rec_time) AS r(e, position, version, time)
+                            SELECT array_agg(r.position ORDER BY r.e),
+                                   coalesce((array_agg(r.version ORDER BY r.e DESC) FILTER (WHERE NOT r.deleted))[1],
+                                            (array_agg(r.version ORDER BY r.e DESC))[1]),
+                                   coalesce((array_agg(r.time ORDER BY r.e DESC) FILTER (WHERE NOT r.deleted))[1], 0),
+                                   bool_or(r.deleted)
+                                INTO part_positions, part_version, part_time, part_deleted
+                                FROM unnest(rec_event, rec_position, rec_version, rec_time, rec_deleted) AS r(e, position, version, time, deleted)
                                 WHERE r.e BETWEEN part_first_event[p] AND part_first_event[p] + part_event_count[p] - 1;
-                            RETURN QUERY SELECT j, p, 'recorded'::text, part_positions, part_version, part_time, NULL::bigint;
+                            RETURN QUERY SELECT j, p, 'recorded'::text, part_positions, part_version, part_time,
+                                CASE WHEN part_deleted THEN 1::bigint END;
                         END LOOP;
                     END IF;
+                END IF;
+
+                -- A tombstoned stream takes nothing, whatever the expectation.
+                IF accepted AND NOT recorded THEN
+                    FOR p IN first_part .. last_part LOOP
+                        IF part_tombstoned[p] THEN
+                            RETURN QUERY SELECT j, p, 'tombstoned'::text, NULL::bigint[], NULL::bigint, NULL::bigint, NULL::bigint;
+                            accepted := false;
+                            EXIT;
+                        END IF;
+                    END LOOP;
                 END IF;
 
                 -- Expected versions, on each stream's first part in the job; every failed one is named.
@@ -210,7 +242,9 @@ extension PostgresSchema {
             END IF;
             RETURN QUERY
                 SELECT w.j, w.p::integer, 'written'::text,
-                       ARRAY(SELECT generate_series(w.start + 1, w.start + w.count)), w.after, now_micros, NULL::bigint
+                       ARRAY(SELECT generate_series(w.start + 1, w.start + w.count)), w.after, now_micros,
+                       (SELECT 1::bigint FROM eventstore.streams s WHERE s.name = part_streams[w.p]
+                            AND (s.max_count IS NOT NULL OR s.max_age_micros IS NOT NULL OR s.truncate_before IS NOT NULL))
                 FROM unnest(part_job, part_start, part_event_count, version_after) WITH ORDINALITY AS w(j, start, count, after, p)
                 WHERE w.start >= 0
                 ORDER BY w.p;

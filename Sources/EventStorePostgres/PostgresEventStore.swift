@@ -103,6 +103,7 @@ public final class PostgresEventStore: EventLog, SubscriptionSource {
         self.appender = Appender(
             client: client, clock: configuration.clock, maximumEventsPerCall: configuration.maximumEventsPerCommit,
             logger: configuration.logger, metrics: metrics, headSignal: headSignal)
+        appender.setTrimmer { [weak self] stream in try await self?.trimAfterAppend(stream) ?? [] }
     }
 
     deinit {

@@ -146,20 +146,25 @@ extension PostgresEventStore {
         }
     }
 
-    /// Counts from the head row (events are never removed, so the head is the count), and the
-    /// database's size on disk as `fileSize`. A PostgreSQL store has no map and no reader table:
-    /// `mapSize`, `readers` and `readerProcesses` are 0 and empty; `pageSize` is PostgreSQL's block size.
+    /// Counts from the head row (the head less the deleted events is the count), the first
+    /// position from the index, and the database's size on disk as `fileSize`. A PostgreSQL
+    /// store has no map and no reader table: `mapSize`, `readers` and `readerProcesses` are 0 and
+    /// empty; `pageSize` is PostgreSQL's block size.
     public func statistics() async throws -> StoreStatistics {
-        try await withConnection { connection in
+        let deleted = databaseSchemaVersion >= 4 ? "h.deleted" : "0::bigint"
+        return try await withConnection { connection in
             let rows = try await connection.query(
-                """
-                SELECT h.position, h.streams, pg_database_size(current_database()), current_setting('block_size')::bigint
-                FROM eventstore.head h
-                """, logger: configuration.logger)
-            for try await (head, streams, size, block) in rows.decode((Int64, Int64, Int64, Int64).self) {
+                PostgresQuery(
+                    unsafeSQL: """
+                        SELECT h.position, h.streams, \(deleted), coalesce((SELECT min(position) FROM eventstore.events), 0),
+                            pg_database_size(current_database()), current_setting('block_size')::bigint
+                        FROM eventstore.head h
+                        """), logger: configuration.logger)
+            for try await (head, streams, deleted, first, size, block) in rows.decode((Int64, Int64, Int64, Int64, Int64, Int64).self) {
                 let head = UInt64(max(head, 0))
                 return StoreStatistics(
-                    eventCount: head, streamCount: UInt64(max(streams, 0)), firstPosition: head > 0 ? 1 : 0, headPosition: head,
+                    eventCount: head - min(UInt64(max(deleted, 0)), head), streamCount: UInt64(max(streams, 0)),
+                    firstPosition: UInt64(max(first, 0)), headPosition: head,
                     fileSize: Int(size), mapSize: 0, pageSize: Int(block), readers: 0, readerProcesses: [])
             }
             throw EventStoreError(.damaged, "The head row of the store is missing; run `esctl verify`.")

@@ -8,7 +8,7 @@
 enum PostgresSchema {
     /// The schema version this build writes; a database of a newer one is refused, an older one
     /// is upgraded in place.
-    static let version = 3
+    static let version = 4
 
     /// The PostgreSQL schema (namespace) the store's tables live in.
     static let name = "eventstore"
@@ -35,14 +35,18 @@ enum PostgresSchema {
         CREATE TABLE eventstore.head (
             singleton boolean PRIMARY KEY DEFAULT true CHECK (singleton),
             position bigint NOT NULL CHECK (position >= 0),
-            streams bigint NOT NULL CHECK (streams >= 0))
+            streams bigint NOT NULL CHECK (streams >= 0),
+            deleted bigint NOT NULL DEFAULT 0 CHECK (deleted >= 0))
         """,
         "INSERT INTO eventstore.head (position, streams) VALUES (0, 0)",
         """
         CREATE TABLE eventstore.streams (
             name text COLLATE "C" PRIMARY KEY,
-            version bigint NOT NULL CHECK (version > 0))
+            version bigint NOT NULL CHECK (version > 0),
+            \(streamStateColumns))
         """,
+        deletedIDsTable,
+        deletedTypesTable,
         // One row per event. The checksum is the CRC-32C the client computed over the event's
         // content (docs/FORMAT.md); the category is derived for filtered reads.
         """
@@ -87,6 +91,31 @@ enum PostgresSchema {
     /// The steps that bring a database of an earlier version to the next one, by the version they
     /// start from; each runs in one transaction with its version row's update, so a database is
     /// always at one version or the next, never between.
+    /// What deletion and retention keep per stream (schema version 4): the first version still in
+    /// the log, the tombstone, and the retention policy (null parts: no limit).
+    static let streamStateColumns = """
+        first_version bigint NOT NULL DEFAULT 1 CHECK (first_version > 0),
+            tombstoned boolean NOT NULL DEFAULT false,
+            max_count bigint CHECK (max_count > 0),
+            max_age_micros bigint CHECK (max_age_micros > 0),
+            truncate_before bigint CHECK (truncate_before > 0)
+        """
+
+    /// The id of every deleted event, kept forever: appending it again answers "recorded".
+    static let deletedIDsTable = """
+        CREATE TABLE eventstore.deleted_ids (
+            id uuid PRIMARY KEY,
+            position bigint NOT NULL UNIQUE CHECK (position > 0),
+            stream text COLLATE "C" NOT NULL)
+        """
+
+    /// How many deletions removed events of each type ('' counts every deletion).
+    static let deletedTypesTable = """
+        CREATE TABLE eventstore.deleted_types (
+            type text COLLATE "C" PRIMARY KEY,
+            deletions bigint NOT NULL CHECK (deletions >= 0))
+        """
+
     static let upgrades: [Int: [String]] = [
         // 1 → 2: the append function checks job by job but writes set-wise (same arguments,
         // same answers; docs/FORMAT.md).
@@ -99,6 +128,17 @@ enum PostgresSchema {
             DROP FUNCTION IF EXISTS eventstore.append(integer[], integer[], text[], bigint[], bigint[], text[], bigint[], integer[], integer[],
                 uuid[], boolean[], text[], bytea[], bytea[], bigint[], integer[], bigint)
             """,
+            appendFunction,
+        ],
+        // 3 → 4: deletion and retention: the head counts deleted events, each stream keeps its
+        // first version, tombstone and policy, deleted ids stay known; the append function
+        // refuses tombstoned streams, answers deleted ids as recorded, and flags streams with a
+        // policy.
+        3: [
+            "ALTER TABLE eventstore.head ADD COLUMN deleted bigint NOT NULL DEFAULT 0 CHECK (deleted >= 0)",
+            "ALTER TABLE eventstore.streams ADD COLUMN \(streamStateColumns.replacingOccurrences(of: ",\n    ", with: ", ADD COLUMN "))",
+            deletedIDsTable,
+            deletedTypesTable,
             appendFunction,
         ],
     ]

@@ -112,6 +112,7 @@ extension PostgresEventStore {
     private func tables(_ connection: PostgresConnection, _ logger: Logger) -> PostgresTables {
         let opened = openedTables
         return PostgresTables(
-            connection: connection, logger: logger, location: location, eventColumns: eventColumns, isOpen: { name in opened.contains(name) })
+            connection: connection, logger: logger, location: location, eventColumns: eventColumns,
+            hasDeletions: databaseSchemaVersion >= 4, isOpen: { name in opened.contains(name) })
     }
 }

@@ -13,14 +13,17 @@ final class PostgresTables: TableStorage {
     private let location: String
     /// The columns event reads select (``PostgresEventStore/eventColumns``).
     private let eventColumns: String
+    /// Whether the database keeps deletions' counters (schema version 4 on).
+    private let hasDeletions: Bool
 
     /// Rows fetched per round trip by scans and log walks.
     static let pageSize = 512
 
     init(
-        connection: PostgresConnection, logger: Logger, location: String, eventColumns: String,
+        connection: PostgresConnection, logger: Logger, location: String, eventColumns: String, hasDeletions: Bool,
         isOpen: @escaping @Sendable (String) -> Bool
     ) {
+        self.hasDeletions = hasDeletions
         self.connection = connection
         self.eventColumns = eventColumns
         self.logger = logger
@@ -104,6 +107,17 @@ final class PostgresTables: TableStorage {
             }
             if page.count < Self.pageSize { return }
         }
+    }
+
+    func streamVersion(_ stream: String) throws -> UInt64 {
+        let found = try rows("SELECT version FROM eventstore.streams WHERE name = \(stream)")
+        return try found.first.map { UInt64(max(try $0.decode(Int64.self), 0)) } ?? 0
+    }
+
+    func deletionCount(ofType type: String?) throws -> UInt64 {
+        guard hasDeletions else { return 0 }
+        let found = try rows("SELECT deletions FROM eventstore.deleted_types WHERE type = \(type ?? "")")
+        return try found.first.map { UInt64(max(try $0.decode(Int64.self), 0)) } ?? 0
     }
 
     func headPosition() throws -> UInt64 {

@@ -4,8 +4,9 @@ import PostgresNIO
 
 extension PostgresEventStore {
     /// Checks the store's invariants in one snapshot (a repeatable-read transaction): positions
-    /// 1...head with no gap, each stream's versions 1...n with no gap and its row in `streams`
-    /// agreeing, the head row's counts, tracking positions within the log, and every event's
+    /// 1...head with no gap but the holes deletions left (each a deleted id's position, as many
+    /// as the head row and the `$StreamDeleted` events count), each stream's versions first...n
+    /// with no gap and its row in `streams` agreeing, the head row's counts, tracking positions within the log, and every event's
     /// checksum recomputed from its fields. Reads the whole log: a check, not a routine call.
     public func verify() async throws -> VerificationReport {
         try await withConnection { connection in
@@ -13,7 +14,8 @@ extension PostgresEventStore {
             try await connection.query("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY", logger: logger)
             do {
                 let report = try await Self.verify(
-                    connection, schemaVersion: schemaVersionExpression(databaseSchemaVersion), logger: logger)
+                    connection, schemaVersion: schemaVersionExpression(databaseSchemaVersion),
+                    hasDeletions: databaseSchemaVersion >= 4, logger: logger)
                 try await connection.query("COMMIT", logger: logger)
                 return report
             } catch {
@@ -24,56 +26,94 @@ extension PostgresEventStore {
     }
 
     /// `schemaVersion` reads an event's schema version (see ``schemaVersionExpression(_:)``).
-    private static func verify(_ connection: PostgresConnection, schemaVersion: String, logger: Logger) async throws -> VerificationReport {
+    private static func verify(
+        _ connection: PostgresConnection, schemaVersion: String, hasDeletions: Bool, logger: Logger
+    ) async throws -> VerificationReport {
         var report = VerificationReport()
         var headPosition: Int64 = 0
         var streamTotal: Int64 = 0
-        for try await (position, streams) in try await connection.query(
-            "SELECT position, streams FROM eventstore.head", logger: logger
-        ).decode((Int64, Int64).self) {
+        var deleted: Int64 = 0
+        let deletedColumn = hasDeletions ? "deleted" : "0::bigint"
+        for try await (position, streams, removed) in try await connection.query(
+            PostgresQuery(unsafeSQL: "SELECT position, streams, \(deletedColumn) FROM eventstore.head"), logger: logger
+        ).decode((Int64, Int64, Int64).self) {
             headPosition = position
             streamTotal = streams
+            deleted = removed
         }
         report.headPosition = UInt64(max(headPosition, 0))
 
-        // Positions: 1...head, no gap, no event past the head.
-        for try await (count, low, high) in try await connection.query(
-            "SELECT count(*), coalesce(min(position), 0), coalesce(max(position), 0) FROM eventstore.events", logger: logger
-        ).decode((Int64, Int64, Int64).self) {
+        // Positions: 1...head, no event past the head, and no gap but the holes of deleted events
+        // (each one a deleted id's position).
+        for try await (count, high) in try await connection.query(
+            "SELECT count(*), coalesce(max(position), 0) FROM eventstore.events", logger: logger
+        ).decode((Int64, Int64).self) {
             report.events = UInt64(max(count, 0))
             if high != headPosition {
                 report.add("head", "the head row says \(headPosition) but the last event is at \(high)")
             }
-            if count != high || (count > 0 && low != 1) {
-                report.add("positions", "\(count) events hold positions \(low)...\(high): the log has a gap")
+            if count + deleted != high {
+                report.add("positions", "\(count) events and \(deleted) deleted ones hold positions 1...\(high): the log has a gap")
             }
         }
+        let explained = hasDeletions
+            ? "(SELECT count(*) FROM eventstore.deleted_ids d WHERE d.position > p.position AND d.position < p.next)" : "0"
         for try await (after, next) in try await connection.query(
-            """
-            SELECT position, next FROM (
-                SELECT position, lead(position) OVER (ORDER BY position) AS next FROM eventstore.events) p
-            WHERE next <> position + 1 LIMIT \(Int64(VerificationReport.maximumProblems))
-            """, logger: logger
+            PostgresQuery(
+                unsafeSQL: """
+                    SELECT position, next FROM (
+                        SELECT position, lead(position) OVER (ORDER BY position) AS next
+                        FROM (SELECT 0::bigint AS position UNION ALL SELECT position FROM eventstore.events) e) p
+                    WHERE next <> position + 1 AND \(explained) <> next - position - 1
+                    LIMIT \(Int64(VerificationReport.maximumProblems))
+                    """), logger: logger
         ).decode((Int64, Int64).self) {
-            report.add("positions", "a gap after position \(after): the next event is at \(next)")
+            report.add("positions", "a gap after position \(after): the next event is at \(next), and no deletion explains it")
+        }
+        if hasDeletions {
+            for try await (ids, live, recorded) in try await connection.query(
+                """
+                SELECT (SELECT count(*) FROM eventstore.deleted_ids),
+                    (SELECT count(*) FROM eventstore.deleted_ids d JOIN eventstore.events e ON e.position = d.position OR e.id = d.id),
+                    (SELECT coalesce(sum(greatest((convert_from(data, 'UTF8')::jsonb->>'toVersion')::bigint
+                        - (convert_from(data, 'UTF8')::jsonb->>'fromVersion')::bigint + 1, 0)), 0)::bigint
+                     FROM eventstore.events WHERE stream = '$deletions' AND type = '$StreamDeleted')
+                """, logger: logger
+            ).decode((Int64, Int64, Int64).self) {
+                if ids != deleted {
+                    report.add("ids", "the head row counts \(deleted) deleted events but \(ids) deleted ids are kept")
+                }
+                if live > 0 {
+                    report.add("ids", "\(live) deleted ids name an event that is still in the log")
+                }
+                if recorded != deleted {
+                    report.add("deletions", "the $StreamDeleted events record \(recorded) deleted events, the head row counts \(deleted)")
+                }
+            }
         }
 
-        // Streams: each stream's versions are 1...n and its row says n.
+        // Streams: each stream's versions are first...n with no gap and its row says n.
         var streamCount: Int64 = 0
-        for try await (name, events, lowest, highest, recorded) in try await connection.query(
-            """
-            SELECT coalesce(e.stream, s.name), coalesce(e.events, 0), coalesce(e.lowest, 0), coalesce(e.highest, 0), coalesce(s.version, 0)
-            FROM (SELECT stream, count(*) AS events, min(version) AS lowest, max(version) AS highest
-                  FROM eventstore.events GROUP BY stream) e
-            FULL JOIN eventstore.streams s ON s.name = e.stream
-            """, logger: logger
-        ).decode((String, Int64, Int64, Int64, Int64).self) {
+        let firstColumn = hasDeletions ? "coalesce(s.first_version, 1)" : "1::bigint"
+        for try await (name, events, lowest, highest, recorded, first) in try await connection.query(
+            PostgresQuery(
+                unsafeSQL: """
+                    SELECT coalesce(e.stream, s.name), coalesce(e.events, 0), coalesce(e.lowest, 0), coalesce(e.highest, 0),
+                        coalesce(s.version, 0), \(firstColumn)
+                    FROM (SELECT stream, count(*) AS events, min(version) AS lowest, max(version) AS highest
+                          FROM eventstore.events GROUP BY stream) e
+                    FULL JOIN eventstore.streams s ON s.name = e.stream
+                    """), logger: logger
+        ).decode((String, Int64, Int64, Int64, Int64, Int64).self) {
             streamCount += 1
-            if events != highest || (events > 0 && lowest != 1) {
-                report.add("versions", "the stream '\(name)' has \(events) events with versions \(lowest)...\(highest)")
+            if events > 0 && (events != highest - lowest + 1 || lowest != first) {
+                report.add("versions", "the stream '\(name)' has \(events) events with versions \(lowest)...\(highest), its first kept version is \(first)")
             }
-            if recorded != highest {
+            if events > 0 && recorded != highest {
                 report.add("streams", "the stream '\(name)' is recorded at version \(recorded) but its last event has version \(highest)")
+            }
+            if events == 0 && first <= recorded {
+                report.add("streams", "the stream '\(name)' is recorded at version \(recorded) from version \(first) but has no events")
             }
         }
         report.streams = UInt64(max(streamCount, 0))

@@ -34,13 +34,14 @@ enum ErrorResponses {
         }
     }
 
-    /// The store's codes: conflicts 409, missing things 404, bad input 400, a closed or
+    /// The store's codes: conflicts 409, a tombstoned stream 410, missing things 404, bad input 400, a closed or
     /// unavailable store 503, a damaged or full one 500.
     static func response(for error: EventStoreError) -> Response {
         let status: HTTPResponse.Status
         switch error.code {
         case .invalidInput: status = .badRequest
         case .versionConflict, .idempotencyConflict, .alreadyProcessed: status = .conflict
+        case .streamTombstoned: status = .gone
         case .notFound: status = .notFound
         case .closed, .storeUnavailable: status = .serviceUnavailable
         default: status = .internalServerError

@@ -85,6 +85,7 @@ enum ExitStatus: Int32, CaseIterable {
         case .notFound: self = .notFound
         case .storeUnavailable, .damaged, .closed, .storageFull: self = .storeUnavailable
         case .storageFailure, .upcastFailed: self = .internalError
+        case .streamTombstoned: self = .rejected
         }
     }
 }

@@ -9,16 +9,25 @@ import Testing
 /// history reads the same, appends go on where it stopped, and a read-only open changes nothing.
 @Suite("PostgreSQL: upgrading the schema in place")
 struct PostgresSchemaUpgradeTests {
-    /// Puts the store of `database` back to schema version 1 or 2, as that version left it:
-    /// without schema versions in the events table, with that version's append function only.
+    /// Puts the store of `database` back to schema version 1, 2 or 3, as that version left it:
+    /// without deletion's columns and tables, without schema versions in the events table
+    /// (before 3), with that version's append function only.
     private func downgrade(_ database: ThrowawayDatabase, to version: Int) async throws {
         try await database.execute(
             """
             DROP FUNCTION eventstore.append(integer[], integer[], text[], bigint[], bigint[], text[], bigint[], integer[], integer[],
                 uuid[], boolean[], text[], bytea[], bytea[], bigint[], integer[], integer[], bigint)
             """)
-        try await database.execute("ALTER TABLE eventstore.events DROP COLUMN schema_version")
-        try await database.execute(version == 1 ? SchemaVersion1.appendFunction : SchemaVersion2.appendFunction)
+        try await database.execute("ALTER TABLE eventstore.head DROP COLUMN deleted")
+        try await database.execute(
+            """
+            ALTER TABLE eventstore.streams DROP COLUMN first_version, DROP COLUMN tombstoned, DROP COLUMN max_count,
+                DROP COLUMN max_age_micros, DROP COLUMN truncate_before
+            """)
+        try await database.execute("DROP TABLE eventstore.deleted_ids, eventstore.deleted_types")
+        if version < 3 { try await database.execute("ALTER TABLE eventstore.events DROP COLUMN schema_version") }
+        let function = [1: SchemaVersion1.appendFunction, 2: SchemaVersion2.appendFunction][version] ?? SchemaVersion3.appendFunction
+        try await database.execute(function)
         try await database.execute("UPDATE eventstore.schema_version SET version = \(version)")
     }
 
@@ -46,13 +55,13 @@ struct PostgresSchemaUpgradeTests {
             "SELECT count(*) FROM pg_proc WHERE proname = 'append' AND prosrc LIKE '%The writes, set-wise%'")
     }
 
-    @Test("a version 1 store opened by this program is upgraded to version 3: the same history, appends go on, verify is clean")
+    @Test("a version 1 store opened by this program is upgraded to the current version: the same history, appends go on, verify is clean")
     func upgradesVersion1InPlace() async throws {
         try await withLog(.postgres) { f in
             let database = try #require(f.database)
             // Given a store at schema version 1 holding single appends, a multi-stream call and a
             // retry-able append with given ids (written before it is put back to version 1: this
-            // handle speaks version 3's append function)
+            // handle speaks the current version's append function)
             let first = try await f.log.append(to: "todo-1", events: [event("Added"), event("Added")])
             let given = [UUID(), UUID()]
             let withIDs = try await f.log.append(
@@ -76,9 +85,9 @@ struct PostgresSchemaUpgradeTests {
             // When this program opens it to write
             try await f.reopen()
 
-            // Then it is at version 3 with one set-wise function and schema versions, and the
+            // Then it is at the current version with one set-wise function and schema versions, and the
             // history reads the same
-            #expect(try await schemaVersion(database) == [3])
+            #expect(try await schemaVersion(database) == [Int64(PostgresSchema.version)])
             #expect(try await setWiseFunctions(database) == [1])
             #expect(try await functionsAndColumn(database) == [11])
             #expect(try await f.log.events() == before)
@@ -110,8 +119,8 @@ struct PostgresSchemaUpgradeTests {
                     return try await group.reduce(into: [PostgresEventStore]()) { $0.append($1) }
                 }
             }
-            // Then the store is at version 3, with one append function, and each handle appends
-            #expect(try await schemaVersion(database) == [3])
+            // Then the store is at the current version, with one append function, and each handle appends
+            #expect(try await schemaVersion(database) == [Int64(PostgresSchema.version)])
             #expect(try await setWiseFunctions(database) == [1])
             var positions: [UInt64] = []
             for handle in handles {
@@ -145,8 +154,8 @@ struct PostgresSchemaUpgradeTests {
             // When this program opens it to write
             try await f.reopen()
 
-            // Then it is at version 3, its events read the same with schema version 1
-            #expect(try await schemaVersion(database) == [3])
+            // Then it is at the current version, its events read the same with schema version 1
+            #expect(try await schemaVersion(database) == [Int64(PostgresSchema.version)])
             #expect(try await functionsAndColumn(database) == [11])
             let after = try await f.log.events()
             #expect(after == before)
@@ -161,6 +170,47 @@ struct PostgresSchemaUpgradeTests {
             #expect(retry.alreadyRecorded && retry.positions == [2])
             let report = try await f.log.verify()
             #expect(report.isClean, "verify after the upgrade: \(report.problems)")
+        }
+    }
+
+    @Test("a version 3 store gains deletion: its history reads the same, verify is clean, and streams delete, retain and tombstone")
+    func upgradesVersion3InPlace() async throws {
+        try await withLog(.postgres) { f in
+            let database = try #require(f.database)
+            // Given a store at schema version 3 with events (written before it is put back)
+            let given = UUID()
+            _ = try await f.log.append(to: "todo-1", events: [event("Added", id: given), event("Done")])
+            _ = try await f.log.append(to: "todo-2", events: [event("Added")])
+            let before = try await f.log.events()
+            try await downgrade(database, to: 3)
+            // When a read-only handle reads it, then it reads the same, verify is clean, and nothing changes
+            let reader = try await PostgresEventStore(url: database.url, mode: .readOnly)
+            #expect(try await reader.events() == before)
+            #expect(try await reader.streamInfo("todo-1")?.eventCount == 2)
+            let readOnlyReport = try await reader.verify()
+            #expect(readOnlyReport.isClean, "verify of a version 3 database, read-only: \(readOnlyReport.problems)")
+            #expect(try await reader.statistics().eventCount == 3)
+            reader.close()
+            #expect(try await schemaVersion(database) == [3])
+
+            // When this program opens it to write
+            try await f.reopen()
+
+            // Then it is at the current version, its events read the same
+            #expect(try await schemaVersion(database) == [Int64(PostgresSchema.version)])
+            #expect(try await f.log.events() == before)
+            // and a stream deletes, its ids stay known, another is tombstoned, and verify is clean
+            let deletion = try await f.log.deleteStream("todo-1", expectedVersion: .exact(2), hard: false)
+            #expect(deletion.count == 2 && deletion.position == 4)
+            let retry = try await f.log.append(to: "todo-1", events: [event("Added", id: given)])
+            #expect(retry.alreadyRecorded && retry.deleted && retry.positions == [1])
+            _ = try await f.log.deleteStream("todo-2", expectedVersion: .any, hard: true)
+            let error = await #expect(throws: EventStoreError.self) {
+                _ = try await f.log.append(to: "todo-2", events: [event("Added")])
+            }
+            #expect(error?.code == .streamTombstoned)
+            let report = try await f.log.verify()
+            #expect(report.isClean, "verify after the upgrade and deletions: \(report.problems)")
         }
     }
 }

@@ -9,14 +9,7 @@ import TestSupport
 struct EsctlPostgresTests {
     /// Runs `body` with a sandbox on a fresh database, dropped afterwards.
     func withDatabase(_ body: (EsctlSandbox) async throws -> Void) async throws {
-        let database = try await ThrowawayDatabase.create()
-        do {
-            try await body(try EsctlSandbox(db: database.url))
-        } catch {
-            try? await database.drop()
-            throw error
-        }
-        try await database.drop()
+        try await EsctlSandbox.withDatabase(body)
     }
 
     @Test("reading a database without a store exits 67 and creates nothing; init creates it")
@@ -47,7 +40,7 @@ struct EsctlPostgresTests {
         // When this esctl opens it, then it refuses, naming both versions
         let stats = try await s.esctl("stats")
         #expect(stats.status == 69)
-        #expect(stats.stderr.contains("has schema version 99, newer than this program knows (3)"))
+        #expect(stats.stderr.contains("has schema version 99, newer than this program knows (4)"))
         #expect(try await s.esctl("append", "s", "T").status == 69)
         try await database.drop()
     }

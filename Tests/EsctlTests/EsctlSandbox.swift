@@ -1,4 +1,5 @@
 import Foundation
+import PostgresTestSupport
 import Testing
 import TestSupport
 
@@ -42,5 +43,17 @@ struct EsctlSandbox {
         let output = try await esctl(["stats", "--json"])
         if output.status == 67 { return 0 }
         return try objects(output).first?["eventCount"] as? Int ?? -1
+    }
+
+    /// Runs `body` with a sandbox on a fresh PostgreSQL database, dropped afterwards.
+    static func withDatabase(_ body: (EsctlSandbox) async throws -> Void) async throws {
+        let database = try await ThrowawayDatabase.create()
+        do {
+            try await body(try EsctlSandbox(db: database.url))
+        } catch {
+            try? await database.drop()
+            throw error
+        }
+        try await database.drop()
     }
 }

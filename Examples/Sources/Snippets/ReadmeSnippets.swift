@@ -75,3 +75,12 @@ func readmeSchemaEvolution() throws {
     ]))
     store.close()
 }
+
+// README, "Deletion and retention".
+
+func readmeDeletion(store: EventStore) async throws -> [StreamDeletion] {
+    let deletion = try await store.deleteStream("orders-1", expectedVersion: .exact(2))
+    try await store.setRetention(RetentionPolicy(maxCount: 1_000, maxAge: .seconds(90 * 86_400)), for: "sensor-7")
+    let removed = try await store.purge()
+    return [deletion] + removed
+}

@@ -14,6 +14,10 @@ package protocol TableStorage: AnyObject {
         _ body: (UnsafeRawBufferPointer, UnsafeRawBufferPointer) throws -> Bool) throws
     func releaseReadPages()
     func headPosition() throws -> UInt64
+    /// How many deletions removed events of `type` (nil: any); 0 on a backend without deletions.
+    func deletionCount(ofType type: String?) throws -> UInt64
+    /// The version of the stream's last event, deleted or not; 0 for a stream never written.
+    func streamVersion(_ stream: String) throws -> UInt64
     func forEachEvent(inStream stream: String, from version: UInt64, _ body: (RecordedEvent) throws -> Void) throws
     func forEachEvent(from start: UInt64, through last: UInt64, types: Set<String>?, _ body: (RecordedEvent) throws -> Bool) throws
         -> UInt64
@@ -111,6 +115,14 @@ final class LMDBTables: TableStorage {
 
     func headPosition() throws -> UInt64 {
         return try Writer.lastPosition(txn, databases)
+    }
+
+    func streamVersion(_ stream: String) throws -> UInt64 {
+        try EventStore.streamHead(stream, txn, databases)?.version ?? 0
+    }
+
+    func deletionCount(ofType type: String?) throws -> UInt64 {
+        try MetaCounters.value(Schema.deletedTypePrefix + (type ?? ""), txn, databases)
     }
 
     func forEachEvent(inStream stream: String, from version: UInt64, _ body: (RecordedEvent) throws -> Void) throws {

@@ -138,6 +138,25 @@ public final class TableTransaction {
         upcasting.fingerprint(consuming: types)
     }
 
+    /// A number that grows with every deletion that removed events of the types `types`
+    /// consume (all when nil; recorded names of renamed types count too): 0 when none did, and
+    /// always 0 for a consumer of `$StreamDeleted` events, which handles deletions itself. A
+    /// projection's state records it, and is rebuilt when it changes.
+    package func deletionFingerprint(consuming types: Set<String>?) throws -> UInt64 {
+        try checkValid()
+        guard let types else { return try storage.deletionCount(ofType: nil) }
+        if types.contains(StreamDeletion.eventType) { return 0 }
+        var total: UInt64 = 0
+        for type in upcasting.recordedTypes(types) ?? types { total &+= try storage.deletionCount(ofType: type) }
+        return total
+    }
+
+    /// The version of `stream`'s last event this transaction sees, deleted or not; 0 when it never had one.
+    public func streamVersion(_ stream: String) throws -> UInt64 {
+        try checkValid()
+        return try storage.streamVersion(stream)
+    }
+
     /// The position of the last event this transaction sees; 0 when the log is empty.
     public func headPosition() throws -> UInt64 {
         guard isValid else { throw EventStoreError.closedStore }

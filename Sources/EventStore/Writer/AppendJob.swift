@@ -11,6 +11,8 @@ final class AppendJob: WriteJob, @unchecked Sendable {
     /// The id of every event, given or generated, in the shape of `appends`.
     private let ids: [[UUID]]
     private let continuation: CheckedContinuation<[AppendResult], any Error>
+    /// Ids for the `$StreamDeleted` events of retention policies this append applies.
+    private let idGenerator: @Sendable () -> UUID
     private var result: [AppendResult] = []
     let eventCount: Int
     /// Table writes to make in the same transaction once the events are newly written, with
@@ -30,11 +32,12 @@ final class AppendJob: WriteJob, @unchecked Sendable {
     /// `appends` must already have passed ``Limits/validate(_:)`` and hold their data and
     /// metadata in ``StoredForm``.
     init(
-        appends: [StreamAppend], idGenerator: () -> UUID, tableWrites: TableWrites? = nil,
+        appends: [StreamAppend], idGenerator: @escaping @Sendable () -> UUID, tableWrites: TableWrites? = nil,
         continuation: CheckedContinuation<[AppendResult], any Error>
     ) {
         self.appends = appends
         self.ids = appends.map { $0.events.map { $0.id ?? idGenerator() } }
+        self.idGenerator = idGenerator
         self.continuation = continuation
         self.eventCount = appends.reduce(0) { $0 + $1.events.count }
         self.tableWrites = tableWrites
@@ -115,26 +118,39 @@ final class AppendJob: WriteJob, @unchecked Sendable {
             var positions: [UInt64] = []
             var lastVersion: UInt64 = 0
             var recordedAt: Int64 = 0
+            var deleted = false
             for (event, id) in zip(append.events, ids) where event.id != nil {
-                let match: (position: UInt64, view: RecordView)?
+                let match: (position: UInt64, view: RecordView?)?
                 do {
                     match = try EventStore.record(withID: id, context.txn, databases)
                 } catch {
                     throw JobFailure.transaction(EventStoreError.wrapping(error))
                 }
                 guard let (position, view) = match else { continue }
+                found += 1
+                positions.append(position)
+                // A deleted event's id stays recorded: its content is gone, so it cannot conflict.
+                guard let view else {
+                    deleted = true
+                    continue
+                }
                 guard view.hasSameContent(stream: append.stream, event: event) else {
                     throw JobFailure.rejected(EventStoreError.idRecordedWithOtherContent(id, at: position))
                 }
-                found += 1
-                positions.append(position)
                 lastVersion = view.version
                 recordedAt = view.recordedAt
+            }
+            if deleted, lastVersion == 0 {
+                do {
+                    lastVersion = try Self.head(of: append.stream, context)?.version ?? 0
+                } catch {
+                    throw JobFailure.transaction(EventStoreError.wrapping(error))
+                }
             }
             results.append(
                 AppendResult(
                     stream: append.stream, positions: positions, version: lastVersion, alreadyRecorded: true, ids: ids,
-                    recordedAtMicroseconds: recordedAt))
+                    recordedAtMicroseconds: recordedAt, deleted: deleted))
         }
         if found == 0 { return nil }
         guard found == eventCount else {
@@ -151,6 +167,8 @@ final class AppendJob: WriteJob, @unchecked Sendable {
         var conflicts: [VersionConflict] = []
         for append in appends where seen.insert(append.stream).inserted {
             let head = try Self.head(of: append.stream, context)
+            // A tombstoned stream takes nothing, whatever the expectation (checked before any write).
+            if head?.state.isTombstoned == true { throw JobFailure.rejected(EventStoreError.tombstoned(append.stream)) }
             let actual = head?.version ?? 0
             if !append.expectedVersion.isSatisfied(by: actual) {
                 conflicts.append(VersionConflict(stream: append.stream, expected: append.expectedVersion, actual: actual))
@@ -200,52 +218,70 @@ final class AppendJob: WriteJob, @unchecked Sendable {
         for (append, ids) in zip(appends, ids) {
             // A new stream takes the next number once its first part is written.
             var head = try heads[append.stream] ?? StreamHead(number: UInt64(txn.entryCount(databases.streams)) + 1, version: 0)
-            var positions: [UInt64] = []
-            positions.reserveCapacity(append.events.count)
-            var streamName = append.stream
-            try streamName.withUTF8 { streamBytes in
-                for (event, id) in zip(append.events, ids) {
-                    head.version += 1
-                    let position = context.nextPosition
-                    var type = event.type
-                    try type.withUTF8 { typeBytes in
-                        let size = RecordCodec.encodedSize(
-                            streamBytes: streamBytes.count, typeBytes: typeBytes.count,
-                            dataBytes: event.data.count, metadataBytes: event.metadata.count)
-                        let space = try BigEndian.withBytes(of: position) {
-                            try txn.reserve(databases.events, $0, size: size, flags: MDB_APPEND)
-                        }
-                        RecordCodec.encode(
-                            into: space, position: position, stream: UnsafeRawBufferPointer(streamBytes),
-                            type: UnsafeRawBufferPointer(typeBytes), version: head.version,
-                            recordedAt: event.recordedAtMicroseconds ?? context.recordedAt, id: id, data: event.data,
-                            metadata: event.metadata, schemaVersion: event.schemaVersion)
-                    }
-                    head.pending.append(position)
-                    if head.pending.count == Schema.indexChunk {
-                        // A full chunk goes to the stream index; the head keeps only the rest.
-                        try Self.writeChunk(head, txn: txn, databases: databases, stream: append.stream)
-                        head.pending.removeAll(keepingCapacity: true)
-                    }
-                    try BigEndian.withBytes(of: position) { positionBytes in
-                        let isNewID = try withUnsafeBytes(of: id.uuid) {
-                            try txn.put(databases.eventIDs, $0, positionBytes, flags: MDB_NOOVERWRITE)
-                        }
-                        guard isNewID else {
-                            throw JobFailure.poisoned(EventStoreError.generatedIDRecorded(id))
-                        }
-                    }
-                    positions.append(position)
-                    context.nextPosition += 1
-                }
-                _ = try head.withBytes { try txn.put(databases.streams, UnsafeRawBufferPointer(streamBytes), $0) }
-            }
+            let positions = try Self.writeEvents(append.events, ids: ids, stream: append.stream, head: &head, context: &context)
             heads[append.stream] = head
             results.append(
                 AppendResult(
                     stream: append.stream, positions: positions, version: head.version, alreadyRecorded: false, ids: ids,
                     recordedAtMicroseconds: context.recordedAt))
         }
+        // After every part, so that the call's events keep consecutive positions: each stream
+        // with a retention policy loses what it no longer keeps, in this transaction.
+        var trimmed = Set<String>()
+        for append in appends where trimmed.insert(append.stream).inserted {
+            guard var head = heads[append.stream], let policy = head.state.retention else { continue }
+            _ = try StreamTrimming.apply(policy, stream: append.stream, head: &head, context: &context, idGenerator: idGenerator)
+        }
         return results
+    }
+
+    /// Writes `events` to `stream` after `head` (which it advances, and stores): records, index
+    /// chunks and ids. Returns their positions.
+    static func writeEvents(
+        _ events: [NewEvent], ids: [UUID], stream: String, head: inout StreamHead, context: inout BatchContext
+    ) throws -> [UInt64] {
+        let txn = context.txn
+        let databases = context.databases
+        var positions: [UInt64] = []
+        positions.reserveCapacity(events.count)
+        var streamName = stream
+        try streamName.withUTF8 { streamBytes in
+            for (event, id) in zip(events, ids) {
+                head.version += 1
+                let position = context.nextPosition
+                var type = event.type
+                try type.withUTF8 { typeBytes in
+                    let size = RecordCodec.encodedSize(
+                        streamBytes: streamBytes.count, typeBytes: typeBytes.count,
+                        dataBytes: event.data.count, metadataBytes: event.metadata.count)
+                    let space = try BigEndian.withBytes(of: position) {
+                        try txn.reserve(databases.events, $0, size: size, flags: MDB_APPEND)
+                    }
+                    RecordCodec.encode(
+                        into: space, position: position, stream: UnsafeRawBufferPointer(streamBytes),
+                        type: UnsafeRawBufferPointer(typeBytes), version: head.version,
+                        recordedAt: event.recordedAtMicroseconds ?? context.recordedAt, id: id, data: event.data,
+                        metadata: event.metadata, schemaVersion: event.schemaVersion)
+                }
+                head.pending.append(position)
+                if head.pending.count == Schema.indexChunk {
+                    // A full chunk goes to the stream index; the head keeps only the rest.
+                    try Self.writeChunk(head, txn: txn, databases: databases, stream: stream)
+                    head.pending.removeAll(keepingCapacity: true)
+                }
+                try BigEndian.withBytes(of: position) { positionBytes in
+                    let isNewID = try withUnsafeBytes(of: id.uuid) {
+                        try txn.put(databases.eventIDs, $0, positionBytes, flags: MDB_NOOVERWRITE)
+                    }
+                    guard isNewID else {
+                        throw JobFailure.poisoned(EventStoreError.generatedIDRecorded(id))
+                    }
+                }
+                positions.append(position)
+                context.nextPosition += 1
+            }
+            _ = try head.withBytes { try txn.put(databases.streams, UnsafeRawBufferPointer(streamBytes), $0) }
+        }
+        return positions
     }
 }

@@ -63,13 +63,13 @@ enum CatchUpBatch {
         let head = try txn.headPosition()
         let stored = try readCheckpoint(name, txn, slot: slot)
         if slot == .rebuild && stored == nil { return nil }
-        let definition = ProjectionDefinition(projection, in: txn)
+        let definition = try ProjectionDefinition(projection, in: txn)
         let base = stored ?? Checkpoint(building: definition)
         var progress = BatchProgress()
         func result(_ next: Checkpoint, _ changes: [(table: String, rows: [(key: [UInt8], value: [UInt8]?)])] = []) -> FoldedBatch {
             FoldedBatch(projection: name, slot: slot, base: stored, next: next, changes: changes, head: head, progress: progress)
         }
-        guard base.definition == definition else {
+        guard base.definition.foldsLike(definition) else {
             progress.failure = ProjectionError(
                 .stopped,
                 "The stored state of '\(name)' was built by \(base.definition), not \(definition); reopen the store to rebuild it.",
@@ -181,7 +181,8 @@ enum CatchUpBatch {
         // The old generation's rows are deleted after this, a short transaction at a time
         // (``clear(_:generation:limit:_:)``): emptying a large state here would hold appends back.
         let serving = Checkpoint(
-            version: last.version, position: last.position, isBuilding: false, generation: last.generation, upcasters: last.upcasters)
+            version: last.version, position: last.position, isBuilding: false, generation: last.generation, upcasters: last.upcasters,
+            deletions: last.deletions)
         try txn.put(Checkpoint.table, Checkpoint.key(name), serving.encoded)
         try txn.delete(Checkpoint.rebuildTable, Checkpoint.key(name))
         return .swapped(applied: tailProgress.applied, skipped: tailProgress.skipped)
@@ -239,7 +240,7 @@ enum CatchUpBatch {
     static func startRebuild(_ projection: any Projection, _ txn: TableTransaction, startedAt: Int64, owner: Int64) throws {
         let name = projection.name
         let tables = projection.tables + [PassedOver.table]
-        let definition = ProjectionDefinition(projection, in: txn)
+        let definition = try ProjectionDefinition(projection, in: txn)
         guard let serving = try readCheckpoint(name, txn, slot: .serving) else {
             for table in tables { try txn.removeAll(StoredState.tableName(name, table, generation: 0)) }
             try txn.delete(Checkpoint.rebuildTable, Checkpoint.key(name))

@@ -23,6 +23,11 @@ struct Checkpoint: RowValue, Equatable, Sendable {
     /// state was built (0: none of its types had any). Part of what built the state: a state
     /// whose types' upcasters changed is rebuilt, as one of another version is.
     var upcasters: UInt64 = 0
+    /// The store's count of deletions of the event types the projection consumed when this
+    /// state was built (see ``TableTransaction/deletionFingerprint(consuming:)``): a deletion of
+    /// events it folded changes it, and the state is rebuilt without them. 0 for a projection
+    /// that handles deletions itself.
+    var deletions: UInt64 = 0
 
     /// The checkpoints of the states that answer queries, one per projection name.
     static let table = "projections"
@@ -33,8 +38,9 @@ struct Checkpoint: RowValue, Equatable, Sendable {
 
     init(
         version: Int64, position: UInt64, isBuilding: Bool, generation: Int = 0, startedAt: Int64 = 0, startPosition: UInt64 = 0,
-        owner: Int64 = 0, upcasters: UInt64 = 0
+        owner: Int64 = 0, upcasters: UInt64 = 0, deletions: UInt64 = 0
     ) {
+        self.deletions = deletions
         self.version = version
         self.position = position
         self.isBuilding = isBuilding
@@ -49,25 +55,28 @@ struct Checkpoint: RowValue, Equatable, Sendable {
     init(building definition: ProjectionDefinition, generation: Int = 0, startedAt: Int64 = 0, owner: Int64 = 0) {
         self.init(
             version: definition.version, position: 0, isBuilding: true, generation: generation, startedAt: startedAt, owner: owner,
-            upcasters: definition.upcasters)
+            upcasters: definition.upcasters, deletions: definition.deletions)
     }
 
     /// What built the state.
-    var definition: ProjectionDefinition { ProjectionDefinition(version: version, upcasters: upcasters) }
+    var definition: ProjectionDefinition { ProjectionDefinition(version: version, upcasters: upcasters, deletions: deletions) }
 
     func encode(to writer: inout RowWriter) {
         writer.write(version)
         writer.write(position)
         writer.write(isBuilding)
         // The common case keeps the 17 bytes of the first format, which earlier versions read.
-        guard generation != 0 || startedAt != 0 || startPosition != 0 || owner != 0 || upcasters != 0 else { return }
+        guard generation != 0 || startedAt != 0 || startPosition != 0 || owner != 0 || upcasters != 0 || deletions != 0 else { return }
         writer.write(generation == 1)
         writer.write(startedAt)
         writer.write(startPosition)
         writer.write(owner)
-        // Written only when some consumed type has upcasters, so states built before keep their bytes.
-        guard upcasters != 0 else { return }
+        // Written only when some consumed type has upcasters (or deletions), so states built
+        // before keep their bytes.
+        guard upcasters != 0 || deletions != 0 else { return }
         writer.write(upcasters)
+        guard deletions != 0 else { return }
+        writer.write(deletions)
     }
 
     init(from reader: inout RowReader) throws(RowDecodingError) {
@@ -82,6 +91,8 @@ struct Checkpoint: RowValue, Equatable, Sendable {
         owner = try reader.read(Int64.self)
         guard !reader.isAtEnd else { return }
         upcasters = try reader.read(UInt64.self)
+        guard !reader.isAtEnd else { return }
+        deletions = try reader.read(UInt64.self)
     }
 }
 
@@ -91,23 +102,36 @@ struct Checkpoint: RowValue, Equatable, Sendable {
 struct ProjectionDefinition: Equatable, Sendable, CustomStringConvertible {
     let version: Int64
     let upcasters: UInt64
+    let deletions: UInt64
 
-    /// The definition of `projection` under the store's upcasters, as `txn` knows them.
-    init(_ projection: any Projection, in txn: TableTransaction) {
-        self.init(version: Int64(projection.version), upcasters: txn.upcasterFingerprint(consuming: projection.eventTypes))
+    /// The definition of `projection` under the store's upcasters and deletions, as `txn` knows them.
+    init(_ projection: any Projection, in txn: TableTransaction) throws {
+        self.init(
+            version: Int64(projection.version), upcasters: txn.upcasterFingerprint(consuming: projection.eventTypes),
+            deletions: try txn.deletionFingerprint(consuming: projection.eventTypes))
     }
 
-    init(version: Int64, upcasters: UInt64) {
+    init(version: Int64, upcasters: UInt64, deletions: UInt64 = 0) {
         self.version = version
         self.upcasters = upcasters
+        self.deletions = deletions
     }
+
+    /// Whether a state of `self` may go on folding for `current`: the same version and upcasters.
+    /// A state that differs only in deletions folds on (it serves until its rebuild swaps).
+    func foldsLike(_ current: ProjectionDefinition) -> Bool { version == current.version && upcasters == current.upcasters }
 
     /// Why a state of `self` is rebuilt for `current`, in a sentence's tail ("changed from ...").
     func change(to current: ProjectionDefinition) -> String {
-        version != current.version
-            ? "changed from version \(version) to \(current.version)"
-            : "reads event types whose upcasters changed"
+        if version != current.version { return "changed from version \(version) to \(current.version)" }
+        if upcasters != current.upcasters { return "reads event types whose upcasters changed" }
+        return "read events that were deleted since"
     }
 
-    var description: String { upcasters == 0 ? "version \(version)" : "version \(version) with upcasters \(String(upcasters, radix: 16))" }
+    var description: String {
+        var text = "version \(version)"
+        if upcasters != 0 { text += " with upcasters \(String(upcasters, radix: 16))" }
+        if deletions != 0 { text += " after \(deletions) deletions" }
+        return text
+    }
 }

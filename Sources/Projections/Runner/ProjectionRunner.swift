@@ -144,7 +144,7 @@ public final class ProjectionRunner: Sendable {
         let stored = try store.readTables { txn in
             try projections.map {
                 (try CatchUpBatch.readCheckpoint($0.name, txn), try CatchUpBatch.readCheckpoint($0.name, txn, slot: .rebuild),
-                 ProjectionDefinition($0, in: txn))
+                 try ProjectionDefinition($0, in: txn))
             }
         }
         var notices: [String] = []
@@ -258,6 +258,7 @@ public final class ProjectionRunner: Sendable {
     @discardableResult
     public func catchUp(_ names: [String]? = nil, progress: Progress? = nil) async throws -> UInt64 {
         let selected = try select(names)
+        try await rebuildAfterDeletions(selected, progress: progress)
         let totals = try await runLanes(selected.map { ($0, .serving) }, timed: false, progress: progress)
         failures.withLock { failures in
             for projection in selected { failures[projection.name] = totals[projection.name]?.failure }
@@ -281,6 +282,30 @@ public final class ProjectionRunner: Sendable {
         return selected.compactMap { totals[$0.name]?.head }.max() ?? 0
     }
 
+    /// Rebuilds, beside the state that serves, each of `selected` whose state holds events a
+    /// deletion removed since it was built (its definition differs only in deletions), unless a
+    /// living process is rebuilding it already. A projection that consumes `$StreamDeleted`
+    /// events handles deletions itself and is never rebuilt for them.
+    private func rebuildAfterDeletions(_ selected: [any Projection], progress: Progress?) async throws {
+        guard !selected.isEmpty else { return }
+        let candidates = try store.readTables { txn in
+            try selected.compactMap { projection -> (any Projection, Checkpoint?)? in
+                guard let serving = try CatchUpBatch.readCheckpoint(projection.name, txn) else { return nil }
+                let definition = try ProjectionDefinition(projection, in: txn)
+                guard serving.definition.foldsLike(definition), serving.definition != definition else { return nil }
+                return (projection, try CatchUpBatch.readCheckpoint(projection.name, txn, slot: .rebuild))
+            }
+        }
+        var stale: [String] = []
+        for (projection, rebuilding) in candidates {
+            if let rebuilding, try await RebuildOwners.isRunning(owner: rebuilding.owner, in: store, projection: projection.name) { continue }
+            stale.append(projection.name)
+        }
+        guard !stale.isEmpty else { return }
+        for name in stale { logger.info("Projection '\(name)' read events that were deleted since; rebuilding it.") }
+        _ = try await rebuild(stale, progress: progress)
+    }
+
     /// Folds the named projections (all when nil) again from the start, beside their current
     /// state, which keeps answering queries (and catching up) until the new one has reached the
     /// head; then one transaction swaps them, and the old tables are emptied after. A rebuild of
@@ -298,7 +323,7 @@ public final class ProjectionRunner: Sendable {
             let records = try store.readTables { txn in
                 try selected.map {
                     (try CatchUpBatch.readCheckpoint($0.name, txn), try CatchUpBatch.readCheckpoint($0.name, txn, slot: .rebuild),
-                     ProjectionDefinition($0, in: txn))
+                     try ProjectionDefinition($0, in: txn))
                 }
             }
             // A rebuild of this version whose process died goes on from where it stopped.
@@ -580,7 +605,7 @@ extension ProjectionRunner {
     public func verify(into report: inout VerificationReport, deep: Bool) async throws {
         let stored = try store.readTables { txn in
             try projections.map { projection in
-                (try CatchUpBatch.readCheckpoint(projection.name, txn), try txn.headPosition(), ProjectionDefinition(projection, in: txn))
+                (try CatchUpBatch.readCheckpoint(projection.name, txn), try txn.headPosition(), try ProjectionDefinition(projection, in: txn))
             }
         }
         for (projection, (checkpoint, head, definition)) in zip(projections, stored) {

@@ -10,7 +10,8 @@ struct Append: AsyncParsableCommand {
         abstract: "Append one event to a stream, or a batch of events to several streams atomically.",
         discussion: """
             Data must be valid JSON (default {}). Prints the event's position and the stream's \
-            version; with --json one object {"position":P,"stream":S,"version":V,"alreadyRecorded":B}. Appending an \
+            version; with --json one object {"position":P,"stream":S,"version":V,"alreadyRecorded":B} (and \
+            "deleted":true for an id whose event was deleted since). Appending an \
             event whose --id is already recorded with the same content prints the original \
             position and writes nothing.
 
@@ -110,7 +111,9 @@ struct Append: AsyncParsableCommand {
         defer { store.close() }
         let result = try await store.append(
             to: stream, events: [event], expectedVersion: expectedVersion?.value ?? .any)
-        printResult(position: result.positions[0], stream: result.stream, version: result.version, alreadyRecorded: result.alreadyRecorded)
+        printResult(
+            position: result.positions[0], stream: result.stream, version: result.version, alreadyRecorded: result.alreadyRecorded,
+            deleted: result.deleted)
     }
 
     private func appendBatch(_ path: String) async throws {
@@ -137,24 +140,29 @@ struct Append: AsyncParsableCommand {
             let result = results[appendIndex]
             let position = result.positions[eventIndex]
             var version = result.version - UInt64(result.positions.count - 1 - eventIndex)
-            if result.alreadyRecorded, let original = try await store.event(at: position) {
-                // The original events need not have had consecutive versions.
-                version = original.version
+            var deleted = false
+            if result.alreadyRecorded {
+                // The original events need not have had consecutive versions; a deleted one has none to show.
+                if let original = try await store.event(at: position) { version = original.version } else { deleted = result.deleted }
             }
-            printResult(position: position, stream: result.stream, version: version, alreadyRecorded: result.alreadyRecorded)
+            printResult(
+                position: position, stream: result.stream, version: version, alreadyRecorded: result.alreadyRecorded, deleted: deleted)
         }
     }
 
-    private func printResult(position: UInt64, stream: String, version: UInt64, alreadyRecorded: Bool) {
+    private func printResult(position: UInt64, stream: String, version: UInt64, alreadyRecorded: Bool, deleted: Bool) {
         if json {
             var object = JSONObjectWriter()
             object.add("position", position)
             object.add("stream", stream)
             object.add("version", version)
             object.add("alreadyRecorded", alreadyRecorded)
+            if deleted { object.add("deleted", true) }
             Console.printJSON(object.finish())
         } else {
-            let note = alreadyRecorded ? " (already recorded; nothing written)" : ""
+            let note =
+                deleted
+                ? " (already recorded and deleted since; nothing written)" : alreadyRecorded ? " (already recorded; nothing written)" : ""
             Console.print("position \(position), stream \(stream) at version \(version)\(note)")
         }
     }

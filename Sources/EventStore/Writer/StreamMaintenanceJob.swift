@@ -1,0 +1,140 @@
+import CLMDB
+import Foundation
+
+/// A write job that deletes a stream, sets its retention policy, or applies every stream's
+/// policy (purge), in the writer's transaction.
+///
+/// `@unchecked Sendable`: created on the caller's thread, then touched only by the writer thread
+/// (see ``WriteJob``); the continuation is resumed exactly once, by `complete` or `fail`.
+final class StreamMaintenanceJob: WriteJob, @unchecked Sendable {
+    enum Operation {
+        case delete(stream: String, expectedVersion: ExpectedVersion, hard: Bool)
+        case setRetention(stream: String, policy: RetentionPolicy)
+        case purge
+    }
+
+    private let operation: Operation
+    private let idGenerator: @Sendable () -> UUID
+    private let continuation: CheckedContinuation<[StreamDeletion], any Error>
+    private var result: [StreamDeletion] = []
+    let eventCount = 1
+
+    init(
+        _ operation: Operation, idGenerator: @escaping @Sendable () -> UUID,
+        continuation: CheckedContinuation<[StreamDeletion], any Error>
+    ) {
+        self.operation = operation
+        self.idGenerator = idGenerator
+        self.continuation = continuation
+    }
+
+    func complete() { continuation.resume(returning: result) }
+
+    func fail(_ error: EventStoreError) { continuation.resume(throwing: error) }
+
+    func run(in context: inout BatchContext) throws(JobFailure) {
+        result = []
+        do {
+            switch operation {
+            case let .delete(stream, expectedVersion, hard):
+                try delete(stream, expectedVersion: expectedVersion, hard: hard, context: &context)
+            case let .setRetention(stream, policy):
+                try setRetention(policy, stream: stream, context: context)
+            case .purge:
+                try purge(context: &context)
+            }
+        } catch let failure as JobFailure {
+            throw failure
+        } catch {
+            throw .transaction(EventStoreError.wrapping(error))
+        }
+    }
+
+    private func delete(_ stream: String, expectedVersion: ExpectedVersion, hard: Bool, context: inout BatchContext) throws {
+        guard var head = try AppendJob.head(of: stream, context) else {
+            guard expectedVersion.isSatisfied(by: 0) else {
+                throw JobFailure.rejected(
+                    EventStoreError.versionConflict([VersionConflict(stream: stream, expected: expectedVersion, actual: 0)]))
+            }
+            throw JobFailure.rejected(EventStoreError(.notFound, "The stream '\(stream)' has no events; there is nothing to delete."))
+        }
+        guard expectedVersion.isSatisfied(by: head.version) else {
+            throw JobFailure.rejected(
+                EventStoreError.versionConflict([VersionConflict(stream: stream, expected: expectedVersion, actual: head.version)]))
+        }
+        if head.state.isTombstoned { throw JobFailure.rejected(EventStoreError.tombstoned(stream)) }
+        result = [
+            try StreamTrimming.remove(
+                stream: stream, before: head.version &+ 1, head: &head, hard: hard, reason: "delete", context: &context,
+                idGenerator: idGenerator)
+        ]
+        try SnapshotRows.remove(naming: stream, context)
+    }
+
+    private func setRetention(_ policy: RetentionPolicy, stream: String, context: BatchContext) throws {
+        guard var head = try AppendJob.head(of: stream, context) else {
+            throw JobFailure.rejected(
+                EventStoreError(.notFound, "The stream '\(stream)' has no events; append to it before giving it a retention policy."))
+        }
+        head.state.retention = policy.isEmpty ? nil : policy
+        var name = stream
+        try name.withUTF8 { bytes in
+            _ = try head.withBytes { try context.txn.put(context.databases.streams, UnsafeRawBufferPointer(bytes), $0) }
+        }
+        try Array((Schema.retentionPrefix + stream).utf8).withUnsafeBytes { key in
+            if policy.isEmpty {
+                _ = try context.txn.delete(context.databases.meta, key)
+            } else {
+                _ = try context.txn.put(context.databases.meta, key, UnsafeRawBufferPointer(start: nil, count: 0))
+            }
+        }
+        try MetaCounters.markFormat(Schema.deletionFormat, context.txn, context.databases)
+    }
+
+    private func purge(context: inout BatchContext) throws {
+        var streams: [String] = []
+        let prefix = Array(Schema.retentionPrefix.utf8)
+        let cursor = try context.txn.cursor(context.databases.meta)
+        var entry = try prefix.withUnsafeBytes { try cursor.seek(atLeast: $0) }
+        while let (key, _) = entry, key.starts(with: prefix) {
+            streams.append(String(decoding: key.dropFirst(prefix.count), as: UTF8.self))
+            entry = try cursor.next()
+        }
+        for stream in streams {
+            guard var head = try AppendJob.head(of: stream, context), let policy = head.state.retention else { continue }
+            if let deletion = try StreamTrimming.apply(policy, stream: stream, head: &head, context: &context, idGenerator: idGenerator) {
+                result.append(deletion)
+            }
+        }
+    }
+}
+
+extension SnapshotRows {
+    /// Removes, in the deletion's transaction, every row of the command snapshots table
+    /// (`t/$snapshots`, written by the Commands module) whose key names `stream`
+    /// (`NAME 00 STREAM 00 ...`): a snapshot of a deleted stream goes with it. Costs one pass
+    /// over the snapshot rows (one per decider and stream set), not over the log.
+    static func remove(naming stream: String, _ context: BatchContext) throws {
+        var dbi: MDB_dbi = 0
+        let rc = mdb_dbi_open(context.txn.handle, TableRegistry.prefix + table, 0, &dbi)
+        if rc == MDB_NOTFOUND { return }
+        guard rc == MDB_SUCCESS else { throw EventStoreError.lmdb(rc, "opening the snapshot table") }
+        let needle = [0] + Array(stream.utf8) + [0]
+        var doomed: [[UInt8]] = []
+        let cursor = try context.txn.cursor(dbi)
+        var entry = try cursor.first()
+        while let (key, _) = entry {
+            let bytes = Array(key)
+            if bytes.count >= needle.count, (0...(bytes.count - needle.count)).contains(where: { bytes[$0..<($0 + needle.count)].elementsEqual(needle) }) {
+                doomed.append(bytes)
+            }
+            entry = try cursor.next()
+        }
+        for key in doomed { try key.withUnsafeBytes { _ = try context.txn.delete(dbi, $0) } }
+    }
+}
+
+/// The command snapshots' table, as far as the store knows it: its name.
+enum SnapshotRows {
+    static let table = "$snapshots"
+}

@@ -1,0 +1,248 @@
+import ArgumentParser
+import EventStore
+import Foundation
+import WireFormat
+
+/// `esctl streams delete|retention|show`: deleting streams, their retention policies, and what
+/// the store knows of one.
+struct StreamsCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "streams",
+        abstract: "Delete a stream, set its retention policy, or show what the store knows of it.",
+        discussion: """
+            A deletion removes events from the log and every index in one transaction, and \
+            records it with a $StreamDeleted event in the stream $deletions; positions are never \
+            reused and deleted events' ids stay known. See also `esctl purge`.
+            """,
+        subcommands: [StreamsDelete.self, StreamsRetention.self, StreamsShow.self])
+}
+
+/// `esctl streams delete STREAM [--expected-version V] [--hard]`.
+struct StreamsDelete: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "delete",
+        abstract: "Delete a stream's events (soft: it may be recreated; --hard: tombstoned for good).",
+        discussion: """
+            Removes every event of STREAM from the log and from every index in one transaction, \
+            with the command snapshots that name it, and appends a $StreamDeleted event recording \
+            the versions removed. After a soft delete, an append recreates the stream and \
+            continues its version numbers; after --hard, every append to it is refused (exit 1). \
+            Appending a deleted event's id again answers "already recorded" and writes nothing. \
+            Prints what was removed; with --json one object {"stream","fromVersion","toVersion",\
+            "count","hard","reason","types","position"}. Exit 65 when --expected-version does not \
+            hold, 67 for a stream that never had an event, 1 for a tombstoned one.
+            """)
+
+    @OptionGroup var store: StoreOptions
+
+    @Argument(help: "The stream to delete.")
+    var stream: String
+
+    @Option(
+        name: .customLong("expected-version"), help: ArgumentHelp("any, exists, or the stream's current version N.", valueName: "VERSION"),
+        transform: ExpectedVersionOption.parse)
+    var expectedVersion: ExpectedVersionOption?
+
+    @Flag(help: "Tombstone the stream: it refuses every later append, and its name cannot be used again.")
+    var hard = false
+
+    @Flag(help: "Print the deletion as JSON.")
+    var json = false
+
+    func run() async throws {
+        try await reportingErrors {
+            let store = try await self.store.open(.existing)
+            defer { store.close() }
+            let deletion = try await store.deleteStream(stream, expectedVersion: expectedVersion?.value ?? .any, hard: hard)
+            DeletionOutput.print([deletion], json: json)
+        }
+    }
+}
+
+/// `esctl streams retention STREAM [--max-count N] [--max-age DURATION] [--truncate-before V]`.
+struct StreamsRetention: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "retention",
+        abstract: "Set a stream's retention policy (none given: clear it).",
+        discussion: """
+            Events beyond the policy are removed by the writer in the transaction of the stream's \
+            next append, and for every stream by `esctl purge`; setting it removes nothing. \
+            DURATION is a number with a unit: ms, s, m, h, d or w (90d, 12h, 30m); a plain number \
+            is seconds. Prints the policy set.
+            """)
+
+    @OptionGroup var store: StoreOptions
+
+    @Argument(help: "The stream.")
+    var stream: String
+
+    @Option(name: .customLong("max-count"), help: ArgumentHelp("Keep at most N of the newest events (1 or more).", valueName: "N"))
+    var maxCount: UInt64?
+
+    @Option(
+        name: .customLong("max-age"), help: ArgumentHelp("Keep events at most this old (90d, 12h, 30m, 45s, 500ms).", valueName: "DURATION"),
+        transform: DurationText.parse)
+    var maxAge: Duration?
+
+    @Option(name: .customLong("truncate-before"), help: ArgumentHelp("Remove every version before V.", valueName: "V"))
+    var truncateBefore: UInt64?
+
+    func run() async throws {
+        try await reportingErrors {
+            let store = try await self.store.open(.existing)
+            defer { store.close() }
+            let policy = RetentionPolicy(maxCount: maxCount, maxAge: maxAge, truncateBefore: truncateBefore)
+            try await store.setRetention(policy, for: stream)
+            Console.print("\(stream): retention \(DurationText.describe(policy))")
+        }
+    }
+}
+
+/// `esctl streams show STREAM [--json]`.
+struct StreamsShow: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "show",
+        abstract: "Print a stream's version, event count, first version, tombstone and retention policy.",
+        discussion: """
+            With --json one object {"stream","version","firstVersion","eventCount","tombstoned",\
+            "retention":{"maxCount","maxAgeSeconds","truncateBefore"} or null}. Exit 67 for a \
+            stream that never had an event.
+            """)
+
+    @OptionGroup var store: StoreOptions
+
+    @Argument(help: "The stream.")
+    var stream: String
+
+    @Flag(help: "Print it as JSON.")
+    var json = false
+
+    func run() async throws {
+        try await reportingErrors {
+            let store = try await self.store.openReadOnly()
+            defer { store.close() }
+            guard let info = try await store.streamInfo(stream) else {
+                throw CLIError(.notFound, "The stream '\(stream)' has no events; check its name (`esctl replay` lists every event).")
+            }
+            if json {
+                var object = JSONObjectWriter()
+                object.add("stream", info.stream)
+                object.add("version", info.version)
+                object.add("firstVersion", info.firstVersion)
+                object.add("eventCount", info.eventCount)
+                object.add("tombstoned", info.isTombstoned)
+                if let retention = info.retention {
+                    var policy = JSONObjectWriter()
+                    if let count = retention.maxCount { policy.add("maxCount", count) }
+                    if let age = retention.maxAge { policy.add("maxAgeSeconds", rawJSON: DurationText.seconds(age)) }
+                    if let before = retention.truncateBefore { policy.add("truncateBefore", before) }
+                    object.add("retention", rawJSON: policy.finish())
+                } else {
+                    object.add("retention", rawJSON: "null")
+                }
+                Console.printJSON(object.finish())
+            } else {
+                let rows: [(String, String)] = [
+                    ("stream", info.stream), ("version", String(info.version)), ("first version", String(info.firstVersion)),
+                    ("events", String(info.eventCount)), ("tombstoned", info.isTombstoned ? "yes" : "no"),
+                    ("retention", info.retention.map(DurationText.describe) ?? "none"),
+                ]
+                for (name, value) in rows { Console.print(name.padded(to: 16) + value) }
+            }
+        }
+    }
+}
+
+/// `esctl purge [--json]`.
+struct Purge: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Apply every stream's retention policy now, and print what it removed.",
+        discussion: """
+            One transaction removes, from every stream with a retention policy, the events beyond \
+            it (each removal recorded by a $StreamDeleted event). Prints one line per stream \
+            trimmed ("nothing to remove" when none); with --json one object \
+            {"removed":N,"deletions":[{"stream","fromVersion","toVersion","count","hard","reason","types","position"}]}.
+            """)
+
+    @OptionGroup var store: StoreOptions
+
+    @Flag(help: "Print what was removed as JSON.")
+    var json = false
+
+    func run() async throws {
+        try await reportingErrors {
+            let store = try await self.store.open(.existing)
+            defer { store.close() }
+            let deletions = try await store.purge()
+            if json {
+                var object = JSONObjectWriter()
+                object.add("removed", deletions.reduce(UInt64(0)) { $0 &+ $1.count })
+                object.add("deletions", rawJSON: "[" + deletions.map(DeletionOutput.json).joined(separator: ",") + "]")
+                Console.printJSON(object.finish())
+            } else if deletions.isEmpty {
+                Console.print("nothing to remove")
+            } else {
+                DeletionOutput.print(deletions, json: false)
+            }
+        }
+    }
+}
+
+/// How esctl prints deletions.
+enum DeletionOutput {
+    static func json(_ deletion: StreamDeletion) -> String {
+        var object = JSONObjectWriter()
+        object.add("stream", deletion.stream)
+        object.add("fromVersion", deletion.fromVersion)
+        object.add("toVersion", deletion.toVersion)
+        object.add("count", deletion.count)
+        object.add("hard", deletion.hard)
+        object.add("reason", deletion.reason)
+        object.add("types", rawJSON: "[" + deletion.types.map(JSONWriter.quote).joined(separator: ",") + "]")
+        object.add("position", deletion.position)
+        return object.finish()
+    }
+
+    static func print(_ deletions: [StreamDeletion], json: Bool) {
+        for deletion in deletions {
+            if json {
+                Console.printJSON(Self.json(deletion))
+                continue
+            }
+            let range = deletion.count == 0 ? "no events" : "versions \(deletion.fromVersion)...\(deletion.toVersion) (\(deletion.count) event\(deletion.count == 1 ? "" : "s"))"
+            let how = deletion.hard ? ", tombstoned" : ""
+            Console.print("\(deletion.stream): removed \(range)\(how); recorded at position \(deletion.position)")
+        }
+    }
+}
+
+/// Durations as esctl reads and prints them: a number and a unit.
+enum DurationText {
+    private static let units: [(String, Int64)] = [("ms", 1_000), ("s", 1_000_000), ("m", 60_000_000), ("h", 3_600_000_000), ("d", 86_400_000_000), ("w", 604_800_000_000)]
+
+    @Sendable static func parse(_ text: String) throws -> Duration {
+        let unit = units.first { text.hasSuffix($0.0) && Int64(text.dropLast($0.0.count)) != nil }
+        let number = Int64(unit.map { String(text.dropLast($0.0.count)) } ?? text)
+        guard let number, number > 0 else {
+            throw ValidationError("--max-age takes a positive number with a unit: ms, s, m, h, d or w (90d, 12h); '\(text)' is not one.")
+        }
+        let micros = number.multipliedReportingOverflow(by: unit?.1 ?? 1_000_000)
+        guard !micros.overflow else { throw ValidationError("--max-age '\(text)' is too long; give at most 100000 years.") }
+        return .microseconds(micros.partialValue)
+    }
+
+    /// The duration in seconds, as a JSON number.
+    static func seconds(_ duration: Duration) -> String {
+        let (seconds, attoseconds) = duration.components
+        return attoseconds == 0 ? String(seconds) : String(Double(seconds) + Double(attoseconds) / 1e18)
+    }
+
+    /// A policy in esctl's words.
+    static func describe(_ policy: RetentionPolicy) -> String {
+        var parts: [String] = []
+        if let count = policy.maxCount { parts.append("max-count \(count)") }
+        if let age = policy.maxAge { parts.append("max-age \(seconds(age))s") }
+        if let before = policy.truncateBefore { parts.append("truncate-before \(before)") }
+        return parts.isEmpty ? "none" : parts.joined(separator: ", ")
+    }
+}
