@@ -98,6 +98,59 @@ struct CrashTests {
         print("figures: \(durability): \(killed) kills survived, \(allAcknowledged.count) acknowledged batches present, \(checkedEvents) stored events checked byte for byte")
     }
 
+    @Test("a kill during deletions, trims and purges leaves every acknowledged deletion whole, ids known, positions increasing, rebuild == live")
+    func killDuringDeletions() async throws {
+        let directory = try TemporaryDirectory(prefix: "crash-deletions")
+        let db = directory.appending("store")
+        var random = SystemRandomNumberGenerator()
+        var lastHead: UInt64 = 0
+        var checked = 0
+        for round in 1...10 {
+            let child = try RunningProcess(Self.writer, ["delete", "--db", db, "--round", String(round)])
+            try await child.waitForStdoutLines(Int.random(in: 3...30, using: &random))
+            try await Task.sleep(for: .microseconds(Int.random(in: 0...20_000, using: &random)))
+            child.send(SIGKILL)
+            _ = try await child.waitForExit()
+            let store = try EventStore(path: db)
+            let report = try store.verify()
+            #expect(report.isClean, "after kill \(round): \(report.problems)")
+            // Positions never go back, and only increase in the log
+            let head = try store.headPosition()
+            #expect(head >= lastHead, "the head went back from \(lastHead) to \(head) after kill \(round)")
+            lastHead = head
+            let positions = try store.read(limit: .max).map(\.position)
+            #expect(positions == positions.sorted() && Set(positions).count == positions.count)
+            // Every acknowledged deletion is whole: no event left, ids known, the tombstone as asked
+            var ids: [String: [UUID]] = [:]
+            for line in child.stdoutLines {
+                let parts = line.split(separator: " ").map(String.init)
+                if parts.count == 4, parts[0] == "APPENDED" { ids[parts[1]] = parts[2...].compactMap { UUID(uuidString: $0) } }
+                guard parts.count == 3, parts[0] == "DELETED" else { continue }
+                let info = try #require(try store.streamInfo(parts[1]))
+                #expect(info.eventCount == 0 && info.isTombstoned == (parts[2] == "hard"), "\(parts[1]) after kill \(round)")
+                for id in ids[parts[1]] ?? [] {
+                    #expect(try store.event(withID: id) == nil)
+                    let again = try await store.append(to: parts[1], events: [NewEvent(id: id, type: "Noted", data: Data("{}".utf8))])
+                    #expect(again.alreadyRecorded && again.deleted, "\(parts[1]) after kill \(round)")
+                }
+                checked += 1
+            }
+            for line in child.stdoutLines where line.hasPrefix("TRIMMED ") {
+                let stream = String(line.dropFirst("TRIMMED ".count))
+                #expect(try store.streamInfo(stream).map { $0.eventCount <= 1 } == true, "\(stream) after kill \(round)")
+            }
+            // Projections catch up to exactly what a fresh fold gives
+            let runner = try await ProjectionRunner(store: store, projections: AppCatalog.logSummaries)
+            let caughtUp = try await runner.catchUp()
+            for projection in AppCatalog.logSummaries {
+                let folded = try await StateHash.of(projection, in: try runner.state(of: projection.name, asOf: caughtUp).reader)
+                #expect(try runner.storedHash(of: projection.name) == folded, "\(projection.name) after kill \(round)")
+            }
+            store.close()
+        }
+        #expect(checked > 10, "only \(checked) deletions were checked")
+    }
+
     @Test("a kill during commands never leaves a snapshot ahead of its stream or apart from its fold")
     func killDuringCommands() async throws {
         let directory = try TemporaryDirectory(prefix: "crash-commands")

@@ -43,6 +43,13 @@ import TestSupport
 //       from the seed) with a snapshot due every 3 events, printing "DONE n" after each, so a
 //       checker can hold every snapshot against the log after a kill.
 //
+//   torture-writer delete --db DIR --round R
+//       Appends two events with ids (from R and a counter) to a new stream "del-R-N", then now
+//       and then gives a stream a retention policy of one event and appends again (a trim),
+//       deletes it (soft, or hard every fourth), or purges; prints "APPENDED stream id id",
+//       "TRIMMED stream" and "DELETED stream soft|hard" once each has returned, and catches the
+//       example projections up every few streams.
+//
 //   torture-writer fill-readers --db DIR
 //       Takes every slot of LMDB's reader table (1,024 read transactions through LMDB's own C
 //       API, as another program could), prints "HOLDING" and keeps them until killed.
@@ -183,6 +190,33 @@ case "commands":
         }
         done += 1
         say("DONE \(done)")
+    }
+case "delete":
+    let round = UInt8(option("--round") ?? "1") ?? 1
+    let runner = try await ProjectionRunner(store: store, projections: AppCatalog.logSummaries)
+    var counter: UInt32 = 0
+    while true {
+        counter += 1
+        let stream = "del-\(round)-\(counter)"
+        let ids = (0..<2).map { index in
+            withUnsafeBytes(of: counter.bigEndian) { c in
+                UUID(uuid: (0xDE, round, UInt8(index), 0, 0, 0, 0x40, 0, 0x80, 0, 0, 0, c[0], c[1], c[2], c[3]))
+            }
+        }
+        _ = try await store.append(to: stream, events: ids.map { NewEvent(id: $0, type: "Noted", data: Data("{}".utf8)) })
+        say("APPENDED \(stream) \(ids[0].uuidString) \(ids[1].uuidString)")
+        if counter % 3 == 0 {
+            try await store.setRetention(RetentionPolicy(maxCount: 1), for: stream)
+            _ = try await store.append(to: stream, events: [NewEvent(type: "Noted", data: Data("{}".utf8))])
+            say("TRIMMED \(stream)")
+        }
+        if counter % 2 == 0 {
+            let hard = counter % 4 == 0
+            _ = try await store.deleteStream(stream, expectedVersion: .any, hard: hard)
+            say("DELETED \(stream) \(hard ? "hard" : "soft")")
+        }
+        if counter % 5 == 0 { _ = try await store.purge() }
+        if counter % 7 == 0 { try await runner.catchUp() }
     }
 case "append":
     let seed = UInt64(option("--seed") ?? "1") ?? 1
