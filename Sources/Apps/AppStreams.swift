@@ -1,3 +1,4 @@
+import EventStore
 import Projections
 
 /// How the apps name their streams: one stream per key (a user, a room, a campground), so one
@@ -37,5 +38,13 @@ public enum AppStreams {
     public static func key(of stream: String, prefix: String) -> String? {
         guard stream.hasPrefix(prefix), stream.utf8.count > prefix.utf8.count else { return nil }
         return String(stream.dropFirst(prefix.count))
+    }
+
+    /// The row key of the stream a `$StreamDeleted` event deleted whole, when the stream has
+    /// `prefix`: the row a projection keyed by stream drops. Nil for any other event (a trim by
+    /// retention, which rebuilds the projection instead).
+    public static func deletedRowKey(_ event: RecordedEvent, prefix: String) -> RowKey? {
+        guard let deletion = StreamDeletion(event), deletion.removesTheStream else { return nil }
+        return rowKey(of: deletion.stream, prefix: prefix)
     }
 }

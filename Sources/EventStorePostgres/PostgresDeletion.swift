@@ -25,7 +25,7 @@ extension PostgresEventStore {
             }
             if state.isTombstoned { throw EventStoreError.tombstoned(stream) }
             let deletion = try remove(
-                stream: stream, state: state, before: state.version &+ 1, hard: hard, reason: "delete", now: now, connection, logger)
+                stream: stream, state: state, before: state.version &+ 1, hard: hard, reason: StreamDeletion.delete, now: now, connection, logger)
             _ = try connection.query(
                 """
                 DELETE FROM eventstore.tables WHERE name = '$snapshots'
@@ -144,7 +144,7 @@ extension PostgresEventStore {
             return try rows.first.map { UInt64(max(try $0.decode(Int64.self), 0)) } ?? (state.version &+ 1)
         }
         guard keep > state.first else { return nil }
-        return try remove(stream: stream, state: state, before: keep, hard: false, reason: "retention", now: now, connection, logger)
+        return try remove(stream: stream, state: state, before: keep, hard: false, reason: StreamDeletion.retention, now: now, connection, logger)
     }
 
     /// Removes versions `state.first ..< before` of `stream`, keeps their ids, counts them, and
@@ -173,6 +173,7 @@ extension PostgresEventStore {
             """, logger: logger
         ).wait()
         if removed > 0 {
+            let trims: Int64 = reason == StreamDeletion.retention ? 1 : 0
             _ = try connection.query(
                 """
                 UPDATE eventstore.head SET deleted = deleted + \(removed);
@@ -180,8 +181,9 @@ extension PostgresEventStore {
             ).wait()
             _ = try connection.query(
                 """
-                INSERT INTO eventstore.deleted_types (type, deletions) SELECT t, 1 FROM unnest(\([""] + types)) AS t
-                ON CONFLICT (type) DO UPDATE SET deletions = eventstore.deleted_types.deletions + 1
+                INSERT INTO eventstore.deleted_types (type, deletions, trims) SELECT t, 1, \(trims) FROM unnest(\([""] + types)) AS t
+                ON CONFLICT (type) DO UPDATE SET deletions = eventstore.deleted_types.deletions + 1,
+                    trims = eventstore.deleted_types.trims + excluded.trims
                 """, logger: logger
             ).wait()
         }

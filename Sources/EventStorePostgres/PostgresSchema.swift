@@ -109,11 +109,13 @@ enum PostgresSchema {
             stream text COLLATE "C" NOT NULL)
         """
 
-    /// How many deletions removed events of each type ('' counts every deletion).
+    /// How many deletions, and how many of them trims by retention, removed events of each type
+    /// ('' counts every deletion).
     static let deletedTypesTable = """
         CREATE TABLE eventstore.deleted_types (
             type text COLLATE "C" PRIMARY KEY,
-            deletions bigint NOT NULL CHECK (deletions >= 0))
+            deletions bigint NOT NULL CHECK (deletions >= 0),
+            trims bigint NOT NULL DEFAULT 0 CHECK (trims >= 0))
         """
 
     static let upgrades: [Int: [String]] = [

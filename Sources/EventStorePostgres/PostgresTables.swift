@@ -114,9 +114,12 @@ final class PostgresTables: TableStorage {
         return try found.first.map { UInt64(max(try $0.decode(Int64.self), 0)) } ?? 0
     }
 
-    func deletionCount(ofType type: String?) throws -> UInt64 {
+    func deletionCount(ofType type: String?, trimsOnly: Bool) throws -> UInt64 {
         guard hasDeletions else { return 0 }
-        let found = try rows("SELECT deletions FROM eventstore.deleted_types WHERE type = \(type ?? "")")
+        let found = try rows(
+            trimsOnly
+                ? "SELECT trims FROM eventstore.deleted_types WHERE type = \(type ?? "")"
+                : "SELECT deletions FROM eventstore.deleted_types WHERE type = \(type ?? "")")
         return try found.first.map { UInt64(max(try $0.decode(Int64.self), 0)) } ?? 0
     }
 

@@ -1,3 +1,4 @@
+import Apps
 @testable import EventStore
 import EventStoreTesting
 import Foundation
@@ -255,8 +256,8 @@ struct CountsByStream: Projection {
 
     func apply(_ event: RecordedEvent, to state: inout ProjectionState) throws {
         if let deletion = StreamDeletion(event) {
-            // A soft delete of the whole stream: its row goes (retention would lower the count).
-            try state.delete("counts", RowKey(deletion.stream))
+            // A delete of the whole stream: its row goes (a trim rebuilds the projection instead).
+            if deletion.removesTheStream { try state.delete("counts", RowKey(deletion.stream)) }
             return
         }
         try state.put("counts", RowKey(event.stream), (try state.get("counts", RowKey(event.stream), as: Int.self) ?? 0) + 1)
@@ -317,6 +318,44 @@ struct DeletionProjectionTests {
             // And a runner opened later finds nothing to rebuild
             let again = try await ProjectionRunner(store: f.log, projections: [plain, handling])
             #expect(again.notices.isEmpty, "\(again.notices)")
+        }
+    }
+}
+
+@Suite("Deletion and the apps: their projections equal a rebuild after deletes and trims, on every backend")
+struct DeletionAppsTests {
+    @Test("deleting the apps' streams: app state, alerts and color drop their rows themselves, the others are rebuilt; a trim rebuilds", arguments: Backend.allCases)
+    func appsAfterDeletions(_ backend: Backend) async throws {
+        try await withDomain(backend) { f in
+            // Given seeded traffic of every app, caught up
+            try await domainTraffic(f.backend, clock: f.clock, seed: 11, steps: 150)
+            _ = try await f.backend.color(.press("A"), calculator: "ann")
+            let logs = LogCapture()
+            let runner = try await ProjectionRunner(store: f.store, projections: AppCatalog.apps, logger: logs.logger)
+            try await runner.catchUp()
+            // When ann's streams of every app are deleted, and the projections catch up
+            var deleted: [String] = []
+            for stream in ["fitness-ann", "alerts-ann", "color-ann", "chat-main", "campground-ann"] where try await f.store.streamInfo(stream) != nil {
+                _ = try await f.store.deleteStream(stream, expectedVersion: .any, hard: false)
+                deleted.append(stream)
+            }
+            #expect(deleted.contains("fitness-ann") && deleted.contains("color-ann"), "\(deleted)")
+            try await runner.catchUp()
+            // Then the projections keyed by those streams handled it, and rebuild == live for all
+            let rebuilt = Set(logs.messages.filter { $0.contains("deleted since; rebuilding") }.compactMap { $0.split(separator: "'").dropFirst().first.map(String.init) })
+            #expect(rebuilt.isDisjoint(with: ["app-state", "alerts", "color"]), "\(rebuilt)")
+            #expect(try await runner.query("app-state", parameters: ["user": "ann"])["state"] == "notStarted")
+            var live = try AppCatalog.apps.map { try runner.storedHash(of: $0.name) }
+            #expect(try await runner.rebuild().map(\.hash) == live)
+            // When a retention policy trims bob's workout, then even app-state is rebuilt, to a fold of what is left
+            if try await f.store.streamInfo("fitness-bob") != nil {
+                try await f.store.setRetention(RetentionPolicy(maxCount: 1), for: "fitness-bob")
+                _ = try await f.backend.fitness(.setGoal(5), user: "bob")
+                try await runner.catchUp()
+                #expect(logs.messages.contains { $0.hasPrefix("Projection 'app-state' read events that were deleted since") })
+                live = try AppCatalog.apps.map { try runner.storedHash(of: $0.name) }
+                #expect(try await runner.rebuild().map(\.hash) == live)
+            }
         }
     }
 }

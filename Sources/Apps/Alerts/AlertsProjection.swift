@@ -5,9 +5,10 @@ import Projections
 /// `user` (default "default").
 public struct AlertsProjection: Projection {
     public let name = "alerts"
-    public let version = 2
+    public let version = 3
     public let tables = ["queues"]
-    public let eventTypes: Set<String>? = AlertEvent.types
+    /// Its apps' events, and deletions: a deleted stream's row goes with it.
+    public let eventTypes: Set<String>? = AlertEvent.types.union([StreamDeletion.eventType])
     /// Anyone may append to an alert stream: an event that does not decode is passed over.
     public let errorPolicy = ProjectionErrorPolicy.skip
     public let queryParameters = [QueryParameter("user", "the user (default: default)")] + Page.parameters
@@ -15,6 +16,10 @@ public struct AlertsProjection: Projection {
     public init() {}
 
     public func apply(_ event: RecordedEvent, to state: inout ProjectionState) throws {
+        if event.type == StreamDeletion.eventType {
+            if let key = AppStreams.deletedRowKey(event, prefix: AppStreams.alertsPrefix) { try state.delete("queues", key) }
+            return
+        }
         guard let key = AppStreams.rowKey(of: event.stream, prefix: AppStreams.alertsPrefix) else { return }
         let decoded = try AlertEvent(recorded: event)
         var queue = try state.get("queues", key, as: AlertQueue.self) ?? AlertQueue()

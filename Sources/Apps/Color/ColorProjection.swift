@@ -6,9 +6,10 @@ import Projections
 /// touched answers the starting display.
 public struct ColorProjection: Projection {
     public let name = "color"
-    public let version = 1
+    public let version = 2
     public let tables = ["calculators"]
-    public let eventTypes: Set<String>? = ColorEvent.types
+    /// Its apps' events, and deletions: a deleted stream's row goes with it.
+    public let eventTypes: Set<String>? = ColorEvent.types.union([StreamDeletion.eventType])
     /// Anyone may append to a calculator's stream: an event that does not decode is passed over.
     public let errorPolicy = ProjectionErrorPolicy.skip
     public let queryParameters = [QueryParameter("calculator", "the calculator (default: default)")]
@@ -16,6 +17,10 @@ public struct ColorProjection: Projection {
     public init() {}
 
     public func apply(_ event: RecordedEvent, to state: inout ProjectionState) throws {
+        if event.type == StreamDeletion.eventType {
+            if let key = AppStreams.deletedRowKey(event, prefix: AppStreams.colorPrefix) { try state.delete("calculators", key) }
+            return
+        }
         guard let key = AppStreams.rowKey(of: event.stream, prefix: AppStreams.colorPrefix) else { return }
         var display = try state.get("calculators", key, as: ColorDisplay.self) ?? .start
         display.apply(try ColorEvent(recorded: event))

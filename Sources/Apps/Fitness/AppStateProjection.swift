@@ -5,9 +5,10 @@ import Projections
 /// Nessie's distance. Query parameter: `user` (default "default").
 public struct AppStateProjection: Projection {
     public let name = "app-state"
-    public let version = 2
+    public let version = 3
     public let tables = ["workouts"]
-    public let eventTypes: Set<String>? = FitnessEvent.types
+    /// Its apps' events, and deletions: a deleted stream's row goes with it.
+    public let eventTypes: Set<String>? = FitnessEvent.types.union([StreamDeletion.eventType])
     /// Anyone may append to a workout's stream: an event that does not decode is passed over.
     public let errorPolicy = ProjectionErrorPolicy.skip
     public let queryParameters = [QueryParameter("user", "the user (default: default)")]
@@ -15,6 +16,10 @@ public struct AppStateProjection: Projection {
     public init() {}
 
     public func apply(_ event: RecordedEvent, to state: inout ProjectionState) throws {
+        if event.type == StreamDeletion.eventType {
+            if let key = AppStreams.deletedRowKey(event, prefix: AppStreams.fitnessPrefix) { try state.delete("workouts", key) }
+            return
+        }
         guard let key = AppStreams.rowKey(of: event.stream, prefix: AppStreams.fitnessPrefix) else { return }
         let decoded = try FitnessEvent(recorded: event)
         var workout = try state.get("workouts", key, as: Workout.self) ?? Workout()

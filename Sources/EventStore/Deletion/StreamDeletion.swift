@@ -23,6 +23,16 @@ public struct StreamDeletion: Sendable, Equatable, Codable {
     /// The position of the `$StreamDeleted` event (0 in the event's own data).
     public var position: UInt64 = 0
 
+    /// Whether this is a delete of the whole stream (`reason` "delete"), which a projection can
+    /// handle by dropping what it held for the stream; a trim by a retention policy removes only
+    /// the oldest events, and rebuilds even the projections that handle deletions.
+    public var removesTheStream: Bool { reason == Self.delete }
+
+    /// The reason of a delete by command.
+    public static let delete = "delete"
+    /// The reason of a trim by a retention policy.
+    public static let retention = "retention"
+
     /// How many events were removed.
     public var count: UInt64 { toVersion >= fromVersion ? toVersion - fromVersion + 1 : 0 }
 

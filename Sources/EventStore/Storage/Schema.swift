@@ -39,6 +39,10 @@ enum Schema {
     /// (u64 BE); `deleted-type:` alone counts every deletion. Projections compare them to see
     /// whether a deletion removed what they folded.
     static let deletedTypePrefix = "deleted-type:"
+    /// meta: `trimmed-type:` + an event type -> how many of those deletions were trims by a
+    /// retention policy (u64 BE); `trimmed-type:` alone counts every trim. Projections that
+    /// handle deletions themselves are rebuilt after trims only.
+    static let trimmedTypePrefix = "trimmed-type:"
     /// meta: `retention:` + a stream name -> empty, for each stream with a retention policy
     /// (what `purge` goes through).
     static let retentionPrefix = "retention:"

@@ -14,8 +14,9 @@ package protocol TableStorage: AnyObject {
         _ body: (UnsafeRawBufferPointer, UnsafeRawBufferPointer) throws -> Bool) throws
     func releaseReadPages()
     func headPosition() throws -> UInt64
-    /// How many deletions removed events of `type` (nil: any); 0 on a backend without deletions.
-    func deletionCount(ofType type: String?) throws -> UInt64
+    /// How many deletions (with `trimsOnly`, trims by retention) removed events of `type` (nil:
+    /// any); 0 on a backend without deletions.
+    func deletionCount(ofType type: String?, trimsOnly: Bool) throws -> UInt64
     /// The version of the stream's last event, deleted or not; 0 for a stream never written.
     func streamVersion(_ stream: String) throws -> UInt64
     func forEachEvent(inStream stream: String, from version: UInt64, _ body: (RecordedEvent) throws -> Void) throws
@@ -121,8 +122,8 @@ final class LMDBTables: TableStorage {
         try EventStore.streamHead(stream, txn, databases)?.version ?? 0
     }
 
-    func deletionCount(ofType type: String?) throws -> UInt64 {
-        try MetaCounters.value(Schema.deletedTypePrefix + (type ?? ""), txn, databases)
+    func deletionCount(ofType type: String?, trimsOnly: Bool) throws -> UInt64 {
+        try MetaCounters.value((trimsOnly ? Schema.trimmedTypePrefix : Schema.deletedTypePrefix) + (type ?? ""), txn, databases)
     }
 
     func forEachEvent(inStream stream: String, from version: UInt64, _ body: (RecordedEvent) throws -> Void) throws {

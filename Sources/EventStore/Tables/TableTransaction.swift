@@ -139,15 +139,18 @@ public final class TableTransaction {
     }
 
     /// A number that grows with every deletion that removed events of the types `types`
-    /// consume (all when nil; recorded names of renamed types count too): 0 when none did, and
-    /// always 0 for a consumer of `$StreamDeleted` events, which handles deletions itself. A
-    /// projection's state records it, and is rebuilt when it changes.
+    /// consume (all when nil; recorded names of renamed types count too): 0 when none did. For
+    /// a consumer of `$StreamDeleted` events, which handles whole-stream deletes itself, it
+    /// grows with trims by retention only. A projection's state records it, and is rebuilt when
+    /// it changes.
     package func deletionFingerprint(consuming types: Set<String>?) throws -> UInt64 {
         try checkValid()
-        guard let types else { return try storage.deletionCount(ofType: nil) }
-        if types.contains(StreamDeletion.eventType) { return 0 }
+        guard let types else { return try storage.deletionCount(ofType: nil, trimsOnly: false) }
+        let handlesDeletes = types.contains(StreamDeletion.eventType)
         var total: UInt64 = 0
-        for type in upcasting.recordedTypes(types) ?? types { total &+= try storage.deletionCount(ofType: type) }
+        for type in upcasting.recordedTypes(types) ?? types where type != StreamDeletion.eventType {
+            total &+= try storage.deletionCount(ofType: type, trimsOnly: handlesDeletes)
+        }
         return total
     }
 

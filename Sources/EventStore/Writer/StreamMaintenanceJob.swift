@@ -65,7 +65,7 @@ final class StreamMaintenanceJob: WriteJob, @unchecked Sendable {
         if head.state.isTombstoned { throw JobFailure.rejected(EventStoreError.tombstoned(stream)) }
         result = [
             try StreamTrimming.remove(
-                stream: stream, before: head.version &+ 1, head: &head, hard: hard, reason: "delete", context: &context,
+                stream: stream, before: head.version &+ 1, head: &head, hard: hard, reason: StreamDeletion.delete, context: &context,
                 idGenerator: idGenerator)
         ]
         try SnapshotRows.remove(naming: stream, context)

@@ -31,7 +31,7 @@ enum StreamTrimming {
         }
         guard keep > head.state.first else { return nil }
         return try remove(
-            stream: stream, before: keep, head: &head, hard: false, reason: "retention", context: &context, idGenerator: idGenerator)
+            stream: stream, before: keep, head: &head, hard: false, reason: StreamDeletion.retention, context: &context, idGenerator: idGenerator)
     }
 
     /// Removes versions `head.state.first ..< before` of `stream` (when `hard`, also tombstones
@@ -75,8 +75,11 @@ enum StreamTrimming {
         let removed = UInt64(positions.count)
         try MetaCounters.add(removed, to: Schema.deletedCountKey, txn, databases)
         if removed > 0 {
-            try MetaCounters.add(1, to: Schema.deletedTypePrefix, txn, databases)
-            for type in types { try MetaCounters.add(1, to: Schema.deletedTypePrefix + type, txn, databases) }
+            let prefixes = reason == StreamDeletion.retention ? [Schema.deletedTypePrefix, Schema.trimmedTypePrefix] : [Schema.deletedTypePrefix]
+            for prefix in prefixes {
+                try MetaCounters.add(1, to: prefix, txn, databases)
+                for type in types { try MetaCounters.add(1, to: prefix + type, txn, databases) }
+            }
         }
         try MetaCounters.markFormat(Schema.deletionFormat, txn, databases)
 
