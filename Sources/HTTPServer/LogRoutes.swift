@@ -129,6 +129,7 @@ enum AppendResponses {
         object.add("version", result.version)
         object.add("positions", rawJSON: "[" + result.positions.map(String.init).joined(separator: ",") + "]")
         object.add("alreadyRecorded", result.alreadyRecorded)
+        if result.deleted { object.add("deleted", true) }
         return object.finish()
     }
 

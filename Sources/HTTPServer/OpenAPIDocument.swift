@@ -100,7 +100,29 @@ paths:
         "400": { $ref: "#/components/responses/BadRequest" }
         "401": { $ref: "#/components/responses/Unauthorized" }
         "409": { $ref: "#/components/responses/Conflict" }
+        "410": { $ref: "#/components/responses/Tombstoned" }
         "413": { $ref: "#/components/responses/PayloadTooLarge" }
+    delete:
+      operationId: deleteStream
+      summary: Deletes a stream's events, as `esctl streams delete` (soft, or `hard=true` to tombstone it); positions are never reused and deleted ids stay known.
+      parameters:
+        - name: Expected-Version
+          in: header
+          required: false
+          description: "`any` (default), `exists` or the stream's version N."
+          schema: { type: string, pattern: "^(any|no-stream|exists|[0-9]+)$" }
+        - { name: hard, in: query, required: false, schema: { enum: ["true", "false"] } }
+      responses:
+        "200":
+          description: The deletion, as `esctl streams delete --json` prints it.
+          content:
+            application/json:
+              schema: { $ref: "#/components/schemas/StreamDeletion" }
+        "400": { $ref: "#/components/responses/BadRequest" }
+        "401": { $ref: "#/components/responses/Unauthorized" }
+        "404": { $ref: "#/components/responses/NotFound" }
+        "409": { $ref: "#/components/responses/Conflict" }
+        "410": { $ref: "#/components/responses/Tombstoned" }
     get:
       operationId: readStream
       summary: A stream's events as NDJSON, one `esctl replay --json` object a line.
@@ -140,7 +162,65 @@ paths:
         "400": { $ref: "#/components/responses/BadRequest" }
         "401": { $ref: "#/components/responses/Unauthorized" }
         "409": { $ref: "#/components/responses/Conflict" }
+        "410": { $ref: "#/components/responses/Tombstoned" }
         "413": { $ref: "#/components/responses/PayloadTooLarge" }
+  /streams/{stream}/info:
+    parameters:
+      - $ref: "#/components/parameters/Stream"
+    get:
+      operationId: streamInfo
+      summary: A stream's version, first version kept, event count, tombstone and retention policy, as `esctl streams show --json`.
+      responses:
+        "200":
+          description: What the store knows of the stream.
+          content:
+            application/json:
+              schema: { $ref: "#/components/schemas/StreamInfo" }
+        "400": { $ref: "#/components/responses/BadRequest" }
+        "401": { $ref: "#/components/responses/Unauthorized" }
+        "404": { $ref: "#/components/responses/NotFound" }
+  /streams/{stream}/retention:
+    parameters:
+      - $ref: "#/components/parameters/Stream"
+    put:
+      operationId: setRetention
+      summary: Sets a stream's retention policy (`{}` clears it), as `esctl streams retention`; the next append to it, or POST /purge, removes what it no longer keeps.
+      requestBody:
+        required: true
+        content:
+          application/json:
+            schema: { $ref: "#/components/schemas/RetentionPolicy" }
+      responses:
+        "200":
+          description: The policy set.
+          content:
+            application/json:
+              schema:
+                type: object
+                required: [stream, retention]
+                properties:
+                  stream: { type: string }
+                  retention: { oneOf: [{ $ref: "#/components/schemas/RetentionPolicy" }, { type: "null" }] }
+        "400": { $ref: "#/components/responses/BadRequest" }
+        "401": { $ref: "#/components/responses/Unauthorized" }
+        "404": { $ref: "#/components/responses/NotFound" }
+        "413": { $ref: "#/components/responses/PayloadTooLarge" }
+  /purge:
+    post:
+      operationId: purge
+      summary: Applies every stream's retention policy now, as `esctl purge --json`.
+      responses:
+        "200":
+          description: What was removed.
+          content:
+            application/json:
+              schema:
+                type: object
+                required: [removed, deletions]
+                properties:
+                  removed: { type: integer, minimum: 0 }
+                  deletions: { type: array, items: { $ref: "#/components/schemas/StreamDeletion" } }
+        "401": { $ref: "#/components/responses/Unauthorized" }
   /events:
     get:
       operationId: readEvents
@@ -360,6 +440,7 @@ paths:
               schema: { type: string }
         "400": { $ref: "#/components/responses/BadRequest" }
         "401": { $ref: "#/components/responses/Unauthorized" }
+        "410": { $ref: "#/components/responses/Tombstoned" }
   /chat/say:
     post:
       operationId: chatSay
@@ -387,6 +468,7 @@ paths:
               schema: { const: OK }
         "400": { $ref: "#/components/responses/BadRequest" }
         "401": { $ref: "#/components/responses/Unauthorized" }
+        "410": { $ref: "#/components/responses/Tombstoned" }
         "413": { $ref: "#/components/responses/PayloadTooLarge" }
   /apps/fitness/goal:
     post:
@@ -408,6 +490,7 @@ paths:
         "201": { $ref: "#/components/responses/Recorded" }
         "400": { $ref: "#/components/responses/BadRequest" }
         "401": { $ref: "#/components/responses/Unauthorized" }
+        "410": { $ref: "#/components/responses/Tombstoned" }
         "409": { $ref: "#/components/responses/Conflict" }
         "413": { $ref: "#/components/responses/PayloadTooLarge" }
         "422": { $ref: "#/components/responses/Refused" }
@@ -429,6 +512,7 @@ paths:
         "201": { $ref: "#/components/responses/Recorded" }
         "400": { $ref: "#/components/responses/BadRequest" }
         "401": { $ref: "#/components/responses/Unauthorized" }
+        "410": { $ref: "#/components/responses/Tombstoned" }
         "409": { $ref: "#/components/responses/Conflict" }
         "413": { $ref: "#/components/responses/PayloadTooLarge" }
         "422": { $ref: "#/components/responses/Refused" }
@@ -450,6 +534,7 @@ paths:
         "201": { $ref: "#/components/responses/Recorded" }
         "400": { $ref: "#/components/responses/BadRequest" }
         "401": { $ref: "#/components/responses/Unauthorized" }
+        "410": { $ref: "#/components/responses/Tombstoned" }
         "409": { $ref: "#/components/responses/Conflict" }
         "413": { $ref: "#/components/responses/PayloadTooLarge" }
         "422": { $ref: "#/components/responses/Refused" }
@@ -471,6 +556,7 @@ paths:
         "201": { $ref: "#/components/responses/Recorded" }
         "400": { $ref: "#/components/responses/BadRequest" }
         "401": { $ref: "#/components/responses/Unauthorized" }
+        "410": { $ref: "#/components/responses/Tombstoned" }
         "409": { $ref: "#/components/responses/Conflict" }
         "413": { $ref: "#/components/responses/PayloadTooLarge" }
         "422": { $ref: "#/components/responses/Refused" }
@@ -495,6 +581,7 @@ paths:
         "201": { $ref: "#/components/responses/Recorded" }
         "400": { $ref: "#/components/responses/BadRequest" }
         "401": { $ref: "#/components/responses/Unauthorized" }
+        "410": { $ref: "#/components/responses/Tombstoned" }
         "409": { $ref: "#/components/responses/Conflict" }
         "413": { $ref: "#/components/responses/PayloadTooLarge" }
         "422": { $ref: "#/components/responses/Refused" }
@@ -518,6 +605,7 @@ paths:
         "201": { $ref: "#/components/responses/Recorded" }
         "400": { $ref: "#/components/responses/BadRequest" }
         "401": { $ref: "#/components/responses/Unauthorized" }
+        "410": { $ref: "#/components/responses/Tombstoned" }
         "409": { $ref: "#/components/responses/Conflict" }
         "413": { $ref: "#/components/responses/PayloadTooLarge" }
         "422": { $ref: "#/components/responses/Refused" }
@@ -542,6 +630,7 @@ paths:
         "201": { $ref: "#/components/responses/Recorded" }
         "400": { $ref: "#/components/responses/BadRequest" }
         "401": { $ref: "#/components/responses/Unauthorized" }
+        "410": { $ref: "#/components/responses/Tombstoned" }
         "409": { $ref: "#/components/responses/Conflict" }
         "413": { $ref: "#/components/responses/PayloadTooLarge" }
         "422": { $ref: "#/components/responses/Refused" }
@@ -565,6 +654,7 @@ paths:
         "201": { $ref: "#/components/responses/Recorded" }
         "400": { $ref: "#/components/responses/BadRequest" }
         "401": { $ref: "#/components/responses/Unauthorized" }
+        "410": { $ref: "#/components/responses/Tombstoned" }
         "404": { $ref: "#/components/responses/NotFound" }
         "409": { $ref: "#/components/responses/Conflict" }
         "413": { $ref: "#/components/responses/PayloadTooLarge" }
@@ -590,6 +680,7 @@ paths:
         "201": { $ref: "#/components/responses/Recorded" }
         "400": { $ref: "#/components/responses/BadRequest" }
         "401": { $ref: "#/components/responses/Unauthorized" }
+        "410": { $ref: "#/components/responses/Tombstoned" }
         "409": { $ref: "#/components/responses/Conflict" }
         "413": { $ref: "#/components/responses/PayloadTooLarge" }
         "422": { $ref: "#/components/responses/Refused" }
@@ -614,6 +705,7 @@ paths:
         "201": { $ref: "#/components/responses/Recorded" }
         "400": { $ref: "#/components/responses/BadRequest" }
         "401": { $ref: "#/components/responses/Unauthorized" }
+        "410": { $ref: "#/components/responses/Tombstoned" }
         "409": { $ref: "#/components/responses/Conflict" }
         "413": { $ref: "#/components/responses/PayloadTooLarge" }
         "422": { $ref: "#/components/responses/Refused" }
@@ -637,6 +729,7 @@ paths:
         "201": { $ref: "#/components/responses/Recorded" }
         "400": { $ref: "#/components/responses/BadRequest" }
         "401": { $ref: "#/components/responses/Unauthorized" }
+        "410": { $ref: "#/components/responses/Tombstoned" }
         "409": { $ref: "#/components/responses/Conflict" }
         "413": { $ref: "#/components/responses/PayloadTooLarge" }
         "422": { $ref: "#/components/responses/Refused" }
@@ -660,6 +753,7 @@ paths:
         "201": { $ref: "#/components/responses/Recorded" }
         "400": { $ref: "#/components/responses/BadRequest" }
         "401": { $ref: "#/components/responses/Unauthorized" }
+        "410": { $ref: "#/components/responses/Tombstoned" }
         "409": { $ref: "#/components/responses/Conflict" }
         "413": { $ref: "#/components/responses/PayloadTooLarge" }
         "422": { $ref: "#/components/responses/Refused" }
@@ -683,6 +777,7 @@ paths:
         "201": { $ref: "#/components/responses/Recorded" }
         "400": { $ref: "#/components/responses/BadRequest" }
         "401": { $ref: "#/components/responses/Unauthorized" }
+        "410": { $ref: "#/components/responses/Tombstoned" }
         "409": { $ref: "#/components/responses/Conflict" }
         "413": { $ref: "#/components/responses/PayloadTooLarge" }
         "422": { $ref: "#/components/responses/Refused" }
@@ -708,6 +803,7 @@ paths:
         "201": { $ref: "#/components/responses/Recorded" }
         "400": { $ref: "#/components/responses/BadRequest" }
         "401": { $ref: "#/components/responses/Unauthorized" }
+        "410": { $ref: "#/components/responses/Tombstoned" }
         "409": { $ref: "#/components/responses/Conflict" }
         "413": { $ref: "#/components/responses/PayloadTooLarge" }
         "422": { $ref: "#/components/responses/Refused" }
@@ -732,6 +828,7 @@ paths:
         "201": { $ref: "#/components/responses/Recorded" }
         "400": { $ref: "#/components/responses/BadRequest" }
         "401": { $ref: "#/components/responses/Unauthorized" }
+        "410": { $ref: "#/components/responses/Tombstoned" }
         "409": { $ref: "#/components/responses/Conflict" }
         "413": { $ref: "#/components/responses/PayloadTooLarge" }
         "422": { $ref: "#/components/responses/Refused" }
@@ -757,6 +854,7 @@ paths:
         "201": { $ref: "#/components/responses/Recorded" }
         "400": { $ref: "#/components/responses/BadRequest" }
         "401": { $ref: "#/components/responses/Unauthorized" }
+        "410": { $ref: "#/components/responses/Tombstoned" }
         "409": { $ref: "#/components/responses/Conflict" }
         "413": { $ref: "#/components/responses/PayloadTooLarge" }
         "422": { $ref: "#/components/responses/Refused" }
@@ -780,6 +878,7 @@ paths:
         "201": { $ref: "#/components/responses/Recorded" }
         "400": { $ref: "#/components/responses/BadRequest" }
         "401": { $ref: "#/components/responses/Unauthorized" }
+        "410": { $ref: "#/components/responses/Tombstoned" }
         "404": { $ref: "#/components/responses/NotFound" }
         "409": { $ref: "#/components/responses/Conflict" }
         "413": { $ref: "#/components/responses/PayloadTooLarge" }
@@ -807,6 +906,7 @@ paths:
         "201": { $ref: "#/components/responses/Recorded" }
         "400": { $ref: "#/components/responses/BadRequest" }
         "401": { $ref: "#/components/responses/Unauthorized" }
+        "410": { $ref: "#/components/responses/Tombstoned" }
         "404": { $ref: "#/components/responses/NotFound" }
         "409": { $ref: "#/components/responses/Conflict" }
         "413": { $ref: "#/components/responses/PayloadTooLarge" }
@@ -831,6 +931,7 @@ paths:
         "201": { $ref: "#/components/responses/Recorded" }
         "400": { $ref: "#/components/responses/BadRequest" }
         "401": { $ref: "#/components/responses/Unauthorized" }
+        "410": { $ref: "#/components/responses/Tombstoned" }
         "404": { $ref: "#/components/responses/NotFound" }
         "409": { $ref: "#/components/responses/Conflict" }
         "413": { $ref: "#/components/responses/PayloadTooLarge" }
@@ -858,6 +959,7 @@ paths:
               schema: { $ref: "#/components/schemas/ColorDisplay" }
         "400": { $ref: "#/components/responses/BadRequest" }
         "401": { $ref: "#/components/responses/Unauthorized" }
+        "410": { $ref: "#/components/responses/Tombstoned" }
         "409": { $ref: "#/components/responses/Conflict" }
         "413": { $ref: "#/components/responses/PayloadTooLarge" }
         "422": { $ref: "#/components/responses/Refused" }
@@ -884,6 +986,7 @@ paths:
               schema: { $ref: "#/components/schemas/ColorDisplay" }
         "400": { $ref: "#/components/responses/BadRequest" }
         "401": { $ref: "#/components/responses/Unauthorized" }
+        "410": { $ref: "#/components/responses/Tombstoned" }
         "409": { $ref: "#/components/responses/Conflict" }
         "413": { $ref: "#/components/responses/PayloadTooLarge" }
         "422": { $ref: "#/components/responses/Refused" }
@@ -952,6 +1055,36 @@ components:
         version: { type: integer, minimum: 0 }
         positions: { type: array, items: { type: integer, minimum: 0 } }
         alreadyRecorded: { type: boolean }
+        deleted: { type: boolean, description: "true when an id given again belongs to an event deleted since (nothing written)" }
+    StreamDeletion:
+      type: object
+      required: [stream, fromVersion, toVersion, count, hard, reason, types, position]
+      properties:
+        stream: { type: string }
+        fromVersion: { type: integer, minimum: 0 }
+        toVersion: { type: integer, minimum: 0 }
+        count: { type: integer, minimum: 0 }
+        hard: { type: boolean }
+        reason: { enum: [delete, retention] }
+        types: { type: array, items: { type: string } }
+        position: { type: integer, minimum: 1, description: The position of the `$StreamDeleted` event that records it. }
+    StreamInfo:
+      type: object
+      required: [stream, version, firstVersion, eventCount, tombstoned, retention]
+      properties:
+        stream: { type: string }
+        version: { type: integer, minimum: 0 }
+        firstVersion: { type: integer, minimum: 1 }
+        eventCount: { type: integer, minimum: 0 }
+        tombstoned: { type: boolean }
+        retention: { oneOf: [{ $ref: "#/components/schemas/RetentionPolicy" }, { type: "null" }] }
+    RetentionPolicy:
+      type: object
+      additionalProperties: false
+      properties:
+        maxCount: { type: integer, minimum: 1 }
+        maxAgeSeconds: { type: integer, minimum: 1, maximum: 3153600000000 }
+        truncateBefore: { type: integer, minimum: 1 }
     ColorDisplay:
       type: object
       description: The calculator's display, as `esctl color --json` and `esctl query color --json` print it.
@@ -1009,6 +1142,11 @@ components:
           schema: { $ref: "#/components/schemas/Error" }
     Conflict:
       description: A version conflict (with stream, expected, actual and a Current-Version header), or other writers kept changing the streams.
+      content:
+        application/json:
+          schema: { $ref: "#/components/schemas/Error" }
+    Tombstoned:
+      description: The stream was deleted for good (a hard delete) and takes no more events (code streamTombstoned).
       content:
         application/json:
           schema: { $ref: "#/components/schemas/Error" }

@@ -63,6 +63,7 @@ public final class Server: Sendable {
         addHealthRoutes(to: router)
         addSessionRoutes(to: router)
         addLogRoutes(to: router)
+        addStreamMaintenanceRoutes(to: router)
         addProjectionRoutes(to: router)
         addSubscribeRoutes(to: router)
         addChatRoutes(to: router)

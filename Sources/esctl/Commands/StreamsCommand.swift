@@ -125,22 +125,7 @@ struct StreamsShow: AsyncParsableCommand {
                 throw CLIError(.notFound, "The stream '\(stream)' has no events; check its name (`esctl replay` lists every event).")
             }
             if json {
-                var object = JSONObjectWriter()
-                object.add("stream", info.stream)
-                object.add("version", info.version)
-                object.add("firstVersion", info.firstVersion)
-                object.add("eventCount", info.eventCount)
-                object.add("tombstoned", info.isTombstoned)
-                if let retention = info.retention {
-                    var policy = JSONObjectWriter()
-                    if let count = retention.maxCount { policy.add("maxCount", count) }
-                    if let age = retention.maxAge { policy.add("maxAgeSeconds", rawJSON: DurationText.seconds(age)) }
-                    if let before = retention.truncateBefore { policy.add("truncateBefore", before) }
-                    object.add("retention", rawJSON: policy.finish())
-                } else {
-                    object.add("retention", rawJSON: "null")
-                }
-                Console.printJSON(object.finish())
+                Console.printJSON(DeletionJSON.object(info))
             } else {
                 let rows: [(String, String)] = [
                     ("stream", info.stream), ("version", String(info.version)), ("first version", String(info.firstVersion)),
@@ -175,10 +160,7 @@ struct Purge: AsyncParsableCommand {
             defer { store.close() }
             let deletions = try await store.purge()
             if json {
-                var object = JSONObjectWriter()
-                object.add("removed", deletions.reduce(UInt64(0)) { $0 &+ $1.count })
-                object.add("deletions", rawJSON: "[" + deletions.map(DeletionOutput.json).joined(separator: ",") + "]")
-                Console.printJSON(object.finish())
+                Console.printJSON(DeletionJSON.purge(deletions))
             } else if deletions.isEmpty {
                 Console.print("nothing to remove")
             } else {
@@ -190,23 +172,10 @@ struct Purge: AsyncParsableCommand {
 
 /// How esctl prints deletions.
 enum DeletionOutput {
-    static func json(_ deletion: StreamDeletion) -> String {
-        var object = JSONObjectWriter()
-        object.add("stream", deletion.stream)
-        object.add("fromVersion", deletion.fromVersion)
-        object.add("toVersion", deletion.toVersion)
-        object.add("count", deletion.count)
-        object.add("hard", deletion.hard)
-        object.add("reason", deletion.reason)
-        object.add("types", rawJSON: "[" + deletion.types.map(JSONWriter.quote).joined(separator: ",") + "]")
-        object.add("position", deletion.position)
-        return object.finish()
-    }
-
     static func print(_ deletions: [StreamDeletion], json: Bool) {
         for deletion in deletions {
             if json {
-                Console.printJSON(Self.json(deletion))
+                Console.printJSON(DeletionJSON.object(deletion))
                 continue
             }
             let range = deletion.count == 0 ? "no events" : "versions \(deletion.fromVersion)...\(deletion.toVersion) (\(deletion.count) event\(deletion.count == 1 ? "" : "s"))"
@@ -231,17 +200,11 @@ enum DurationText {
         return .microseconds(micros.partialValue)
     }
 
-    /// The duration in seconds, as a JSON number.
-    static func seconds(_ duration: Duration) -> String {
-        let (seconds, attoseconds) = duration.components
-        return attoseconds == 0 ? String(seconds) : String(Double(seconds) + Double(attoseconds) / 1e18)
-    }
-
     /// A policy in esctl's words.
     static func describe(_ policy: RetentionPolicy) -> String {
         var parts: [String] = []
         if let count = policy.maxCount { parts.append("max-count \(count)") }
-        if let age = policy.maxAge { parts.append("max-age \(seconds(age))s") }
+        if let age = policy.maxAge { parts.append("max-age \(DeletionJSON.seconds(age))s") }
         if let before = policy.truncateBefore { parts.append("truncate-before \(before)") }
         return parts.isEmpty ? "none" : parts.joined(separator: ", ")
     }
