@@ -87,4 +87,24 @@ struct EsctlStreamsTests {
             #expect(try await s.esctl("verify").status == 0)
         }
     }
+
+    @Test("a store with deletions exports, and imports into an empty store without its $deletions records, which verifies clean")
+    func exportImportWithDeletions() async throws {
+        let source = try EsctlSandbox(prefix: "esctl-streams-source")
+        // Given a store with a deleted stream and a kept one
+        #expect(try await source.esctl("append", "gone-1", "Placed").status == 0)
+        #expect(try await source.esctl("append", "keep-1", "Kept").status == 0)
+        #expect(try await source.esctl("streams", "delete", "gone-1").status == 0)
+        let exported = try await source.esctl("export")
+        #expect(exported.lines.count == 2, "\(exported)")
+        // When its export is imported into an empty store
+        let copy = try EsctlSandbox(prefix: "esctl-streams-copy")
+        let imported = try await copy.esctl(["import", "-", "--json"], stdin: exported.stdout)
+        // Then the deletion record is passed over, the kept event copied, and the copy verifies clean
+        #expect(imported.status == 0, "\(imported)")
+        let summary = try #require(try copy.objects(imported).first)
+        #expect(summary["imported"] as? Int == 1 && summary["deletionRecordsPassedOver"] as? Int == 1)
+        #expect(try await copy.esctl("read", "keep-1").lines.count == 1)
+        #expect(try await copy.esctl("verify").status == 0)
+    }
 }

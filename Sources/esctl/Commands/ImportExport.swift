@@ -19,7 +19,9 @@ struct Import: AsyncParsableCommand {
             import: everything before it is kept and reported, and the message says which --skip \
             resumes after fixing it. Shows progress with the rate on a terminal. --json prints \
             {"imported","alreadyRecorded","lines","headPosition"} on standard output, also when the \
-            import stops (then "lines" counts the lines before the one that stopped it).
+            import stops (then "lines" counts the lines before the one that stopped it). Lines of \
+            the stream $deletions (a source's records of its own deletions) are passed over and \
+            counted as "deletionRecordsPassedOver": the copy has no holes.
             """)
 
     @OptionGroup var store: WritingStoreOptions
@@ -91,6 +93,11 @@ struct Import: AsyncParsableCommand {
                             "\(error.message.replacingOccurrences(of: "; nothing was written.", with: ".")) \(importer.summary(lines: before)) Fix the line and resume with --skip \(before)."),
                         linesBefore: before)
                 }
+                // The source's own records of its deletions describe holes the copy does not have.
+                if parsed.stream == StreamDeletion.systemStream {
+                    importer.passOverDeletionRecord()
+                    continue
+                }
                 // Synchronous unless a flush is due: an await per line would hop between
                 // executors for every event.
                 if importer.needsFlush(before: parsed) { try await importer.flush() }
@@ -134,6 +141,7 @@ struct Import: AsyncParsableCommand {
         object.add("imported", importer.imported)
         object.add("alreadyRecorded", importer.alreadyRecorded)
         object.add("lines", lines)
+        if importer.deletionRecords > 0 { object.add("deletionRecordsPassedOver", importer.deletionRecords) }
         await object.add("headPosition", try store.headPosition())
         Console.printJSON(object.finish())
     }
@@ -147,7 +155,9 @@ struct Export: AsyncParsableCommand {
             upcast): position, stream, version, id, type, data, metadata, recordedAt, and \
             schemaVersion when it is not 1. Importing the whole log's export into an empty store gives \
             the same log (positions, streams, versions, ids, data, metadata and recorded times), \
-            so exporting that store again gives the same bytes. Only the log travels: projections \
+            so exporting that store again gives the same bytes, unless the log has deletions: the \
+            copy leaves out the $deletions records and has no holes, so positions (and the \
+            versions of streams trimmed or recreated) after the first hole differ. Only the log travels: projections \
             are rebuilt on the other side. Reads the store read-only.
             """)
 

@@ -28,6 +28,11 @@ final class Importer {
     private var batchBytes = 0
     private(set) var imported = 0
     private(set) var alreadyRecorded = 0
+    /// `$StreamDeleted` lines passed over: the copy has none of the holes they record.
+    private(set) var deletionRecords = 0
+
+    /// Passes over a line of the store's own `$deletions` stream.
+    func passOverDeletionRecord() { deletionRecords += 1 }
     /// The last input line whose event is committed (or passed over): where an interrupted
     /// import resumes (`--skip`).
     private(set) var committedThroughLine: Int
@@ -170,7 +175,8 @@ final class Importer {
         if atEnd && skipped > 0 && lines <= skipped {
             return "Imported nothing: --skip \(skipped) passes over all \(Self.counted(lines, "line")) of the input."
         }
-        let again = alreadyRecorded > 0 ? " (\(alreadyRecorded) already recorded, passed over)" : ""
+        var again = alreadyRecorded > 0 ? " (\(alreadyRecorded) already recorded, passed over)" : ""
+        if deletionRecords > 0 { again += " (\(Self.counted(deletionRecords, "deletion record")) of the source's $deletions passed over)" }
         let after = skipped > 0 ? " after skipping \(skipped)" : ""
         return "Imported \(Self.counted(imported, "event")) from \(Self.counted(lines - skipped, "line"))\(after)\(again) in \(String(format: "%.1f", seconds)) s."
     }
