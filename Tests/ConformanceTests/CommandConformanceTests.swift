@@ -130,51 +130,55 @@ struct CommandConformanceTests {
     @Test("another writer in between: with one attempt the command fails as a conflict and writes nothing", arguments: Backend.allCases)
     func conflictWithoutRetry(_ backend: Backend) async throws {
         try await withLog(backend) { f in
-            // Given another writer that appends to the list while the command decides
-            let interloper = Interloper(store: f.log, stream: "todo-home", atDecisions: [1])
-            // When the command runs with one attempt
-            let error = await #expect(throws: CommandError.self) {
-                try await handler(f.log, attempts: 1).handle(.add("pen"), with: TodoDecider(list: "home", interloper: interloper))
+            try await withInterloperTurn {
+                // Given another writer that appends to the list while the command decides
+                let interloper = Interloper(store: f.log, stream: "todo-home", atDecisions: [1])
+                // When the command runs with one attempt
+                let error = await #expect(throws: CommandError.self) {
+                    try await handler(f.log, attempts: 1).handle(.add("pen"), with: TodoDecider(list: "home", interloper: interloper))
+                }
+                // Then it fails as a conflict naming the stream
+                #expect(error?.code == .conflict)
+                #expect(error?.attempts == 1)
+                #expect(error?.underlying?.code == .versionConflict)
+                #expect(error?.underlying?.conflicts == [VersionConflict(stream: "todo-home", expected: .noStream, actual: 1)])
+                #expect(error?.message == "Other writers kept changing 'todo-home' during 1 attempts; try again.")
+                // And only the other writer's event is in the log
+                let all = try await f.log.events()
+                #expect(all.map(\.type) == ["ItemAdded"])
+                #expect(all.map(\.data) == [Data(#"{"item":"other-1"}"#.utf8)])
             }
-            // Then it fails as a conflict naming the stream
-            #expect(error?.code == .conflict)
-            #expect(error?.attempts == 1)
-            #expect(error?.underlying?.code == .versionConflict)
-            #expect(error?.underlying?.conflicts == [VersionConflict(stream: "todo-home", expected: .noStream, actual: 1)])
-            #expect(error?.message == "Other writers kept changing 'todo-home' during 1 attempts; try again.")
-            // And only the other writer's event is in the log
-            let all = try await f.log.events()
-            #expect(all.map(\.type) == ["ItemAdded"])
-            #expect(all.map(\.data) == [Data(#"{"item":"other-1"}"#.utf8)])
         }
     }
 
     @Test("another writer in between: the command waits the backoff on the clock, decides again on the new state, and records", arguments: Backend.allCases)
     func conflictRetried(_ backend: Backend) async throws {
         try await withLog(backend) { f in
-            // Given another writer at the first two decisions, and retries on a test clock
-            let clock = TestClock()
-            let interloper = Interloper(store: f.log, stream: "todo-home", atDecisions: [1, 2])
-            let handler = handler(f.log, attempts: 3, clock: clock)
-            let command = Task {
-                try await handler.handle(.add("pen"), with: TodoDecider(list: "home", interloper: interloper))
+            try await withInterloperTurn {
+                // Given another writer at the first two decisions, and retries on a test clock
+                let clock = TestClock()
+                let interloper = Interloper(store: f.log, stream: "todo-home", atDecisions: [1, 2])
+                let handler = handler(f.log, attempts: 3, clock: clock)
+                let command = Task {
+                    try await handler.handle(.add("pen"), with: TodoDecider(list: "home", interloper: interloper))
+                }
+                // Then the first retry waits 10 ms, the second 20 ms: nothing happens until the clock moves
+                try await clock.waitForSleepers(1, timeout: .seconds(60))
+                #expect(interloper.decisionCount == 1)
+                clock.advance(by: .milliseconds(9))
+                #expect(clock.sleeperCount == 1)
+                clock.advance(by: .milliseconds(1))
+                try await clock.waitForSleepers(1, timeout: .seconds(60))
+                #expect(interloper.decisionCount == 2)
+                clock.advance(by: .milliseconds(20))
+                // And the third attempt records, on the state the other writer left
+                let outcome = try await withTimeout(.seconds(30), "the third attempt's outcome") { try await command.value }
+                #expect(outcome.attempts == 3)
+                #expect(interloper.decisionCount == 3)
+                #expect(outcome.state == TodoState(open: ["other-1", "other-2", "pen"], done: []))
+                #expect(outcome.recorded.map(\.version) == [3])
+                #expect(try await f.log.events(of: "todo-home").map(\.type) == ["ItemAdded", "ItemAdded", "ItemAdded"])
             }
-            // Then the first retry waits 10 ms, the second 20 ms: nothing happens until the clock moves
-            try await clock.waitForSleepers(1, timeout: .seconds(60))
-            #expect(interloper.decisionCount == 1)
-            clock.advance(by: .milliseconds(9))
-            #expect(clock.sleeperCount == 1)
-            clock.advance(by: .milliseconds(1))
-            try await clock.waitForSleepers(1, timeout: .seconds(60))
-            #expect(interloper.decisionCount == 2)
-            clock.advance(by: .milliseconds(20))
-            // And the third attempt records, on the state the other writer left
-            let outcome = try await withTimeout(.seconds(30), "the third attempt's outcome") { try await command.value }
-            #expect(outcome.attempts == 3)
-            #expect(interloper.decisionCount == 3)
-            #expect(outcome.state == TodoState(open: ["other-1", "other-2", "pen"], done: []))
-            #expect(outcome.recorded.map(\.version) == [3])
-            #expect(try await f.log.events(of: "todo-home").map(\.type) == ["ItemAdded", "ItemAdded", "ItemAdded"])
         }
     }
 
@@ -385,29 +389,31 @@ struct SnapshotConformanceTests {
     @Test("a snapshot is written in the append's transaction: a version conflict writes neither, and a retry writes it at the new versions", arguments: Backend.allCases)
     func conflictWritesNoSnapshot(_ backend: Backend) async throws {
         try await withLog(backend) { f in
-            // Given snapshots due with every event, and another writer at the first decision
-            let configuration = { (attempts: Int) in
-                CommandHandler.Configuration(maximumAttempts: attempts, backoff: .milliseconds(1), snapshotInterval: 1)
+            try await withInterloperTurn {
+                // Given snapshots due with every event, and another writer at the first decision
+                let configuration = { (attempts: Int) in
+                    CommandHandler.Configuration(maximumAttempts: attempts, backoff: .milliseconds(1), snapshotInterval: 1)
+                }
+                let once = CommandHandler(store: f.log, configuration: configuration(1))
+                // When the command meets the conflict with no attempt left
+                let error = await #expect(throws: CommandError.self) {
+                    try await once.handle(.add("pen"), with: TodoDecider(list: "home", interloper: Interloper(store: f.log, stream: "todo-home", atDecisions: [1])))
+                }
+                // Then neither its event nor its snapshot is written
+                #expect(error?.code == .conflict)
+                #expect(try await Snapshots.list(in: f.log).isEmpty)
+                #expect(try await f.log.events(of: "todo-home").map(\.version) == [1])
+                // When it meets another writer again, with a second attempt
+                let twice = CommandHandler(store: f.log, configuration: configuration(2))
+                let outcome = try await twice.handle(
+                    .add("pen"), with: TodoDecider(list: "home", interloper: Interloper(store: f.log, stream: "todo-home", atDecisions: [1])))
+                // Then the one snapshot describes the versions the retry committed
+                #expect(outcome.attempts == 2)
+                #expect(outcome.recorded.map(\.version) == [3])
+                let listed = try await Snapshots.list(in: f.log)
+                #expect(listed.map(\.versions) == [[Snapshots.StreamVersion(stream: "todo-home", version: 3)]])
+                #expect(listed.first.map { String(decoding: $0.state, as: UTF8.self) } == #"{"done":[],"open":["other-1","other-1","pen"]}"#)
             }
-            let once = CommandHandler(store: f.log, configuration: configuration(1))
-            // When the command meets the conflict with no attempt left
-            let error = await #expect(throws: CommandError.self) {
-                try await once.handle(.add("pen"), with: TodoDecider(list: "home", interloper: Interloper(store: f.log, stream: "todo-home", atDecisions: [1])))
-            }
-            // Then neither its event nor its snapshot is written
-            #expect(error?.code == .conflict)
-            #expect(try await Snapshots.list(in: f.log).isEmpty)
-            #expect(try await f.log.events(of: "todo-home").map(\.version) == [1])
-            // When it meets another writer again, with a second attempt
-            let twice = CommandHandler(store: f.log, configuration: configuration(2))
-            let outcome = try await twice.handle(
-                .add("pen"), with: TodoDecider(list: "home", interloper: Interloper(store: f.log, stream: "todo-home", atDecisions: [1])))
-            // Then the one snapshot describes the versions the retry committed
-            #expect(outcome.attempts == 2)
-            #expect(outcome.recorded.map(\.version) == [3])
-            let listed = try await Snapshots.list(in: f.log)
-            #expect(listed.map(\.versions) == [[Snapshots.StreamVersion(stream: "todo-home", version: 3)]])
-            #expect(listed.first.map { String(decoding: $0.state, as: UTF8.self) } == #"{"done":[],"open":["other-1","other-1","pen"]}"#)
         }
     }
 

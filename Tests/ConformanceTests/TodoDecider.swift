@@ -173,6 +173,24 @@ final class Interloper: Sendable {
     }
 }
 
+/// Runs `body` when no other test's interloper can be blocking: each blocks a cooperative thread
+/// in `decide` while its other writer appends, and a PostgreSQL append needs a pool thread to
+/// finish, so two at once on a two-core machine could hold both threads until their timeouts.
+func withInterloperTurn<R>(_ body: () async throws -> R) async throws -> R {
+    await interloperTurns.acquire()
+    do {
+        let result = try await body()
+        await interloperTurns.release()
+        return result
+    } catch {
+        await interloperTurns.release()
+        throw error
+    }
+}
+
+/// One interloper test at a time (see ``withInterloperTurn(_:)``).
+private let interloperTurns = PostgresSlots(slots: 1)
+
 /// Runs tasks on a serial dispatch queue of their own, outside the cooperative thread pool.
 final class QueueExecutor: TaskExecutor {
     static let shared = QueueExecutor()
