@@ -223,8 +223,10 @@ public struct CommandHandler: Sendable {
                         passedOver.append(PassedOverEvent(recorded, reason: (error as? EventDecodingError)?.reason ?? "\(error)"))
                     }
                 }
-                // A stream whose events were deleted keeps its version: the append continues it.
-                versions[stream] = max(version, try txn.streamVersion(stream))
+                // A stream whose events were deleted keeps its version: the append continues it. (Its
+                // last event, when one was read, has the stream's version: deletions remove a prefix.)
+                if version == (start?.versions[stream] ?? 0) { version = max(version, try txn.streamVersion(stream)) }
+                versions[stream] = version
             }
             return (start?.state, versions, decoded, passedOver, tail)
         }

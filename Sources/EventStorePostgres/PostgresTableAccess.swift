@@ -71,8 +71,8 @@ extension PostgresEventStore {
         try Limits.validate(appends)
         let call = AppendCall([request(appends, tracking: nil)], now: ContentTime.microseconds(configuration.clock()))
         let started = ContinuousClock.now
-        let results = try await blocking.offload { [self] in
-            try blocking.withTransaction(writing: true) { connection, logger in
+        let (results, trims) = try await blocking.offload { [self] in
+            try blocking.withTransaction(writing: true) { connection, logger -> ([AppendResult], Set<String>) in
                 let rows: [AppendCall.Row]
                 do {
                     rows = try connection.query(call.query, logger: logger).wait().rows.map { try $0.decode(AppendCall.Row.self) }
@@ -88,7 +88,16 @@ extension PostgresEventStore {
                     defer { transaction.end() }
                     try body(transaction, results)
                 }
-                return results
+                return (results, call.streamsWithPolicies(rows))
+            }
+        }
+        // Streams with a retention policy lose what they no longer keep (and the snapshot just
+        // written with it) before the append returns, as grouped appends do (see ``Appender``).
+        for stream in trims.sorted() {
+            do {
+                _ = try await trimAfterAppend(stream)
+            } catch {
+                configuration.logger.warning("applying a stream's retention policy failed", metadata: ["stream": "\(stream)", "reason": "\(error)"])
             }
         }
         appender.countCommittedWrite()

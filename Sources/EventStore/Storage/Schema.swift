@@ -158,6 +158,7 @@ struct StreamHead: Equatable {
             let flags = bytes[offset + 32]
             guard flags & ~0x01 == 0 else { return nil }
             state.first = BigEndian.uint64(bytes, at: offset)
+            guard state.first > 0 else { return nil }
             state.isTombstoned = flags & 0x01 != 0
             state.retention = RetentionPolicy(
                 stored: BigEndian.uint64(bytes, at: offset + 8), BigEndian.uint64(bytes, at: offset + 16),

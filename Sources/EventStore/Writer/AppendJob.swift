@@ -62,12 +62,14 @@ final class AppendJob: WriteJob, @unchecked Sendable {
                 try withTables(context) { tables in try tableWrites?.tracking?.record(in: tables) }
                 return
             }
-            let heads = try checkExpectations(context)
-            result = try write(heads: heads, context: &context)
+            var heads = try checkExpectations(context)
+            result = try write(heads: &heads, context: &context)
             try withTables(context) { tables in
                 try tableWrites?.tracking?.record(in: tables)
                 try tableWrites?.body?(tables, result)
             }
+            // Last, so that a snapshot written with these events goes with the events it trims.
+            try applyRetention(heads: heads, context: &context)
         } catch let failure as JobFailure {
             throw failure
         } catch {
@@ -209,10 +211,9 @@ final class AppendJob: WriteJob, @unchecked Sendable {
         }
     }
 
-    private func write(heads: [String: StreamHead], context: inout BatchContext) throws -> [AppendResult] {
+    private func write(heads: inout [String: StreamHead], context: inout BatchContext) throws -> [AppendResult] {
         let txn = context.txn
         let databases = context.databases
-        var heads = heads
         var results: [AppendResult] = []
         results.reserveCapacity(appends.count)
         for (append, ids) in zip(appends, ids) {
@@ -225,14 +226,17 @@ final class AppendJob: WriteJob, @unchecked Sendable {
                     stream: append.stream, positions: positions, version: head.version, alreadyRecorded: false, ids: ids,
                     recordedAtMicroseconds: context.recordedAt))
         }
-        // After every part, so that the call's events keep consecutive positions: each stream
-        // with a retention policy loses what it no longer keeps, in this transaction.
+        return results
+    }
+
+    /// Each stream written with a retention policy loses what it no longer keeps, in this
+    /// transaction: after every part, so that the call's events keep consecutive positions.
+    private func applyRetention(heads: [String: StreamHead], context: inout BatchContext) throws {
         var trimmed = Set<String>()
         for append in appends where trimmed.insert(append.stream).inserted {
             guard var head = heads[append.stream], let policy = head.state.retention else { continue }
             _ = try StreamTrimming.apply(policy, stream: append.stream, head: &head, context: &context, idGenerator: idGenerator)
         }
-        return results
     }
 
     /// Writes `events` to `stream` after `head` (which it advances, and stores): records, index

@@ -35,7 +35,8 @@ enum StreamTrimming {
     }
 
     /// Removes versions `head.state.first ..< before` of `stream` (when `hard`, also tombstones
-    /// it), writes the head, counts the deletion and appends its `$StreamDeleted` event.
+    /// it) and the command snapshots that name it, writes the head, counts the deletion and
+    /// appends its `$StreamDeleted` event.
     static func remove(
         stream: String, before: UInt64, head: inout StreamHead, hard: Bool, reason: String, context: inout BatchContext,
         idGenerator: @Sendable () -> UUID
@@ -82,6 +83,7 @@ enum StreamTrimming {
             }
         }
         try MetaCounters.markFormat(Schema.deletionFormat, txn, databases)
+        if removed > 0 || hard { try SnapshotRows.remove(naming: stream, context) }
 
         var deletion = StreamDeletion(
             stream: stream, fromVersion: from, toVersion: through, hard: hard, reason: reason, types: types.sorted())

@@ -63,7 +63,8 @@ enum CatchUpBatch {
         let head = try txn.headPosition()
         let stored = try readCheckpoint(name, txn, slot: slot)
         if slot == .rebuild && stored == nil { return nil }
-        let definition = try ProjectionDefinition(projection, in: txn)
+        // Deletions matter only to a new state's checkpoint; a stored one folds on (see foldsLike).
+        let definition = try ProjectionDefinition(projection, in: txn, countingDeletions: stored == nil)
         let base = stored ?? Checkpoint(building: definition)
         var progress = BatchProgress()
         func result(_ next: Checkpoint, _ changes: [(table: String, rows: [(key: [UInt8], value: [UInt8]?)])] = []) -> FoldedBatch {
@@ -72,7 +73,7 @@ enum CatchUpBatch {
         guard base.definition.foldsLike(definition) else {
             progress.failure = ProjectionError(
                 .stopped,
-                "The stored state of '\(name)' was built by \(base.definition), not \(definition); reopen the store to rebuild it.",
+                "The stored state of '\(name)' was built by \(base.definition), not \(ProjectionDefinition(version: definition.version, upcasters: definition.upcasters, deletions: base.deletions)); reopen the store to rebuild it.",
                 projection: name, position: base.position)
             return result(base)
         }

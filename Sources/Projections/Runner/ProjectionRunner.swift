@@ -97,6 +97,9 @@ public final class ProjectionRunner: Sendable {
     /// rebuilds finished.
     public let notices: [String]
     private let failures = Mutex<[String: ProjectionError]>([:])
+    /// The store's deletion count when every projection's state was last found up to date with
+    /// it: catch-ups skip the check of each projection while it has not changed.
+    private let checkedDeletions = Mutex<UInt64?>(nil)
     /// Where rebuilds, stops and passed-over events are told.
     let logger: Logger
     /// The clock that times waits for a position (``waitUntilApplied(_:position:timeout:)``): a
@@ -152,14 +155,22 @@ public final class ProjectionRunner: Sendable {
         var toResume: [any Projection] = []
         var toRebuild: [any Projection] = []
         for (projection, (serving, rebuilding, definition)) in zip(projections, stored) {
-            if let rebuilding, rebuilding.definition == definition {
-                let canServe = serving?.definition == definition
+            // A rebuild that differs only in deletions is its living owner's to finish (a catch-up
+            // rebuilds again if it swaps a state that deletions made stale); a dead owner's starts again.
+            if let rebuilding, rebuilding.definition.foldsLike(definition) {
+                let canServe = serving?.definition.foldsLike(definition) == true
                 if canServe, try await RebuildOwners.isRunning(owner: rebuilding.owner, in: store, projection: projection.name) {
                     continue  // another process's rebuild: the old state serves until it swaps
                 }
                 if canServe && !finishingRebuilds {
                     notices.append(
                         "Projection '\(projection.name)' has an interrupted rebuild (at position \(rebuilding.position)); the old state answers until `esctl rebuild \(projection.name)` finishes it.")
+                    continue
+                }
+                if rebuilding.definition != definition {
+                    // Events it folded were deleted since: start it again.
+                    notices.append("Projection '\(projection.name)' \(rebuilding.definition.change(to: definition)); rebuilding it.")
+                    toRebuild.append(projection)
                     continue
                 }
                 notices.append(
@@ -258,7 +269,9 @@ public final class ProjectionRunner: Sendable {
     @discardableResult
     public func catchUp(_ names: [String]? = nil, progress: Progress? = nil) async throws -> UInt64 {
         let selected = try select(names)
-        try await rebuildAfterDeletions(selected, progress: progress)
+        // A full catch-up (the live loop's, esctl's) rebuilds what deletions made stale; a
+        // query's own catch-up does not wait for a rebuild: the old state answers meanwhile.
+        if names == nil { try await rebuildAfterDeletions(selected, progress: progress) }
         let totals = try await runLanes(selected.map { ($0, .serving) }, timed: false, progress: progress)
         failures.withLock { failures in
             for projection in selected { failures[projection.name] = totals[projection.name]?.failure }
@@ -288,19 +301,32 @@ public final class ProjectionRunner: Sendable {
     /// events handles deletions itself and is never rebuilt for them.
     private func rebuildAfterDeletions(_ selected: [any Projection], progress: Progress?) async throws {
         guard !selected.isEmpty else { return }
-        let candidates = try store.readTables { txn in
-            try selected.compactMap { projection -> (any Projection, Checkpoint?)? in
-                guard let serving = try CatchUpBatch.readCheckpoint(projection.name, txn) else { return nil }
+        // One read when no deletion happened since every state was last found up to date.
+        let (deletions, candidates, allCurrent) = try store.readTables { txn -> (UInt64, [(any Projection, Checkpoint?)], Bool) in
+            let deletions = try txn.deletionFingerprint(consuming: nil)
+            if deletions == checkedDeletions.withLock({ $0 }) { return (deletions, [], false) }
+            var allCurrent = true
+            var candidates: [(any Projection, Checkpoint?)] = []
+            for projection in selected {
                 let definition = try ProjectionDefinition(projection, in: txn)
-                guard serving.definition.foldsLike(definition), serving.definition != definition else { return nil }
-                return (projection, try CatchUpBatch.readCheckpoint(projection.name, txn, slot: .rebuild))
+                let rebuilding = try CatchUpBatch.readCheckpoint(projection.name, txn, slot: .rebuild)
+                guard let serving = try CatchUpBatch.readCheckpoint(projection.name, txn) else {
+                    allCurrent = false  // a first build under way records its own count when it commits
+                    continue
+                }
+                if serving.definition == definition && !serving.isBuilding && rebuilding == nil { continue }
+                allCurrent = false
+                if serving.definition.foldsLike(definition), serving.definition != definition { candidates.append((projection, rebuilding)) }
             }
+            return (deletions, candidates, allCurrent)
         }
         var stale: [String] = []
         for (projection, rebuilding) in candidates {
             if let rebuilding, try await RebuildOwners.isRunning(owner: rebuilding.owner, in: store, projection: projection.name) { continue }
             stale.append(projection.name)
         }
+        // Remembered only when a check of every projection found each state up to date.
+        if allCurrent && selected.count == projections.count { checkedDeletions.withLock { $0 = deletions } }
         guard !stale.isEmpty else { return }
         for name in stale { logger.info("Projection '\(name)' read events that were deleted since; rebuilding it.") }
         _ = try await rebuild(stale, progress: progress)
