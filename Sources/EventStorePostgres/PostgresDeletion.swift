@@ -24,15 +24,12 @@ extension PostgresEventStore {
                 throw EventStoreError.versionConflict([VersionConflict(stream: stream, expected: expectedVersion, actual: state.version)])
             }
             if state.isTombstoned { throw EventStoreError.tombstoned(stream) }
-            let deletion = try remove(
-                stream: stream, state: state, before: state.version &+ 1, hard: hard, reason: StreamDeletion.delete, now: now, connection, logger)
-            _ = try connection.query(
-                """
-                DELETE FROM eventstore.tables WHERE name = '$snapshots'
-                    AND position(\(ByteBuffer(bytes: [0] + Array(stream.utf8) + [0])) IN key) > 0
-                """, logger: logger
-            ).wait()
-            return [deletion]
+            if state.first > state.version && !hard { throw StreamMaintenance.nothingToDelete(stream) }
+            return [
+                try remove(
+                    stream: stream, state: state, before: state.version &+ 1, hard: hard, reason: StreamDeletion.delete, now: now,
+                    connection, logger)
+            ]
         }
         guard let deletion = deletions.first else {
             throw EventStoreError(.storageFailure, "The deletion of '\(stream)' committed without its record; run `esctl verify`.")
@@ -46,9 +43,10 @@ extension PostgresEventStore {
         try StreamMaintenance.validate(stream)
         try policy.validate()
         _ = try await maintain { connection, logger, _ in
-            guard try Self.streamState(stream, connection, logger, locking: true) != nil else {
+            guard let state = try Self.streamState(stream, connection, logger, locking: true) else {
                 throw EventStoreError(.notFound, "The stream '\(stream)' has no events; append to it before giving it a retention policy.")
             }
+            if state.isTombstoned { throw EventStoreError.tombstoned(stream) }
             let (count, age, before) = policy.stored
             _ = try connection.query(
                 """
@@ -147,8 +145,8 @@ extension PostgresEventStore {
         return try remove(stream: stream, state: state, before: keep, hard: false, reason: StreamDeletion.retention, now: now, connection, logger)
     }
 
-    /// Removes versions `state.first ..< before` of `stream`, keeps their ids, counts them, and
-    /// appends the `$StreamDeleted` event.
+    /// Removes versions `state.first ..< before` of `stream` and the snapshots that name it,
+    /// keeps their ids, counts them, and appends the `$StreamDeleted` event.
     private func remove(
         stream: String, state: StreamState, before: UInt64, hard: Bool, reason: String, now: Int64,
         _ connection: PostgresConnection, _ logger: Logger
@@ -172,6 +170,15 @@ extension PostgresEventStore {
             WHERE name = \(stream)
             """, logger: logger
         ).wait()
+        if removed > 0 || hard {
+            // A snapshot folded from removed events goes with them (one pass over the snapshot rows).
+            _ = try connection.query(
+                """
+                DELETE FROM eventstore.tables WHERE name = '$snapshots'
+                    AND position(\(ByteBuffer(bytes: [0] + Array(stream.utf8) + [0])) IN key) > 0
+                """, logger: logger
+            ).wait()
+        }
         if removed > 0 {
             let trims: Int64 = reason == StreamDeletion.retention ? 1 : 0
             _ = try connection.query(

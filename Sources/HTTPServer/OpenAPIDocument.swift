@@ -1082,9 +1082,9 @@ components:
       type: object
       additionalProperties: false
       properties:
-        maxCount: { type: integer, minimum: 1 }
+        maxCount: { type: integer, minimum: 1, maximum: 9223372036854775807 }
         maxAgeSeconds: { type: integer, minimum: 1, maximum: 3153600000000 }
-        truncateBefore: { type: integer, minimum: 1 }
+        truncateBefore: { type: integer, minimum: 1, maximum: 9223372036854775807 }
     ColorDisplay:
       type: object
       description: The calculator's display, as `esctl color --json` and `esctl query color --json` print it.

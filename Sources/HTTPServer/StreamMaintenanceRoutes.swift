@@ -56,13 +56,15 @@ extension Server {
 enum RetentionBody {
     /// The policy `{"maxCount"?,"maxAgeSeconds"?,"truncateBefore"?}` gives; 400 naming what is wrong.
     static func policy(_ bytes: [UInt8]) throws(ServerError) -> RetentionPolicy {
-        let shape = "send {\"maxCount\":N,\"maxAgeSeconds\":S,\"truncateBefore\":V}, each optional and a whole number of 1 or more"
+        let shape = "send {\"maxCount\":N,\"maxAgeSeconds\":S,\"truncateBefore\":V}, each optional and a whole number from 1 to 9223372036854775807"
         guard let value = try? JSONValue(parsing: bytes), case let .object(members) = value else {
             throw ServerError(.badRequest, "The body is not a JSON object; \(shape).")
         }
         var policy = RetentionPolicy()
         for (name, member) in members {
-            guard let number = member.intValue, number > 0 else { throw ServerError(.badRequest, "\"\(name)\" is not a whole number of 1 or more; \(shape).") }
+            guard case let .int(number) = member, number > 0 else {
+                throw ServerError(.badRequest, "\"\(name)\" is not a whole number from 1 to 9223372036854775807; \(shape).")
+            }
             switch name {
             case "maxCount": policy.maxCount = UInt64(number)
             case "maxAgeSeconds":

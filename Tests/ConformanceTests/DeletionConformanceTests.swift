@@ -177,6 +177,17 @@ struct DeletionConformanceTests {
             }
             #expect(try await f.log.headPosition() == 1)
             #expect(shown(try await f.log.events(of: "s-1")) == ["s-1@1 A"])
+            // And a stream whose events are all deleted has nothing left to delete softly; a hard
+            // delete still tombstones it, recording an empty range; a tombstoned stream takes no policy
+            _ = try await f.log.deleteStream("s-1", expectedVersion: .any, hard: false)
+            let head = try await f.log.headPosition()
+            await refused(.notFound) { _ = try await f.log.deleteStream("s-1", expectedVersion: .any, hard: false) }
+            #expect(try await f.log.headPosition() == head)
+            let hard = try await f.log.deleteStream("s-1", expectedVersion: .exact(1), hard: true)
+            #expect(hard.count == 0 && hard.hard && hard.fromVersion == 2 && hard.toVersion == 1)
+            await refused(.streamTombstoned) { try await f.log.setRetention(RetentionPolicy(maxCount: 1), for: "s-1") }
+            await refused(.invalidInput) { try await f.log.setRetention(RetentionPolicy(maxCount: UInt64.max), for: "s-1") }
+            #expect(try await f.log.verify().isClean)
         }
     }
 
@@ -356,6 +367,34 @@ struct DeletionAppsTests {
                 live = try AppCatalog.apps.map { try runner.storedHash(of: $0.name) }
                 #expect(try await runner.rebuild().map(\.hash) == live)
             }
+        }
+    }
+
+    @Test("a deleted or trimmed stream's command snapshots go with it; the others stay", arguments: Backend.allCases)
+    func snapshotsGo(_ backend: Backend) async throws {
+        try await withDomain(backend, snapshotInterval: 2) { f in
+            // Given snapshots of ann's and bob's workouts
+            for user in ["ann", "bob"] {
+                _ = try await f.backend.fitness(.setGoal(50), user: user)
+                _ = try await f.backend.fitness(.start, user: user)
+                _ = try await f.backend.fitness(.walk(steps: 3, distance: 1), user: user)
+            }
+            func snapshotStreams() async throws -> Set<String> {
+                Set(try await Snapshots.list(in: f.store).flatMap { $0.versions.map(\.stream) })
+            }
+            #expect(try await snapshotStreams().isSuperset(of: ["fitness-ann", "fitness-bob"]))
+            // When ann's workout is deleted, then no snapshot names it, and bob's stay
+            _ = try await f.store.deleteStream("fitness-ann", expectedVersion: .any, hard: false)
+            let left = try await snapshotStreams()
+            #expect(!left.contains("fitness-ann") && left.contains("fitness-bob"), "\(left)")
+            // And a command on ann's workout starts from nothing, after the deleted versions
+            #expect(try await f.backend.fitnessState(user: "ann").workout == Workout())
+            // When bob's workout gets a policy and his next command trims it, then the snapshot
+            // that command wrote goes with the events it trimmed
+            try await f.store.setRetention(RetentionPolicy(maxCount: 1), for: "fitness-bob")
+            _ = try await f.backend.fitness(.walk(steps: 1, distance: 1), user: "bob")
+            #expect(try await f.store.streamInfo("fitness-bob")?.eventCount == 1)
+            #expect(!(try await snapshotStreams()).contains("fitness-bob"))
         }
     }
 }

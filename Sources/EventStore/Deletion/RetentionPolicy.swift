@@ -40,7 +40,18 @@ public struct RetentionPolicy: Sendable, Hashable, Codable, CustomStringConverti
             throw EventStoreError(.invalidInput, "The maximum age is under a microsecond; give a positive duration.")
         }
         if truncateBefore == 0 {
-            throw EventStoreError(.invalidInput, "truncateBefore is 0; give a version of 1 or more.")
+            throw EventStoreError(.invalidInput, "The version to truncate before is 0; give a version of 1 or more.")
+        }
+        // Every backend keeps them as signed 64-bit numbers (PostgreSQL's bigint).
+        let largest = UInt64(Int64.max)
+        if let maxCount, maxCount > largest {
+            throw EventStoreError(.invalidInput, "The maximum count is over \(largest); give at most that.")
+        }
+        if let truncateBefore, truncateBefore > largest {
+            throw EventStoreError(.invalidInput, "The version to truncate before is over \(largest); give at most that.")
+        }
+        if let age = maxAgeMicroseconds, age > UInt64(Int64.max) {
+            throw EventStoreError(.invalidInput, "The maximum age is too long; give at most 100,000 years.")
         }
     }
 

@@ -11,12 +11,11 @@ extension EventStore {
     /// version numbers; a hard delete also tombstones it, and every later append to it throws
     /// ``EventStoreError/Code/streamTombstoned``.
     ///
-    /// Throws ``EventStoreError`` with ``EventStoreError/Code/invalidInput`` for a stream of the
-    /// store's own (`$`...), ``EventStoreError/Code/notFound`` for a stream that never had an
-    /// event, ``EventStoreError/Code/versionConflict``, ``EventStoreError/Code/streamTombstoned``
-    /// for a stream already tombstoned, ``EventStoreError/Code/closed``. Nothing changes when it
-    /// throws. Deleting a stream whose events are all deleted already records an empty range
-    /// (and tombstones it when `hard`).
+    /// Throws ``EventStoreError`` with ``EventStoreError/Code/invalidInput`` for `$deletions`,
+    /// ``EventStoreError/Code/notFound`` for a stream with no events (a hard delete of a stream
+    /// whose events are all deleted already tombstones it, recording an empty range),
+    /// ``EventStoreError/Code/versionConflict``, ``EventStoreError/Code/streamTombstoned`` for a
+    /// stream already tombstoned, ``EventStoreError/Code/closed``. Nothing changes when it throws.
     public func deleteStream(_ stream: String, expectedVersion: ExpectedVersion = .any, hard: Bool = false) async throws
         -> StreamDeletion
     {
@@ -33,8 +32,8 @@ extension EventStore {
     /// append, and by ``purge()``.
     ///
     /// Throws ``EventStoreError`` with ``EventStoreError/Code/invalidInput`` for a part that is 0
-    /// or a stream of the store's own, ``EventStoreError/Code/notFound`` for a stream that never
-    /// had an event, ``EventStoreError/Code/closed``.
+    /// or over 2^63 − 1, or `$deletions`; ``EventStoreError/Code/notFound`` for a stream that
+    /// never had an event; ``EventStoreError/Code/streamTombstoned``; ``EventStoreError/Code/closed``.
     public func setRetention(_ policy: RetentionPolicy, for stream: String) async throws {
         try StreamMaintenance.validate(stream)
         try policy.validate()
@@ -84,13 +83,18 @@ extension EventStore {
 
 /// The rules deletion and retention share on every backend.
 package enum StreamMaintenance {
-    /// Refuses a stream name that breaks the naming rules or belongs to the store (`$`...: its
-    /// records of deletions, which `verify` needs).
+    /// Refuses a stream name that breaks the naming rules or is the store's own `$deletions`
+    /// (its records of deletions, which `verify` needs).
     package static func validate(_ stream: String) throws(EventStoreError) {
         try Limits.validateName(stream, kind: "stream")
-        if stream.hasPrefix("$") {
+        if stream == StreamDeletion.systemStream {
             throw EventStoreError(
-                .invalidInput, "The stream '\(stream)' belongs to the store (its name starts with '$'); it cannot be deleted or given a policy.")
+                .invalidInput, "The stream '\(stream)' belongs to the store: it records every deletion; it cannot be deleted or given a policy.")
         }
+    }
+
+    /// A soft delete of a stream whose events are all deleted already.
+    package static func nothingToDelete(_ stream: String) -> EventStoreError {
+        EventStoreError(.notFound, "The stream '\(stream)' has no events left; there is nothing to delete (--hard would still tombstone it).")
     }
 }

@@ -63,12 +63,13 @@ final class StreamMaintenanceJob: WriteJob, @unchecked Sendable {
                 EventStoreError.versionConflict([VersionConflict(stream: stream, expected: expectedVersion, actual: head.version)]))
         }
         if head.state.isTombstoned { throw JobFailure.rejected(EventStoreError.tombstoned(stream)) }
+        // A soft delete of a stream with no events left would record nothing; a hard one still tombstones it.
+        if head.liveCount == 0 && !hard { throw JobFailure.rejected(StreamMaintenance.nothingToDelete(stream)) }
         result = [
             try StreamTrimming.remove(
                 stream: stream, before: head.version &+ 1, head: &head, hard: hard, reason: StreamDeletion.delete, context: &context,
                 idGenerator: idGenerator)
         ]
-        try SnapshotRows.remove(naming: stream, context)
     }
 
     private func setRetention(_ policy: RetentionPolicy, stream: String, context: BatchContext) throws {
@@ -76,6 +77,7 @@ final class StreamMaintenanceJob: WriteJob, @unchecked Sendable {
             throw JobFailure.rejected(
                 EventStoreError(.notFound, "The stream '\(stream)' has no events; append to it before giving it a retention policy."))
         }
+        if head.state.isTombstoned { throw JobFailure.rejected(EventStoreError.tombstoned(stream)) }
         head.state.retention = policy.isEmpty ? nil : policy
         var name = stream
         try name.withUTF8 { bytes in
@@ -112,8 +114,9 @@ final class StreamMaintenanceJob: WriteJob, @unchecked Sendable {
 extension SnapshotRows {
     /// Removes, in the deletion's transaction, every row of the command snapshots table
     /// (`t/$snapshots`, written by the Commands module) whose key names `stream`
-    /// (`NAME 00 STREAM 00 ...`): a snapshot of a deleted stream goes with it. Costs one pass
-    /// over the snapshot rows (one per decider and stream set), not over the log.
+    /// (`NAME 00 STREAM 00 ...`): a snapshot folded from deleted (or trimmed) events goes with
+    /// them, so that a command decides the same with or without it. Costs one pass over the
+    /// snapshot rows (one per decider and stream set), not over the log.
     static func remove(naming stream: String, _ context: BatchContext) throws {
         var dbi: MDB_dbi = 0
         let rc = mdb_dbi_open(context.txn.handle, TableRegistry.prefix + table, 0, &dbi)

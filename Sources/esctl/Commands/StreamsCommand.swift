@@ -30,16 +30,17 @@ struct StreamsDelete: AsyncParsableCommand {
             Appending a deleted event's id again answers "already recorded" and writes nothing. \
             Prints what was removed; with --json one object {"stream","fromVersion","toVersion",\
             "count","hard","reason","types","position"}. Exit 65 when --expected-version does not \
-            hold, 67 for a stream that never had an event, 1 for a tombstoned one.
+            hold, 67 for a stream with no events (--hard still tombstones a stream whose events \
+            were all deleted), 1 for a tombstoned one.
             """)
 
-    @OptionGroup var store: StoreOptions
+    @OptionGroup var store: WritingStoreOptions
 
     @Argument(help: "The stream to delete.")
     var stream: String
 
     @Option(
-        name: .customLong("expected-version"), help: ArgumentHelp("any, exists, or the stream's current version N.", valueName: "VERSION"),
+        name: .customLong("expected-version"), help: ArgumentHelp("any, no-stream, exists, or the stream's current version N.", valueName: "VERSION"),
         transform: ExpectedVersionOption.parse)
     var expectedVersion: ExpectedVersionOption?
 
@@ -51,7 +52,7 @@ struct StreamsDelete: AsyncParsableCommand {
 
     func run() async throws {
         try await reportingErrors {
-            let store = try await self.store.open(.existing)
+            let store = try await self.store.openExisting()
             defer { store.close() }
             let deletion = try await store.deleteStream(stream, expectedVersion: expectedVersion?.value ?? .any, hard: hard)
             DeletionOutput.print([deletion], json: json)
@@ -68,15 +69,18 @@ struct StreamsRetention: AsyncParsableCommand {
             Events beyond the policy are removed by the writer in the transaction of the stream's \
             next append, and for every stream by `esctl purge`; setting it removes nothing. \
             DURATION is a number with a unit: ms, s, m, h, d or w (90d, 12h, 30m); a plain number \
-            is seconds. Prints the policy set.
+            is seconds. Prints the policy set; with --json {"stream","retention"} (null when \
+            cleared). Exit 1 for a tombstoned stream, 67 for one that never had an event.
             """)
 
-    @OptionGroup var store: StoreOptions
+    @OptionGroup var store: WritingStoreOptions
 
     @Argument(help: "The stream.")
     var stream: String
 
-    @Option(name: .customLong("max-count"), help: ArgumentHelp("Keep at most N of the newest events (1 or more).", valueName: "N"))
+    @Option(
+        name: .customLong("max-count"), help: ArgumentHelp("Keep at most N of the newest events (1 or more).", valueName: "N"),
+        transform: Numbers.unsigned("--max-count", from: 1))
     var maxCount: UInt64?
 
     @Option(
@@ -84,16 +88,28 @@ struct StreamsRetention: AsyncParsableCommand {
         transform: DurationText.parse)
     var maxAge: Duration?
 
-    @Option(name: .customLong("truncate-before"), help: ArgumentHelp("Remove every version before V.", valueName: "V"))
+    @Option(
+        name: .customLong("truncate-before"), help: ArgumentHelp("Remove every version before V (1 or more).", valueName: "V"),
+        transform: Numbers.unsigned("--truncate-before", from: 1))
     var truncateBefore: UInt64?
+
+    @Flag(help: "Print the policy set as JSON.")
+    var json = false
 
     func run() async throws {
         try await reportingErrors {
-            let store = try await self.store.open(.existing)
+            let store = try await self.store.openExisting()
             defer { store.close() }
             let policy = RetentionPolicy(maxCount: maxCount, maxAge: maxAge, truncateBefore: truncateBefore)
             try await store.setRetention(policy, for: stream)
-            Console.print("\(stream): retention \(DurationText.describe(policy))")
+            if json {
+                var object = JSONObjectWriter()
+                object.add("stream", stream)
+                object.add("retention", rawJSON: DeletionJSON.policy(policy.isEmpty ? nil : policy))
+                Console.printJSON(object.finish())
+            } else {
+                Console.print("\(stream): retention \(DurationText.describe(policy))")
+            }
         }
     }
 }
@@ -119,6 +135,7 @@ struct StreamsShow: AsyncParsableCommand {
 
     func run() async throws {
         try await reportingErrors {
+            try Limits.validateName(stream, kind: "stream")
             let store = try await self.store.openReadOnly()
             defer { store.close() }
             guard let info = try await store.streamInfo(stream) else {
@@ -144,19 +161,19 @@ struct Purge: AsyncParsableCommand {
         abstract: "Apply every stream's retention policy now, and print what it removed.",
         discussion: """
             One transaction removes, from every stream with a retention policy, the events beyond \
-            it (each removal recorded by a $StreamDeleted event). Prints one line per stream \
+            it (each stream's removal recorded by a $StreamDeleted event in that transaction). Prints one line per stream \
             trimmed ("nothing to remove" when none); with --json one object \
             {"removed":N,"deletions":[{"stream","fromVersion","toVersion","count","hard","reason","types","position"}]}.
             """)
 
-    @OptionGroup var store: StoreOptions
+    @OptionGroup var store: WritingStoreOptions
 
     @Flag(help: "Print what was removed as JSON.")
     var json = false
 
     func run() async throws {
         try await reportingErrors {
-            let store = try await self.store.open(.existing)
+            let store = try await self.store.openExisting()
             defer { store.close() }
             let deletions = try await store.purge()
             if json {
@@ -193,7 +210,7 @@ enum DurationText {
         let unit = units.first { text.hasSuffix($0.0) && Int64(text.dropLast($0.0.count)) != nil }
         let number = Int64(unit.map { String(text.dropLast($0.0.count)) } ?? text)
         guard let number, number > 0 else {
-            throw ValidationError("--max-age takes a positive number with a unit: ms, s, m, h, d or w (90d, 12h); '\(text)' is not one.")
+            throw ValidationError("--max-age takes a positive whole number, with a unit (ms, s, m, h, d or w: 90d, 12h) or without (seconds); '\(text)' is not one.")
         }
         let micros = number.multipliedReportingOverflow(by: unit?.1 ?? 1_000_000)
         guard !micros.overflow else { throw ValidationError("--max-age '\(text)' is too long; give at most 100000 years.") }
