@@ -141,7 +141,13 @@ public struct CommandHandler: Sendable {
             do {
                 let results: [AppendResult]
                 if let snapshot = snapshotDue(snapshots, decider, state: state, loaded: loaded, appends: appends) {
-                    results = try await store.append(appends) { txn, _ in try txn.put(Snapshots.table, snapshot.key, snapshot.value) }
+                    // A deletion (a delete, a purge, another process's trim) that committed since the load
+                    // changes no version it read, but the state may hold what it removed: no snapshot then.
+                    let deletions = loaded.deletions
+                    results = try await store.append(appends) { txn, _ in
+                        guard try txn.deletionFingerprint(consuming: nil) == deletions else { return }
+                        try txn.put(Snapshots.table, snapshot.key, snapshot.value)
+                    }
                 } else {
                     results = try await store.append(appends)
                 }
@@ -196,6 +202,9 @@ public struct CommandHandler: Sendable {
         var passedOver: [PassedOverEvent]
         /// How many events were read after the snapshot (all of them without one).
         var tail: Int
+        /// The store's deletion count the load saw (read only for a snapshotting decider): a
+        /// snapshot folded from it is not written once a deletion has committed since.
+        var deletions: UInt64 = 0
     }
 
     /// Folds the decider's streams into its state, in position order across streams: from the
@@ -203,7 +212,7 @@ public struct CommandHandler: Sendable {
     func load<D: StreamDecider>(_ decider: D, snapshots: SnapshotCodec<D>?) throws -> Loaded<D.State> {
         let streams = uniqued(decider.streams)
         let logger = logger
-        var loaded = try store.readTables { txn -> (state: D.State?, versions: [String: UInt64], decoded: [(UInt64, D.Event)], passedOver: [PassedOverEvent], tail: Int) in
+        var loaded = try store.readTables { txn -> (state: D.State?, versions: [String: UInt64], decoded: [(UInt64, D.Event)], passedOver: [PassedOverEvent], tail: Int, deletions: UInt64) in
             var start: (state: D.State, versions: [String: UInt64])?
             if let snapshots, let bytes = try txn.get(Snapshots.table, snapshots.key) {
                 start = snapshots.read(bytes, streams: decider.streams, logger: logger)
@@ -228,7 +237,8 @@ public struct CommandHandler: Sendable {
                 if version == (start?.versions[stream] ?? 0) { version = max(version, try txn.streamVersion(stream)) }
                 versions[stream] = version
             }
-            return (start?.state, versions, decoded, passedOver, tail)
+            let deletions = snapshots == nil ? 0 : try txn.deletionFingerprint(consuming: nil)
+            return (start?.state, versions, decoded, passedOver, tail, deletions)
         }
         if streams.count > 1 { loaded.decoded.sort { $0.0 < $1.0 } }
         var state = loaded.state ?? decider.initialState
@@ -238,7 +248,7 @@ public struct CommandHandler: Sendable {
                 "passed over an event the decider cannot read",
                 metadata: [LogKeys.stream: "\(event.stream)", LogKeys.position: "\(event.position)", LogKeys.reason: "\(event.reason)"])
         }
-        return Loaded(state: state, versions: loaded.versions, passedOver: loaded.passedOver, tail: loaded.tail)
+        return Loaded(state: state, versions: loaded.versions, passedOver: loaded.passedOver, tail: loaded.tail, deletions: loaded.deletions)
     }
 
     private func uniqued(_ streams: [String]) -> [String] {

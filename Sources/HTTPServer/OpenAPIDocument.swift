@@ -204,6 +204,7 @@ paths:
         "400": { $ref: "#/components/responses/BadRequest" }
         "401": { $ref: "#/components/responses/Unauthorized" }
         "404": { $ref: "#/components/responses/NotFound" }
+        "410": { $ref: "#/components/responses/Tombstoned" }
         "413": { $ref: "#/components/responses/PayloadTooLarge" }
   /purge:
     post:

@@ -281,6 +281,28 @@ struct CountsByStream: Projection {
 
 @Suite("Deletion and projections: rebuild == live after any deletion, on every backend")
 struct DeletionProjectionTests {
+    @Test("a command that loaded before a deletion committed writes its events but not the snapshot it folded", arguments: Backend.allCases)
+    func noSnapshotAcrossADeletion(_ backend: Backend) async throws {
+        try await withLog(backend) { f in
+            try await withInterloperTurn {
+                // Given snapshots due with every event, and a stream that another process deletes
+                // while the command decides (which changes no version the command read)
+                _ = try await f.log.append(to: "other-1", events: [event("X")])
+                let handler = CommandHandler(store: f.log, configuration: CommandHandler.Configuration(snapshotInterval: 1))
+                let deleter = Interloper(store: f.log, stream: "todo-home", atDecisions: [1]) { store in
+                    _ = try await store.deleteStream("other-1", expectedVersion: .any, hard: false)
+                }
+                // When the command runs, then its event is recorded, and no snapshot is written
+                let outcome = try await handler.handle(.add("pen"), with: TodoDecider(list: "home", interloper: deleter))
+                #expect(outcome.recorded.map(\.version) == [1])
+                #expect(try await Snapshots.list(in: f.log).isEmpty)
+                // And the next command, which loads after the deletion, writes one
+                _ = try await handler.handle(.add("ink"), with: TodoDecider(list: "home"))
+                #expect(try await Snapshots.list(in: f.log).count == 1)
+            }
+        }
+    }
+
     @Test("a command on a soft-deleted stream decides from nothing and appends after the deleted versions", arguments: Backend.allCases)
     func commandsAfterDelete(_ backend: Backend) async throws {
         try await withLog(backend) { f in

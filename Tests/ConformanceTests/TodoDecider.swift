@@ -137,12 +137,15 @@ final class Interloper: Sendable {
     let store: any EventLog
     let stream: String
     let atDecisions: Set<Int>
+    /// What the other writer does instead of appending to `stream` (a deletion, say), when set.
+    let action: (@Sendable (any EventLog) async throws -> Void)?
     private let decisions = Atomic<Int>(0)
 
-    init(store: any EventLog, stream: String, atDecisions: Set<Int>) {
+    init(store: any EventLog, stream: String, atDecisions: Set<Int>, action: (@Sendable (any EventLog) async throws -> Void)? = nil) {
         self.store = store
         self.stream = stream
         self.atDecisions = atDecisions
+        self.action = action
     }
 
     var decisionCount: Int { decisions.load(ordering: .relaxed) }
@@ -156,10 +159,14 @@ final class Interloper: Sendable {
         // otherwise hold every pool thread the append needs to finish.
         let done = DispatchSemaphore(value: 0)
         let failure = Mutex<String?>(nil)
-        let store = store, stream = stream
+        let store = store, stream = stream, action = action
         Task.detached(executorPreference: QueueExecutor.shared) {
             do {
-                _ = try await store.append(to: stream, events: [try ItemAdded(item: "other-\(decision)").newEvent()])
+                if let action {
+                    try await action(store)
+                } else {
+                    _ = try await store.append(to: stream, events: [try ItemAdded(item: "other-\(decision)").newEvent()])
+                }
             } catch {
                 failure.withLock { $0 = "\(error)" }
             }

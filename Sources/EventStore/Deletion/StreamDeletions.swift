@@ -11,7 +11,7 @@ extension EventStore {
     /// version numbers; a hard delete also tombstones it, and every later append to it throws
     /// ``EventStoreError/Code/streamTombstoned``.
     ///
-    /// Throws ``EventStoreError`` with ``EventStoreError/Code/invalidInput`` for `$deletions`,
+    /// Throws ``EventStoreError`` with ``EventStoreError/Code/invalidInput`` for a `$` name,
     /// ``EventStoreError/Code/notFound`` for a stream with no events (a hard delete of a stream
     /// whose events are all deleted already tombstones it, recording an empty range),
     /// ``EventStoreError/Code/versionConflict``, ``EventStoreError/Code/streamTombstoned`` for a
@@ -32,7 +32,7 @@ extension EventStore {
     /// append, and by ``purge()``.
     ///
     /// Throws ``EventStoreError`` with ``EventStoreError/Code/invalidInput`` for a part that is 0
-    /// or over 2^63 − 1, or `$deletions`; ``EventStoreError/Code/notFound`` for a stream that
+    /// or over 2^63 − 1, or a `$` name; ``EventStoreError/Code/notFound`` for a stream that
     /// never had an event; ``EventStoreError/Code/streamTombstoned``; ``EventStoreError/Code/closed``.
     public func setRetention(_ policy: RetentionPolicy, for stream: String) async throws {
         try StreamMaintenance.validate(stream)
@@ -83,13 +83,15 @@ extension EventStore {
 
 /// The rules deletion and retention share on every backend.
 package enum StreamMaintenance {
-    /// Refuses a stream name that breaks the naming rules or is the store's own `$deletions`
-    /// (its records of deletions, which `verify` needs).
+    /// Refuses a stream name that breaks the naming rules or is reserved: names that start
+    /// with `$` belong to the store and its engines (`$deletions`, the records of deletions that
+    /// `verify` needs; `$projections`, the decisions to pass events over).
     package static func validate(_ stream: String) throws(EventStoreError) {
         try Limits.validateName(stream, kind: "stream")
-        if stream == StreamDeletion.systemStream {
+        if stream.hasPrefix("$") {
             throw EventStoreError(
-                .invalidInput, "The stream '\(stream)' belongs to the store: it records every deletion; it cannot be deleted or given a policy.")
+                .invalidInput,
+                "The stream '\(stream)' is reserved (names that start with '$' belong to the store and its engines); it cannot be deleted or given a policy.")
         }
     }
 

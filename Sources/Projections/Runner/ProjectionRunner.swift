@@ -329,7 +329,13 @@ public final class ProjectionRunner: Sendable {
         if allCurrent && selected.count == projections.count { checkedDeletions.withLock { $0 = deletions } }
         guard !stale.isEmpty else { return }
         for name in stale { logger.info("Projection '\(name)' read events that were deleted since; rebuilding it.") }
-        _ = try await rebuild(stale, progress: progress)
+        do {
+            _ = try await rebuild(stale, progress: progress)
+        } catch let error as ProjectionError where error.code == .stopped {
+            // The rebuild stopped at an event its projection cannot apply (recorded where the
+            // next attempt resumes): the old state serves, and the other projections catch up.
+            logger.info("a rebuild after deletions stopped", metadata: [LogKeys.reason: "\(error.message)"])
+        }
     }
 
     /// Folds the named projections (all when nil) again from the start, beside their current
@@ -356,7 +362,7 @@ public final class ProjectionRunner: Sendable {
             var resumed: [String] = []
             var fresh: [any Projection] = []
             for (projection, (serving, rebuilding, definition)) in zip(selected, records) {
-                if let rebuilding, let serving, rebuilding.definition == definition, serving.definition == definition,
+                if let rebuilding, let serving, rebuilding.definition == definition, serving.definition.foldsLike(definition),
                     !(try await RebuildOwners.isRunning(owner: rebuilding.owner, in: store, projection: projection.name))
                 {
                     resumed.append(projection.name)
