@@ -67,11 +67,7 @@ extension EventStore {
             guard start >= max(head.state.first, 1), start <= head.version else { return 0 }
             var seen = 0
             try Self.forEachPosition(of: head, stream: stream, from: start, direction: direction, limit: limit, txn, databases) { position in
-                guard let value = try BigEndian.withBytes(of: position, { bytes in try txn.get(databases.events, bytes) }) else {
-                    throw EventStoreError(.damaged, "The stream index points to position \(position), which is not in the log; run `esctl verify`.")
-                }
-                let record = try RecordView(value, position: position)
-                try record.checkBelongs(to: stream, at: position)
+                let record = try Self.indexedRecord(at: position, of: stream, txn, databases)
                 do {
                     try body(EventView(position: position, record: record, knownStream: stream))
                 } catch {
@@ -85,6 +81,17 @@ extension EventStore {
         }
         if let bodyError { throw bodyError }
         return seen
+    }
+
+    /// The record at `position`, which `stream`'s index names as one of its versions, in place.
+    /// Throws ``EventStoreError/Code/damaged`` when the log lacks it or it is another stream's.
+    static func indexedRecord(at position: UInt64, of stream: String, _ txn: Transaction, _ databases: Databases) throws -> RecordView {
+        guard let value = try BigEndian.withBytes(of: position, { try txn.get(databases.events, $0) }) else {
+            throw EventStoreError(.damaged, "The stream index points to position \(position), which is not in the log; run `esctl verify`.")
+        }
+        let record = try RecordView(value, position: position)
+        try record.checkBelongs(to: stream, at: position)
+        return record
     }
 
     /// Calls `body` with the positions of a stream's versions from `start` (which exists) in

@@ -226,16 +226,12 @@ extension PostgresEventStore {
     typealias StateRow = (Int64, Int64, Bool, Int64?, Int64?, Int64?)
 
     private static func stateQuery(_ stream: String, locking: Bool) -> PostgresQuery {
-        if locking {
-            return """
-                SELECT version, first_version, tombstoned, max_count, max_age_micros, truncate_before
-                FROM eventstore.streams WHERE name = \(stream) FOR UPDATE
-                """
-        }
-        return """
+        var query: PostgresQuery = """
             SELECT version, first_version, tombstoned, max_count, max_age_micros, truncate_before
             FROM eventstore.streams WHERE name = \(stream)
             """
+        if locking { query.sql += " FOR UPDATE" }
+        return query
     }
 
     private static func state(_ row: StateRow) -> StreamState {

@@ -83,10 +83,13 @@ public struct RetentionPolicy: Sendable, Hashable, Codable, CustomStringConverti
         return min(keep, version &+ 1)
     }
 
+    /// `max-count N, max-age Ss, truncate-before V` (the parts set), or `none`.
     public var description: String {
         var parts: [String] = []
         if let maxCount { parts.append("max-count \(maxCount)") }
-        if let maxAge { parts.append("max-age \(maxAge)") }
+        if let age = maxAgeMicroseconds {
+            parts.append(age % 1_000_000 == 0 ? "max-age \(age / 1_000_000)s" : "max-age \(Double(age) / 1e6)s")
+        }
         if let truncateBefore { parts.append("truncate-before \(truncateBefore)") }
         return parts.isEmpty ? "none" : parts.joined(separator: ", ")
     }

@@ -166,6 +166,12 @@ struct StreamHead: Equatable {
         }
     }
 
+    /// Writes this head as `stream`'s entry in `streams`.
+    func store(as stream: String, _ txn: Transaction, _ databases: Databases) throws {
+        var name = stream
+        try name.withUTF8 { bytes in _ = try withBytes { try txn.put(databases.streams, UnsafeRawBufferPointer(bytes), $0) } }
+    }
+
     func withBytes<R>(_ body: (UnsafeRawBufferPointer) throws -> R) rethrows -> R {
         let stateBytes = state.isDefault ? 0 : State.size
         return try withUnsafeTemporaryAllocation(byteCount: 16 + 8 * pending.count + stateBytes, alignment: 8) { buffer in

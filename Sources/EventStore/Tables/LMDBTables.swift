@@ -129,12 +129,7 @@ final class LMDBTables: TableStorage {
     func forEachEvent(inStream stream: String, from version: UInt64, _ body: (RecordedEvent) throws -> Void) throws {
         guard let head = try EventStore.streamHead(stream, txn, databases), version <= head.version else { return }
         try EventStore.forEachPosition(of: head, stream: stream, from: version, direction: .forward, limit: .max, txn, databases) { position in
-            guard let value = try BigEndian.withBytes(of: position, { try txn.get(databases.events, $0) }) else {
-                throw EventStoreError(.damaged, "The stream index points to position \(position), which is not in the log; run `esctl verify`.")
-            }
-            let record = try RecordView(value, position: position)
-            try record.checkBelongs(to: stream, at: position)
-            try body(try record.recordedEvent(at: position))
+            try body(try EventStore.indexedRecord(at: position, of: stream, txn, databases).recordedEvent(at: position))
             return true
         }
     }

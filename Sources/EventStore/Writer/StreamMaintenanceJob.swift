@@ -79,10 +79,7 @@ final class StreamMaintenanceJob: WriteJob, @unchecked Sendable {
         }
         if head.state.isTombstoned { throw JobFailure.rejected(EventStoreError.tombstoned(stream)) }
         head.state.retention = policy.isEmpty ? nil : policy
-        var name = stream
-        try name.withUTF8 { bytes in
-            _ = try head.withBytes { try context.txn.put(context.databases.streams, UnsafeRawBufferPointer(bytes), $0) }
-        }
+        try head.store(as: stream, context.txn, context.databases)
         try Array((Schema.retentionPrefix + stream).utf8).withUnsafeBytes { key in
             if policy.isEmpty {
                 _ = try context.txn.delete(context.databases.meta, key)
@@ -109,35 +106,4 @@ final class StreamMaintenanceJob: WriteJob, @unchecked Sendable {
             }
         }
     }
-}
-
-extension SnapshotRows {
-    /// Removes, in the deletion's transaction, every row of the command snapshots table
-    /// (`t/$snapshots`, written by the Commands module) whose key names `stream`
-    /// (`NAME 00 STREAM 00 ...`): a snapshot folded from deleted (or trimmed) events goes with
-    /// them, so that a command decides the same with or without it. Costs one pass over the
-    /// snapshot rows (one per decider and stream set), not over the log.
-    static func remove(naming stream: String, _ context: BatchContext) throws {
-        var dbi: MDB_dbi = 0
-        let rc = mdb_dbi_open(context.txn.handle, TableRegistry.prefix + table, 0, &dbi)
-        if rc == MDB_NOTFOUND { return }
-        guard rc == MDB_SUCCESS else { throw EventStoreError.lmdb(rc, "opening the snapshot table") }
-        let needle = [0] + Array(stream.utf8) + [0]
-        var doomed: [[UInt8]] = []
-        let cursor = try context.txn.cursor(dbi)
-        var entry = try cursor.first()
-        while let (key, _) = entry {
-            let bytes = Array(key)
-            if bytes.count >= needle.count, (0...(bytes.count - needle.count)).contains(where: { bytes[$0..<($0 + needle.count)].elementsEqual(needle) }) {
-                doomed.append(bytes)
-            }
-            entry = try cursor.next()
-        }
-        for key in doomed { try key.withUnsafeBytes { _ = try context.txn.delete(dbi, $0) } }
-    }
-}
-
-/// The command snapshots' table, as far as the store knows it: its name.
-enum SnapshotRows {
-    static let table = "$snapshots"
 }

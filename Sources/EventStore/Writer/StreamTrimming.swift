@@ -20,7 +20,7 @@ enum StreamTrimming {
             try EventStore.forEachPosition(
                 of: head, stream: stream, from: from, direction: .forward, limit: .max, txn, databases
             ) { position in
-                if try record(at: position, stream: stream, txn, databases).recordedAt >= cutoff {
+                if try EventStore.indexedRecord(at: position, of: stream, txn, databases).recordedAt >= cutoff {
                     found = version
                     return false
                 }
@@ -57,7 +57,7 @@ enum StreamTrimming {
         }
         var types = Set<String>()
         for position in positions {
-            types.insert(String(decoding: try record(at: position, stream: stream, txn, databases).typeBytes, as: UTF8.self))
+            types.insert(String(decoding: try EventStore.indexedRecord(at: position, of: stream, txn, databases).typeBytes, as: UTF8.self))
             try BigEndian.withBytes(of: position) { _ = try txn.delete(databases.events, $0) }
         }
         // Full chunks that hold only removed versions go; a chunk that still holds kept ones stays
@@ -70,8 +70,7 @@ enum StreamTrimming {
         }
         head.state.first = max(from, through &+ 1)
         if hard { head.state.isTombstoned = true }
-        var name = stream
-        try name.withUTF8 { bytes in _ = try head.withBytes { try txn.put(databases.streams, UnsafeRawBufferPointer(bytes), $0) } }
+        try head.store(as: stream, txn, databases)
 
         let removed = UInt64(positions.count)
         try MetaCounters.add(removed, to: Schema.deletedCountKey, txn, databases)
@@ -95,16 +94,6 @@ enum StreamTrimming {
             [event], ids: [idGenerator()], stream: StreamDeletion.systemStream, head: &systemHead, context: &context)
         deletion.position = written[0]
         return deletion
-    }
-
-    /// The record at `position`, which the stream's index gives as one of its versions.
-    private static func record(at position: UInt64, stream: String, _ txn: Transaction, _ databases: Databases) throws -> RecordView {
-        guard let value = try BigEndian.withBytes(of: position, { try txn.get(databases.events, $0) }) else {
-            throw EventStoreError(.damaged, "The stream index points to position \(position), which is not in the log; run `esctl verify`.")
-        }
-        let view = try RecordView(value, position: position)
-        try view.checkBelongs(to: stream, at: position)
-        return view
     }
 }
 

@@ -188,7 +188,8 @@ final class Writer: @unchecked Sendable {
                         nextPosition: try Self.lastPosition(txn, environment.databases) + 1,
                         recordedAt: recordedAt)
                     let start = context.nextPosition
-                    if formatUpgradePending { try Self.markCurrentFormat(txn, environment.databases) }
+                    // The store may now hold records of the current format.
+                    if formatUpgradePending { try MetaCounters.markFormat(Schema.formatVersion, txn, environment.databases) }
                     for (index, job) in pending.enumerated() {
                         do throws(JobFailure) {
                             try job.run(in: &context)
@@ -300,15 +301,6 @@ final class Writer: @unchecked Sendable {
 
     /// Touched only by the writer thread.
     private var lastReaderCheck = ContinuousClock.now
-
-    /// Writes the current format into `meta`: the store may now hold records of that format.
-    private static func markCurrentFormat(_ txn: Transaction, _ databases: Databases) throws {
-        try Array(Schema.formatKey.utf8).withUnsafeBytes { key in
-            try withUnsafeBytes(of: Schema.formatVersion.bigEndian) { value in
-                _ = try txn.put(databases.meta, key, value)
-            }
-        }
-    }
 
     /// The position of the last event in the log, 0 when it is empty.
     static func lastPosition(_ txn: Transaction, _ databases: Databases) throws(EventStoreError) -> UInt64 {

@@ -108,7 +108,7 @@ struct StreamsRetention: AsyncParsableCommand {
                 object.add("retention", rawJSON: DeletionJSON.policy(policy.isEmpty ? nil : policy))
                 Console.printJSON(object.finish())
             } else {
-                Console.print("\(stream): retention \(DurationText.describe(policy))")
+                Console.print("\(stream): retention \(policy.description)")
             }
         }
     }
@@ -147,7 +147,7 @@ struct StreamsShow: AsyncParsableCommand {
                 let rows: [(String, String)] = [
                     ("stream", info.stream), ("version", String(info.version)), ("first version", String(info.firstVersion)),
                     ("events", String(info.eventCount)), ("tombstoned", info.isTombstoned ? "yes" : "no"),
-                    ("retention", info.retention.map(DurationText.describe) ?? "none"),
+                    ("retention", info.retention?.description ?? "none"),
                 ]
                 for (name, value) in rows { Console.print(name.padded(to: 16) + value) }
             }
@@ -202,7 +202,7 @@ enum DeletionOutput {
     }
 }
 
-/// Durations as esctl reads and prints them: a number and a unit.
+/// Durations as esctl reads them: a number and a unit (`RetentionPolicy` prints them back).
 enum DurationText {
     private static let units: [(String, Int64)] = [("ms", 1_000), ("s", 1_000_000), ("m", 60_000_000), ("h", 3_600_000_000), ("d", 86_400_000_000), ("w", 604_800_000_000)]
 
@@ -215,14 +215,5 @@ enum DurationText {
         let micros = number.multipliedReportingOverflow(by: unit?.1 ?? 1_000_000)
         guard !micros.overflow else { throw ValidationError("--max-age '\(text)' is too long; give at most 100000 years.") }
         return .microseconds(micros.partialValue)
-    }
-
-    /// A policy in esctl's words.
-    static func describe(_ policy: RetentionPolicy) -> String {
-        var parts: [String] = []
-        if let count = policy.maxCount { parts.append("max-count \(count)") }
-        if let age = policy.maxAge { parts.append("max-age \(DeletionJSON.seconds(age))s") }
-        if let before = policy.truncateBefore { parts.append("truncate-before \(before)") }
-        return parts.isEmpty ? "none" : parts.joined(separator: ", ")
     }
 }
