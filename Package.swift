@@ -3,7 +3,7 @@ import PackageDescription
 
 // The layers, from the bottom: EventStore (the log on LMDB), then the engines (Projections,
 // Commands), then the apps, then the faces (esctl). A library user depends on the products
-// EventStore, Projections, Commands and EventStoreTesting, which need swift-log only; esctl's
+// EventStore, Projections, Commands and EventStoreTesting, which need swift-log and swift-crypto (its AES-GCM seals personal data) only; esctl's
 // argument parser comes with the trait "CLI" (on by default), so a package that depends on this
 // one with `traits: []` does not resolve or build it. The library emits metrics through swift-metrics
 // (its CoreMetrics module only).
@@ -33,6 +33,8 @@ let package = Package(
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
         .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
+        // AES-GCM for personal data (one key per subject; forgetting destroys the key).
+        .package(url: "https://github.com/apple/swift-crypto", from: "4.5.2"),
         .package(url: "https://github.com/vapor/postgres-nio", from: "1.33.2"),
         // The server (HTTPServer, esctl serve) and its tests only.
         .package(url: "https://github.com/hummingbird-project/hummingbird", from: "2.28.1"),
@@ -52,6 +54,7 @@ let package = Package(
             name: "EventStore",
             dependencies: [
                 "CLMDB", "CRC32C", .product(name: "Logging", package: "swift-log"), .product(name: "CoreMetrics", package: "swift-metrics"),
+                .product(name: "Crypto", package: "swift-crypto"),
             ]),
         // The PostgreSQL backend: the EventLog protocol on postgres-nio. Only this target (and
         // what depends on it) compiles a PostgreSQL client.

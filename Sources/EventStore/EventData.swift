@@ -21,11 +21,19 @@ public protocol EventData: Codable, Sendable {
     /// each event, so that the store's upcasters know which steps older events need. Declare
     /// the new version when the shape changes, and register an ``Upcaster`` from the old one.
     static var schemaVersion: UInt16 { get }
+    /// What of this value's data is personal to whom (none unless declared): stored encrypted
+    /// under each subject's key, forgotten with it (``EventLog/forget(_:)``). A type that
+    /// declares some decodes the forgotten marker in those fields
+    /// (``Swift/KeyedDecodingContainer/decode(_:forKey:orWhenForgotten:)``).
+    var personalData: [PersonalData] { get }
 }
 
 extension EventData {
     /// Version 1: the shape of a type that never evolved.
     public static var schemaVersion: UInt16 { 1 }
+
+    /// Nothing personal.
+    public var personalData: [PersonalData] { [] }
 
     /// The event ready to append (its data the value's JSON, its schema version the type's).
     ///
@@ -33,7 +41,7 @@ extension EventData {
     public func newEvent(id: UUID? = nil, metadata: Data = Data()) throws -> NewEvent {
         NewEvent(
             id: id, type: Self.eventType, data: Data(try JSONValueEncoder.serialize(self).utf8), metadata: metadata,
-            schemaVersion: Self.schemaVersion)
+            schemaVersion: Self.schemaVersion, personal: personalData)
     }
 
     /// Decodes a recorded event of this type.

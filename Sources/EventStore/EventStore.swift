@@ -80,6 +80,61 @@ public final class EventStore: Sendable {
             maximumEventsPerCommit: configuration.maximumEventsPerCommit,
             staleReaderCheckInterval: configuration.staleReaderCheckInterval, slowCommitThreshold: configuration.slowCommitThreshold,
             logger: configuration.logger, metrics: metrics, headSignal: headSignal)
+        do {
+            // Every read of personal data looks its subject's key up in this table.
+            if mode == .readOnly {
+                try tableRegistry.openExisting([SubjectKeys.table], in: environment)
+            } else {
+                try tableRegistry.create([SubjectKeys.table], in: environment)
+                try finishForgettingAtOpen()
+            }
+        } catch {
+            close()
+            throw error
+        }
+    }
+
+    /// Finishes the steps of forgets a crash interrupted, before the store is handed out (as
+    /// ``EventLog/finishForgetting()`` does): one read when there are none. The rare work is
+    /// done by the writer while this thread waits for it (not a task: an open may run on every
+    /// thread of the cooperative pool at once).
+    private func finishForgettingAtOpen() throws {
+        let (pending, checked) = try readTables { txn in (try Forgetting.pending(in: txn), try SubjectKeys.checkedVersion(in: txn)) }
+        guard pending.version > checked else { return }
+        try tableRegistry.create([SnapshotRows.table], in: environment)
+        let environment = environment
+        let registry = tableRegistry
+        if pending.toRecord.isEmpty {
+            try waitForWriter { completion in
+                TableWriteJob(environment: environment, registry: registry, body: { [pending] txn in
+                    try Forgetting.destroyKeys(pending, in: txn)
+                    try SubjectKeys.setCheckedVersion(pending.version, in: txn)
+                }, completion: completion)
+            }
+            return
+        }
+        let events = pending.toRecord.map { Forgetting.event(Forgetting.forgottenType, subject: $0.subject, keyID: $0.keyID) }
+        var appends = [StreamAppend(stream: Forgetting.systemStream, events: events, expectedVersion: .exact(pending.version))]
+        StoredForm.apply(to: &appends)
+        let tables = AppendJob.TableWrites(environment: environment, registry: registry, tracking: nil) { [pending] txn, results in
+            try Forgetting.destroyKeys(pending, in: txn)
+            try SubjectKeys.setCheckedVersion(results[0].version, in: txn)
+        }
+        let generator = configuration.idGenerator
+        _ = try waitForWriter { completion in AppendJob(appends: appends, idGenerator: generator, tableWrites: tables, completion: completion) }
+    }
+
+    /// Submits the job `make` builds and blocks this thread until the writer has done it.
+    private func waitForWriter<T: Sendable>(_ make: (@escaping @Sendable (Result<T, any Error>) -> Void) -> any WriteJob) throws -> T {
+        let outcome = Mutex<Result<T, any Error>?>(nil)
+        let done = DispatchSemaphore(value: 0)
+        try writer.submit(make { result in
+            outcome.withLock { $0 = result }
+            done.signal()
+        })
+        done.wait()
+        guard let result = outcome.withLock({ $0 }) else { throw EventStoreError(.storageFailure, "The writer finished a job without an outcome.") }
+        return try result.get()
     }
 
     deinit {
@@ -162,12 +217,12 @@ public final class EventStore: Sendable {
         alsoWriting body: (@Sendable (TableTransaction, [AppendResult]) throws -> Void)?
     ) async throws -> [AppendResult] {
         try Limits.validate(appends)
-        var appends = appends
+        var appends = try await sealingPersonalData(appends)
         StoredForm.apply(to: &appends)
         let generator = configuration.idGenerator
         return try await withCheckedThrowingContinuation { continuation in
             let tables = AppendJob.TableWrites(environment: environment, registry: tableRegistry, tracking: tracking, body: body)
-            let job = AppendJob(appends: appends, idGenerator: generator, tableWrites: tables, continuation: continuation)
+            let job = AppendJob(appends: appends, idGenerator: generator, tableWrites: tables) { continuation.resume(with: $0) }
             do {
                 try writer.submit(job)
             } catch {

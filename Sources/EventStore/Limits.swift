@@ -59,6 +59,11 @@ public enum Limits {
                     .invalidInput,
                     "The stream '\(append.stream)' belongs to the store: its events record deletions; append to another stream.")
             }
+            if append.stream == Forgetting.systemStream && !SystemWrites.isActive {
+                throw EventStoreError(
+                    .invalidInput,
+                    "The stream '\(append.stream)' belongs to the store: its events record forgotten subjects; use forget, or append to another stream.")
+            }
             if !streams.insert(append.stream).inserted && append.expectedVersion != .any {
                 throw EventStoreError(
                     .invalidInput,

@@ -22,15 +22,19 @@ public struct NewEvent: Sendable, Equatable {
     /// The version of the type's schema the data is written in: 1 (the default) until the type
     /// evolves, at most 65,535. Recorded with the event; part of its content for idempotency.
     public var schemaVersion: UInt16
+    /// What of the data is personal to whom: stored encrypted with each subject's key, read back
+    /// decrypted until the subject is forgotten (``EventLog/forget(_:)``). Empty: nothing is.
+    public var personal: [PersonalData]
 
     /// Creates an event to append. Give `recordedAtMicroseconds` only to copy an event recorded
     /// elsewhere with its original time; `schemaVersion` when the data is written in a later
-    /// version of its type's schema.
+    /// version of its type's schema; `personal` to mark data as personal to subjects.
     public init(
         id: UUID? = nil, type: String, data: Data = Data(), metadata: Data = Data(), recordedAtMicroseconds: Int64? = nil,
-        schemaVersion: UInt16 = 1
+        schemaVersion: UInt16 = 1, personal: [PersonalData] = []
     ) {
         self.schemaVersion = schemaVersion
+        self.personal = personal
         self.id = id
         self.type = type
         self.data = data

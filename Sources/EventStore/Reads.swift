@@ -30,7 +30,7 @@ extension EventStore {
                 if current > last { break }
                 let view = try RecordView(value, position: current)
                 if compiled.matches(view),
-                    let event = try upcasting.upcast(view.recordedEvent(at: current, interner: &interner), wanting: filter.types)
+                    let event = try upcasting.upcast(opened(view.recordedEvent(at: current, interner: &interner), txn), wanting: filter.types)
                 {
                     events.append(event)
                 }
@@ -67,7 +67,7 @@ extension EventStore {
                 }
                 let view = try RecordView(value, position: current)
                 if compiled.matches(view),
-                    let event = try upcasting.upcast(view.recordedEvent(at: current, interner: &interner), wanting: filter.types)
+                    let event = try upcasting.upcast(opened(view.recordedEvent(at: current, interner: &interner), txn), wanting: filter.types)
                 {
                     events.append(event)
                 }
@@ -88,7 +88,7 @@ extension EventStore {
             guard let value = try BigEndian.withBytes(of: position, { try txn.get(databases.events, $0) }) else {
                 return nil
             }
-            return try environment.upcasting.upcast(RecordView(value, position: position).recordedEvent(at: position))
+            return try environment.upcasting.upcast(opened(RecordView(value, position: position).recordedEvent(at: position), txn))
         }
     }
 
@@ -101,7 +101,7 @@ extension EventStore {
         let databases = environment.databases
         return try environment.read { txn in
             guard let (position, view) = try Self.record(withID: id, txn, databases), let view else { return nil }
-            return try environment.upcasting.upcast(view.recordedEvent(at: position))
+            return try environment.upcasting.upcast(opened(view.recordedEvent(at: position), txn))
         }
     }
 
@@ -228,5 +228,17 @@ public struct StoreStatistics: Sendable, Equatable, Codable {
         self.pageSize = pageSize
         self.readers = readers
         self.readerProcesses = readerProcesses
+    }
+
+}
+
+extension EventStore {
+    /// The event as readers see it: its personal data decrypted with the keys `txn` sees, or
+    /// marked forgotten. Events without personal data cost a comparison of their first bytes.
+    func opened(_ event: RecordedEvent, _ txn: Transaction) throws -> RecordedEvent {
+        guard PersonalEnvelope.isSealed(event.data) else { return event }
+        let tables = TableTransaction(txn: txn, environment: environment, registry: tableRegistry, isWritable: false)
+        defer { tables.invalidate() }
+        return try opened(event, in: tables)
     }
 }

@@ -21,12 +21,17 @@ public struct RecordedEvent: Sendable, Equatable, Hashable {
     /// The version of its type's schema its data was written in (1 until the type evolves;
     /// records written before schema versions were kept read as 1).
     public let schemaVersion: UInt16
+    /// What of its data is personal to whom (empty when nothing is), each part marked
+    /// ``PersonalData/isForgotten`` when its subject was forgotten: the data then holds
+    /// `{"$forgotten":"SUBJECT"}` where that part was.
+    public let personal: [PersonalData]
 
     public init(
         position: UInt64, stream: String, version: UInt64, id: UUID, type: String, data: Data,
-        metadata: Data, recordedAtMicroseconds: Int64, schemaVersion: UInt16 = 1
+        metadata: Data, recordedAtMicroseconds: Int64, schemaVersion: UInt16 = 1, personal: [PersonalData] = []
     ) {
         self.schemaVersion = schemaVersion
+        self.personal = personal
         self.position = position
         self.stream = stream
         self.version = version

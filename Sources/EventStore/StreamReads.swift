@@ -25,6 +25,9 @@ extension EventStore {
         try forEachEvent(inStream: stream, from: version, direction: direction, limit: limit) { view in
             events.append(view.recordedEvent())
         }
+        if events.contains(where: { PersonalEnvelope.isSealed($0.data) }) {
+            events = try readTables { txn in try events.map { try opened($0, in: txn) } }
+        }
         return try environment.upcasting.upcast(events)
     }
 

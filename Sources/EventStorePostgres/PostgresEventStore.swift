@@ -104,6 +104,15 @@ public final class PostgresEventStore: EventLog, SubscriptionSource {
             client: client, clock: configuration.clock, maximumEventsPerCall: configuration.maximumEventsPerCommit,
             logger: configuration.logger, metrics: metrics, headSignal: headSignal)
         appender.setTrimmer { [weak self] stream in try await self?.trimAfterAppend(stream) ?? [] }
+        do {
+            // Every read of personal data looks its subject's key up in this table; an open for
+            // writing finishes the steps of forgets a crash interrupted.
+            try await openTables([SubjectKeys.table])
+            if mode != .readOnly { try await finishForgetting() }
+        } catch {
+            close()
+            throw error
+        }
     }
 
     deinit {
@@ -169,7 +178,7 @@ public final class PostgresEventStore: EventLog, SubscriptionSource {
     public func append(_ appends: [StreamAppend]) async throws -> [AppendResult] {
         try checkWritable()
         try Limits.validate(appends)
-        return try await submit(appends, tracking: nil)
+        return try await submit(try await sealingPersonalData(appends), tracking: nil)
     }
 
     /// Appends and records `tracking` in the same transaction; see
@@ -179,7 +188,7 @@ public final class PostgresEventStore: EventLog, SubscriptionSource {
         try checkWritable()
         try tracking.validate()
         if !appends.isEmpty { try Limits.validate(appends) }
-        return try await submit(appends, tracking: tracking)
+        return try await submit(appends.isEmpty ? appends : try await sealingPersonalData(appends), tracking: tracking)
     }
 
     private func submit(_ appends: [StreamAppend], tracking: TrackingPosition?) async throws -> [AppendResult] {

@@ -80,7 +80,7 @@ extension PostgresEventStore {
             query.appendConditions(of: recorded)
             query.append(" ORDER BY position LIMIT \(query.bind(Int64(limit)))")
             let rows = try await storedEvents(query)
-            events += try upcasting.upcast(rows, wanting: filter.types)
+            events += try upcasting.upcast(opened(rows), wanting: filter.types)
             if events.count >= limit { return Array(events.prefix(limit)) }
             guard rows.count == limit, let lastRow = rows.last, lastRow.position < last else { return events }
             next = lastRow.position + 1
@@ -226,13 +226,20 @@ extension PostgresEventStore {
             } else {
                 scannedThrough = max(min(last, head), position - 1)
             }
-            return (try upcasting.upcast(events, wanting: filter.types), scannedThrough)
+            return (try upcasting.upcast(opened(events), wanting: filter.types), scannedThrough)
         }
     }
 
     /// The events a query selects, upcast.
     private func events(_ query: SQLQuery) async throws -> [RecordedEvent] {
-        try upcasting.upcast(try await storedEvents(query))
+        try upcasting.upcast(opened(try await storedEvents(query)))
+    }
+
+    /// The events as readers see them: personal data decrypted with the keys of one read of the
+    /// key table (only when some event has any), or marked forgotten.
+    func opened(_ events: [RecordedEvent]) throws -> [RecordedEvent] {
+        guard events.contains(where: { PersonalEnvelope.isSealed($0.data) }) else { return events }
+        return try readTables { txn in try events.map { try opened($0, in: txn) } }
     }
 
     /// The events a query selects, as stored.

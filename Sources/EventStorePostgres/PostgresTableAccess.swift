@@ -69,6 +69,7 @@ extension PostgresEventStore {
     ) async throws -> [AppendResult] {
         try checkWritable()
         try Limits.validate(appends)
+        let appends = try await sealingPersonalData(appends)
         let call = AppendCall([request(appends, tracking: nil)], now: ContentTime.microseconds(configuration.clock()))
         let started = ContinuousClock.now
         let (results, trims) = try await blocking.offload { [self] in

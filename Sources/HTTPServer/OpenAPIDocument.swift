@@ -222,6 +222,28 @@ paths:
                   removed: { type: integer, minimum: 0 }
                   deletions: { type: array, items: { $ref: "#/components/schemas/StreamDeletion" } }
         "401": { $ref: "#/components/responses/Unauthorized" }
+  /subjects/{subject}/forget:
+    post:
+      operationId: forgetSubject
+      summary: 'Forgets a subject (destroys the key of the data personal to it), as `esctl forget --json`; from then on every read shows that data as {"$forgotten":"SUBJECT"}. Repeating it writes nothing and answers alreadyForgotten.'
+      parameters:
+        - { name: subject, in: path, required: true, schema: { type: string, minLength: 1 } }
+      responses:
+        "200":
+          description: What was done.
+          content:
+            application/json:
+              schema:
+                type: object
+                required: [subject, key, requestPosition, forgottenPosition, alreadyForgotten]
+                properties:
+                  subject: { type: string }
+                  key: { oneOf: [{ type: string }, { type: "null" }], description: The id of the key destroyed. }
+                  requestPosition: { oneOf: [{ type: integer, minimum: 1 }, { type: "null" }] }
+                  forgottenPosition: { oneOf: [{ type: integer, minimum: 1 }, { type: "null" }] }
+                  alreadyForgotten: { type: boolean }
+        "400": { $ref: "#/components/responses/BadRequest" }
+        "401": { $ref: "#/components/responses/Unauthorized" }
   /events:
     get:
       operationId: readEvents
@@ -1034,6 +1056,7 @@ components:
         metadata: { description: "The metadata as JSON (null when empty), or base64 text with metadataEncoding: base64." }
         recordedAt: { type: string, description: ISO 8601, UTC, microseconds. }
         schemaVersion: { type: integer, minimum: 2, maximum: 65535, description: "The version of the type's schema the data was written in; absent when 1." }
+        personal: { type: array, items: { $ref: "#/components/schemas/PersonalPart" }, description: "What of the data is personal to whom; absent when nothing is." }
         dataEncoding: { const: base64 }
         metadataEncoding: { const: base64 }
     Events:
@@ -1048,6 +1071,15 @@ components:
         id: { type: string, format: uuid }
         metadata: {}
         schemaVersion: { type: integer, minimum: 1, maximum: 65535, description: "The version of the type's schema the data is written in (default 1)." }
+        personal: { type: array, items: { $ref: "#/components/schemas/PersonalPart" }, description: "Data to store encrypted under each subject's key." }
+    PersonalPart:
+      type: object
+      description: 'Data personal to a subject: named top-level fields of the JSON object data, or (fields null) the whole payload. On a read event, forgotten is true once the subject was forgotten and the data holds {"$forgotten":"SUBJECT"} there.'
+      required: [subject, fields]
+      properties:
+        subject: { type: string, minLength: 1 }
+        fields: { oneOf: [{ type: array, items: { type: string, minLength: 1 }, minItems: 1 }, { type: "null" }] }
+        forgotten: { type: boolean }
     AppendResult:
       type: object
       required: [stream, version, positions, alreadyRecorded]

@@ -5,7 +5,8 @@ import WireFormat
 
 extension Server {
     /// Deletion and retention: DELETE /streams/{stream}, GET /streams/{stream}/info,
-    /// PUT /streams/{stream}/retention, POST /purge; what `esctl streams` and `esctl purge` do.
+    /// PUT /streams/{stream}/retention, POST /purge, POST /subjects/{subject}/forget; what
+    /// `esctl streams`, `esctl purge` and `esctl forget` do.
     func addStreamMaintenanceRoutes(to router: Router<ServerContext>) {
         // A soft delete, or a hard one (?hard=true), guarded by the Expected-Version header.
         router.delete("/streams/{stream}") { request, context -> Response in
@@ -48,6 +49,13 @@ extension Server {
         router.post("/purge") { request, _ -> Response in
             _ = try RequestQuery(request, known: [])
             return ErrorResponses.body(.ok, DeletionJSON.purge(try await self.store.purge()))
+        }
+
+        // Forgets a subject, as `esctl forget --json`: repeating it answers alreadyForgotten.
+        router.post("/subjects/{subject}/forget") { request, context -> Response in
+            _ = try RequestQuery(request, known: [])
+            let forgetting = try await self.store.forget(try context.pathParameter("subject"))
+            return ErrorResponses.body(.ok, ForgettingJSON.object(forgetting))
         }
     }
 }

@@ -52,3 +52,18 @@ public enum DeletionJSON {
         return attoseconds == 0 ? String(seconds) : String(Double(seconds) + Double(attoseconds) / 1e18)
     }
 }
+
+/// What a forget did, as JSON, the same for esctl and the server.
+public enum ForgettingJSON {
+    /// `{"subject","key","requestPosition","forgottenPosition","alreadyForgotten"}`: `key` is the id
+    /// of the key destroyed; it and the positions are null when nothing was left to forget.
+    public static func object(_ forgetting: SubjectForgetting) -> String {
+        var object = JSONObjectWriter()
+        object.add("subject", forgetting.subject)
+        object.add("key", forgetting.keyID)
+        object.add("requestPosition", rawJSON: forgetting.requestPosition.map { String($0) } ?? "null")
+        object.add("forgottenPosition", rawJSON: forgetting.forgottenPosition.map { String($0) } ?? "null")
+        object.add("alreadyForgotten", forgetting.wasAlreadyForgotten)
+        return object.finish()
+    }
+}

@@ -5,7 +5,8 @@ import Foundation
 /// what `export` writes and `import` reads back (``EventLine``), and what the server streams.
 public enum EventJSON {
     /// `--json`: one object with the keys position, stream, version, id, type, data, metadata and
-    /// recordedAt, and `schemaVersion` when the event's is not 1. Data and metadata appear as JSON
+    /// recordedAt, `schemaVersion` when the event's is not 1, and `personal` when some of its
+    /// data is personal to a subject (``PersonalJSON``). Data and metadata appear as JSON
     /// values; bytes that are not JSON appear as a base64 string with `dataEncoding` /
     /// `metadataEncoding` set to "base64". Empty metadata is null.
     public static func line(_ event: RecordedEvent) -> String {
@@ -26,6 +27,7 @@ public enum EventJSON {
         }
         object.add("recordedAt", ISO8601.string(microseconds: event.recordedAtMicroseconds))
         if event.schemaVersion != 1 { object.add("schemaVersion", UInt64(event.schemaVersion)) }
+        if !event.personal.isEmpty { object.add("personal", rawJSON: PersonalJSON.json(event.personal)) }
         if data == nil { object.add("dataEncoding", "base64") }
         return object.finish()
     }

@@ -2,8 +2,8 @@ import EventStore
 import Foundation
 
 /// One line of esctl's NDJSON event format, as read by `append --batch` and `import`:
-/// `{"stream":S,"type":T,"data":JSON?,"id":UUID?,"metadata":JSON?,"expectedVersion":V?,"recordedAt":TIME?,"schemaVersion":N?}`
-/// (no `data` is `{}`; no `schemaVersion` is 1).
+/// `{"stream":S,"type":T,"data":JSON?,"id":UUID?,"metadata":JSON?,"expectedVersion":V?,"recordedAt":TIME?,"schemaVersion":N?,"personal":[...]?}`
+/// (no `data` is `{}`; no `schemaVersion` is 1; `personal` as ``PersonalJSON`` reads it).
 /// Data or metadata that is not JSON comes as a base64 string with `"dataEncoding":"base64"`
 /// (or `"metadataEncoding"`), as `export` and `replay --json` write it. `recordedAt` is an
 /// ISO 8601 time as `export` writes it (only `import` keeps it). Other keys (such as the
@@ -116,7 +116,12 @@ public struct EventLine: Sendable {
             }
             schemaVersion = number
         }
-        let event = NewEvent(id: id, type: type, data: data, metadata: metadata, schemaVersion: schemaVersion)
+        var personal: [PersonalData] = []
+        if let value = raw("personal"), !value.elementsEqual("null".utf8) {
+            guard let parts = PersonalJSON.parts(value) else { throw fail(PersonalJSON.problem) }
+            personal = parts
+        }
+        let event = NewEvent(id: id, type: type, data: data, metadata: metadata, schemaVersion: schemaVersion, personal: personal)
         do {
             try Limits.validateName(stream, kind: "stream")
             try Limits.validate(event)

@@ -151,6 +151,47 @@ struct CrashTests {
         #expect(checked > 10, "only \(checked) deletions were checked")
     }
 
+    @Test("a kill during forgets: the next open finishes every forget begun, and no other subject is lost")
+    func killDuringForgets() async throws {
+        let directory = try TemporaryDirectory(prefix: "crash-forgets")
+        let db = directory.appending("store")
+        var random = SystemRandomNumberGenerator()
+        var forgotten = 0
+        for round in 1...8 {
+            let child = try RunningProcess(Self.writer, ["forget", "--db", db, "--round", String(round)])
+            try await child.waitForStdoutLines(Int.random(in: 3...30, using: &random))
+            try await Task.sleep(for: .microseconds(Int.random(in: 0...20_000, using: &random)))
+            child.send(SIGKILL)
+            _ = try await child.waitForExit()
+            let store = try EventStore(path: db)
+            #expect(try store.verify().isClean, "after kill \(round)")
+            // Every forget begun (its request recorded) ended with its forgotten event
+            let system = try store.readStream("$forgotten")
+            let requested = system.filter { $0.type == "$ForgetRequested" }.map { try? JSONValue(parsing: [UInt8]($0.data))["subject"]?.stringValue }
+            let done = system.filter { $0.type == "$SubjectForgotten" }.map { try? JSONValue(parsing: [UInt8]($0.data))["subject"]?.stringValue }
+            #expect(requested == done, "after kill \(round): requests \(requested), forgotten \(done)")
+            let begun = Set(requested.compactMap { $0 ?? nil })
+            // Each subject's data reads as forgotten exactly when its forget began; never an error
+            for line in child.stdoutLines where line.hasPrefix("SEALED ") {
+                let subject = String(line.dropFirst("SEALED ".count))
+                let stream = "sealed-" + subject.dropFirst(2)
+                let event = try #require(try store.readStream(stream).first, "\(stream) after kill \(round)")
+                let text = String(decoding: event.data, as: UTF8.self)
+                if begun.contains(subject) {
+                    #expect(text.contains(#"{"$forgotten":"\#(subject)"}"#) && !text.contains("secret of"), "\(text) after kill \(round)")
+                    forgotten += 1
+                } else {
+                    #expect(text.contains("secret of \(subject)"), "\(text) after kill \(round)")
+                }
+            }
+            for line in child.stdoutLines where line.hasPrefix("FORGOTTEN ") {
+                #expect(begun.contains(String(line.dropFirst("FORGOTTEN ".count))), "\(line) after kill \(round)")
+            }
+            store.close()
+        }
+        #expect(forgotten > 4, "only \(forgotten) forgotten subjects were checked")
+    }
+
     @Test("a kill during commands never leaves a snapshot ahead of its stream or apart from its fold")
     func killDuringCommands() async throws {
         let directory = try TemporaryDirectory(prefix: "crash-commands")

@@ -78,4 +78,30 @@ struct StreamMaintenanceRouteTests {
             }
         }
     }
+
+    @Test("POST /subjects/{subject}/forget forgets what an append marked personal; again, it answers alreadyForgotten")
+    func forgetOverHTTP() async throws {
+        try await ServerFixture.with { server, client in
+            // Given a camper appended over HTTP with a personal contact
+            let body = #"[{"type":"CamperAdded","data":{"camperId":"C1","contact":{"fullName":"Ann Smith"}},"personal":[{"subject":"camper:C1","fields":["contact"]}]}]"#
+            try await client.execute(uri: "/streams/camp-1", method: .post, body: ByteBuffer(string: body)) { #expect($0.status == .created) }
+            try await client.execute(uri: "/streams/camp-1", method: .get) { response in
+                #expect(response.text.contains(#""contact":{"fullName":"Ann Smith"}"#) && response.text.contains(#""personal":[{"subject":"camper:C1","fields":["contact"]}]"#), "\(response.text)")
+            }
+            // When the camper is forgotten
+            try await client.execute(uri: "/subjects/camper:C1/forget", method: .post) { response in
+                #expect(response.status == .ok)
+                #expect(response.text.contains(#""requestPosition":2,"forgottenPosition":3,"alreadyForgotten":false}"#), "\(response.text)")
+            }
+            // Then the stream shows the marker, and a second forget writes nothing
+            try await client.execute(uri: "/streams/camp-1", method: .get) { response in
+                #expect(response.text.contains(#""contact":{"$forgotten":"camper:C1"}"#) && !response.text.contains("Ann Smith"), "\(response.text)")
+            }
+            try await client.execute(uri: "/subjects/camper:C1/forget", method: .post) { response in
+                #expect(response.text == #"{"subject":"camper:C1","key":null,"requestPosition":null,"forgottenPosition":null,"alreadyForgotten":true}"# + "\n")
+            }
+            let head = try await server.store.headPosition()
+            #expect(head == 3)
+        }
+    }
 }

@@ -50,6 +50,11 @@ import TestSupport
 //       "TRIMMED stream" and "DELETED stream soft|hard" once each has returned, and catches the
 //       example projections up every few streams.
 //
+//   torture-writer forget --db DIR --round R
+//       Appends an event whose "secret" field is personal to the subject "s-R-N" to the stream
+//       "sealed-R-N", prints "SEALED s-R-N", and forgets every second subject, printing
+//       "FORGOTTEN s-R-N" once the forget has returned.
+//
 //   torture-writer fill-readers --db DIR
 //       Takes every slot of LMDB's reader table (1,024 read transactions through LMDB's own C
 //       API, as another program could), prints "HOLDING" and keeps them until killed.
@@ -217,6 +222,21 @@ case "delete":
         }
         if counter % 5 == 0 { _ = try await store.purge() }
         if counter % 7 == 0 { try await runner.catchUp() }
+    }
+case "forget":
+    let round = option("--round") ?? "1"
+    var counter = 0
+    while true {
+        counter += 1
+        let subject = "s-\(round)-\(counter)"
+        let data = Data("{\"n\":\(counter),\"secret\":\"secret of \(subject)\"}".utf8)
+        _ = try await store.append(
+            to: "sealed-\(round)-\(counter)", events: [NewEvent(type: "Sealed", data: data, personal: [PersonalData(subject: subject, fields: ["secret"])])])
+        say("SEALED \(subject)")
+        if counter % 2 == 0 {
+            _ = try await store.forget(subject)
+            say("FORGOTTEN \(subject)")
+        }
     }
 case "append":
     let seed = UInt64(option("--seed") ?? "1") ?? 1

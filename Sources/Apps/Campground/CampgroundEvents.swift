@@ -17,6 +17,18 @@ public struct CamperAdded: EventData, Equatable {
         self.contact = CamperContact(fullName: fullName, phoneNumber: phoneNumber)
     }
 
+    /// The camper's contact is personal to `camper:ID`; forgotten, it reads as ``CamperContact/forgotten``.
+    public var personalData: [PersonalData] { [PersonalData(subject: Self.subject(camperId), fields: ["contact"])] }
+
+    /// The subject a camper's personal data belongs to: `camper:ID`.
+    public static func subject(_ camperId: String) -> String { "camper:\(camperId)" }
+
+    public init(from decoder: any Decoder) throws {
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        camperId = try container.decode(String.self, forKey: .camperId)
+        contact = try container.decode(CamperContact.self, forKey: .contact, orWhenForgotten: .forgotten)
+    }
+
     /// The camper's full name.
     public var fullName: String { contact.fullName }
     /// The camper's phone number.
@@ -31,6 +43,9 @@ public struct CamperContact: Codable, Sendable, Equatable {
         self.fullName = fullName
         self.phoneNumber = phoneNumber
     }
+
+    /// What a forgotten camper's contact reads as: nothing of it is kept.
+    public static let forgotten = CamperContact(fullName: "", phoneNumber: "")
 }
 
 /// The steps of the campground events' schema evolution, for ``Configuration/upcasters``.

@@ -22,6 +22,19 @@ public struct MessagePosted: EventData, Equatable {
         self.text = text
         self.kind = kind
     }
+
+    /// The text is personal to its user (`chat-user:NAME`); forgotten, it reads as "".
+    public var personalData: [PersonalData] { [PersonalData(subject: Self.subject(user), fields: ["text"])] }
+
+    /// The subject a chat user's messages belong to: `chat-user:NAME`.
+    public static func subject(_ user: String) -> String { "chat-user:\(user)" }
+
+    public init(from decoder: any Decoder) throws {
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        user = try container.decode(String.self, forKey: .user)
+        text = try container.decode(String.self, forKey: .text, orWhenForgotten: "")
+        kind = try container.decode(MessageKind.self, forKey: .kind)
+    }
 }
 
 /// A user's presence changed; the room shows it as a system message.

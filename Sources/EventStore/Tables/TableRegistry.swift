@@ -35,6 +35,22 @@ final class TableRegistry: Sendable {
         handles.withLock { $0.merge(opened) { old, _ in old } }
     }
 
+    /// Opens `names`, creating those that are missing, in a write transaction of its own: for
+    /// the tables an open for writing needs before its writer takes jobs.
+    func create(_ names: [String], in environment: Environment) throws(EventStoreError) {
+        let opened = try environment.transaction(readOnly: false, commit: true) { txn -> [String: MDB_dbi?] in
+            var opened: [String: MDB_dbi?] = [:]
+            for name in names {
+                var dbi: MDB_dbi = 0
+                let rc = mdb_dbi_open(txn.handle, TableRegistry.prefix + name, UInt32(MDB_CREATE), &dbi)
+                guard rc == MDB_SUCCESS else { throw EventStoreError.lmdb(rc, "creating the table '\(name)'") }
+                opened[name] = dbi
+            }
+            return opened
+        }
+        register(opened)
+    }
+
     /// Opens the tables that exist among `names` in a read transaction (for a read-only store,
     /// where nothing can be created) and records the others as absent.
     func openExisting(_ names: [String], in environment: Environment) throws(EventStoreError) {

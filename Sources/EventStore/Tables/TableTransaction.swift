@@ -145,13 +145,24 @@ public final class TableTransaction {
     /// it changes.
     package func deletionFingerprint(consuming types: Set<String>?) throws -> UInt64 {
         try checkValid()
-        guard let types else { return try storage.deletionCount(ofType: nil, trimsOnly: false) }
+        guard let types else { return try storage.deletionCount(ofType: nil, trimsOnly: false) &+ SubjectKeys.forgetCount(in: self) }
         let handlesDeletes = types.contains(StreamDeletion.eventType)
         var total: UInt64 = 0
+        var personal = false
         for type in upcasting.recordedTypes(types) ?? types where type != StreamDeletion.eventType {
             total &+= try storage.deletionCount(ofType: type, trimsOnly: handlesDeletes)
+            if !personal { personal = try SubjectKeys.hasPersonalData(type: type, in: self) }
         }
+        // A forget changes what events of types with personal data read as.
+        if personal { total &+= try SubjectKeys.forgetCount(in: self) }
         return total
+    }
+
+    /// The event as readers see it: personal data decrypted with the keys this transaction sees,
+    /// or marked forgotten.
+    private func opened(_ event: RecordedEvent) throws -> RecordedEvent {
+        guard PersonalEnvelope.isSealed(event.data) else { return event }
+        return event.opened(try PersonalEnvelope.open(event.data, id: event.id) { try SubjectKeys.key(of: $0, in: self) })
     }
 
     /// The version of `stream`'s last event this transaction sees, deleted or not; 0 when it never had one.
@@ -170,8 +181,8 @@ public final class TableTransaction {
     /// when the stream has none there), upcast by the store's upcasters.
     public func forEachEvent(inStream stream: String, from version: UInt64 = 1, _ body: (RecordedEvent) throws -> Void) throws {
         guard isValid else { throw EventStoreError.closedStore }
-        guard !upcasting.isEmpty else { return try storage.forEachEvent(inStream: stream, from: Swift.max(version, 1), body) }
-        try storage.forEachEvent(inStream: stream, from: Swift.max(version, 1)) { event in try body(try upcasting.upcast(event)) }
+        guard !upcasting.isEmpty else { return try storage.forEachEvent(inStream: stream, from: Swift.max(version, 1)) { try body(opened($0)) } }
+        try storage.forEachEvent(inStream: stream, from: Swift.max(version, 1)) { event in try body(try upcasting.upcast(opened(event))) }
     }
 
     /// Visits the events from `start` through `last` in position order until `body` returns
@@ -184,9 +195,9 @@ public final class TableTransaction {
         _ body: (RecordedEvent) throws -> Bool
     ) throws -> UInt64 {
         guard isValid else { throw EventStoreError.closedStore }
-        guard !upcasting.isEmpty else { return try storage.forEachEvent(from: start, through: last, types: types, body) }
+        guard !upcasting.isEmpty else { return try storage.forEachEvent(from: start, through: last, types: types) { try body(opened($0)) } }
         return try storage.forEachEvent(from: start, through: last, types: upcasting.recordedTypes(types)) { event in
-            guard let upcast = try upcasting.upcast(event, wanting: types) else { return true }
+            guard let upcast = try upcasting.upcast(opened(event), wanting: types) else { return true }
             return try body(upcast)
         }
     }
@@ -200,19 +211,22 @@ final class TableWriteJob<T: Sendable>: WriteJob, @unchecked Sendable {
     private var body: ((TableTransaction) throws -> T)?
     private let environment: Environment
     private let registry: TableRegistry
-    private let continuation: CheckedContinuation<T, any Error>
+    /// Called once, on the writer thread, with the outcome.
+    private let completion: @Sendable (Result<T, any Error>) -> Void
     private var result: T?
     private var callerError: (any Error)?
     let eventCount = 0
+    /// False for the store's own key writes (``SystemWrites/leavesClockAlone``).
+    let readsClock = !SystemWrites.leavesClockAlone
 
     init(
         environment: Environment, registry: TableRegistry, body: @escaping (TableTransaction) throws -> T,
-        continuation: CheckedContinuation<T, any Error>
+        completion: @escaping @Sendable (Result<T, any Error>) -> Void
     ) {
         self.environment = environment
         self.registry = registry
         self.body = body
-        self.continuation = continuation
+        self.completion = completion
     }
 
     func run(in context: inout BatchContext) throws(JobFailure) {
@@ -236,16 +250,16 @@ final class TableWriteJob<T: Sendable>: WriteJob, @unchecked Sendable {
     func complete() {
         body = nil
         guard let result else {
-            continuation.resume(throwing: EventStoreError(.storageFailure, "A table write finished without a result."))
+            completion(.failure(EventStoreError(.storageFailure, "A table write finished without a result.")))
             return
         }
         self.result = nil
-        continuation.resume(returning: result)
+        completion(.success(result))
     }
 
     func fail(_ error: EventStoreError) {
         body = nil
-        continuation.resume(throwing: callerError ?? error)
+        completion(.failure(callerError ?? error))
     }
 }
 
@@ -295,7 +309,7 @@ extension EventStore {
         let registry = tableRegistry
         return try await withCheckedThrowingContinuation { continuation in
             do {
-                try writer.submit(TableWriteJob(environment: environment, registry: registry, body: body, continuation: continuation))
+                try writer.submit(TableWriteJob(environment: environment, registry: registry, body: body) { continuation.resume(with: $0) })
             } catch {
                 continuation.resume(throwing: error)
             }

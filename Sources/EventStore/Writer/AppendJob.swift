@@ -10,7 +10,8 @@ final class AppendJob: WriteJob, @unchecked Sendable {
     private let appends: [StreamAppend]
     /// The id of every event, given or generated, in the shape of `appends`.
     private let ids: [[UUID]]
-    private let continuation: CheckedContinuation<[AppendResult], any Error>
+    /// Called once, on the writer thread, with the outcome.
+    private let completion: @Sendable (Result<[AppendResult], any Error>) -> Void
     /// Ids for the `$StreamDeleted` events of retention policies this append applies.
     private let idGenerator: @Sendable () -> UUID
     private var result: [AppendResult] = []
@@ -33,24 +34,24 @@ final class AppendJob: WriteJob, @unchecked Sendable {
     /// metadata in ``StoredForm``.
     init(
         appends: [StreamAppend], idGenerator: @escaping @Sendable () -> UUID, tableWrites: TableWrites? = nil,
-        continuation: CheckedContinuation<[AppendResult], any Error>
+        completion: @escaping @Sendable (Result<[AppendResult], any Error>) -> Void
     ) {
         self.appends = appends
         self.ids = appends.map { $0.events.map { $0.id ?? idGenerator() } }
         self.idGenerator = idGenerator
-        self.continuation = continuation
+        self.completion = completion
         self.eventCount = appends.reduce(0) { $0 + $1.events.count }
         self.tableWrites = tableWrites
     }
 
     func complete() {
         tableWrites = nil
-        continuation.resume(returning: result)
+        completion(.success(result))
     }
 
     func fail(_ error: EventStoreError) {
         tableWrites = nil
-        continuation.resume(throwing: callerError ?? error)
+        completion(.failure(callerError ?? error))
     }
 
     func run(in context: inout BatchContext) throws(JobFailure) {

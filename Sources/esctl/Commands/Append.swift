@@ -16,7 +16,7 @@ struct Append: AsyncParsableCommand {
             position and writes nothing.
 
             With --batch FILE (or - for standard input), every line is one event, \
-            {"stream":S,"type":T,"data":JSON?,"id":UUID?,"metadata":JSON?,"expectedVersion":V?,"schemaVersion":N?} \
+            {"stream":S,"type":T,"data":JSON?,"id":UUID?,"metadata":JSON?,"expectedVersion":V?,"schemaVersion":N?,"personal":[{"subject":S,"fields":[F,...]|null}]?} \
             (data {} and schema version 1 when missing), and \
             all of them are appended in one atomic transaction (at most 10,000): every expectation \
             holds and every event is written, or nothing is. An expectedVersion ("any", \
@@ -70,16 +70,33 @@ struct Append: AsyncParsableCommand {
         help: ArgumentHelp("The version of the type's schema the data is written in, 1 to 65535 (default 1).", valueName: "N"))
     var schemaVersion: UInt16?
 
+    @Option(
+        help: ArgumentHelp(
+            "Mark data personal to SUBJECT: its named top-level fields (SUBJECT=FIELD,FIELD), or the whole payload (SUBJECT). Stored encrypted; `esctl forget SUBJECT` forgets it. Repeatable.",
+            valueName: "SUBJECT[=FIELDS]"),
+        transform: Self.personalPart)
+    var personal: [PersonalData] = []
+
     @Flag(help: "Print the result as JSON.")
     var json = false
+
+    /// `SUBJECT=FIELD,FIELD` (split at the last `=`, since subjects such as `camper:C1` are free text) or `SUBJECT`.
+    static func personalPart(_ text: String) throws -> PersonalData {
+        guard let equals = text.lastIndex(of: "=") else { return PersonalData(subject: text) }
+        let fields = text[text.index(after: equals)...].split(separator: ",", omittingEmptySubsequences: false).map(String.init)
+        guard !fields.contains(where: \.isEmpty) else {
+            throw ValidationError("--personal \(text): name the fields after =, separated by commas (or give the subject alone for the whole payload).")
+        }
+        return PersonalData(subject: String(text[..<equals]), fields: fields)
+    }
 
     func validate() throws {
         if batch != nil {
             guard stream == nil, type == nil else {
                 throw ValidationError("Give either STREAM and TYPE or --batch FILE, not both.")
             }
-            guard data == nil, metadata == nil, id == nil, expectedVersion == nil, schemaVersion == nil else {
-                throw ValidationError("With --batch, give data, metadata, ids, expected versions and schema versions in the file's lines.")
+            guard data == nil, metadata == nil, id == nil, expectedVersion == nil, schemaVersion == nil, personal.isEmpty else {
+                throw ValidationError("With --batch, give data, metadata, ids, expected versions, schema versions and personal marks in the file's lines.")
             }
         } else if track != nil {
             throw ValidationError("--track goes with --batch: a processor's reaction and its tracking position commit together.")
@@ -106,7 +123,8 @@ struct Append: AsyncParsableCommand {
         guard let stream, let type else { return }
         let event = NewEvent(
             id: try parseID(), type: type, data: try InputText.json(data ?? "{}", what: "--data"),
-            metadata: try metadata.map { try InputText.json($0, what: "--metadata") } ?? Data(), schemaVersion: schemaVersion ?? 1)
+            metadata: try metadata.map { try InputText.json($0, what: "--metadata") } ?? Data(), schemaVersion: schemaVersion ?? 1,
+            personal: personal)
         let store = try await self.store.open()
         defer { store.close() }
         let result = try await store.append(

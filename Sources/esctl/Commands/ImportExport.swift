@@ -21,7 +21,9 @@ struct Import: AsyncParsableCommand {
             {"imported","alreadyRecorded","lines","headPosition"} on standard output, also when the \
             import stops (then "lines" counts the lines before the one that stopped it). Lines of \
             the stream $deletions (a source's records of its own deletions) are passed over and \
-            counted as "deletionRecordsPassedOver": the copy has no holes.
+            counted as "deletionRecordsPassedOver": the copy has no holes. Lines with "personal" \
+            marks are sealed again under this store's keys (parts marked forgotten stay forgotten); \
+            lines of $forgotten are passed over and counted as "forgetRecordsPassedOver".
             """)
 
     @OptionGroup var store: WritingStoreOptions
@@ -98,6 +100,11 @@ struct Import: AsyncParsableCommand {
                     importer.passOverDeletionRecord()
                     continue
                 }
+                // Its records of forgets: the source's export already gave those subjects' data as forgotten.
+                if parsed.stream == "$forgotten" {
+                    importer.passOverForgetRecord()
+                    continue
+                }
                 // Synchronous unless a flush is due: an await per line would hop between
                 // executors for every event.
                 if importer.needsFlush(before: parsed) { try await importer.flush() }
@@ -142,6 +149,7 @@ struct Import: AsyncParsableCommand {
         object.add("alreadyRecorded", importer.alreadyRecorded)
         object.add("lines", lines)
         if importer.deletionRecords > 0 { object.add("deletionRecordsPassedOver", importer.deletionRecords) }
+        if importer.forgetRecords > 0 { object.add("forgetRecordsPassedOver", importer.forgetRecords) }
         await object.add("headPosition", try store.headPosition())
         Console.printJSON(object.finish())
     }
@@ -153,7 +161,10 @@ struct Export: AsyncParsableCommand {
         discussion: """
             One object per line, as replay --json --as-stored writes it (events as stored, never \
             upcast): position, stream, version, id, type, data, metadata, recordedAt, and \
-            schemaVersion when it is not 1. Importing the whole log's export into an empty store gives \
+            schemaVersion when it is not 1, and personal when some data is personal to a subject: \
+            personal data is written decrypted (the copy seals it under its own keys), a forgotten \
+            subject's as {"$forgotten":"SUBJECT"} with its part marked "forgotten":true, so no key \
+            leaves the store. Importing the whole log's export into an empty store gives \
             the same log (positions, streams, versions, ids, data, metadata and recorded times), \
             so exporting that store again gives the same bytes, unless the log has deletions: the \
             copy leaves out the $deletions records and has no holes, so positions (and the \

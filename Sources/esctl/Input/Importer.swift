@@ -33,6 +33,9 @@ final class Importer {
 
     /// Passes over a line of the store's own `$deletions` stream.
     func passOverDeletionRecord() { deletionRecords += 1 }
+    /// Lines of the source's `$forgotten` passed over (its forgotten parts come as forgotten).
+    private(set) var forgetRecords = 0
+    func passOverForgetRecord() { forgetRecords += 1 }
     /// The last input line whose event is committed (or passed over): where an interrupted
     /// import resumes (`--skip`).
     private(set) var committedThroughLine: Int
@@ -177,6 +180,7 @@ final class Importer {
         }
         var again = alreadyRecorded > 0 ? " (\(alreadyRecorded) already recorded, passed over)" : ""
         if deletionRecords > 0 { again += " (\(Self.counted(deletionRecords, "deletion record")) of the source's $deletions passed over)" }
+        if forgetRecords > 0 { again += " (\(Self.counted(forgetRecords, "forget record")) of the source's $forgotten passed over)" }
         let after = skipped > 0 ? " after skipping \(skipped)" : ""
         return "Imported \(Self.counted(imported, "event")) from \(Self.counted(lines - skipped, "line"))\(after)\(again) in \(String(format: "%.1f", seconds)) s."
     }

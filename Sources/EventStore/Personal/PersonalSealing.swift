@@ -1,0 +1,110 @@
+import Foundation
+
+/// Appends the store itself makes to its own streams (`$forgotten`), which callers may not.
+package enum SystemWrites {
+    @TaskLocal package static var isActive = false
+    /// Set around the table write that makes subjects' keys: it records no event, and the
+    /// writer then does not read the store's clock for it, so the clock a caller's events get
+    /// is the same whether or not a key was made first.
+    @TaskLocal package static var leavesClockAlone = false
+}
+
+extension EventLog {
+    /// `appends` with every event's personal data sealed under its subjects' keys (made for
+    /// subjects that have none, in a table write of their own before the append: a key no
+    /// event uses is harmless). Events that mark nothing pass unchanged; their data may not
+    /// look like an envelope. Events with personal data get their id here when they have none
+    /// (sealing binds the data to it).
+    ///
+    /// Throws ``EventStoreError/Code/invalidInput`` for a bad subject, field or mark, and the
+    /// store's errors.
+    package func sealingPersonalData(_ appends: [StreamAppend]) async throws -> [StreamAppend] {
+        var subjects = Set<String>()
+        var types = Set<String>()
+        for append in appends {
+            for event in append.events {
+                if event.personal.isEmpty {
+                    if PersonalEnvelope.isSealed(event.data) {
+                        throw EventStoreError(
+                            .invalidInput,
+                            "An event's data starts with {\"$personal\": which the store keeps for personal data; mark personal data with NewEvent.personal instead.")
+                    }
+                    continue
+                }
+                try Self.validate(event.personal)
+                types.insert(event.type)
+                for part in event.personal where !part.isForgotten { subjects.insert(part.subject) }
+            }
+        }
+        guard !types.isEmpty else { return appends }
+        try await openTables([SubjectKeys.table])
+        let wanted = subjects.sorted()
+        let noted = types.sorted()
+        var keys = try readTables { txn -> [String: SubjectKey]? in
+            var keys: [String: SubjectKey] = [:]
+            for subject in wanted {
+                guard let key = try SubjectKeys.key(of: subject, in: txn) else { return nil }
+                keys[subject] = key
+            }
+            for type in noted where try !SubjectKeys.hasPersonalData(type: type, in: txn) { return nil }
+            return keys
+        }
+        if keys == nil {
+            keys = try await SystemWrites.$leavesClockAlone.withValue(true) {
+                try await writeTables { txn in
+                var keys: [String: SubjectKey] = [:]
+                for subject in wanted { keys[subject] = try SubjectKeys.keyCreating(of: subject, in: txn) }
+                for type in noted { try SubjectKeys.notePersonalType(type, in: txn) }
+                return keys
+                }
+            }
+        }
+        let generator = configuration.idGenerator
+        var sealed = appends
+        for part in sealed.indices {
+            for index in sealed[part].events.indices where !sealed[part].events[index].personal.isEmpty {
+                var event = sealed[part].events[index]
+                let id = event.id ?? generator()
+                event.id = id
+                event.data = try PersonalEnvelope.seal(StoredForm.of(event.data), parts: event.personal, id: id, keys: keys ?? [:])
+                event.personal = []
+                sealed[part].events[index] = event
+            }
+        }
+        try Limits.validate(sealed)
+        return sealed
+    }
+
+    private static func validate(_ parts: [PersonalData]) throws(EventStoreError) {
+        if parts.count > PersonalData.maximumPartsPerEvent {
+            throw EventStoreError(
+                .invalidInput, "An event marks \(parts.count) parts personal; mark at most \(PersonalData.maximumPartsPerEvent).")
+        }
+        for part in parts {
+            try Limits.validateName(part.subject, kind: "subject")
+            if let fields = part.fields {
+                if fields.isEmpty {
+                    throw EventStoreError(.invalidInput, "A personal mark for '\(part.subject)' names no field; name fields, or none for the whole payload.")
+                }
+                for field in fields where field.isEmpty {
+                    throw EventStoreError(.invalidInput, "A personal mark for '\(part.subject)' names an empty field.")
+                }
+            }
+        }
+    }
+
+    /// The event as readers see it: personal data decrypted, or marked forgotten.
+    package func opened(_ event: RecordedEvent, in txn: TableTransaction) throws -> RecordedEvent {
+        guard PersonalEnvelope.isSealed(event.data) else { return event }
+        return event.opened(try PersonalEnvelope.open(event.data, id: event.id) { try SubjectKeys.key(of: $0, in: txn) })
+    }
+}
+
+extension RecordedEvent {
+    /// The same event with its data opened and its parts marked.
+    package func opened(_ opened: (data: Data, personal: [PersonalData])) -> RecordedEvent {
+        RecordedEvent(
+            position: position, stream: stream, version: version, id: id, type: type, data: opened.data, metadata: metadata,
+            recordedAtMicroseconds: recordedAtMicroseconds, schemaVersion: schemaVersion, personal: opened.personal)
+    }
+}
