@@ -106,19 +106,14 @@ public final class EventStore: Sendable {
         let registry = tableRegistry
         if pending.toRecord.isEmpty {
             try waitForWriter { completion in
-                TableWriteJob(environment: environment, registry: registry, body: { [pending] txn in
-                    try Forgetting.destroyKeys(pending, in: txn)
-                    try SubjectKeys.setCheckedVersion(pending.version, in: txn)
-                }, completion: completion)
+                TableWriteJob(environment: environment, registry: registry, body: { [pending] txn in try Forgetting.finish(pending, in: txn) }, completion: completion)
             }
             return
         }
-        let events = pending.toRecord.map { Forgetting.event(Forgetting.forgottenType, subject: $0.subject, keyID: $0.keyID) }
-        var appends = [StreamAppend(stream: Forgetting.systemStream, events: events, expectedVersion: .exact(pending.version))]
+        var appends = [StreamAppend(stream: Forgetting.systemStream, events: pending.forgottenEvents)]
         StoredForm.apply(to: &appends)
-        let tables = AppendJob.TableWrites(environment: environment, registry: registry, tracking: nil) { [pending] txn, results in
-            try Forgetting.destroyKeys(pending, in: txn)
-            try SubjectKeys.setCheckedVersion(results[0].version, in: txn)
+        let tables = AppendJob.TableWrites(environment: environment, registry: registry, tracking: nil) { [pending] txn, _ in
+            try Forgetting.finish(pending, in: txn)
         }
         let generator = configuration.idGenerator
         _ = try waitForWriter { completion in AppendJob(appends: appends, idGenerator: generator, tableWrites: tables, completion: completion) }

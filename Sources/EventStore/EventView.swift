@@ -1,7 +1,8 @@
 import Foundation
 
 /// A recorded event read in place, in the store's memory map: nothing is copied until asked for.
-/// It is the event as stored: the store's upcasters do not run on it.
+/// It is the event as stored: the store's upcasters do not run on it, and data marked personal
+/// is its sealed envelope (`{"$personal":...}`, docs/FORMAT.md), not opened.
 ///
 /// Valid only inside the closure that receives it: its buffers point into a read transaction
 /// that ends when the closure returns. Copy out what you keep (``recordedEvent()``,

@@ -103,7 +103,8 @@ public struct AppendResult: Sendable, Equatable {
                 position: pair.1, stream: stream, version: firstVersion &+ UInt64(index),
                 id: index < ids.count ? ids[index] : pair.0.id ?? UUID(uuid: (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0)),
                 type: pair.0.type, data: StoredForm.of(pair.0.data), metadata: StoredForm.of(pair.0.metadata),
-                recordedAtMicroseconds: pair.0.recordedAtMicroseconds ?? recordedAtMicroseconds, schemaVersion: pair.0.schemaVersion)
+                recordedAtMicroseconds: pair.0.recordedAtMicroseconds ?? recordedAtMicroseconds, schemaVersion: pair.0.schemaVersion,
+                personal: pair.0.personal)
         }
     }
 }

@@ -32,7 +32,7 @@ extension EventStore {
     }
 
     /// Calls `body` with each of up to `limit` events of `stream`, as ``readStream(_:from:direction:limit:)``
-    /// would return them but as stored (no upcaster runs on a view: its ``EventView/schemaVersion``
+    /// would return them but as stored (personal data sealed, and no upcaster runs on a view: its ``EventView/schemaVersion``
     /// says which shape its data has), read in place in one snapshot: nothing is copied unless
     /// `body` copies it, so this is the fast way to look at events that are not kept. Returns how
     /// many events `body` took.

@@ -124,6 +124,36 @@ struct ForgettingConformanceTests {
         }
     }
 
+    @Test("forgets of several subjects at once all finish, and the next open has nothing left to do", arguments: Backend.allCases)
+    func concurrentForgets(_ backend: Backend) async throws {
+        try await withLog(backend) { f in
+            // Given eight subjects with personal data
+            let subjects = (1...8).map { "p-\($0)" }
+            for subject in subjects {
+                _ = try await f.log.append(
+                    to: "doc-\(subject)", events: [NewEvent(type: "Doc", data: Data(#"{"x":"secret"}"#.utf8), personal: [PersonalData(subject: subject)])])
+            }
+            // When all are forgotten at once
+            let log = f.log
+            let results = try await withThrowingTaskGroup(of: SubjectForgetting.self) { group in
+                for subject in subjects { group.addTask { try await log.forget(subject) } }
+                return try await group.reduce(into: []) { $0.append($1) }
+            }
+            // Then each forget destroyed its key, and each request has its forgotten event
+            #expect(results.allSatisfy { !$0.wasAlreadyForgotten } && results.count == 8)
+            let system = try await f.log.readStream("$forgotten", from: nil, direction: .forward, limit: 100)
+            #expect(system.filter { $0.type == "$ForgetRequested" }.count == 8)
+            #expect(Set(system.filter { $0.type == "$SubjectForgotten" }.map { String(decoding: $0.data, as: UTF8.self) }).count == 8)
+            for subject in subjects {
+                #expect(try await everyPath(f, "doc-\(subject)")["read"] == [#"{"$forgotten":"\#(subject)"}"#])
+            }
+            // And reopening finds nothing pending
+            let head = try await f.log.headPosition()
+            try await f.reopen()
+            #expect(try await f.log.headPosition() == head)
+        }
+    }
+
     @Test("a key table restored from before a forget is forgotten again on open", arguments: Backend.allCases)
     func restoredKeyTable(_ backend: Backend) async throws {
         try await withLog(backend) { f in
@@ -156,6 +186,7 @@ struct ForgettingConformanceTests {
                     personal: [PersonalData(subject: "s", fields: ["a"]), PersonalData(subject: "t", fields: ["a"])]),
                 NewEvent(type: "T", data: Data(#"{"a":1}"#.utf8), personal: [PersonalData(subject: "s"), PersonalData(subject: "t", fields: ["a"])]),
                 NewEvent(type: "T", data: Data(#"{"$personal":[],"data":{}}"#.utf8)),
+                NewEvent(type: "T", data: Data(#"{ "$personal" :[{"subject":"s","fields":null,"forgotten":true}]}"#.utf8)),
             ]
             for (index, bad) in cases.enumerated() {
                 let error = await #expect(throws: EventStoreError.self, "case \(index)") { try await f.log.append(to: "s-1", events: [bad]) }

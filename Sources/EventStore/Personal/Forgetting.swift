@@ -4,8 +4,10 @@ import Foundation
 public struct SubjectForgetting: Sendable, Equatable {
     /// The subject.
     public let subject: String
-    /// The id of the key destroyed (32 hex digits); nil when the subject had no key (it never
-    /// had personal data here, or was forgotten already), and nothing was written.
+    /// The id of the key destroyed (32 hex digits); nil when the subject had no key: nothing
+    /// sealed for it is readable (it never had data marked personal here, or was forgotten
+    /// already; data appended without marks is not the store's to forget), and this forget
+    /// wrote nothing of its own.
     public let keyID: String?
     /// The positions of the `$ForgetRequested` and `$SubjectForgotten` events; nil when nothing was written.
     public let requestPosition: UInt64?
@@ -40,6 +42,8 @@ package enum Forgetting {
         var toRecord: [(subject: String, keyID: String)] = []
         var version: UInt64 = 0
         var isEmpty: Bool { destroy.isEmpty && toRecord.isEmpty }
+        /// The `$SubjectForgotten` events the requests found without one need.
+        var forgottenEvents: [NewEvent] { toRecord.map { Forgetting.event(Forgetting.forgottenType, subject: $0.subject, keyID: $0.keyID) } }
     }
 
     /// Reads `$forgotten` past the version this key table was last checked at: requests with
@@ -64,6 +68,13 @@ package enum Forgetting {
         result.toRecord = requested
         result.destroy += requested
         return result
+    }
+
+    /// Destroys the keys `pending` names and marks `$forgotten` checked through the version it
+    /// was read at (never further: a request another process appends meanwhile is read next time).
+    static func finish(_ pending: Pending, in txn: TableTransaction) throws {
+        try destroyKeys(pending, in: txn)
+        try SubjectKeys.setCheckedVersion(pending.version, in: txn)
     }
 
     /// Destroys the keys `pending` names (those still there) and drops every command snapshot
@@ -94,43 +105,25 @@ extension EventLog {
         try Limits.validateName(subject, kind: "subject")
         try await openTables([SubjectKeys.table, SnapshotRows.table])
         try await finishForgetting()
-        var attempts = 0
-        while true {
-            attempts += 1
-            let (key, version) = try readTables { txn in
-                (try SubjectKeys.key(of: subject, in: txn), try txn.streamVersion(Forgetting.systemStream))
-            }
-            guard let key else {
-                return SubjectForgetting(subject: subject, keyID: nil, requestPosition: nil, forgottenPosition: nil)
-            }
-            let keyID = key.idText
-            let request: AppendResult
-            do {
-                request = try await SystemWrites.$isActive.withValue(true) {
-                    try await append(
-                        to: Forgetting.systemStream, events: [Forgetting.event(Forgetting.requestType, subject: subject, keyID: keyID)],
-                        expectedVersion: version == 0 ? .noStream : .exact(version))
-                }
-            } catch let error as EventStoreError where error.code == .versionConflict && attempts < 16 {
-                // Another forget went first: finish it, then look again.
-                try await finishForgetting()
-                continue
-            }
-            var pending = Forgetting.Pending()
-            pending.destroy = [(subject, keyID)]
-            try await writeTables { [pending] txn in try Forgetting.destroyKeys(pending, in: txn) }
-            let forgotten = try await SystemWrites.$isActive.withValue(true) {
-                try await append(
-                    [StreamAppend(
-                        stream: Forgetting.systemStream, events: [Forgetting.event(Forgetting.forgottenType, subject: subject, keyID: keyID)],
-                        expectedVersion: .exact(request.version))]
-                ) { txn, results in
-                    try SubjectKeys.setCheckedVersion(results[0].version, in: txn)
-                }
-            }
-            return SubjectForgetting(
-                subject: subject, keyID: keyID, requestPosition: request.positions.first, forgottenPosition: forgotten[0].positions.first)
+        guard let key = try readTables({ try SubjectKeys.key(of: subject, in: $0) }) else {
+            return SubjectForgetting(subject: subject, keyID: nil, requestPosition: nil, forgottenPosition: nil)
         }
+        // Each step appends at any version: forgets of other subjects (or an open finishing
+        // this one) may come between, and `finishForgetting` pairs requests with their ends.
+        let keyID = key.idText
+        let request = try await SystemWrites.$isActive.withValue(true) {
+            try await append(to: Forgetting.systemStream, events: [Forgetting.event(Forgetting.requestType, subject: subject, keyID: keyID)])
+        }
+        var pending = Forgetting.Pending()
+        pending.destroy = [(subject, keyID)]
+        try await writeTables { [pending] txn in try Forgetting.destroyKeys(pending, in: txn) }
+        let forgotten = try await SystemWrites.$isActive.withValue(true) {
+            try await append(to: Forgetting.systemStream, events: [Forgetting.event(Forgetting.forgottenType, subject: subject, keyID: keyID)])
+        }
+        // Marks `$forgotten` as checked through here, so the next open reads nothing.
+        try await finishForgetting()
+        return SubjectForgetting(
+            subject: subject, keyID: keyID, requestPosition: request.positions.first, forgottenPosition: forgotten.positions.first)
     }
 
     /// Finishes what forgets left undone (a crash between their steps), and destroys again any
@@ -138,26 +131,16 @@ extension EventLog {
     /// call it; so does every forget first.
     package func finishForgetting() async throws {
         try await openTables([SubjectKeys.table, SnapshotRows.table])
-        let pending = try readTables { txn in try Forgetting.pending(in: txn) }
-        guard pending.version > 0, try readTables({ try SubjectKeys.checkedVersion(in: $0) }) < pending.version else { return }
+        let (pending, checked) = try readTables { txn in (try Forgetting.pending(in: txn), try SubjectKeys.checkedVersion(in: txn)) }
+        guard pending.version > checked else { return }
         if pending.toRecord.isEmpty {
-            try await writeTables { [pending] txn in
-                try Forgetting.destroyKeys(pending, in: txn)
-                try SubjectKeys.setCheckedVersion(pending.version, in: txn)
-            }
+            try await writeTables { [pending] txn in try Forgetting.finish(pending, in: txn) }
             return
         }
-        let events = pending.toRecord.map { Forgetting.event(Forgetting.forgottenType, subject: $0.subject, keyID: $0.keyID) }
-        do {
-            _ = try await SystemWrites.$isActive.withValue(true) {
-                try await append([StreamAppend(stream: Forgetting.systemStream, events: events, expectedVersion: .exact(pending.version))]) {
-                    [pending] txn, results in
-                    try Forgetting.destroyKeys(pending, in: txn)
-                    try SubjectKeys.setCheckedVersion(results[0].version, in: txn)
-                }
+        _ = try await SystemWrites.$isActive.withValue(true) {
+            try await append([StreamAppend(stream: Forgetting.systemStream, events: pending.forgottenEvents)]) { [pending] txn, _ in
+                try Forgetting.finish(pending, in: txn)
             }
-        } catch let error as EventStoreError where error.code == .versionConflict {
-            // Another process finished (or began) a forget meanwhile: the next forget or open looks again.
         }
     }
 }

@@ -4,7 +4,7 @@ import Foundation
 /// `camper:C1`): the whole payload, or named top-level fields of a JSON object payload.
 ///
 /// The store keeps it encrypted with the subject's key (AES-GCM, one key per subject, the
-/// event's id as associated data) and decrypts it on every read. ``EventLog/forget(_:)``
+/// event's id and the subject as associated data) and decrypts it on every read. ``EventLog/forget(_:)``
 /// destroys the key: from then on every read path shows the data as forgotten, as
 /// `{"$forgotten":"SUBJECT"}` in place of each field (or of the whole payload), never as an error.
 public struct PersonalData: Sendable, Equatable, Hashable {

@@ -10,14 +10,31 @@ import Foundation
 /// payload with each personal field's value replaced by `0` (absent when a part holds the whole
 /// payload), and `sealed` is AES-GCM's nonce, ciphertext and tag of the part's plaintext: the
 /// object of its fields, in order (or the whole payload), with the event's id and the subject
-/// as associated data. The nonce is derived from the key, the id and the part, so a retry of
-/// the same event seals to the same bytes (idempotency compares them).
+/// as associated data. The nonce is derived from a subkey of the key (HKDF), the id, the subject
+/// and the part, so a retry of the same event seals to the same bytes (idempotency compares them).
 package enum PersonalEnvelope {
     static let prefix = Array("{\"$personal\":".utf8)
 
     /// Whether stored data is an envelope: a comparison of its first 13 bytes.
     package static func isSealed(_ data: Data) -> Bool {
         data.count > prefix.count && data.starts(with: prefix)
+    }
+
+    /// Whether data would be an envelope once in stored form (white space around its first
+    /// key ignored): what an append of unmarked data may not look like.
+    static func looksSealed(_ data: Data) -> Bool {
+        if isSealed(data) { return true }
+        var index = data.startIndex
+        func skipSpace() { while index < data.endIndex, [0x20, 0x09, 0x0A, 0x0D].contains(data[index]) { index += 1 } }
+        skipSpace()
+        guard index < data.endIndex, data[index] == UInt8(ascii: "{") else { return false }
+        index += 1
+        skipSpace()
+        let key = Array("\"$personal\"".utf8)
+        guard data.endIndex - index >= key.count, data[index..<index + key.count].elementsEqual(key) else { return false }
+        index += key.count
+        skipSpace()
+        return index < data.endIndex && data[index] == UInt8(ascii: ":")
     }
 
     struct Part {
@@ -103,7 +120,9 @@ package enum PersonalEnvelope {
 
     private static func nonce(key: SubjectKey, id: UUID, subject: String, index: Int) throws -> AES.GCM.Nonce {
         let input = associatedData(id: id, subject: subject) + [UInt8(truncatingIfNeeded: index)]
-        let code = HMAC<SHA256>.authenticationCode(for: input, using: key.symmetricKey)
+        // A key of its own for nonces, derived from the subject's key, not the AES key itself.
+        let nonceKey = HKDF<SHA256>.deriveKey(inputKeyMaterial: key.symmetricKey, info: Array("eventstore personal nonce".utf8), outputByteCount: 32)
+        let code = HMAC<SHA256>.authenticationCode(for: input, using: nonceKey)
         return try AES.GCM.Nonce(data: Array(code.prefix(12)))
     }
 

@@ -24,7 +24,7 @@ extension EventLog {
         for append in appends {
             for event in append.events {
                 if event.personal.isEmpty {
-                    if PersonalEnvelope.isSealed(event.data) {
+                    if PersonalEnvelope.looksSealed(event.data) {
                         throw EventStoreError(
                             .invalidInput,
                             "An event's data starts with {\"$personal\": which the store keeps for personal data; mark personal data with NewEvent.personal instead.")

@@ -5,7 +5,9 @@
 /// (reads, streams, subscriptions, table transactions, and so projections, rebuilds and the
 /// command handler's loads), step after step, so readers see each event in its type's newest
 /// shape. The stored bytes never change; ``RecordedEvent/schemaVersion`` still says the version
-/// the event was recorded in.
+/// the event was recorded in. Steps see personal data opened: a forgotten subject's fields hold
+/// `{"$forgotten":"SUBJECT"}`, which a step must pass along rather than fail on (a step that
+/// throws stops the projections that read the type, and their rebuild after the forget).
 ///
 /// ```swift
 /// // Version 2 of CamperAdded keeps the personal fields under "contact".

@@ -167,7 +167,7 @@ struct Export: AsyncParsableCommand {
             leaves the store. Importing the whole log's export into an empty store gives \
             the same log (positions, streams, versions, ids, data, metadata and recorded times), \
             so exporting that store again gives the same bytes, unless the log has deletions: the \
-            copy leaves out the $deletions records and has no holes, so positions (and the \
+            copy leaves out the $deletions (and $forgotten) records and has no holes, so positions (and the \
             versions of streams trimmed or recreated) after the first hole differ. Only the log travels: projections \
             are rebuilt on the other side. Reads the store read-only.
             """)
