@@ -24,14 +24,16 @@ public struct RecordedEvent: Sendable, Equatable, Hashable {
     /// What of its data is personal to whom (empty when nothing is), each part marked
     /// ``PersonalData/isForgotten`` when its subject was forgotten: the data then holds
     /// `{"$forgotten":"SUBJECT"}` where that part was.
-    public let personal: [PersonalData]
+    public var personal: [PersonalData] { personalParts ?? [] }
+    /// Nil for the events without personal data (nearly all): nothing to retain when an event is copied.
+    private let personalParts: [PersonalData]?
 
     public init(
         position: UInt64, stream: String, version: UInt64, id: UUID, type: String, data: Data,
         metadata: Data, recordedAtMicroseconds: Int64, schemaVersion: UInt16 = 1, personal: [PersonalData] = []
     ) {
         self.schemaVersion = schemaVersion
-        self.personal = personal
+        self.personalParts = personal.isEmpty ? nil : personal
         self.position = position
         self.stream = stream
         self.version = version

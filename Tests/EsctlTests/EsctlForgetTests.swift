@@ -60,7 +60,7 @@ struct EsctlForgetTests {
         let imported = try await copy.esctl(["import", "-", "--json"], stdin: exported.stdout)
         #expect(imported.status == 0, "\(imported)")
         let summary = try #require(try copy.objects(imported).first)
-        #expect(summary["imported"] as? Int == 2 && summary["forgetRecordsPassedOver"] as? Int == 2)
+        #expect(summary["imported"] as? Int == 2 && summary["forgetRecordsPassedOver"] as? Int == 1 && summary["subjectsForgotten"] as? Int == 1)
         // Then the copy reads bob's contact, ann's as forgotten, and exports the same events
         let read = try await copy.esctl("read", "camp-1", "--json")
         #expect(read.stdout.contains("Bob Jones") && !read.stdout.contains("Ann Smith"), "\(read)")
@@ -70,6 +70,26 @@ struct EsctlForgetTests {
         // And the copy's own forget of bob works on the key the import made
         #expect(try await copy.esctl("forget", "camper:C2").status == 0)
         #expect(!(try await copy.esctl("read", "camp-1").stdout.contains("Bob Jones")))
+    }
+
+    @Test("a backup restored from before a forget, given the log since, forgets again")
+    func restoredBackupForgetsAgain() async throws {
+        let live = try EsctlSandbox(prefix: "esctl-forget-live")
+        // Given a backup taken while a camper's contact was readable
+        #expect(try await live.esctl("append", "camp-1", "CamperAdded", "--data", Self.camper, "--personal", "camper:C1=contact").status == 0)
+        let backup = live.directory.appending("backup")
+        #expect(try await live.esctl("backup", backup).status == 0)
+        // And the live store that went on, and forgot the camper
+        #expect(try await live.esctl("append", "camp-1", "Noted").status == 0)
+        #expect(try await live.esctl("forget", "camper:C1").status == 0)
+        // When the backup is restored and given the log since its head (position 1)
+        let since = try await live.esctl("export", "--from", "2")
+        #expect(try await ProcessRunner.esctl(["read", "camp-1"], db: backup).stdout.contains("Ann Smith"), "the backup holds the contact")
+        let imported = try await ProcessRunner.esctl(["import", "-", "--json"], db: backup, stdin: Data(since.stdout.utf8))
+        #expect(imported.status == 0, "\(imported)")
+        // Then the restored store has forgotten the camper again
+        let read = try await ProcessRunner.esctl(["read", "camp-1"], db: backup)
+        #expect(!read.stdout.contains("Ann Smith") && read.stdout.contains(#"{"$forgotten":"camper:C1"}"#), "\(read)")
     }
 
     @Test("bad --personal marks and a forget of a bad subject are refused with exit 64 and one sentence")

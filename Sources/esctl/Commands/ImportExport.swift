@@ -22,8 +22,11 @@ struct Import: AsyncParsableCommand {
             import stops (then "lines" counts the lines before the one that stopped it). Lines of \
             the stream $deletions (a source's records of its own deletions) are passed over and \
             counted as "deletionRecordsPassedOver": the copy has no holes. Lines with "personal" \
-            marks are sealed again under this store's keys (parts marked forgotten stay forgotten); \
-            lines of $forgotten are passed over and counted as "forgetRecordsPassedOver".
+            marks are sealed again under this store's keys (parts marked forgotten stay forgotten). A \
+            $SubjectForgotten line forgets its subject here too, once the lines before it are \
+            written ("subjectsForgotten"): a backup restored from before a forget, given the export \
+            of the log since, forgets again; $ForgetRequested lines are passed over \
+            ("forgetRecordsPassedOver").
             """)
 
     @OptionGroup var store: WritingStoreOptions
@@ -100,9 +103,13 @@ struct Import: AsyncParsableCommand {
                     importer.passOverDeletionRecord()
                     continue
                 }
-                // Its records of forgets: the source's export already gave those subjects' data as forgotten.
+                // Its records of forgets: each forget is done here too, at its end.
                 if parsed.stream == "$forgotten" {
-                    importer.passOverForgetRecord()
+                    if parsed.event.type == "$SubjectForgotten" {
+                        try await importer.forget(parsed, number: reader.lineNumber)
+                    } else {
+                        importer.passOverForgetRecord()
+                    }
                     continue
                 }
                 // Synchronous unless a flush is due: an await per line would hop between
@@ -150,6 +157,7 @@ struct Import: AsyncParsableCommand {
         object.add("lines", lines)
         if importer.deletionRecords > 0 { object.add("deletionRecordsPassedOver", importer.deletionRecords) }
         if importer.forgetRecords > 0 { object.add("forgetRecordsPassedOver", importer.forgetRecords) }
+        if importer.subjectsForgotten > 0 { object.add("subjectsForgotten", importer.subjectsForgotten) }
         await object.add("headPosition", try store.headPosition())
         Console.printJSON(object.finish())
     }

@@ -33,9 +33,26 @@ final class Importer {
 
     /// Passes over a line of the store's own `$deletions` stream.
     func passOverDeletionRecord() { deletionRecords += 1 }
-    /// Lines of the source's `$forgotten` passed over (its forgotten parts come as forgotten).
+    /// `$ForgetRequested` lines of the source passed over (a forget is done once, at its
+    /// `$SubjectForgotten` line).
     private(set) var forgetRecords = 0
     func passOverForgetRecord() { forgetRecords += 1 }
+    /// `$SubjectForgotten` lines: each forgets its subject here too, after the events before it.
+    private(set) var subjectsForgotten = 0
+
+    /// Forgets in this store the subject a source's `$SubjectForgotten` line names, once the
+    /// events before the line are written: a backup restored from before a forget, given the
+    /// log since (an export from its head on), forgets again; a copy whose parts came forgotten
+    /// has nothing left to forget, and the forget writes nothing.
+    func forget(_ line: EventLine, number: Int) async throws {
+        try await flush()
+        guard let value = try? JSONValue(parsing: [UInt8](line.event.data)), let subject = value["subject"]?.stringValue else {
+            throw CLIError(.invalidInput, "Line \(number): a $SubjectForgotten line names no subject.")
+        }
+        _ = try await store.forget(subject)
+        subjectsForgotten += 1
+        committedThroughLine = number
+    }
     /// The last input line whose event is committed (or passed over): where an interrupted
     /// import resumes (`--skip`).
     private(set) var committedThroughLine: Int
@@ -180,7 +197,8 @@ final class Importer {
         }
         var again = alreadyRecorded > 0 ? " (\(alreadyRecorded) already recorded, passed over)" : ""
         if deletionRecords > 0 { again += " (\(Self.counted(deletionRecords, "deletion record")) of the source's $deletions passed over)" }
-        if forgetRecords > 0 { again += " (\(Self.counted(forgetRecords, "forget record")) of the source's $forgotten passed over)" }
+        if forgetRecords > 0 { again += " (\(Self.counted(forgetRecords, "forget request")) of the source's $forgotten passed over)" }
+        if subjectsForgotten > 0 { again += " (\(Self.counted(subjectsForgotten, "subject")) forgotten as the source did)" }
         let after = skipped > 0 ? " after skipping \(skipped)" : ""
         return "Imported \(Self.counted(imported, "event")) from \(Self.counted(lines - skipped, "line"))\(after)\(again) in \(String(format: "%.1f", seconds)) s."
     }
