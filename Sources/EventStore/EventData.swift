@@ -24,7 +24,7 @@ public protocol EventData: Codable, Sendable {
     /// What of this value's data is personal to whom (none unless declared): stored encrypted
     /// under each subject's key, forgotten with it (``EventLog/forget(_:)``). A type that
     /// declares some decodes the forgotten marker in those fields
-    /// (``Swift/KeyedDecodingContainer/decode(_:forKey:orWhenForgotten:)``).
+    /// (`KeyedDecodingContainer.decode(_:forKey:orWhenForgotten:)`).
     var personalData: [PersonalData] { get }
 }
 

@@ -235,13 +235,14 @@ paths:
             application/json:
               schema:
                 type: object
-                required: [subject, key, requestPosition, forgottenPosition, alreadyForgotten]
+                required: [subject, key, requestPosition, forgottenPosition, alreadyForgotten, known]
                 properties:
                   subject: { type: string }
                   key: { oneOf: [{ type: string }, { type: "null" }], description: The id of the key destroyed. }
                   requestPosition: { oneOf: [{ type: integer, minimum: 1 }, { type: "null" }] }
                   forgottenPosition: { oneOf: [{ type: integer, minimum: 1 }, { type: "null" }] }
                   alreadyForgotten: { type: boolean }
+                  known: { type: boolean, description: False when no data was ever marked personal to the subject here. }
         "400": { $ref: "#/components/responses/BadRequest" }
         "401": { $ref: "#/components/responses/Unauthorized" }
   /events:

@@ -55,8 +55,9 @@ public enum DeletionJSON {
 
 /// What a forget did, as JSON, the same for esctl and the server.
 public enum ForgettingJSON {
-    /// `{"subject","key","requestPosition","forgottenPosition","alreadyForgotten"}`: `key` is the id
-    /// of the key destroyed; it and the positions are null when nothing was left to forget.
+    /// `{"subject","key","requestPosition","forgottenPosition","alreadyForgotten","known"}`: `key`
+    /// is the id of the key destroyed (never the key); it and the positions are null when nothing
+    /// was left to forget; `known` is false when no data was ever marked personal to the subject.
     public static func object(_ forgetting: SubjectForgetting) -> String {
         var object = JSONObjectWriter()
         object.add("subject", forgetting.subject)
@@ -64,6 +65,7 @@ public enum ForgettingJSON {
         object.add("requestPosition", rawJSON: forgetting.requestPosition.map { String($0) } ?? "null")
         object.add("forgottenPosition", rawJSON: forgetting.forgottenPosition.map { String($0) } ?? "null")
         object.add("alreadyForgotten", forgetting.wasAlreadyForgotten)
+        object.add("known", forgetting.isKnown)
         return object.finish()
     }
 }

@@ -91,14 +91,14 @@ struct StreamMaintenanceRouteTests {
             // When the camper is forgotten
             try await client.execute(uri: "/subjects/camper:C1/forget", method: .post) { response in
                 #expect(response.status == .ok)
-                #expect(response.text.contains(#""requestPosition":2,"forgottenPosition":3,"alreadyForgotten":false}"#), "\(response.text)")
+                #expect(response.text.contains(#""requestPosition":2,"forgottenPosition":3,"alreadyForgotten":false,"known":true}"#), "\(response.text)")
             }
             // Then the stream shows the marker, and a second forget writes nothing
             try await client.execute(uri: "/streams/camp-1", method: .get) { response in
                 #expect(response.text.contains(#""contact":{"$forgotten":"camper:C1"}"#) && !response.text.contains("Ann Smith"), "\(response.text)")
             }
             try await client.execute(uri: "/subjects/camper:C1/forget", method: .post) { response in
-                #expect(response.text == #"{"subject":"camper:C1","key":null,"requestPosition":null,"forgottenPosition":null,"alreadyForgotten":true}"# + "\n")
+                #expect(response.text == #"{"subject":"camper:C1","key":null,"requestPosition":null,"forgottenPosition":null,"alreadyForgotten":true,"known":true}"# + "\n")
             }
             let head = try await server.store.headPosition()
             #expect(head == 3)

@@ -91,7 +91,7 @@ func readmeForgetting(store: EventStore) async throws -> SubjectForgetting {
     let added = NewEvent(
         type: "CamperAdded", data: Data(#"{"camperId":"C1","contact":{"fullName":"Ann","phoneNumber":"555"}}"#.utf8),
         personal: [PersonalData(subject: "camper:C1", fields: ["contact"])])
-    try await store.append(to: "campground-main", events: [added])
+    _ = try await store.append(to: "campground-main", events: [added])
     let forgetting = try await store.forget("camper:C1")
     return forgetting
 }

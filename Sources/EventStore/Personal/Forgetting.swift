@@ -12,9 +12,20 @@ public struct SubjectForgetting: Sendable, Equatable {
     /// The positions of the `$ForgetRequested` and `$SubjectForgotten` events; nil when nothing was written.
     public let requestPosition: UInt64?
     public let forgottenPosition: UInt64?
+    /// False when no data was ever marked personal to the subject in this store (a typo in a
+    /// subject looks like this, not like a forget).
+    public let isKnown: Bool
 
-    /// True when the subject had nothing left to forget.
+    /// True when the subject had nothing left to forget: forgotten before, or unknown here.
     public var wasAlreadyForgotten: Bool { keyID == nil }
+
+    package init(subject: String, keyID: String?, requestPosition: UInt64?, forgottenPosition: UInt64?, isKnown: Bool = true) {
+        self.subject = subject
+        self.keyID = keyID
+        self.requestPosition = requestPosition
+        self.forgottenPosition = forgottenPosition
+        self.isKnown = isKnown
+    }
 }
 
 /// The system events of forgetting, in the stream `$forgotten`: `$ForgetRequested` then
@@ -102,11 +113,21 @@ extension EventLog {
     /// Throws ``EventStoreError/Code/invalidInput`` for a bad subject name, and the store's errors.
     @discardableResult
     public func forget(_ subject: String) async throws -> SubjectForgetting {
+        try await forget(subject, onlyKey: nil)
+    }
+
+    /// Forgets `subject` as ``forget(_:)`` does, but when `keyID` is given only if its key is
+    /// that one: a copy replaying a source's `$SubjectForgotten` forgets a key restored from the
+    /// source (a backup), never one it made itself for data the source can still read.
+    package func forget(_ subject: String, onlyKey keyID: String?) async throws -> SubjectForgetting {
         try Limits.validateName(subject, kind: "subject")
         try await openTables([SubjectKeys.table, SnapshotRows.table])
         try await finishForgetting()
-        guard let key = try readTables({ try SubjectKeys.key(of: subject, in: $0) }) else {
-            return SubjectForgetting(subject: subject, keyID: nil, requestPosition: nil, forgottenPosition: nil)
+        let (found, known) = try readTables { txn in
+            (try SubjectKeys.key(of: subject, in: txn), try SubjectKeys.wasForgotten(subject, in: txn))
+        }
+        guard let key = found, keyID == nil || key.idText == keyID else {
+            return SubjectForgetting(subject: subject, keyID: nil, requestPosition: nil, forgottenPosition: nil, isKnown: found != nil || known)
         }
         // Each step appends at any version: forgets of other subjects (or an open finishing
         // this one) may come between, and `finishForgetting` pairs requests with their ends.

@@ -27,7 +27,7 @@ extension EventLog {
                     if PersonalEnvelope.looksSealed(event.data) {
                         throw EventStoreError(
                             .invalidInput,
-                            "An event's data starts with {\"$personal\": which the store keeps for personal data; mark personal data with NewEvent.personal instead.")
+                            "An event's data starts with {\"$personal\": which the store keeps for sealed personal data; send the data itself and mark what is personal (esctl append --personal, a line's \"personal\", NewEvent.personal).")
                     }
                     continue
                 }
@@ -84,7 +84,7 @@ extension EventLog {
             try Limits.validateName(part.subject, kind: "subject")
             if let fields = part.fields {
                 if fields.isEmpty {
-                    throw EventStoreError(.invalidInput, "A personal mark for '\(part.subject)' names no field; name fields, or none for the whole payload.")
+                    throw EventStoreError(.invalidInput, "A personal mark for '\(part.subject)' names an empty list of fields; name fields, or give fields null for the whole payload.")
                 }
                 for field in fields where field.isEmpty {
                     throw EventStoreError(.invalidInput, "A personal mark for '\(part.subject)' names an empty field.")

@@ -36,7 +36,7 @@ package struct SubjectKey: Sendable, Equatable {
 
 /// The table of subjects' keys (`$keys`, beside the log on every backend) and the counters that
 /// go with forgetting. Rows: `s` + subject → key id and material; `t` + type → nothing (the type
-/// has carried personal data); `f` → u64 big-endian, forgets completed (projections and snapshots
+/// has carried personal data); `g` + subject → nothing (a forget destroyed a key of it); `f` → u64 big-endian, forgets completed (projections and snapshots
 /// compare it); `c` → u64 big-endian, the version of `$forgotten` whose forgotten events an open
 /// has checked against this table (a restored older table is checked again).
 package enum SubjectKeys {
@@ -44,6 +44,7 @@ package enum SubjectKeys {
 
     static func subjectKey(_ subject: String) -> [UInt8] { [UInt8(ascii: "s")] + Array(subject.utf8) }
     static func typeKey(_ type: String) -> [UInt8] { [UInt8(ascii: "t")] + Array(type.utf8) }
+    static func forgottenKey(_ subject: String) -> [UInt8] { [UInt8(ascii: "g")] + Array(subject.utf8) }
     static let forgetCountKey: [UInt8] = [UInt8(ascii: "f")]
     static let checkedKey: [UInt8] = [UInt8(ascii: "c")]
 
@@ -64,8 +65,14 @@ package enum SubjectKeys {
     static func destroy(_ subject: String, id: [UInt8], in txn: TableTransaction) throws -> Bool {
         guard let key = try key(of: subject, in: txn), key.id == id else { return false }
         _ = try txn.delete(table, subjectKey(subject))
+        try txn.put(table, forgottenKey(subject), [])
         try txn.put(table, forgetCountKey, bigEndian(try forgetCount(in: txn) &+ 1))
         return true
+    }
+
+    /// Whether a forget destroyed a key of the subject here.
+    static func wasForgotten(_ subject: String, in txn: TableTransaction) throws -> Bool {
+        try txn.get(table, forgottenKey(subject)) != nil
     }
 
     /// How many keys forgets have destroyed.

@@ -12,8 +12,10 @@ struct Forget: AsyncParsableCommand {
             destroyed (with every command snapshot), a $SubjectForgotten event; a crash between two is \
             finished by the next open. From then on every read, export, projection and the server show \
             the subject's personal data as {"$forgotten":"SUBJECT"}. Forgetting a subject with nothing \
-            left to forget writes nothing and says so. With --json one object \
-            {"subject","key","requestPosition","forgottenPosition","alreadyForgotten"}.
+            left to forget writes nothing and says whether it was forgotten before or never had data \
+            marked personal here. With --json one object \
+            {"subject","key","requestPosition","forgottenPosition","alreadyForgotten","known"} \
+            ("key": the id of the key destroyed, never the key itself).
             """)
 
     @OptionGroup var store: WritingStoreOptions
@@ -33,8 +35,10 @@ struct Forget: AsyncParsableCommand {
                 Console.printJSON(ForgettingJSON.object(forgetting))
             } else if let position = forgetting.forgottenPosition {
                 Console.print("\(subject): forgotten; recorded at position \(position)")
+            } else if forgetting.isKnown {
+                Console.print("\(subject): forgotten already; nothing written")
             } else {
-                Console.print("\(subject): nothing to forget (no personal data, or forgotten already)")
+                Console.print("\(subject): nothing to forget: no data was marked personal to it here; nothing written")
             }
         }
     }

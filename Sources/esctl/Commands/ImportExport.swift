@@ -23,10 +23,10 @@ struct Import: AsyncParsableCommand {
             the stream $deletions (a source's records of its own deletions) are passed over and \
             counted as "deletionRecordsPassedOver": the copy has no holes. Lines with "personal" \
             marks are sealed again under this store's keys (parts marked forgotten stay forgotten). A \
-            $SubjectForgotten line forgets its subject here too, once the lines before it are \
-            written ("subjectsForgotten"): a backup restored from before a forget, given the export \
-            of the log since, forgets again; $ForgetRequested lines are passed over \
-            ("forgetRecordsPassedOver").
+            $SubjectForgotten line forgets its subject here too when this store holds the very key \
+            it names, once the lines before it are written ("subjectsForgotten"): a backup restored \
+            from before a forget, given the export of the log since, forgets again, while keys this \
+            store made itself stay; $ForgetRequested lines are passed over ("forgetRecordsPassedOver").
             """)
 
     @OptionGroup var store: WritingStoreOptions

@@ -37,7 +37,7 @@ final class Importer {
     /// `$SubjectForgotten` line).
     private(set) var forgetRecords = 0
     func passOverForgetRecord() { forgetRecords += 1 }
-    /// `$SubjectForgotten` lines: each forgets its subject here too, after the events before it.
+    /// Subjects forgotten here at a `$SubjectForgotten` line (a key shared with the source).
     private(set) var subjectsForgotten = 0
 
     /// Forgets in this store the subject a source's `$SubjectForgotten` line names, once the
@@ -46,11 +46,14 @@ final class Importer {
     /// has nothing left to forget, and the forget writes nothing.
     func forget(_ line: EventLine, number: Int) async throws {
         try await flush()
-        guard let value = try? JSONValue(parsing: [UInt8](line.event.data)), let subject = value["subject"]?.stringValue else {
-            throw CLIError(.invalidInput, "Line \(number): a $SubjectForgotten line names no subject.")
+        guard let value = try? JSONValue(parsing: [UInt8](line.event.data)), let subject = value["subject"]?.stringValue,
+            let key = value["key"]?.stringValue
+        else {
+            throw CLIError(.invalidInput, "Line \(number): a $SubjectForgotten line names no subject and key.")
         }
-        _ = try await store.forget(subject)
-        subjectsForgotten += 1
+        // Only the source's key: one this store shares with it (a restored backup); a key
+        // this store made for data the source still reads stays.
+        if try await store.forget(subject, onlyKey: key).keyID != nil { subjectsForgotten += 1 }
         committedThroughLine = number
     }
     /// The last input line whose event is committed (or passed over): where an interrupted
