@@ -94,6 +94,28 @@ struct ForgettingConformanceTests {
         }
     }
 
+    @Test("a retry of an event recorded before its subject was forgotten is answered as recorded; other content still conflicts", arguments: Backend.allCases)
+    func retryAfterForget(_ backend: Backend) async throws {
+        try await withLog(backend) { f in
+            // Given a camper appended with an id, then forgotten, then given a new key by another event
+            let id = UUID()
+            let first = try await f.log.append(to: "camp-1", events: [camper(id: id)])
+            _ = try await f.log.forget("camper:C1")
+            _ = try await f.log.append(to: "camp-2", events: [camper()])
+            // When the first append is retried, then it is answered as recorded, nothing written
+            let head = try await f.log.headPosition()
+            let retry = try await f.log.append(to: "camp-1", events: [camper(id: id)])
+            #expect(retry.alreadyRecorded && retry.positions == first.positions)
+            #expect(try await f.log.headPosition() == head)
+            // And a retry whose other data differs is still a conflict
+            let changed = #"{"site":16,"contact":{"name":"Ann Smith","phone":"555-0101"}}"#
+            let error = await #expect(throws: EventStoreError.self) { try await f.log.append(to: "camp-1", events: [camper(changed, id: id)]) }
+            #expect(error?.code == .idempotencyConflict)
+            // And the recorded event still reads as forgotten
+            #expect(try await everyPath(f, "camp-1")["read"] == [Self.annForgotten])
+        }
+    }
+
     @Test("a crash after any step of a forget ends forgotten on the next open", arguments: Backend.allCases)
     func crashBetweenSteps(_ backend: Backend) async throws {
         for step in 1...2 {

@@ -180,6 +180,25 @@ package enum PersonalEnvelope {
         return (Data(out), marks)
     }
 
+    /// `data` as it reads once the `forgotten` parts' subjects are forgotten: each of their
+    /// fields (or the whole payload) replaced by the marker; nil when the data does not fit them.
+    static func masked(_ data: Data, forgotten parts: [PersonalData]) -> Data? {
+        guard !parts.isEmpty else { return data }
+        if let whole = parts.first(where: { $0.fields == nil }) { return PersonalData.forgottenMarker(whole.subject) }
+        let bytes = [UInt8](data)
+        guard let members = try? JSONScanner.members(ofObject: bytes) else { return nil }
+        var markers: [String: [UInt8]] = [:]
+        for part in parts { for field in part.fields ?? [] { markers[field] = [UInt8](PersonalData.forgottenMarker(part.subject)) } }
+        var out: [UInt8] = [UInt8(ascii: "{")]
+        for (index, member) in members.enumerated() {
+            if index > 0 { out.append(UInt8(ascii: ",")) }
+            out += Array("\(JSONWriter.quote(member.key)):".utf8)
+            out += markers[member.key] ?? Array(bytes[member.value])
+        }
+        out.append(UInt8(ascii: "}"))
+        return Data(out)
+    }
+
     private static func decrypt(_ part: Part, id: UUID, index: Int, key: SubjectKey?) -> [UInt8]? {
         guard let key, let keyID = part.keyID, key.id == keyID, let sealed = part.sealed,
             let box = try? AES.GCM.SealedBox(combined: sealed),

@@ -7,6 +7,9 @@ package enum SystemWrites {
     /// writer then does not read the store's clock for it, so the clock a caller's events get
     /// is the same whether or not a key was made first.
     @TaskLocal package static var leavesClockAlone = false
+    /// Set around the store's own read of a recorded event's stored bytes: read paths leave
+    /// personal data sealed.
+    @TaskLocal package static var readsSealed = false
 }
 
 extension EventLog {
@@ -59,20 +62,47 @@ extension EventLog {
                 }
             }
         }
+        // A retry (a given id) of an event recorded before one of its subjects was forgotten
+        // cannot seal to the bytes recorded (that key is gone): it is compared in what is left.
+        let forgottenBefore = try readTables { txn in Set(try wanted.filter { try SubjectKeys.wasForgotten($0, in: txn) }) }
         let generator = configuration.idGenerator
         var sealed = appends
         for part in sealed.indices {
             for index in sealed[part].events.indices where !sealed[part].events[index].personal.isEmpty {
                 var event = sealed[part].events[index]
-                let id = event.id ?? generator()
+                let given = event.id
+                let id = given ?? generator()
                 event.id = id
-                event.data = try PersonalEnvelope.seal(StoredForm.of(event.data), parts: event.personal, id: id, keys: keys ?? [:])
+                if given != nil, event.personal.contains(where: { forgottenBefore.contains($0.subject) }),
+                    let recorded = try await recordedAsForgotten(event, id: id, stream: sealed[part].stream, keys: keys ?? [:])
+                {
+                    event.data = recorded
+                } else {
+                    event.data = try PersonalEnvelope.seal(StoredForm.of(event.data), parts: event.personal, id: id, keys: keys ?? [:])
+                }
                 event.personal = []
                 sealed[part].events[index] = event
             }
         }
         try Limits.validate(sealed)
         return sealed
+    }
+
+    /// The stored bytes of the event recorded under `id`, when `event` is a retry of it as far
+    /// as can still be told: same stream, type, schema version, metadata and marks, and the same
+    /// data once the parts forgotten since are masked in it. (What a forgotten part held cannot
+    /// be compared any more: a retry that differs only there is answered as recorded.)
+    private func recordedAsForgotten(_ event: NewEvent, id: UUID, stream: String, keys: [String: SubjectKey]) async throws -> Data? {
+        guard let stored = try await SystemWrites.$readsSealed.withValue(true, operation: { try await self.event(withID: id) }),
+            stored.stream == stream, stored.type == event.type, stored.schemaVersion == event.schemaVersion,
+            stored.metadata == StoredForm.of(event.metadata), PersonalEnvelope.isSealed(stored.data)
+        else { return nil }
+        let opened = PersonalEnvelope.open(stored.data, id: id) { keys[$0] }
+        guard opened.personal.map({ PersonalData(subject: $0.subject, fields: $0.fields) }) == event.personal.map({ PersonalData(subject: $0.subject, fields: $0.fields) }),
+            let masked = PersonalEnvelope.masked(StoredForm.of(event.data), forgotten: opened.personal.filter(\.isForgotten)),
+            masked == opened.data
+        else { return nil }
+        return stored.data
     }
 
     private static func validate(_ parts: [PersonalData]) throws(EventStoreError) {
@@ -95,7 +125,7 @@ extension EventLog {
 
     /// The event as readers see it: personal data decrypted, or marked forgotten.
     package func opened(_ event: RecordedEvent, in txn: TableTransaction) throws -> RecordedEvent {
-        guard PersonalEnvelope.isSealed(event.data) else { return event }
+        guard PersonalEnvelope.isSealed(event.data), !SystemWrites.readsSealed else { return event }
         return event.opened(try PersonalEnvelope.open(event.data, id: event.id) { try SubjectKeys.key(of: $0, in: txn) })
     }
 }
