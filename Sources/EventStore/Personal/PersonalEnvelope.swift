@@ -94,13 +94,8 @@ package enum PersonalEnvelope {
             if index > 0 { out += "," }
             out += try partJSON(part, plaintext: plaintext, index: index, id: id, keys: keys)
         }
-        out += "],\"data\":{"
-        for (index, member) in members.enumerated() {
-            if index > 0 { out += "," }
-            out += JSONWriter.quote(member.key) + ":"
-            out += personal.contains(member.key) ? "0" : String(decoding: bytes[member.value], as: UTF8.self)
-        }
-        return Data((out + "}}").utf8)
+        let rest = object(bytes, members, replacing: Dictionary(uniqueKeysWithValues: personal.map { ($0, [UInt8(ascii: "0")]) }))
+        return Data((out + "],\"data\":").utf8) + rest + Data("}".utf8)
     }
 
     private static func partJSON(
@@ -141,12 +136,6 @@ package enum PersonalEnvelope {
 
     // MARK: Opening
 
-    /// The subjects an envelope names (empty for data that is not one).
-    package static func subjects(of data: Data) -> [String] {
-        guard isSealed(data), let (parts, _) = parse(data) else { return [] }
-        return parts.map(\.subject)
-    }
-
     /// What readers see of stored `data`: the payload with each part decrypted, or the
     /// forgotten marker where its subject's key (from `key`) is gone or another; and the parts,
     /// those forgotten marked so. Data that is not an envelope comes back as it is.
@@ -170,14 +159,7 @@ package enum PersonalEnvelope {
                 }
             }
         }
-        var out: [UInt8] = [UInt8(ascii: "{")]
-        for (index, member) in members.enumerated() {
-            if index > 0 { out.append(UInt8(ascii: ",")) }
-            out += Array("\(JSONWriter.quote(member.key)):".utf8)
-            out += values[member.key] ?? Array(rest[member.value])
-        }
-        out.append(UInt8(ascii: "}"))
-        return (Data(out), marks)
+        return (Data(object(rest, members, replacing: values)), marks)
     }
 
     /// `data` as it reads once the `forgotten` parts' subjects are forgotten: each of their
@@ -189,14 +171,20 @@ package enum PersonalEnvelope {
         guard let members = try? JSONScanner.members(ofObject: bytes) else { return nil }
         var markers: [String: [UInt8]] = [:]
         for part in parts { for field in part.fields ?? [] { markers[field] = [UInt8](PersonalData.forgottenMarker(part.subject)) } }
+        return Data(object(bytes, members, replacing: markers))
+    }
+
+    /// The object whose `members` are in `bytes`, in their order, with the values `replacing`
+    /// gives for some of their keys (compact: `{"KEY":VALUE,...}`).
+    private static func object(_ bytes: [UInt8], _ members: [(key: String, value: Range<Int>)], replacing values: [String: [UInt8]]) -> [UInt8] {
         var out: [UInt8] = [UInt8(ascii: "{")]
         for (index, member) in members.enumerated() {
             if index > 0 { out.append(UInt8(ascii: ",")) }
             out += Array("\(JSONWriter.quote(member.key)):".utf8)
-            out += markers[member.key] ?? Array(bytes[member.value])
+            out += values[member.key] ?? Array(bytes[member.value])
         }
         out.append(UInt8(ascii: "}"))
-        return Data(out)
+        return out
     }
 
     private static func decrypt(_ part: Part, id: UUID, index: Int, key: SubjectKey?) -> [UInt8]? {
