@@ -5,11 +5,10 @@ import TestSupport
 /// `esctl append --personal`, `esctl forget`, and personal data through read, export and import.
 @Suite("esctl forget: personal data from the shell")
 struct EsctlForgetTests {
-    enum Store: String, CaseIterable, Sendable { case lmdb, postgres }
+    typealias Store = EsctlSandbox.Store
 
     func withSandbox(_ kind: Store, _ body: (EsctlSandbox) async throws -> Void) async throws {
-        guard kind == .postgres else { return try await body(try EsctlSandbox(prefix: "esctl-forget")) }
-        try await EsctlSandbox.withDatabase(body)
+        try await EsctlSandbox.with(kind, prefix: "esctl-forget", body)
     }
 
     static let camper = #"{"camperId":"C1","contact":{"fullName":"Ann Smith","phoneNumber":"555-0101"}}"#

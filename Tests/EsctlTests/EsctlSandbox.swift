@@ -5,6 +5,16 @@ import TestSupport
 
 /// A temporary store for esctl end-to-end tests, and shorthands to run the built binary on it.
 struct EsctlSandbox {
+    /// The backends an esctl test runs on.
+    enum Store: String, CaseIterable, Sendable { case lmdb, postgres }
+
+    /// Runs `body` with a sandbox on a fresh store of `kind`: a directory named after `prefix`,
+    /// or a throwaway PostgreSQL database.
+    static func with(_ kind: Store, prefix: String, _ body: (EsctlSandbox) async throws -> Void) async throws {
+        guard kind == .postgres else { return try await body(try EsctlSandbox(prefix: prefix)) }
+        try await withDatabase(body)
+    }
+
     let directory: TemporaryDirectory
     /// The store: a directory inside `directory` (created by the first command), or a database URL.
     let db: String

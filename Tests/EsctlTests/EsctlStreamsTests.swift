@@ -5,12 +5,10 @@ import TestSupport
 /// `esctl streams delete|retention|show` and `esctl purge`, on a store directory and on PostgreSQL.
 @Suite("esctl streams and purge: deletion and retention from the shell")
 struct EsctlStreamsTests {
-    enum Store: String, CaseIterable, Sendable { case lmdb, postgres }
+    typealias Store = EsctlSandbox.Store
 
-    /// Runs `body` with a sandbox on a fresh store of `kind`.
     func withSandbox(_ kind: Store, _ body: (EsctlSandbox) async throws -> Void) async throws {
-        guard kind == .postgres else { return try await body(try EsctlSandbox(prefix: "esctl-streams")) }
-        try await EsctlSandbox.withDatabase(body)
+        try await EsctlSandbox.with(kind, prefix: "esctl-streams", body)
     }
 
     @Test("delete, show, a deleted id appended again, a tombstone: the documented lines, JSON and exit codes", arguments: Store.allCases)

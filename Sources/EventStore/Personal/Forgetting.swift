@@ -52,7 +52,6 @@ package enum Forgetting {
         var destroy: [(subject: String, keyID: String)] = []
         var toRecord: [(subject: String, keyID: String)] = []
         var version: UInt64 = 0
-        var isEmpty: Bool { destroy.isEmpty && toRecord.isEmpty }
         /// The `$SubjectForgotten` events the requests found without one need.
         var forgottenEvents: [NewEvent] { toRecord.map { Forgetting.event(Forgetting.forgottenType, subject: $0.subject, keyID: $0.keyID) } }
     }

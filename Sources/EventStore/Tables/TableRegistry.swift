@@ -35,9 +35,24 @@ final class TableRegistry: Sendable {
         handles.withLock { $0.merge(opened) { old, _ in old } }
     }
 
-    /// Opens `names`, creating those that are missing, in a write transaction of its own: for
+    /// Opens `names`, creating those that are missing in a write transaction of its own: for
     /// the tables an open for writing needs before its writer takes jobs.
+    /// Tables that exist are opened in a read transaction: an open writes nothing when they do.
     func create(_ names: [String], in environment: Environment) throws(EventStoreError) {
+        let existing = try environment.transaction(readOnly: true, commit: true) { txn -> [String: MDB_dbi?] in
+            var opened: [String: MDB_dbi?] = [:]
+            for name in names {
+                var dbi: MDB_dbi = 0
+                let rc = mdb_dbi_open(txn.handle, TableRegistry.prefix + name, 0, &dbi)
+                if rc == MDB_NOTFOUND { continue }
+                guard rc == MDB_SUCCESS else { throw EventStoreError.lmdb(rc, "opening the table '\(name)'") }
+                opened[name] = dbi
+            }
+            return opened
+        }
+        register(existing)
+        let names = names.filter { existing[$0] == nil }
+        guard !names.isEmpty else { return }
         let opened = try environment.transaction(readOnly: false, commit: true) { txn -> [String: MDB_dbi?] in
             var opened: [String: MDB_dbi?] = [:]
             for name in names {
