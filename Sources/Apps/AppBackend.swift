@@ -123,11 +123,29 @@ public final class AppBackend: Sendable {
     /// "Invalid" is recorded, then thrown as ``AppError/Code/recordedInvalid`` with its problem,
     /// the error domain "CampingManager" and code 5 (invalid number of days) or 6 (site already
     /// reserved), and the recorded events.
+    ///
+    /// Adding a site and reserving are decided on the part of the campground they span and
+    /// appended on that condition (``CampgroundBookingDecider``): the outcome's campground is then
+    /// that part (all sites, for a site added; the site, the camper and the last reservation, for
+    /// a reservation). A campground whose events were recorded without tags (by a version before
+    /// them) is decided whole, as every other command is.
     public func campground(
         _ command: CampgroundCommand, campground name: String = AppStreams.defaultKey
     ) async throws -> CampgroundOutcome {
         try Validate.key(name, "campground")
-        let outcome = try await handler.handle(command, with: CampgroundDecider(campground: name))
+        let outcome: (state: Campground, events: [CampgroundEvent], recorded: [RecordedEvent], passedOver: [PassedOverEvent])
+        switch command {
+        case .addSite, .reserve:
+            if try await isTagged(campground: name) {
+                let booked = try await handler.handle(command, with: CampgroundBookingDecider(campground: name))
+                outcome = (booked.state, booked.events, booked.recorded, booked.passedOver)
+                break
+            }
+            fallthrough
+        default:
+            let decided = try await handler.handle(command, with: CampgroundDecider(campground: name))
+            outcome = (decided.state, decided.events, decided.recorded, decided.passedOver)
+        }
         let campground = outcome.state
         let result = { (reservation: Reservation?, camper: Camper?) in
             CampgroundOutcome(
@@ -150,6 +168,13 @@ public final class AppBackend: Sendable {
         default:
             return result(nil, nil)
         }
+    }
+
+    /// Whether the campground's events carry their tags: its first event does (or it has none yet).
+    private func isTagged(campground name: String) async throws -> Bool {
+        guard let first = try await handler.store.readStream(AppStreams.campground(name), from: nil, direction: .forward, limit: 1).first
+        else { return true }
+        return first.tags.contains(CampgroundTags.campground(name))
     }
 
     /// The campground as its stream tells it.

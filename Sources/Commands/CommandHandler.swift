@@ -131,7 +131,7 @@ public struct CommandHandler: Sendable {
             guard !events.isEmpty else {
                 return CommandOutcome(state: state, events: [], recorded: [], passedOver: loaded.passedOver, attempts: attempt)
             }
-            let (appends, newEvents) = try appends(of: events, with: decider, versions: loaded.versions)
+            let (appends, newEvents) = try appends(of: events, with: decider, versions: loaded.versions, state: state)
             // An event written in a version the store's upcasters do not bring older ones to (or
             // take further) means this store's readers, this handler's next load among them,
             // would meet a shape the code does not write.
@@ -256,21 +256,29 @@ public struct CommandHandler: Sendable {
         return streams.filter { seen.insert($0).inserted }
     }
 
+    /// A decided event ready to append, with its tags; ``CommandError/Code/unencodable`` when it
+    /// cannot be encoded.
+    static func encoded<E: RecordableEvent>(_ event: E, tags: [String]) throws -> NewEvent {
+        var newEvent: NewEvent
+        do {
+            newEvent = try event.newEvent()
+        } catch {
+            throw CommandError(.unencodable, "A decided \(E.self) cannot be encoded (\(error)); nothing was written.")
+        }
+        newEvent.tags = tags
+        return newEvent
+    }
+
     /// The decided events as one append: consecutive events of a stream in one part, each loaded
     /// stream's first part guarded by the version read (streams not loaded take `.any`).
     private func appends<D: StreamDecider>(
-        of events: [D.Event], with decider: D, versions: [String: UInt64]
+        of events: [D.Event], with decider: D, versions: [String: UInt64], state: D.State
     ) throws -> (appends: [StreamAppend], events: [[NewEvent]]) {
         var appends: [StreamAppend] = []
         var guarded = Set<String>()
         for event in events {
             let stream = decider.stream(for: event)
-            let newEvent: NewEvent
-            do {
-                newEvent = try event.newEvent()
-            } catch {
-                throw CommandError(.unencodable, "A decided \(D.Event.self) cannot be encoded (\(error)); nothing was written.")
-            }
+            let newEvent = try Self.encoded(event, tags: decider.tags(for: event, in: state))
             if let last = appends.indices.last, appends[last].stream == stream {
                 appends[last].events.append(newEvent)
                 continue

@@ -46,6 +46,15 @@ public protocol StreamDecider: Decider where Event: RecordableEvent {
 
     /// The stream `event` is appended to.
     func stream(for event: Event) -> String
+
+    /// The tags `event` is recorded with, given the state after the command's events, so that
+    /// queries and conditional appends (``QueryDecider``) find it; none by default.
+    func tags(for event: Event, in state: State) -> [String]
+}
+
+extension StreamDecider {
+    /// No tags.
+    public func tags(for event: Event, in state: State) -> [String] { [] }
 }
 
 /// A decider's event type as it is read from and written to the log: usually an enum with one

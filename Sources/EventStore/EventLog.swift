@@ -31,6 +31,17 @@ public protocol EventLog: AnyObject, Sendable {
     /// Appends to one or more streams atomically, as ``EventStore/append(_:)`` does.
     func append(_ appends: [StreamAppend]) async throws -> [AppendResult]
 
+    /// Appends on a condition (dynamic consistency boundary), as ``EventStore/append(_:condition:)`` does.
+    func append(_ appends: [StreamAppend], condition: AppendCondition) async throws -> [AppendResult]
+
+    /// Up to `limit` events after `after` that match `query`, and the head to decide from; see
+    /// ``EventStore/read(_:after:limit:)``.
+    func read(_ query: EventQuery, after: UInt64, limit: Int) async throws -> QueryResult
+
+    /// The last event at or before `through` that matches `query`, or nil; see
+    /// ``EventStore/lastEvent(matching:through:)``.
+    func lastEvent(matching query: EventQuery, through: UInt64) async throws -> RecordedEvent?
+
     /// Appends and records a processor's tracking position in the same transaction, as
     /// ``EventStore/append(_:tracking:)`` does; `appends` may be empty.
     func append(_ appends: [StreamAppend], tracking: TrackingPosition) async throws -> [AppendResult]

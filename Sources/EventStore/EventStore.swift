@@ -207,9 +207,25 @@ public final class EventStore: Sendable {
         try await append(appends, tracking: nil, alsoWriting: tables)
     }
 
+    /// Appends as ``append(_:)`` does, on a condition: when an event recorded after
+    /// `condition.after` (the whole log when nil) matches `condition.failIfEventsMatch`, nothing
+    /// is written and the append throws ``EventStoreError/Code/conditionFailed`` naming the first
+    /// such event's position and the item it matched. The check runs inside the write
+    /// transaction, after every append committed before it (and the earlier appends of its
+    /// group commit), so it is serializable: of racing appends that each would make the other's
+    /// condition fail, exactly one commits. It costs a seek per tag or type of each item, never
+    /// a scan. A retry with the same event ids returns the original results, as any retry does.
+    ///
+    /// Errors as ``append(_:)``, plus ``EventStoreError/Code/invalidInput`` for a query without
+    /// items or with more than ``Limits`` allows.
+    public func append(_ appends: [StreamAppend], condition: AppendCondition) async throws -> [AppendResult] {
+        try condition.failIfEventsMatch.validate()
+        return try await append(appends, tracking: nil, alsoWriting: nil, condition: condition)
+    }
+
     func append(
         _ appends: [StreamAppend], tracking: TrackingPosition?,
-        alsoWriting body: (@Sendable (TableTransaction, [AppendResult]) throws -> Void)?
+        alsoWriting body: (@Sendable (TableTransaction, [AppendResult]) throws -> Void)?, condition: AppendCondition? = nil
     ) async throws -> [AppendResult] {
         try Limits.validate(appends)
         var appends = try await sealingPersonalData(appends)
@@ -217,7 +233,9 @@ public final class EventStore: Sendable {
         let generator = configuration.idGenerator
         return try await withCheckedThrowingContinuation { continuation in
             let tables = AppendJob.TableWrites(environment: environment, registry: tableRegistry, tracking: tracking, body: body)
-            let job = AppendJob(appends: appends, idGenerator: generator, tableWrites: tables) { continuation.resume(with: $0) }
+            let job = AppendJob(appends: appends, condition: condition, idGenerator: generator, tableWrites: tables) {
+                continuation.resume(with: $0)
+            }
             do {
                 try writer.submit(job)
             } catch {

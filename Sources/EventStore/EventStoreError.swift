@@ -20,7 +20,7 @@ public struct EventStoreError: Error, Sendable, Equatable, CustomStringConvertib
         /// The codes as an enum, for code of this package that must handle every one.
         package enum Base: String, Sendable, CaseIterable {
             case invalidInput, versionConflict, idempotencyConflict, notFound, storeUnavailable, damaged, storageFull, closed,
-                storageFailure, alreadyProcessed, upcastFailed, streamTombstoned
+                storageFailure, alreadyProcessed, upcastFailed, streamTombstoned, conditionFailed
         }
 
         package let base: Base
@@ -61,6 +61,12 @@ public struct EventStoreError: Error, Sendable, Equatable, CustomStringConvertib
         /// its name cannot be used again. Nothing was written.
         public static let streamTombstoned = Code(.streamTombstoned)
 
+        /// A conditional append (``AppendCondition``) found an event recorded after its position
+        /// that matches its query: the decision was made without a fact that exists now. Read
+        /// again and decide again. Nothing was written. ``EventStoreError/position`` is the first
+        /// matching event's position, ``EventStoreError/conditionItem`` the item it matched.
+        public static let conditionFailed = Code(.conditionFailed)
+
         /// The code's name (`versionConflict`).
         public var description: String { base.rawValue }
     }
@@ -91,12 +97,19 @@ public struct EventStoreError: Error, Sendable, Equatable, CustomStringConvertib
     public let cause: Cause?
     /// For ``Code/versionConflict``: each stream whose expectation failed. Empty otherwise.
     public let conflicts: [VersionConflict]
-    /// For ``Code/upcastFailed``: the position of the event that could not be upcast. Nil otherwise.
+    /// For ``Code/upcastFailed``: the position of the event that could not be upcast; for
+    /// ``Code/conditionFailed``: the position of the first event that matched. Nil otherwise.
     public let position: UInt64?
+    /// For ``Code/conditionFailed``: the index (from 0) of the query item the event matched.
+    public let conditionItem: Int?
 
     /// Creates an error; `conflicts` is only meaningful with ``Code/versionConflict``, `position`
     /// with ``Code/upcastFailed``.
-    public init(_ code: Code, _ message: String, cause: Cause? = nil, conflicts: [VersionConflict] = [], position: UInt64? = nil) {
+    public init(
+        _ code: Code, _ message: String, cause: Cause? = nil, conflicts: [VersionConflict] = [], position: UInt64? = nil,
+        conditionItem: Int? = nil
+    ) {
+        self.conditionItem = conditionItem
         self.code = code
         self.message = message
         self.cause = cause
@@ -247,6 +260,14 @@ extension EventStoreError {
         "Some events of this append are already recorded and others are not; retry with exactly the original events or with new ids.")
 
     /// An id, generated or given twice in one append, that is already recorded when written.
+    /// The refusal of a conditional append: the event at `position` matched item `item` of its query.
+    package static func conditionFailed(at position: UInt64, item: Int) -> EventStoreError {
+        EventStoreError(
+            .conditionFailed,
+            "The append's condition failed: the event at position \(position) matches item \(item + 1) of its query; read again and decide again. Nothing was written.",
+            position: position, conditionItem: item)
+    }
+
     package static func generatedIDRecorded(_ id: UUID) -> EventStoreError {
         EventStoreError(
             .idempotencyConflict,

@@ -38,6 +38,8 @@ public struct EventView {
     public var data: UnsafeRawBufferPointer { record.dataBytes }
     /// The metadata bytes, in place (empty when none were given).
     public var metadata: UnsafeRawBufferPointer { record.metadataBytes }
+    /// The event's tags (empty when none), as strings of their own.
+    public var tags: [String] { record.tags }
     /// The stream name, as a string of its own.
     public var stream: String { knownStream ?? String(decoding: record.streamBytes, as: UTF8.self) }
     /// The type name, as a string of its own.
@@ -48,7 +50,7 @@ public struct EventView {
         RecordedEvent(
             position: position, stream: stream, version: version, id: id, type: type,
             data: RecordView.copy(record.dataBytes), metadata: RecordView.copy(record.metadataBytes),
-            recordedAtMicroseconds: record.recordedAt, schemaVersion: record.schemaVersion)
+            recordedAtMicroseconds: record.recordedAt, schemaVersion: record.schemaVersion, tags: record.tags)
     }
 }
 

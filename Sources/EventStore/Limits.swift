@@ -10,6 +10,12 @@ public enum Limits {
     public static let maximumMetadataBytes = 64 << 10
     /// The most events one append call may carry, across all of its streams.
     public static let maximumEventsPerAppend = 10_000
+    /// The most tags one event may carry, and the most types or tags one query item may list.
+    public static let maximumTagsPerEvent = 32
+    /// The longest tag, in UTF-8 bytes.
+    public static let maximumTagBytes = 200
+    /// The most items one query may have.
+    public static let maximumQueryItems = 32
     /// The recorded times an event may be given (``NewEvent/recordedAtMicroseconds``): from
     /// 0001-01-01T00:00:00Z to 9999-12-31T23:59:59.999999Z, in microseconds since 1970, so that
     /// every recorded time prints as a four-digit ISO 8601 year.
@@ -40,6 +46,25 @@ public enum Limits {
         if hasControl {
             throw EventStoreError(
                 .invalidInput, "The \(kind) name contains a control character; use printable characters only.")
+        }
+    }
+
+    /// Checks a tag: non-empty, at most ``maximumTagBytes`` bytes of UTF-8, no control
+    /// characters. Throws ``EventStoreError/Code/invalidInput`` naming the rule broken.
+    package static func validateTag(_ tag: String) throws(EventStoreError) {
+        try validateName(tag, kind: "tag")
+    }
+
+    /// Checks an event's tags: at most ``maximumTagsPerEvent``, each valid, none given twice.
+    package static func validateTags(_ tags: [String]) throws(EventStoreError) {
+        guard !tags.isEmpty else { return }
+        if tags.count > maximumTagsPerEvent {
+            throw EventStoreError(
+                .invalidInput, "An event carries \(tags.count) tags; give at most \(maximumTagsPerEvent).")
+        }
+        for tag in tags { try validateTag(tag) }
+        if Set(tags).count != tags.count {
+            throw EventStoreError(.invalidInput, "An event carries the same tag twice; give each tag once.")
         }
     }
 
@@ -107,6 +132,7 @@ public enum Limits {
             throw EventStoreError(
                 .invalidInput, "An event's recorded time is outside the years 1 to 9999; give a time in that range.")
         }
+        try validateTags(event.tags)
         if event.schemaVersion == 0 {
             throw EventStoreError(.invalidInput, "An event's schema version is 0; schema versions start at 1.")
         }

@@ -25,14 +25,21 @@ public struct NewEvent: Sendable, Equatable {
     /// What of the data is personal to whom: stored encrypted with each subject's key, read back
     /// decrypted until the subject is forgotten (``EventLog/forget(_:)``). Empty: nothing is.
     public var personal: [PersonalData]
+    /// The event's tags (``Limits/maximumTagsPerEvent`` at most, each a name of at most
+    /// ``Limits/maximumTagBytes`` bytes, none twice): stored with it and indexed, so that
+    /// queries (``EventQuery``) and conditional appends (``AppendCondition``) find it without a scan.
+    /// Part of its content for idempotency; kept in the order given.
+    public var tags: [String]
 
     /// Creates an event to append. Give `recordedAtMicroseconds` only to copy an event recorded
     /// elsewhere with its original time; `schemaVersion` when the data is written in a later
-    /// version of its type's schema; `personal` to mark data as personal to subjects.
+    /// version of its type's schema; `personal` to mark data as personal to subjects; `tags` to
+    /// find it by query.
     public init(
         id: UUID? = nil, type: String, data: Data = Data(), metadata: Data = Data(), recordedAtMicroseconds: Int64? = nil,
-        schemaVersion: UInt16 = 1, personal: [PersonalData] = []
+        schemaVersion: UInt16 = 1, personal: [PersonalData] = [], tags: [String] = []
     ) {
+        self.tags = tags
         self.schemaVersion = schemaVersion
         self.personal = personal
         self.id = id
@@ -104,7 +111,7 @@ public struct AppendResult: Sendable, Equatable {
                 id: index < ids.count ? ids[index] : pair.0.id ?? UUID(uuid: (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0)),
                 type: pair.0.type, data: StoredForm.of(pair.0.data), metadata: StoredForm.of(pair.0.metadata),
                 recordedAtMicroseconds: pair.0.recordedAtMicroseconds ?? recordedAtMicroseconds, schemaVersion: pair.0.schemaVersion,
-                personal: pair.0.personal)
+                personal: pair.0.personal, tags: pair.0.tags)
         }
     }
 }

@@ -81,6 +81,46 @@ extension EventStore {
         }
     }
 
+    /// Up to `limit` events recorded after `after` (exclusive; 0: the whole log) that match
+    /// `query`, in position order, and the head of the log, from one snapshot: what a decision
+    /// reads before a conditional append (``append(_:condition:)``) with the same query after
+    /// that head. Goes through the tag and type indexes: a seek per tag or type of each item.
+    ///
+    /// Events are matched as recorded (their stored type, before upcasting), then returned as
+    /// every read returns them. Throws ``EventStoreError/Code/invalidInput`` for a negative limit
+    /// or a query ``EventQuery/validate()`` refuses, ``EventStoreError/Code/damaged`` when an
+    /// index and the log disagree.
+    public func read(_ query: EventQuery, after: UInt64 = 0, limit: Int = 10_000) throws -> QueryResult {
+        guard limit >= 0 else {
+            throw EventStoreError(.invalidInput, "The limit is negative; give 0 or more.")
+        }
+        try query.validate()
+        let databases = environment.databases
+        return try environment.read { txn in
+            let head = try Writer.lastPosition(txn, databases)
+            var events: [RecordedEvent] = []
+            for position in try QueryIndexes.matchingPositions(of: query, after: after, limit: limit, txn, databases) {
+                guard let value = try BigEndian.withBytes(of: position, { try txn.get(databases.events, $0) }) else { continue }
+                events.append(try environment.upcasting.upcast(opened(RecordView(value, position: position).recordedEvent(at: position), txn)))
+            }
+            return QueryResult(events: events, head: head)
+        }
+    }
+
+    /// The last event at or before `through` (default: the head) that matches `query`, or nil:
+    /// a counter's latest value without reading every earlier one. Through the indexes, as
+    /// ``read(_:after:limit:)``; errors as it.
+    public func lastEvent(matching query: EventQuery, through: UInt64 = .max) throws -> RecordedEvent? {
+        try query.validate()
+        let databases = environment.databases
+        return try environment.read { txn in
+            guard let position = try QueryIndexes.lastMatch(of: query, through: through, txn, databases),
+                let value = try BigEndian.withBytes(of: position, { try txn.get(databases.events, $0) })
+            else { return nil }
+            return try environment.upcasting.upcast(opened(RecordView(value, position: position).recordedEvent(at: position), txn))
+        }
+    }
+
     /// The event at `position`, or nil when there is none.
     public func event(at position: UInt64) throws -> RecordedEvent? {
         let databases = environment.databases

@@ -33,7 +33,8 @@ package enum RecordFormat {
                 .invalidInput, "The event at position \(event.position) has a field that does not fit a record's length fields.")
         }
         let size = RecordCodec.encodedSize(
-            streamBytes: streamBytes, typeBytes: typeBytes, dataBytes: event.data.count, metadataBytes: event.metadata.count)
+            streamBytes: streamBytes, typeBytes: typeBytes, dataBytes: event.data.count, metadataBytes: event.metadata.count,
+            tags: event.tags)
         return [UInt8](unsafeUninitializedCapacity: size) { buffer, count in
             stream.withUTF8 { streamUTF8 in
                 type.withUTF8 { typeUTF8 in
@@ -41,7 +42,7 @@ package enum RecordFormat {
                         into: UnsafeMutableRawBufferPointer(buffer), position: event.position,
                         stream: UnsafeRawBufferPointer(streamUTF8),
                         type: UnsafeRawBufferPointer(typeUTF8), version: event.version, recordedAt: event.recordedAtMicroseconds,
-                        id: event.id, data: event.data, metadata: event.metadata, schemaVersion: event.schemaVersion)
+                        id: event.id, data: event.data, metadata: event.metadata, schemaVersion: event.schemaVersion, tags: event.tags)
                 }
             }
             count = size

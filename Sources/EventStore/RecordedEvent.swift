@@ -27,11 +27,14 @@ public struct RecordedEvent: Sendable, Equatable, Hashable {
     public var personal: [PersonalData] { personalParts ?? [] }
     /// Nil for the events without personal data (nearly all): nothing to retain when an event is copied.
     private let personalParts: [PersonalData]?
+    /// Its tags, in the order they were given (empty when none).
+    public let tags: [String]
 
     public init(
         position: UInt64, stream: String, version: UInt64, id: UUID, type: String, data: Data,
-        metadata: Data, recordedAtMicroseconds: Int64, schemaVersion: UInt16 = 1, personal: [PersonalData] = []
+        metadata: Data, recordedAtMicroseconds: Int64, schemaVersion: UInt16 = 1, personal: [PersonalData] = [], tags: [String] = []
     ) {
+        self.tags = tags
         self.schemaVersion = schemaVersion
         self.personalParts = personal.isEmpty ? nil : personal
         self.position = position

@@ -24,6 +24,10 @@ struct AppendArguments {
     var eventRecordedAt: [Int64] = []
     var eventChecksums: [Int32] = []
     var eventSchemaVersions: [Int32] = []
+    /// Each event's tags, as a slice of `tagValues` (1-based first index, count; 0 for none).
+    var eventTagFirst: [Int32] = []
+    var eventTagCount: [Int32] = []
+    var tagValues: [String] = []
 
     init(now: Int64) {
         self.now = now
@@ -55,10 +59,13 @@ struct AppendArguments {
                 eventMetadata.append(ByteBuffer(bytes: event.metadata))
                 eventRecordedAt.append(recordedAt)
                 eventSchemaVersions.append(Int32(event.schemaVersion))
+                eventTagFirst.append(Int32(clamping: tagValues.count + 1))
+                eventTagCount.append(Int32(clamping: event.tags.count))
+                tagValues += event.tags
                 eventChecksums.append(
                     ContentChecksum.of(
                         stream: append.stream, type: event.type, recordedAt: recordedAt, id: id, data: event.data,
-                        metadata: event.metadata, schemaVersion: event.schemaVersion))
+                        metadata: event.metadata, schemaVersion: event.schemaVersion, tags: event.tags))
             }
         }
     }

@@ -221,7 +221,8 @@ struct AppendCall {
             \(arguments.trackingPrevious), \(arguments.partStreams), \(arguments.partExpected), \(arguments.partFirstEvent),
             \(arguments.partEventCount), \(arguments.eventIDs), \(arguments.eventGiven), \(arguments.eventTypes),
             \(arguments.eventData), \(arguments.eventMetadata), \(arguments.eventRecordedAt), \(arguments.eventChecksums),
-            \(arguments.eventSchemaVersions), \(arguments.now))
+            \(arguments.eventSchemaVersions), \(arguments.eventTagFirst), \(arguments.eventTagCount), \(arguments.tagValues),
+            \(arguments.now))
         """
     }
 

@@ -32,7 +32,8 @@ extension PostgresSchema {
             tracking_names text[], tracking_positions bigint[], tracking_previous bigint[],
             part_streams text[], part_expected bigint[], part_first_event integer[], part_event_count integer[],
             event_ids uuid[], event_given boolean[], event_types text[], event_data bytea[], event_metadata bytea[],
-            event_recorded_at bigint[], event_checksums integer[], event_schema_versions integer[], now_micros bigint)
+            event_recorded_at bigint[], event_checksums integer[], event_schema_versions integer[],
+            event_tag_first integer[], event_tag_count integer[], tag_values text[], now_micros bigint)
         RETURNS TABLE (job integer, part integer, outcome text, positions bigint[], version bigint, recorded_at bigint, detail bigint)
         LANGUAGE plpgsql AS $fn$
         #variable_conflict use_column
@@ -89,7 +90,9 @@ extension PostgresSchema {
                         SELECT x.e, ev.position,
                                ev.stream = part_streams[event_part[x.e]] AND ev.type = event_types[x.e]
                                  AND ev.data = event_data[x.e] AND ev.metadata = event_metadata[x.e]
-                                 AND ev.schema_version = event_schema_versions[x.e] AS same,
+                                 AND ev.schema_version = event_schema_versions[x.e]
+                                 AND ev.tags IS NOT DISTINCT FROM (CASE WHEN event_tag_count[x.e] > 0
+                                     THEN tag_values[event_tag_first[x.e] : event_tag_first[x.e] + event_tag_count[x.e] - 1] END) AS same,
                                ev.version, ev.recorded_at AS time, false AS deleted
                         FROM unnest(event_ids, event_given) WITH ORDINALITY AS x(id, given, e)
                         JOIN eventstore.events ev ON ev.id = x.id
@@ -214,12 +217,13 @@ extension PostgresSchema {
             -- The writes, set-wise: every written event in one statement, each stream's last version
             -- and each tracking name's last position in one upsert each.
             IF head_position > start_position THEN
-                INSERT INTO eventstore.events (position, stream, version, id, type, recorded_at, data, metadata, checksum, schema_version)
+                INSERT INTO eventstore.events (position, stream, version, id, type, recorded_at, data, metadata, checksum, schema_version, tags)
                     SELECT ps.start + (x.e - ps.first) + 1, ps.name, ps.after - ps.count + (x.e - ps.first) + 1,
-                           x.id, x.type, x.recorded_at, x.data, x.metadata, x.checksum, x.schema_version
+                           x.id, x.type, x.recorded_at, x.data, x.metadata, x.checksum, x.schema_version,
+                           CASE WHEN x.tag_count > 0 THEN tag_values[x.tag_first : x.tag_first + x.tag_count - 1] END
                     FROM unnest(event_ids, event_types, event_data, event_metadata, event_recorded_at, event_checksums,
-                                event_schema_versions, event_part)
-                            WITH ORDINALITY AS x(id, type, data, metadata, recorded_at, checksum, schema_version, p, e)
+                                event_schema_versions, event_part, event_tag_first, event_tag_count)
+                            WITH ORDINALITY AS x(id, type, data, metadata, recorded_at, checksum, schema_version, p, tag_first, tag_count, e)
                     JOIN unnest(part_streams, part_first_event, part_event_count, part_start, version_after)
                             WITH ORDINALITY AS ps(name, first, count, start, after, p) ON ps.p = x.p
                     WHERE ps.start >= 0;
@@ -229,6 +233,11 @@ extension PostgresSchema {
                     WHERE s.start >= 0
                     ORDER BY s.name, s.p DESC
                     ON CONFLICT (name) DO UPDATE SET version = excluded.version;
+                IF array_length(tag_values, 1) > 0 THEN
+                    INSERT INTO eventstore.event_tags (tag, position)
+                        SELECT t.tag, ev.position FROM eventstore.events ev, unnest(ev.tags) AS t(tag)
+                        WHERE ev.position > start_position AND ev.tags IS NOT NULL;
+                END IF;
                 UPDATE eventstore.head SET position = head_position, streams = stream_total;
                 PERFORM pg_notify('\(channel)', head_position::text);
             END IF;

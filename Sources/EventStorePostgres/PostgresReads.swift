@@ -12,17 +12,23 @@ func schemaVersionExpression(_ version: Int) -> String {
 /// The columns every read selects, in the order ``EventRow`` decodes them, in a database of
 /// schema `version`.
 func eventColumns(schemaVersion version: Int) -> String {
-    "position, stream, version, id, type, recorded_at, data, metadata, \(schemaVersionExpression(version)) AS schema_version"
+    "position, stream, version, id, type, recorded_at, data, metadata, \(schemaVersionExpression(version)) AS schema_version, "
+        + "\(tagsExpression(version)) AS tags"
+}
+
+/// What reads an event's tags in a database of schema `version`: none before version 5.
+func tagsExpression(_ version: Int) -> String {
+    version >= 5 ? "coalesce(tags, '{}'::text[])" : "'{}'::text[]"
 }
 
 /// One row of `eventstore.events`, as read.
-typealias EventRow = (Int64, String, Int64, UUID, String, Int64, ByteBuffer, ByteBuffer, Int32)
+typealias EventRow = (Int64, String, Int64, UUID, String, Int64, ByteBuffer, ByteBuffer, Int32, [String])
 
 func recordedEvent(_ row: EventRow) -> RecordedEvent {
     RecordedEvent(
         position: UInt64(max(row.0, 0)), stream: row.1, version: UInt64(max(row.2, 0)), id: row.3, type: row.4,
         data: Data(row.6.readableBytesView), metadata: Data(row.7.readableBytesView), recordedAtMicroseconds: row.5,
-        schemaVersion: UInt16(clamping: max(row.8, 1)))
+        schemaVersion: UInt16(clamping: max(row.8, 1)), tags: row.9)
 }
 
 /// A query under construction whose values are bound as parameters ($1, $2, ...), never spliced.
@@ -207,19 +213,7 @@ extension PostgresEventStore {
         query.appendConditions(of: upcasting.recordedFilter(filter))
         query.append(" ORDER BY position LIMIT \(query.bind(Int64(max(limit, 1))))) e ON true")
         return try await withConnection { connection in
-            let rows = try await connection.query(query.query, logger: configuration.logger)
-            var events: [RecordedEvent] = []
-            var head: UInt64 = 0
-            for try await row in rows.decode(
-                (Int64, Int64?, String?, Int64?, UUID?, String?, Int64?, ByteBuffer?, ByteBuffer?, Int32?).self)
-            {
-                head = UInt64(max(row.0, 0))
-                if let position = row.1, let stream = row.2, let version = row.3, let id = row.4, let type = row.5,
-                    let recordedAt = row.6, let data = row.7, let metadata = row.8, let schemaVersion = row.9
-                {
-                    events.append(recordedEvent((position, stream, version, id, type, recordedAt, data, metadata, schemaVersion)))
-                }
-            }
+            let (head, events) = try await headAndEvents(query, connection)
             let scannedThrough: UInt64
             if events.count >= limit, let lastEvent = events.last {
                 scannedThrough = lastEvent.position
@@ -230,8 +224,27 @@ extension PostgresEventStore {
         }
     }
 
+    /// The rows of `SELECT h.head, e.* FROM h LEFT JOIN LATERAL (events) e ON true`: the head,
+    /// and the events as stored (none when the lateral query matched nothing).
+    func headAndEvents(_ query: SQLQuery, _ connection: PostgresConnection) async throws -> (head: UInt64, events: [RecordedEvent]) {
+        let rows = try await connection.query(query.query, logger: configuration.logger)
+        var events: [RecordedEvent] = []
+        var head: UInt64 = 0
+        for try await row in rows.decode(
+            (Int64, Int64?, String?, Int64?, UUID?, String?, Int64?, ByteBuffer?, ByteBuffer?, Int32?, [String]?).self)
+        {
+            head = UInt64(max(row.0, 0))
+            if let position = row.1, let stream = row.2, let version = row.3, let id = row.4, let type = row.5,
+                let recordedAt = row.6, let data = row.7, let metadata = row.8, let schemaVersion = row.9
+            {
+                events.append(recordedEvent((position, stream, version, id, type, recordedAt, data, metadata, schemaVersion, row.10 ?? [])))
+            }
+        }
+        return (head, events)
+    }
+
     /// The events a query selects, upcast.
-    private func events(_ query: SQLQuery) async throws -> [RecordedEvent] {
+    func events(_ query: SQLQuery) async throws -> [RecordedEvent] {
         try upcasting.upcast(opened(try await storedEvents(query)))
     }
 

@@ -8,7 +8,7 @@
 enum PostgresSchema {
     /// The schema version this build writes; a database of a newer one is refused, an older one
     /// is upgraded in place.
-    static let version = 4
+    static let version = 5
 
     /// The PostgreSQL schema (namespace) the store's tables live in.
     static let name = "eventstore"
@@ -61,8 +61,11 @@ enum PostgresSchema {
             metadata bytea NOT NULL,
             checksum integer NOT NULL,
             schema_version integer NOT NULL DEFAULT 1 CHECK (schema_version BETWEEN 1 AND 65535),
-            category text COLLATE "C" GENERATED ALWAYS AS (split_part(stream, '-', 1)) STORED)
+            category text COLLATE "C" GENERATED ALWAYS AS (split_part(stream, '-', 1)) STORED,
+            tags text[])
         """,
+        eventTagsTable,
+        eventTagsPositionIndex,
         "CREATE UNIQUE INDEX events_stream_version ON eventstore.events (stream, version)",
         "CREATE UNIQUE INDEX events_id ON eventstore.events (id)",
         "CREATE INDEX events_category ON eventstore.events (category, position)",
@@ -118,6 +121,24 @@ enum PostgresSchema {
             trims bigint NOT NULL DEFAULT 0 CHECK (trims >= 0))
         """
 
+    /// Each tag of each event (schema version 5): what queries and conditional appends seek, by
+    /// tag then position. A deleted event's rows go with it.
+    static let eventTagsTable = """
+        CREATE TABLE eventstore.event_tags (
+            tag text COLLATE "C" NOT NULL,
+            position bigint NOT NULL REFERENCES eventstore.events (position) ON DELETE CASCADE,
+            PRIMARY KEY (tag, position))
+        """
+
+    /// What makes a deletion's cascade find an event's tag rows without a scan.
+    static let eventTagsPositionIndex = "CREATE INDEX event_tags_position ON eventstore.event_tags (position)"
+
+    /// The append function's argument types before schema version 5 (which added the tags).
+    static let appendArgumentsBeforeTags = """
+        integer[], integer[], text[], bigint[], bigint[], text[], bigint[], integer[], integer[],
+            uuid[], boolean[], text[], bytea[], bytea[], bigint[], integer[], integer[], bigint
+        """
+
     static let upgrades: [Int: [String]] = [
         // 1 → 2: the append function checks job by job but writes set-wise (same arguments,
         // same answers; docs/FORMAT.md).
@@ -141,6 +162,15 @@ enum PostgresSchema {
             "ALTER TABLE eventstore.streams ADD COLUMN \(streamStateColumns.replacingOccurrences(of: ",\n    ", with: ", ADD COLUMN "))",
             deletedIDsTable,
             deletedTypesTable,
+            appendFunction,
+        ],
+        // 4 → 5: tags: each event's (null: none), indexed by tag in `event_tags`; the append
+        // function takes them (its arguments change) and compares them on a retry.
+        4: [
+            "ALTER TABLE eventstore.events ADD COLUMN tags text[]",
+            eventTagsTable,
+            eventTagsPositionIndex,
+            "DROP FUNCTION IF EXISTS eventstore.append(\(appendArgumentsBeforeTags))",
             appendFunction,
         ],
     ]

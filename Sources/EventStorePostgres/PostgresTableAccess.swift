@@ -67,13 +67,28 @@ extension PostgresEventStore {
     public func append(
         _ appends: [StreamAppend], alsoWriting body: @escaping @Sendable (TableTransaction, [AppendResult]) throws -> Void
     ) async throws -> [AppendResult] {
+        try await appendAlone(appends, condition: nil, alsoWriting: body)
+    }
+
+    /// Appends in a transaction of its own (not grouped with other appends) that holds the
+    /// tables' lock, then the head row's, to commit: first checks `condition` (when given) under
+    /// that lock, so that no append of any process commits between the check and the write, then
+    /// calls the append function, then runs `body` (when given) once the events are newly written.
+    func appendAlone(
+        _ appends: [StreamAppend], condition: AppendCondition?,
+        alsoWriting body: (@Sendable (TableTransaction, [AppendResult]) throws -> Void)?
+    ) async throws -> [AppendResult] {
         try checkWritable()
         try Limits.validate(appends)
+        if let condition { try condition.failIfEventsMatch.validate() }
         let appends = try await sealingPersonalData(appends)
         let call = AppendCall([request(appends, tracking: nil)], now: ContentTime.microseconds(configuration.clock()))
         let started = ContinuousClock.now
         let (results, trims) = try await blocking.offload { [self] in
             try blocking.withTransaction(writing: true) { connection, logger -> ([AppendResult], Set<String>) in
+                if let condition {
+                    try ConditionCheck.check(condition, for: appends, connection, logger)
+                }
                 let rows: [AppendCall.Row]
                 do {
                     rows = try connection.query(call.query, logger: logger).wait().rows.map { try $0.decode(AppendCall.Row.self) }
@@ -84,7 +99,7 @@ extension PostgresEventStore {
                     throw EventStoreError(.storageFailure, "The append function answered nothing.")
                 }
                 let results = try outcome.get()
-                if results.contains(where: { !$0.alreadyRecorded }) {
+                if let body, results.contains(where: { !$0.alreadyRecorded }) {
                     let transaction = TableTransaction(storage: tables(connection, logger), isWritable: true, upcasting: upcasting)
                     defer { transaction.end() }
                     try body(transaction, results)

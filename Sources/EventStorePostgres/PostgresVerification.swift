@@ -14,7 +14,7 @@ extension PostgresEventStore {
             try await connection.query("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY", logger: logger)
             do {
                 let report = try await Self.verify(
-                    connection, schemaVersion: schemaVersionExpression(databaseSchemaVersion),
+                    connection, schemaVersion: schemaVersionExpression(databaseSchemaVersion), tags: tagsExpression(databaseSchemaVersion),
                     hasDeletions: databaseSchemaVersion >= 4, logger: logger)
                 try await connection.query("COMMIT", logger: logger)
                 return report
@@ -27,7 +27,7 @@ extension PostgresEventStore {
 
     /// `schemaVersion` reads an event's schema version (see ``schemaVersionExpression(_:)``).
     private static func verify(
-        _ connection: PostgresConnection, schemaVersion: String, hasDeletions: Bool, logger: Logger
+        _ connection: PostgresConnection, schemaVersion: String, tags: String, hasDeletions: Bool, logger: Logger
     ) async throws -> VerificationReport {
         var report = VerificationReport()
         var headPosition: Int64 = 0
@@ -129,15 +129,15 @@ extension PostgresEventStore {
         }
 
         // Checksums, recomputed from every event's fields.
-        for try await (position, stream, id, type, recordedAt, data, metadata, checksum, schemaVersion) in try await connection.query(
+        for try await (position, stream, id, type, recordedAt, data, metadata, checksum, schemaVersion, eventTags) in try await connection.query(
             PostgresQuery(
                 unsafeSQL:
-                    "SELECT position, stream, id, type, recorded_at, data, metadata, checksum, \(schemaVersion) FROM eventstore.events ORDER BY position"),
+                    "SELECT position, stream, id, type, recorded_at, data, metadata, checksum, \(schemaVersion), \(tags) FROM eventstore.events ORDER BY position"),
             logger: logger
-        ).decode((Int64, String, UUID, String, Int64, ByteBuffer, ByteBuffer, Int32, Int32).self) {
+        ).decode((Int64, String, UUID, String, Int64, ByteBuffer, ByteBuffer, Int32, Int32, [String]).self) {
             let expected = ContentChecksum.of(
                 stream: stream, type: type, recordedAt: recordedAt, id: id, data: Data(data.readableBytesView),
-                metadata: Data(metadata.readableBytesView), schemaVersion: UInt16(clamping: schemaVersion))
+                metadata: Data(metadata.readableBytesView), schemaVersion: UInt16(clamping: schemaVersion), tags: eventTags)
             if expected != checksum {
                 report.add("checksum", "the event at position \(position) does not match its checksum: its fields changed after it was written")
             }

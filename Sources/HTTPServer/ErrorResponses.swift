@@ -40,7 +40,7 @@ enum ErrorResponses {
         let status: HTTPResponse.Status
         switch error.code {
         case .invalidInput: status = .badRequest
-        case .versionConflict, .idempotencyConflict, .alreadyProcessed: status = .conflict
+        case .versionConflict, .idempotencyConflict, .alreadyProcessed, .conditionFailed: status = .conflict
         case .streamTombstoned: status = .gone
         case .notFound: status = .notFound
         case .closed, .storeUnavailable: status = .serviceUnavailable

@@ -6,7 +6,7 @@ import Foundation
 public enum EventJSON {
     /// `--json`: one object with the keys position, stream, version, id, type, data, metadata and
     /// recordedAt, `schemaVersion` when the event's is not 1, and `personal` when some of its
-    /// data is personal to a subject (``PersonalJSON``). Data and metadata appear as JSON
+    /// data is personal to a subject (``PersonalJSON``), `tags` when it carries any. Data and metadata appear as JSON
     /// values; bytes that are not JSON appear as a base64 string with `dataEncoding` /
     /// `metadataEncoding` set to "base64". Empty metadata is null.
     public static func line(_ event: RecordedEvent) -> String {
@@ -28,6 +28,7 @@ public enum EventJSON {
         object.add("recordedAt", ISO8601.string(microseconds: event.recordedAtMicroseconds))
         if event.schemaVersion != 1 { object.add("schemaVersion", UInt64(event.schemaVersion)) }
         if !event.personal.isEmpty { object.add("personal", rawJSON: PersonalJSON.json(event.personal)) }
+        if !event.tags.isEmpty { object.add("tags", rawJSON: QueryJSON.stringList(event.tags)) }
         if data == nil { object.add("dataEncoding", "base64") }
         return object.finish()
     }

@@ -2,8 +2,8 @@ import EventStore
 import Foundation
 
 /// One line of esctl's NDJSON event format, as read by `append --batch` and `import`:
-/// `{"stream":S,"type":T,"data":JSON?,"id":UUID?,"metadata":JSON?,"expectedVersion":V?,"recordedAt":TIME?,"schemaVersion":N?,"personal":[...]?}`
-/// (no `data` is `{}`; no `schemaVersion` is 1; `personal` as ``PersonalJSON`` reads it).
+/// `{"stream":S,"type":T,"data":JSON?,"id":UUID?,"metadata":JSON?,"expectedVersion":V?,"recordedAt":TIME?,"schemaVersion":N?,"personal":[...]?,"tags":[T,...]?}`
+/// (no `data` is `{}`; no `schemaVersion` is 1; `personal` as ``PersonalJSON`` reads it; `tags` a list of strings).
 /// Data or metadata that is not JSON comes as a base64 string with `"dataEncoding":"base64"`
 /// (or `"metadataEncoding"`), as `export` and `replay --json` write it. `recordedAt` is an
 /// ISO 8601 time as `export` writes it (only `import` keeps it). Other keys (such as the
@@ -121,7 +121,13 @@ public struct EventLine: Sendable {
             guard let parts = PersonalJSON.parts(value) else { throw fail(PersonalJSON.problem) }
             personal = parts
         }
-        let event = NewEvent(id: id, type: type, data: data, metadata: metadata, schemaVersion: schemaVersion, personal: personal)
+        var tags: [String] = []
+        if let value = raw("tags"), !value.elementsEqual("null".utf8) {
+            guard let list = QueryJSON.strings(value) else { throw fail("\"tags\" must be a list of strings") }
+            tags = list
+        }
+        let event = NewEvent(
+            id: id, type: type, data: data, metadata: metadata, schemaVersion: schemaVersion, personal: personal, tags: tags)
         do {
             try Limits.validateName(stream, kind: "stream")
             try Limits.validate(event)

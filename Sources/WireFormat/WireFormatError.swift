@@ -5,7 +5,7 @@ public struct WireFormatError: Error, Sendable, Equatable, CustomStringConvertib
     /// program's `switch`.
     public struct Code: Sendable, Hashable, CustomStringConvertible {
         package enum Base: String, Sendable, CaseIterable {
-            case invalidLine, invalidEvent, invalidBatch
+            case invalidLine, invalidEvent, invalidBatch, invalidQuery
         }
 
         package let base: Base
@@ -20,6 +20,9 @@ public struct WireFormatError: Error, Sendable, Equatable, CustomStringConvertib
         public static let invalidEvent = Code(.invalidEvent)
         /// The events do not make one append (none, an id given twice, a misplaced expectation, too many events).
         public static let invalidBatch = Code(.invalidBatch)
+
+        /// A query or an append condition is not valid JSON of its shape, or breaks the store's limits.
+        public static let invalidQuery = Code(.invalidQuery)
 
         public var description: String { base.rawValue }
     }

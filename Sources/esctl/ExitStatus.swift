@@ -13,7 +13,8 @@ enum ExitStatus: Int32, CaseIterable {
     case rejected = 1
     /// The command line or the input was invalid (argument-parser's own usage errors use 64 too).
     case invalidInput = 64
-    /// An expected version did not hold, or a tracking position was already recorded.
+    /// An expected version did not hold, a tracking position was already recorded, or an
+    /// append's condition failed (an event matching its query was recorded after its position).
     case versionConflict = 65
     /// An event id is already recorded with other content.
     case idempotencyConflict = 66
@@ -35,7 +36,7 @@ enum ExitStatus: Int32, CaseIterable {
         case .success: return "success"
         case .rejected: return "rejected by a domain rule"
         case .invalidInput: return "usage error or invalid input"
-        case .versionConflict: return "version conflict (or a tracking position already recorded)"
+        case .versionConflict: return "version conflict (or a tracking position already recorded, or a condition failed)"
         case .idempotencyConflict: return "idempotency conflict (same event id, other content)"
         case .notFound: return "not found (stream, projection, store to read, ...)"
         case .storeUnavailable: return "store unavailable or damaged"
@@ -80,7 +81,7 @@ enum ExitStatus: Int32, CaseIterable {
     init(_ code: EventStoreError.Code) {
         switch code.base {
         case .invalidInput: self = .invalidInput
-        case .versionConflict, .alreadyProcessed: self = .versionConflict
+        case .versionConflict, .alreadyProcessed, .conditionFailed: self = .versionConflict
         case .idempotencyConflict: self = .idempotencyConflict
         case .notFound: self = .notFound
         case .storeUnavailable, .damaged, .closed, .storageFull: self = .storeUnavailable

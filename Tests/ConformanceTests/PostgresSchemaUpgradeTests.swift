@@ -9,15 +9,22 @@ import Testing
 /// history reads the same, appends go on where it stopped, and a read-only open changes nothing.
 @Suite("PostgreSQL: upgrading the schema in place")
 struct PostgresSchemaUpgradeTests {
-    /// Puts the store of `database` back to schema version 1, 2 or 3, as that version left it:
-    /// without deletion's columns and tables, without schema versions in the events table
-    /// (before 3), with that version's append function only.
+    /// Puts the store of `database` back to schema version 1, 2, 3 or 4, as that version left
+    /// it: without tags (before 5), without deletion's columns and tables (before 4), without
+    /// schema versions in the events table (before 3), with that version's append function only.
     private func downgrade(_ database: ThrowawayDatabase, to version: Int) async throws {
         try await database.execute(
             """
             DROP FUNCTION eventstore.append(integer[], integer[], text[], bigint[], bigint[], text[], bigint[], integer[], integer[],
-                uuid[], boolean[], text[], bytea[], bytea[], bigint[], integer[], integer[], bigint)
+                uuid[], boolean[], text[], bytea[], bytea[], bigint[], integer[], integer[], integer[], integer[], text[], bigint)
             """)
+        try await database.execute("DROP TABLE eventstore.event_tags")
+        try await database.execute("ALTER TABLE eventstore.events DROP COLUMN tags")
+        if version == 4 {
+            try await database.execute(SchemaVersion4.appendFunction)
+            try await database.execute("UPDATE eventstore.schema_version SET version = 4")
+            return
+        }
         try await database.execute("ALTER TABLE eventstore.head DROP COLUMN deleted")
         try await database.execute(
             """
@@ -211,6 +218,37 @@ struct PostgresSchemaUpgradeTests {
             #expect(error?.code == .streamTombstoned)
             let report = try await f.log.verify()
             #expect(report.isClean, "verify after the upgrade and deletions: \(report.problems)")
+        }
+    }
+
+    @Test("a version 4 store gains tags: its history reads the same, verify is clean, and tagged events are queried and guarded")
+    func upgradesVersion4InPlace() async throws {
+        try await withLog(.postgres) { f in
+            let database = try #require(f.database)
+            // Given a store at schema version 4 with events (written before it is put back)
+            _ = try await f.log.append(to: "todo-1", events: [event("Added"), event("Done")])
+            let before = try await f.log.events()
+            try await downgrade(database, to: 4)
+            // When a read-only handle reads it, then it reads the same (no tags) and nothing changes
+            let reader = try await PostgresEventStore(url: database.url, mode: .readOnly)
+            #expect(try await reader.events() == before)
+            #expect(try await reader.read(EventQuery(types: ["Added"]), after: 0, limit: 10).events.map(\.position) == [1])
+            #expect(try await reader.read(EventQuery(tags: ["x"]), after: 0, limit: 10).events.isEmpty)
+            reader.close()
+            #expect(try await schemaVersion(database) == [4])
+            // When this program opens it to write
+            try await f.reopen()
+            // Then it is at the current version, its events read the same, and tags work
+            #expect(try await schemaVersion(database) == [Int64(PostgresSchema.version)])
+            #expect(try await f.log.events() == before)
+            _ = try await f.log.append(to: "todo-2", events: [NewEvent(type: "Added", tags: ["x"])])
+            let error = await #expect(throws: EventStoreError.self) {
+                _ = try await f.log.append(
+                    [StreamAppend(stream: "todo-3", events: [event("Added")])], condition: AppendCondition(failIfEventsMatch: EventQuery(tags: ["x"])))
+            }
+            #expect(error?.code == .conditionFailed && error?.position == 3)
+            let report = try await f.log.verify()
+            #expect(report.isClean, "verify after the upgrade: \(report.problems)")
         }
     }
 }

@@ -96,7 +96,8 @@ struct EsctlDomainTests {
         #expect(try await esctl("camp", "add-camper", "Johnny Appleseed", "408-555-1234").stdout == "C1\n")
         let stream = try #require(try sandbox.objects(try await esctl("replay", "--json")).first?["stream"] as? String)
         let v1 = #"{"camperId":"C2","fullName":"Bacon Lover","phoneNumber":"910-543-9000"}"#
-        #expect(try await esctl("append", stream, "CamperAdded", "--data", v1).status == 0)
+        // (with the campground's tags, which reservations find campers by)
+        #expect(try await esctl("append", stream, "CamperAdded", "--data", v1, "--tag", "campground:default", "--tag", "camper:C2").status == 0)
         let upcast = [
             #"{"camperId":"C1","contact":{"fullName":"Johnny Appleseed","phoneNumber":"408-555-1234"}}"#,
             #"{"camperId":"C2","contact":{"fullName":"Bacon Lover","phoneNumber":"910-543-9000"}}"#,

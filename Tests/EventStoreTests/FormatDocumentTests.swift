@@ -28,8 +28,8 @@ struct FormatDocumentTests {
         let raw = try RawLMDB(path: directory.path)
         defer { raw.close() }
 
-        // meta: "format" -> u32 BE 2
-        #expect(try raw.get("meta", Array("format".utf8)) == [0, 0, 0, 2])
+        // meta: "format" -> u32 BE 4
+        #expect(try raw.get("meta", Array("format".utf8)) == [0, 0, 0, 4])
 
         // streams: name -> u64 stream number, u64 last version, the pending positions (version mod 16 of them)
         let head = try #require(try raw.get("streams", Array("orders-1".utf8)))

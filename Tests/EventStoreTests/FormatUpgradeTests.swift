@@ -72,12 +72,12 @@ struct FormatUpgradeTests {
         let store = try EventStore(path: directory.path)
         _ = try await store.append(to: "s", events: [event("A")])
         store.close()
-        RawWrite.update(directory.path) { raw in raw.put(raw.dbi("meta"), Array("format".utf8), [0, 0, 0, 4]) }
+        RawWrite.update(directory.path) { raw in raw.put(raw.dbi("meta"), Array("format".utf8), [0, 0, 0, 5]) }
         for mode in [OpenMode.createIfMissing, .existing, .readOnly] {
             let error = #expect(throws: EventStoreError.self) { try EventStore(path: directory.path, mode: mode) }
             #expect(error?.code == .storeUnavailable)
-            #expect(error?.message.contains("has format 4, and this version reads formats 1 to 3; use a newer version of esctl") == true)
+            #expect(error?.message.contains("has format 5, and this version reads formats 1 to 4; use a newer version of esctl") == true)
         }
-        #expect(try Self.format(directory.path) == [0, 0, 0, 4])
+        #expect(try Self.format(directory.path) == [0, 0, 0, 5])
     }
 }

@@ -79,8 +79,11 @@ public struct Campground: Sendable, Equatable, Codable {
     public private(set) var campers: [String: Camper] = [:]
     public private(set) var camperCount = 0
     public private(set) var sites: [Int: Campsite] = [:]
-    /// Every reservation, in the order recorded.
+    /// Every reservation, in the order recorded (of a part of the campground: those folded).
     public private(set) var reservations: [Reservation] = []
+    /// The number of the last reservation id given (`R7`: 7): the next is one more, also when
+    /// only part of the campground was folded (its site's reservations and the last one).
+    public private(set) var lastReservationNumber = 0
 
     public init() {}
 
@@ -97,7 +100,7 @@ public struct Campground: Sendable, Equatable, Codable {
     /// The id the next camper gets.
     public var nextCamperId: String { "C\(camperCount + 1)" }
     /// The id the next reservation gets.
-    public var nextReservationId: String { "R\(reservations.count + 1)" }
+    public var nextReservationId: String { "R\(Self.number(after: lastReservationNumber))" }
 
     /// The reservation with this id.
     public func reservation(_ id: String) -> Reservation? { reservations.first { $0.id == id } }
@@ -114,6 +117,9 @@ public struct Campground: Sendable, Equatable, Codable {
             sites[event.number] = nil
         case let .reservationRecorded(event):
             reservations.append(Reservation(event))
+            // Ids are R1, R2, ...: one given by hand otherwise counts as the next number.
+            let given = event.reservationId.hasPrefix("R") ? Int(event.reservationId.dropFirst()) : nil
+            lastReservationNumber = max(Self.number(after: lastReservationNumber), given ?? 0)
         case let .reservationCancelled(event):
             if let index = reservations.firstIndex(where: { $0.id == event.reservationId }) {
                 reservations[index].status = .cancelled

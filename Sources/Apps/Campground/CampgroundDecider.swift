@@ -25,7 +25,8 @@ public struct CampgroundDecider: SnapshotDecider {
 
     public let campground: String
     public let snapshotName = "campground"
-    public let snapshotVersion = 1
+    /// 2: the state keeps the last reservation number (``Campground/lastReservationNumber``).
+    public let snapshotVersion = 2
 
     public init(campground: String = AppStreams.defaultKey) {
         self.campground = campground
@@ -35,6 +36,9 @@ public struct CampgroundDecider: SnapshotDecider {
     public func stream(for event: CampgroundEvent) -> String { AppStreams.campground(campground) }
     public var initialState: Campground { Campground() }
     public func evolve(_ state: inout Campground, with event: CampgroundEvent) { state.apply(event) }
+    public func tags(for event: CampgroundEvent, in state: Campground) -> [String] {
+        CampgroundTags.tags(for: event, campground: campground, state: state)
+    }
 
     public func decide(_ command: CampgroundCommand, state campground: Campground) throws -> [CampgroundEvent] {
         try Validate.key(self.campground, "campground")

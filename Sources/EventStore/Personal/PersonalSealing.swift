@@ -135,6 +135,6 @@ extension RecordedEvent {
     package func opened(_ opened: (data: Data, personal: [PersonalData])) -> RecordedEvent {
         RecordedEvent(
             position: position, stream: stream, version: version, id: id, type: type, data: opened.data, metadata: metadata,
-            recordedAtMicroseconds: recordedAtMicroseconds, schemaVersion: schemaVersion, personal: opened.personal)
+            recordedAtMicroseconds: recordedAtMicroseconds, schemaVersion: schemaVersion, personal: opened.personal, tags: tags)
     }
 }

@@ -15,6 +15,10 @@ struct Databases {
     let streams: MDB_dbi
     let streamIndex: MDB_dbi
     let eventIDs: MDB_dbi
+    /// tag_index and type_index (DUPSORT): nil in a store written before them, opened
+    /// read-only (``QueryReads`` then scans); a store opened for writing gains them at open.
+    var tagIndex: MDB_dbi?
+    var typeIndex: MDB_dbi?
 }
 
 /// One open LMDB environment: the only place the store's files are opened, mapped, resized and
@@ -117,7 +121,7 @@ final class Environment: @unchecked Sendable {
         }
         handle = env
         isUnlocked = unlocked
-        databases = Databases(meta: 0, events: 0, streams: 0, streamIndex: 0, eventIDs: 0)
+        databases = Databases(meta: 0, events: 0, streams: 0, streamIndex: 0, eventIDs: 0, tagIndex: nil, typeIndex: nil)
         do throws(EventStoreError) {
             if !isUnlocked {
                 var dead: Int32 = 0
@@ -202,7 +206,13 @@ final class Environment: @unchecked Sendable {
         let existing: Databases? = try transaction(readOnly: true, commit: true) { txn in
             try self.openAll(txn, create: false)
         }
-        if let existing { return existing }
+        if let existing {
+            guard existing.tagIndex == nil || existing.typeIndex == nil, !isReadOnly else { return existing }
+            // A store written before the indexes gains them at its first open for writing.
+            return try transaction(readOnly: false, commit: true) { txn in
+                try QueryIndexes.create(in: txn, databases: existing)
+            }
+        }
         if isReadOnly { throw StoreDirectory.noStore(directory.path) }
         let created: Databases? = try transaction(readOnly: false, commit: true) { txn in
             try self.openAll(txn, create: true)
@@ -292,7 +302,14 @@ final class Environment: @unchecked Sendable {
         let streams = try table(Schema.streams)
         let streamIndex = try table(Schema.streamIndex)
         let eventIDs = try table(Schema.eventIDs)
-        return Databases(meta: meta, events: events, streams: streams, streamIndex: streamIndex, eventIDs: eventIDs)
+        var databases = Databases(meta: meta, events: events, streams: streams, streamIndex: streamIndex, eventIDs: eventIDs)
+        if create && isEmptyEnvironment {
+            databases = try QueryIndexes.create(in: txn, databases: databases)
+        } else {
+            databases.tagIndex = try QueryIndexes.open(Schema.tagIndex, in: txn)
+            databases.typeIndex = try QueryIndexes.open(Schema.typeIndex, in: txn)
+        }
+        return databases
     }
 
     /// Runs `body` in a transaction under a shared hold of the gate. Read transactions are always

@@ -14,6 +14,8 @@ struct RecordView {
     let typeLength: Int
     let dataLength: Int
     let metadataLength: Int
+    /// The length of the tags section (0 without tags).
+    let tagsLength: Int
 
     /// Checks the record kept at `position`: a known format whose lengths add up to its size
     /// and, for records with a checksum, a checksum that matches. Throws
@@ -30,7 +32,13 @@ struct RecordView {
         typeLength = Int(BigEndian.uint16(bytes, at: 4))
         dataLength = Int(BigEndian.uint32(bytes, at: 40))
         metadataLength = Int(BigEndian.uint32(bytes, at: 44))
-        let body = RecordCodec.headerSize + streamLength + typeLength + dataLength + metadataLength
+        let fields = RecordCodec.headerSize + streamLength + typeLength + dataLength + metadataLength
+        var tagsLength = 0
+        if bytes[1] & RecordCodec.tagsFlag != 0, fields < bytes.count {
+            tagsLength = RecordCodec.tagsSectionLength(UnsafeRawBufferPointer(rebasing: bytes[fields...])) ?? bytes.count
+        }
+        self.tagsLength = tagsLength
+        let body = fields + tagsLength
         let expected = body + (isChecked ? RecordCodec.checksumSize : 0)
         guard expected == bytes.count, streamLength > 0, typeLength > 0 else {
             throw EventStoreError(
@@ -68,6 +76,27 @@ struct RecordView {
         slice(RecordCodec.headerSize + streamLength + typeLength + dataLength, metadataLength)
     }
 
+    var tagsBytes: UnsafeRawBufferPointer {
+        slice(RecordCodec.headerSize + streamLength + typeLength + dataLength + metadataLength, tagsLength)
+    }
+    /// The record's tags (empty when none).
+    var tags: [String] { tagsLength == 0 ? [] : RecordCodec.decodeTags(tagsBytes) }
+
+    /// Whether the record carries `tag` (compared byte by byte, without decoding the others).
+    func hasTag(_ tag: UnsafeRawBufferPointer) -> Bool {
+        guard tagsLength > 0 else { return false }
+        let section = tagsBytes
+        var offset = 1
+        for _ in 0..<Int(section[0]) {
+            let length = Int(section[offset])
+            if length == tag.count, UnsafeRawBufferPointer(rebasing: section[(offset + 1)..<(offset + 1 + length)]).elementsEqual(tag) {
+                return true
+            }
+            offset += 1 + length
+        }
+        return false
+    }
+
     @inline(__always)
     private func slice(_ start: Int, _ count: Int) -> UnsafeRawBufferPointer {
         UnsafeRawBufferPointer(rebasing: bytes[start..<(start + count)])
@@ -79,7 +108,7 @@ struct RecordView {
         return RecordedEvent(
             position: position, stream: String(decoding: streamBytes, as: UTF8.self), version: version, id: id,
             type: String(decoding: typeBytes, as: UTF8.self), data: Self.copy(dataBytes), metadata: Self.copy(metadataBytes),
-            recordedAtMicroseconds: recordedAt, schemaVersion: schemaVersion)
+            recordedAtMicroseconds: recordedAt, schemaVersion: schemaVersion, tags: tags)
     }
 
     /// Checks that this record, found through the stream index of `stream`, is one of that
@@ -112,7 +141,7 @@ struct RecordView {
         return RecordedEvent(
             position: position, stream: interner.string(streamBytes), version: version, id: id, type: interner.string(typeBytes),
             data: Self.copy(dataBytes), metadata: Self.copy(metadataBytes), recordedAtMicroseconds: recordedAt,
-            schemaVersion: schemaVersion)
+            schemaVersion: schemaVersion, tags: tags)
     }
 
     private func notUTF8(_ position: UInt64) -> EventStoreError {
@@ -130,7 +159,8 @@ struct RecordView {
     /// (``StoredForm``); a record written before JSON was stored compactly is compared in that
     /// form too, so the same JSON is the same content however it was spaced.
     func hasSameContent(stream: String, event: NewEvent) -> Bool {
-        guard streamBytes.elementsEqual(stream.utf8), typeBytes.elementsEqual(event.type.utf8), schemaVersion == event.schemaVersion
+        guard streamBytes.elementsEqual(stream.utf8), typeBytes.elementsEqual(event.type.utf8), schemaVersion == event.schemaVersion,
+            tags == event.tags
         else { return false }
         return Self.sameStoredForm(dataBytes, event.data) && Self.sameStoredForm(metadataBytes, event.metadata)
     }

@@ -6,7 +6,7 @@ enum Schema {
     /// write, since records of format 2 then join it; a store of any other format is refused.
     static let formatVersion: UInt32 = 2
     /// The store formats this version reads.
-    static let readableFormats: ClosedRange<UInt32> = 1...3
+    static let readableFormats: ClosedRange<UInt32> = 1...4
 
     /// meta: ASCII key -> value. Holds `format` (u32 big-endian).
     static let meta = "meta"
@@ -28,6 +28,16 @@ enum Schema {
     static let eventIDs = "event_ids"
 
     static let formatKey = "format"
+
+    /// tag_index (DUPSORT, DUPFIXED): a tag's UTF-8 bytes -> the u64 BE position of each event
+    /// that carries it, in order.
+    static let tagIndex = "tag_index"
+    /// type_index (DUPSORT, DUPFIXED): an event type's UTF-8 bytes -> the u64 BE position of each
+    /// event of that type, in order.
+    static let typeIndex = "type_index"
+    /// The format a store takes when it gains the tag and type indexes (at its first open for
+    /// writing by this version): 4. Older programs, which would append without indexing, refuse it.
+    static let indexedFormat: UInt32 = 4
 
     /// The format a store takes at its first deletion or retention policy: 3, stream heads that
     /// may carry a state and a log that may have holes. Older programs refuse it instead of

@@ -43,6 +43,17 @@ struct Transaction {
         return UnsafeMutableRawBufferPointer(start: dataValue.mv_data, count: size)
     }
 
+    /// Deletes one value of a DUPSORT key; returns false when it was not there.
+    @discardableResult
+    func delete(_ dbi: MDB_dbi, _ key: UnsafeRawBufferPointer, value: UnsafeRawBufferPointer) throws(EventStoreError) -> Bool {
+        var keyValue = MDB_val(mv_size: key.count, mv_data: UnsafeMutableRawPointer(mutating: key.baseAddress))
+        var dataValue = MDB_val(mv_size: value.count, mv_data: UnsafeMutableRawPointer(mutating: value.baseAddress))
+        let rc = mdb_del(handle, dbi, &keyValue, &dataValue)
+        if rc == MDB_NOTFOUND { return false }
+        guard rc == MDB_SUCCESS else { throw .lmdb(rc, "deleting a key's value") }
+        return true
+    }
+
     /// Deletes `key`; returns false when it was not there.
     @discardableResult
     func delete(_ dbi: MDB_dbi, _ key: UnsafeRawBufferPointer) throws(EventStoreError) -> Bool {
@@ -99,6 +110,31 @@ struct Cursor: ~Copyable {
             UnsafeRawBufferPointer(start: dataValue.mv_data, count: dataValue.mv_size)
         )
     }
+
+    /// Moves the cursor to `key` and, among its sorted duplicates, the first value at least
+    /// `value` (`MDB_GET_BOTH_RANGE`, DUPSORT databases only); nil when there is none.
+    func seek(key: UnsafeRawBufferPointer, atLeast value: UnsafeRawBufferPointer) throws(EventStoreError) -> Entry? {
+        var keyValue = MDB_val(mv_size: key.count, mv_data: UnsafeMutableRawPointer(mutating: key.baseAddress))
+        var dataValue = MDB_val(mv_size: value.count, mv_data: UnsafeMutableRawPointer(mutating: value.baseAddress))
+        let rc = mdb_cursor_get(handle, &keyValue, &dataValue, MDB_GET_BOTH_RANGE)
+        if rc == MDB_NOTFOUND { return nil }
+        guard rc == MDB_SUCCESS else { throw .lmdb(rc, "moving a cursor") }
+        return (
+            UnsafeRawBufferPointer(start: keyValue.mv_data, count: keyValue.mv_size),
+            UnsafeRawBufferPointer(start: dataValue.mv_data, count: dataValue.mv_size)
+        )
+    }
+
+    /// How many values the key the cursor is on holds (DUPSORT databases only).
+    func duplicateCount() throws(EventStoreError) -> Int {
+        var count = 0
+        let rc = mdb_cursor_count(handle, &count)
+        guard rc == MDB_SUCCESS else { throw .lmdb(rc, "counting a key's values") }
+        return count
+    }
+
+    /// The next value of the key the cursor is on (DUPSORT databases only); nil past its last.
+    func nextDuplicate() throws(EventStoreError) -> Entry? { try get(MDB_NEXT_DUP) }
 
     /// The first entry whose key is at least `key`.
     func seek(atLeast key: UnsafeRawBufferPointer) throws(EventStoreError) -> Entry? {

@@ -154,7 +154,7 @@ package struct Upcasting: Sendable {
         return RecordedEvent(
             position: event.position, stream: event.stream, version: event.version, id: event.id, type: type,
             data: Data(value.serialized.utf8), metadata: event.metadata, recordedAtMicroseconds: event.recordedAtMicroseconds,
-            schemaVersion: event.schemaVersion, personal: event.personal)
+            schemaVersion: event.schemaVersion, personal: event.personal, tags: event.tags)
     }
 
     /// The event upcast, or nil when a filter wants only `types` and the upcast event's type is

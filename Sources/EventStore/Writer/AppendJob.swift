@@ -8,6 +8,8 @@ import Foundation
 /// (see ``WriteJob``); the continuation is resumed exactly once, by `complete` or `fail`.
 final class AppendJob: WriteJob, @unchecked Sendable {
     private let appends: [StreamAppend]
+    /// The condition the append is made on (checked after idempotency, before expectations).
+    private let condition: AppendCondition?
     /// The id of every event, given or generated, in the shape of `appends`.
     private let ids: [[UUID]]
     /// Called once, on the writer thread, with the outcome.
@@ -33,10 +35,11 @@ final class AppendJob: WriteJob, @unchecked Sendable {
     /// `appends` must already have passed ``Limits/validate(_:)`` and hold their data and
     /// metadata in ``StoredForm``.
     init(
-        appends: [StreamAppend], idGenerator: @escaping @Sendable () -> UUID, tableWrites: TableWrites? = nil,
-        completion: @escaping @Sendable (Result<[AppendResult], any Error>) -> Void
+        appends: [StreamAppend], condition: AppendCondition? = nil, idGenerator: @escaping @Sendable () -> UUID,
+        tableWrites: TableWrites? = nil, completion: @escaping @Sendable (Result<[AppendResult], any Error>) -> Void
     ) {
         self.appends = appends
+        self.condition = condition
         self.ids = appends.map { $0.events.map { $0.id ?? idGenerator() } }
         self.idGenerator = idGenerator
         self.completion = completion
@@ -63,6 +66,7 @@ final class AppendJob: WriteJob, @unchecked Sendable {
                 try withTables(context) { tables in try tableWrites?.tracking?.record(in: tables) }
                 return
             }
+            try checkCondition(context)
             var heads = try checkExpectations(context)
             result = try write(heads: &heads, context: &context)
             try withTables(context) { tables in
@@ -162,6 +166,20 @@ final class AppendJob: WriteJob, @unchecked Sendable {
         return results
     }
 
+    /// Refuses the append when an event after the condition's position matches its query. The
+    /// check runs in the batch's transaction, so it sees every earlier job of the batch.
+    private func checkCondition(_ context: BatchContext) throws {
+        guard let condition else { return }
+        let match: (position: UInt64, item: Int)?
+        do {
+            match = try QueryIndexes.firstMatch(
+                of: condition.failIfEventsMatch, after: condition.after ?? 0, context.txn, context.databases)
+        } catch {
+            throw JobFailure.transaction(EventStoreError.wrapping(error))
+        }
+        if let match { throw JobFailure.rejected(EventStoreError.conditionFailed(at: match.position, item: match.item)) }
+    }
+
     /// Reads each stream's head and checks its expectation (a stream's later parts expect
     /// `.any`); rejects with every failed one. Returns the heads before the append, per stream.
     private func checkExpectations(_ context: BatchContext) throws -> [String: StreamHead] {
@@ -258,7 +276,7 @@ final class AppendJob: WriteJob, @unchecked Sendable {
                 try type.withUTF8 { typeBytes in
                     let size = RecordCodec.encodedSize(
                         streamBytes: streamBytes.count, typeBytes: typeBytes.count,
-                        dataBytes: event.data.count, metadataBytes: event.metadata.count)
+                        dataBytes: event.data.count, metadataBytes: event.metadata.count, tags: event.tags)
                     let space = try BigEndian.withBytes(of: position) {
                         try txn.reserve(databases.events, $0, size: size, flags: MDB_APPEND)
                     }
@@ -266,7 +284,8 @@ final class AppendJob: WriteJob, @unchecked Sendable {
                         into: space, position: position, stream: UnsafeRawBufferPointer(streamBytes),
                         type: UnsafeRawBufferPointer(typeBytes), version: head.version,
                         recordedAt: event.recordedAtMicroseconds ?? context.recordedAt, id: id, data: event.data,
-                        metadata: event.metadata, schemaVersion: event.schemaVersion)
+                        metadata: event.metadata, schemaVersion: event.schemaVersion, tags: event.tags)
+                    try QueryIndexes.add(type: UnsafeRawBufferPointer(typeBytes), tags: event.tags, at: position, txn, databases)
                 }
                 head.pending.append(position)
                 if head.pending.count == Schema.indexChunk {

@@ -57,7 +57,9 @@ enum StreamTrimming {
         }
         var types = Set<String>()
         for position in positions {
-            types.insert(String(decoding: try EventStore.indexedRecord(at: position, of: stream, txn, databases).typeBytes, as: UTF8.self))
+            let record = try EventStore.indexedRecord(at: position, of: stream, txn, databases)
+            types.insert(String(decoding: record.typeBytes, as: UTF8.self))
+            try QueryIndexes.remove(record, at: position, txn, databases)
             try BigEndian.withBytes(of: position) { _ = try txn.delete(databases.events, $0) }
         }
         // Full chunks that hold only removed versions go; a chunk that still holds kept ones stays

@@ -33,6 +33,15 @@ struct Append: AsyncParsableCommand {
             64). The batch may then be empty (an event that calls for no reaction): it prints \
             "tracking NAME at POSITION", or with --json {"name":NAME,"position":P}. `esctl \
             tracking NAME` prints the recorded position.
+
+            Tags (--tag, or "tags":[T,...] in a line) are stored with the event and indexed: \
+            `esctl replay --tag T` and `--query` find events by them. With --condition \
+            {"failIfEventsMatch":[{"types":[...],"tags":[...]}],"after":P} the append is made only \
+            if no event recorded after position P (the whole log without "after") matches the \
+            query (any item; an item matches an event of one of its types, or any type when none \
+            are given, that carries all of its tags); otherwise nothing is written, the exit status \
+            is 65 and the message names the first matching position. A retry with the same ids \
+            prints the original positions.
             """)
 
     @OptionGroup var store: WritingStoreOptions
@@ -77,6 +86,17 @@ struct Append: AsyncParsableCommand {
         transform: Self.personalPart)
     var personal: [PersonalData] = []
 
+    @Option(
+        name: .customLong("tag"),
+        help: ArgumentHelp("A tag for the event (up to 32, each at most 200 bytes), for queries and conditions. Repeatable.", valueName: "TAG"))
+    var tags: [String] = []
+
+    @Option(
+        help: ArgumentHelp(
+            "Append only if no event after \"after\" matches the query: {\"failIfEventsMatch\":[{\"types\":[...],\"tags\":[...]}],\"after\":P}, or @FILE.",
+            valueName: "JSON|@FILE"))
+    var condition: String?
+
     @Flag(help: "Print the result as JSON.")
     var json = false
 
@@ -95,8 +115,12 @@ struct Append: AsyncParsableCommand {
             guard stream == nil, type == nil else {
                 throw ValidationError("Give either STREAM and TYPE or --batch FILE, not both.")
             }
-            guard data == nil, metadata == nil, id == nil, expectedVersion == nil, schemaVersion == nil, personal.isEmpty else {
-                throw ValidationError("With --batch, give data, metadata, ids, expected versions, schema versions and personal marks in the file's lines.")
+            guard data == nil, metadata == nil, id == nil, expectedVersion == nil, schemaVersion == nil, personal.isEmpty, tags.isEmpty else {
+                throw ValidationError(
+                    "With --batch, give data, metadata, ids, expected versions, schema versions, personal marks and tags in the file's lines.")
+            }
+            if track != nil && condition != nil {
+                throw ValidationError("--condition and --track cannot go together; append the reaction on its tracking position alone.")
             }
         } else if track != nil {
             throw ValidationError("--track goes with --batch: a processor's reaction and its tracking position commit together.")
@@ -104,6 +128,8 @@ struct Append: AsyncParsableCommand {
             throw ValidationError("Give a STREAM and a TYPE, or --batch FILE.")
         } else if schemaVersion == 0 {
             throw ValidationError("--schema-version takes a version from 1 to 65535; schema versions start at 1.")
+        } else if condition == "-" {
+            throw ValidationError("--condition takes JSON text or @FILE, not standard input.")
         } else if data == "-" && metadata == "-" {
             throw ValidationError("Only one of --data and --metadata can read standard input; give the other as text or @FILE.")
         }
@@ -124,11 +150,13 @@ struct Append: AsyncParsableCommand {
         let event = NewEvent(
             id: try parseID(), type: type, data: try InputText.json(data ?? "{}", what: "--data"),
             metadata: try metadata.map { try InputText.json($0, what: "--metadata") } ?? Data(), schemaVersion: schemaVersion ?? 1,
-            personal: personal)
+            personal: personal, tags: tags)
+        let condition = try parseCondition()
         let store = try await self.store.open()
         defer { store.close() }
-        let result = try await store.append(
-            to: stream, events: [event], expectedVersion: expectedVersion?.value ?? .any)
+        let part = StreamAppend(stream: stream, events: [event], expectedVersion: expectedVersion?.value ?? .any)
+        let results = if let condition { try await store.append([part], condition: condition) } else { try await store.append([part]) }
+        let result = results[0]
         printResult(
             position: result.positions[0], stream: result.stream, version: result.version, alreadyRecorded: result.alreadyRecorded,
             deleted: result.deleted)
@@ -136,6 +164,7 @@ struct Append: AsyncParsableCommand {
 
     private func appendBatch(_ path: String) async throws {
         let batch = try EventBatch.read(LineReader(path: path), allowingEmpty: track != nil)
+        let condition = try parseCondition()
         let store = try await self.store.open()
         defer { store.close() }
         let results: [AppendResult]
@@ -151,6 +180,8 @@ struct Append: AsyncParsableCommand {
                     Console.print("tracking \(track.value.name) at \(track.value.position)")
                 }
             }
+        } else if let condition {
+            results = try await store.append(batch.appends, condition: condition)
         } else {
             results = try await store.append(batch.appends)
         }
@@ -183,6 +214,11 @@ struct Append: AsyncParsableCommand {
                 ? " (already recorded and deleted since; nothing written)" : alreadyRecorded ? " (already recorded; nothing written)" : ""
             Console.print("position \(position), stream \(stream) at version \(version)\(note)")
         }
+    }
+
+    private func parseCondition() throws -> AppendCondition? {
+        guard let condition else { return nil }
+        return try QueryJSON.condition([UInt8](InputText.bytes(condition, what: "--condition")))
     }
 
     private func parseID() throws -> UUID? {
