@@ -68,6 +68,7 @@ extension EventStore {
             try Self.verifyHeadsAndIndex(txn, databases, log.streams, undecodable: log.undecodable, &report)
             try Self.verifyIDs(txn, databases, log.holeCount, &report)
             try Self.verifyHoles(txn, databases, log, &report)
+            try Self.verifyQueryIndexes(txn, databases, &report)
             return report
         }
     }
@@ -97,6 +98,48 @@ extension EventStore {
         var holeCount: UInt64 { holes.reduce(0) { $0 + ($1.upperBound - $1.lowerBound + 1) } }
         /// The deletions the `$StreamDeleted` events record: the events they count.
         var recordedDeletions: UInt64 = 0
+    }
+
+    /// The tag and type indexes (a store that has them): every entry names a record of that type
+    /// or carrying that tag, and every record's type and tags have their entry.
+    private static func verifyQueryIndexes(_ txn: Transaction, _ databases: Databases, _ report: inout VerificationReport) throws {
+        guard let tagIndex = databases.tagIndex, let typeIndex = databases.typeIndex else { return }
+        // Records that do not decode are reported by the log's check; their tags cannot be told.
+        var records = 0
+        var tags = 0
+        var undecodable = false
+        let log = try txn.cursor(databases.events)
+        var entry = try log.first()
+        while let (key, value) = entry {
+            records += 1
+            if key.count == 8, let record = try? RecordView(value, position: BigEndian.uint64(key)) {
+                tags += record.tags.count
+            } else {
+                undecodable = true
+            }
+            entry = try log.next()
+        }
+        for (name, dbi, expected) in [("type index", typeIndex, records), ("tag index", tagIndex, undecodable ? -1 : tags)] {
+            var entries = 0
+            let cursor = try txn.cursor(dbi)
+            var item = try cursor.first()
+            while let (key, value) = item {
+                entries += 1
+                let position = value.count == 8 ? BigEndian.uint64(value) : 0
+                let stored = try BigEndian.withBytes(of: position) { try txn.get(databases.events, $0) }
+                let record = stored.flatMap { try? RecordView($0, position: position) }
+                let agrees =
+                    (stored != nil && record == nil)
+                    || (dbi == typeIndex ? record?.typeBytes.elementsEqual(key) == true : record?.hasTag(key) == true)
+                if !agrees {
+                    report.add("query indexes", "the \(name) lists position \(position) under '\(String(decoding: key, as: UTF8.self))', which that record does not have")
+                }
+                item = try cursor.next()
+            }
+            if expected >= 0, entries != expected {
+                report.add("query indexes", "the \(name) holds \(entries) entries, the records need \(expected)")
+            }
+        }
     }
 
     private static func verifyMeta(_ txn: Transaction, _ databases: Databases, _ report: inout VerificationReport) throws {

@@ -27,6 +27,13 @@ struct RawWrite {
         return dbi
     }
 
+    /// Drops a named database (as a store written before it lacks it).
+    func drop(_ name: String) {
+        var dbi: MDB_dbi = 0
+        #expect(mdb_dbi_open(txn, name, UInt32(MDB_DUPSORT | MDB_DUPFIXED), &dbi) == 0, "no database \(name)")
+        #expect(mdb_drop(txn, dbi, 1) == 0)
+    }
+
     func get(_ dbi: MDB_dbi, _ key: [UInt8]) -> [UInt8]? {
         var keyBytes = key
         return keyBytes.withUnsafeMutableBytes { kb -> [UInt8]? in
