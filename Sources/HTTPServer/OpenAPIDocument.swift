@@ -1058,6 +1058,7 @@ components:
         recordedAt: { type: string, description: ISO 8601, UTC, microseconds. }
         schemaVersion: { type: integer, minimum: 2, maximum: 65535, description: "The version of the type's schema the data was written in; absent when 1." }
         personal: { type: array, items: { $ref: "#/components/schemas/PersonalPart" }, description: "What of the data is personal to whom; absent when nothing is." }
+        tags: { type: array, items: { type: string }, description: "The event's tags, in the order given; absent when none." }
         dataEncoding: { const: base64 }
         metadataEncoding: { const: base64 }
     Events:
@@ -1073,6 +1074,7 @@ components:
         metadata: {}
         schemaVersion: { type: integer, minimum: 1, maximum: 65535, description: "The version of the type's schema the data is written in (default 1)." }
         personal: { type: array, items: { $ref: "#/components/schemas/PersonalPart" }, description: "Data to store encrypted under each subject's key." }
+        tags: { type: array, items: { type: string, minLength: 1 }, maxItems: 32, uniqueItems: true, description: "Tags to find the event by (at most 32, each at most 200 bytes of UTF-8 without control characters)." }
     PersonalPart:
       type: object
       description: 'Data personal to a subject: named top-level fields of the JSON object data, or (fields null) the whole payload. On a read event, forgotten is true once the subject was forgotten and the data holds {"$forgotten":"SUBJECT"} there.'

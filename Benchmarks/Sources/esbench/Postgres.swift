@@ -25,7 +25,7 @@ extension Bench {
         return "postgres://postgres@localhost/\(name)?host=\(socket)"
     }
 
-    private func noPostgres(_ scenario: String) {
+    func noPostgres(_ scenario: String) {
         report.add(Figure(scenario: scenario, contender: "postgres", metric: "-", value: .nan, unit: "-", note: "not run: give --postgres URL (scripts/bench.sh does)"))
     }
 

@@ -28,7 +28,7 @@ struct Options: Sendable {
     /// S8: the SSE subscribers, and the events each of them receives.
     var s8Subscribers = 100
     var s8Events = 1_000
-    var scenarios: Set<String> = ["s1", "s2", "s3", "s4", "s5", "s6", "s8", "s9", "s10", "s12", "s13", "s14"]
+    var scenarios: Set<String> = ["s1", "s2", "s3", "s4", "s5", "s6", "s8", "s9", "s10", "s11", "s12", "s13", "s14"]
     var json = false
     var directory = NSTemporaryDirectory() + "/esbench-\(getpid())"
 }

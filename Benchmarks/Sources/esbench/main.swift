@@ -12,7 +12,7 @@ func intValue(_ flag: String) -> Int? { value(after: flag).flatMap { Int($0.repl
 
 if arguments.contains("--help") {
     print("""
-        esbench [--json] [--scenarios s1,s2,s3,s4,s5,s6,s7,s8,s9,s10,s12,s13,s14] [--full] [--dir DIR] [--postgres URL]
+        esbench [--json] [--scenarios s1,s2,s3,s4,s5,s6,s7,s8,s9,s10,s11,s12,s13,s14] [--full] [--dir DIR] [--postgres URL]
                 [--events N] [--writer-events N] [--single-events N] [--domain-events N]
                 [--latency-events N] [--memory-sizes A,B] [--reads N] [--s10-history N] [--http-events N]
 
@@ -72,7 +72,7 @@ report.settings = [
 let bench = Bench(options: options, report: report, executable: executable)
 try? FileManager.default.createDirectory(atPath: options.directory, withIntermediateDirectories: true)
 let started = ContinuousClock.now
-for scenario in ["s1", "s2", "s3", "s4", "s5", "s6", "s7", "s8", "s9", "s10", "s12", "s13", "s14"] where options.scenarios.contains(scenario) {
+for scenario in ["s1", "s2", "s3", "s4", "s5", "s6", "s7", "s8", "s9", "s10", "s11", "s12", "s13", "s14"] where options.scenarios.contains(scenario) {
     FileHandle.standardError.write(Data("running \(scenario.uppercased())...\n".utf8))
     do {
         switch scenario {
@@ -85,6 +85,7 @@ for scenario in ["s1", "s2", "s3", "s4", "s5", "s6", "s7", "s8", "s9", "s10", "s
         case "s8": try await bench.s8()
         case "s9": try await bench.s9()
         case "s10": try await bench.s10()
+        case "s11": try await bench.s11()
         case "s12": try await bench.s12()
         case "s13": try await bench.s13()
         case "s14": try await bench.s14()

@@ -95,3 +95,15 @@ func readmeForgetting(store: EventStore) async throws -> SubjectForgetting {
     let forgetting = try await store.forget("camper:C1")
     return forgetting
 }
+
+// README, "Consistency by query".
+
+func readmeConditionalAppend(store: EventStore) async throws -> [AppendResult] {
+    let query = EventQuery(types: ["Reserved"], tags: ["site:15"])
+    let read = try store.read(query, after: 0, limit: 100)
+    guard read.events.isEmpty else { return [] }  // the site is taken: decide so
+    let reserved = NewEvent(type: "Reserved", data: Data(#"{"site":15}"#.utf8), tags: ["site:15", "camper:C1"])
+    return try await store.append(
+        [StreamAppend(stream: "campground-main", events: [reserved])],
+        condition: AppendCondition(failIfEventsMatch: query, after: read.head))
+}
