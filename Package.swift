@@ -14,6 +14,7 @@ let package = Package(
         .library(name: "EventStore", targets: ["EventStore"]),
         .library(name: "Projections", targets: ["Projections"]),
         .library(name: "Commands", targets: ["Commands"]),
+        .library(name: "ConsumerGroups", targets: ["ConsumerGroups"]),
         .library(name: "EventStoreTesting", targets: ["EventStoreTesting"]),
         // The same store on PostgreSQL, for many processes on many hosts (docs/SCALING.md). A
         // product of its own, so that users of the embedded store never build a PostgreSQL client.
@@ -65,6 +66,7 @@ let package = Package(
             name: "Projections",
             dependencies: ["EventStore", .product(name: "Logging", package: "swift-log"), .product(name: "CoreMetrics", package: "swift-metrics")]),
         .target(name: "Commands", dependencies: ["EventStore", .product(name: "Logging", package: "swift-log")]),
+        .target(name: "ConsumerGroups", dependencies: ["EventStore"]),
         .target(name: "EventStoreTesting", dependencies: ["EventStore", "Commands"]),
         // The four demo apps: their events, states, deciders and read models. Not a product.
         .target(name: "Apps", dependencies: ["EventStore", "Projections", "Commands"]),
@@ -89,7 +91,7 @@ let package = Package(
         .executableTarget(
             name: "esctl",
             dependencies: [
-                "EventStore", "Projections", "Commands", "Apps", "WireFormat", "HTTPServer",
+                "EventStore", "Projections", "Commands", "ConsumerGroups", "Apps", "WireFormat", "HTTPServer",
                 .product(name: "CoreMetrics", package: "swift-metrics"),
                 .target(name: "EventStorePostgres", condition: .when(traits: ["PostgreSQL"])),
                 .product(name: "Logging", package: "swift-log"),
@@ -122,7 +124,7 @@ let package = Package(
             name: "ConformanceTests",
             dependencies: [
                 "EventStore", "EventStorePostgres", "EventStoreTesting", "TestSupport", "PostgresTestSupport", "Projections",
-                "ProjectionsTestSupport", "Commands", "Apps", "esctl", .product(name: "MetricsTestKit", package: "swift-metrics"),
+                "ProjectionsTestSupport", "Commands", "ConsumerGroups", "Apps", "esctl", .product(name: "MetricsTestKit", package: "swift-metrics"),
             ]),
         // What is LMDB's own (the documented bytes) and what needs no store.
         .testTarget(name: "ProjectionsTests", dependencies: ["Projections", "EventStore", "Apps", "TestSupport", "ProjectionsTestSupport"]),

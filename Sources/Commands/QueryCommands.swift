@@ -16,6 +16,11 @@ extension CommandHandler {
         let query = decider.query(for: command)
         let latest = decider.latestQuery(for: command)
         let guarded = EventQuery(query.items + (latest?.items ?? []))
+        do {
+            try guarded.validate()
+        } catch {
+            throw EventStoreError(.invalidInput, "The decider's queries, together, are not a query the store takes: \(error.message)")
+        }
         var lastConflict: EventStoreError?
         var wait = configuration.backoff
         for attempt in 1...configuration.maximumAttempts {
@@ -48,6 +53,11 @@ extension CommandHandler {
                 } else {
                     appends.append(StreamAppend(stream: stream, events: [newEvent]))
                 }
+            }
+            // As for stream deciders: an event written in a version the store's upcasters do not
+            // bring older ones to would meet readers in a shape the code does not write.
+            for event in appends.flatMap(\.events) where !upcasting.isEmpty || event.schemaVersion > 1 {
+                try upcasting.check(reaching: [event.type: event.schemaVersion])
             }
             do {
                 let results = try await store.append(appends, condition: AppendCondition(failIfEventsMatch: guarded, after: loaded.head))

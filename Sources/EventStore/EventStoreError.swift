@@ -264,8 +264,15 @@ extension EventStoreError {
     package static func conditionFailed(at position: UInt64, item: Int) -> EventStoreError {
         EventStoreError(
             .conditionFailed,
-            "The append's condition failed: the event at position \(position) matches item \(item + 1) of its query; read again and decide again. Nothing was written.",
+            "The append's condition failed: the event at position \(position) matches item \(item + 1) of its query, so nothing was written; read again and decide again.",
             position: position, conditionItem: item)
+    }
+
+    /// The refusal of a condition whose position no read can have returned: beyond the head.
+    package static func conditionBeyondHead(_ after: UInt64, head: UInt64) -> EventStoreError {
+        EventStoreError(
+            .invalidInput,
+            "The condition's position \(after) is beyond the head \(head); give the head a read returned (QueryResult.head), or none for the whole log.")
     }
 
     package static func generatedIDRecorded(_ id: UUID) -> EventStoreError {

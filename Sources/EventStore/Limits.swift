@@ -63,7 +63,8 @@ public enum Limits {
                 .invalidInput, "An event carries \(tags.count) tags; give at most \(maximumTagsPerEvent).")
         }
         for tag in tags { try validateTag(tag) }
-        if Set(tags).count != tags.count {
+        // Byte by byte, as the indexes compare tags (not by Unicode canonical equivalence).
+        if Set(tags.map { Array($0.utf8) }).count != tags.count {
             throw EventStoreError(.invalidInput, "An event carries the same tag twice; give each tag once.")
         }
     }

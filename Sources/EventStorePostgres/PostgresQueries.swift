@@ -48,7 +48,11 @@ enum ConditionCheck {
     /// answers it as recorded, or refuses it, as for any append).
     static func check(_ condition: AppendCondition, for appends: [StreamAppend], _ connection: PostgresConnection, _ logger: Logger) throws {
         do {
-            _ = try connection.query("SELECT position FROM eventstore.head FOR UPDATE", logger: logger).wait()
+            let headRows = try connection.query("SELECT position FROM eventstore.head FOR UPDATE", logger: logger).wait().rows
+            let head = try headRows.first.map { try $0.decode(Int64.self) } ?? 0
+            if let after = condition.after, after > UInt64(max(head, 0)) {
+                throw EventStoreError.conditionBeyondHead(after, head: UInt64(max(head, 0)))
+            }
             var sql = SQLQuery("SELECT position, item FROM (")
             appendMatches(of: condition.failIfEventsMatch, after: condition.after ?? 0, limit: 1, hasTags: true, to: &sql, withItem: true)
             sql.append(") u ORDER BY position, item LIMIT 1")
@@ -102,7 +106,7 @@ enum ConditionCheck {
                     sql.append(sql.bind(tag))
                     sql.append(" AND t.position > \(sql.bind(afterValue))\(bound("t.position"))")
                     if item.tags.count > 1 { sql.append(" AND e.tags @> \(sql.bind(item.tags))") }
-                    if !item.types.isEmpty { sql.append(" AND e.type = ANY(\(sql.bind(item.types)))") }
+                    if !item.types.isEmpty { sql.append(" AND e.type = ANY(\(sql.bind(Array(Set(item.types)).sorted())))") }
                     sql.append(" ORDER BY t.position\(order) LIMIT \(sql.bind(limitValue)))")
                 } else {
                     sql.append(" FROM eventstore.events e WHERE false)")

@@ -128,6 +128,21 @@ extension PostgresEventStore {
             report.add("tracking", "'\(name)' has recorded position \(position), beyond the head \(headPosition)")
         }
 
+        // The tag rows (schema version 5): one per tag of each event, and no other.
+        if tags != "'{}'::text[]" {
+            for try await (missing, extra) in try await connection.query(
+                """
+                SELECT (SELECT count(*) FROM eventstore.events e, unnest(e.tags) AS t(tag)
+                        WHERE NOT EXISTS (SELECT FROM eventstore.event_tags g WHERE g.tag = t.tag AND g.position = e.position)),
+                       (SELECT count(*) FROM eventstore.event_tags g
+                        WHERE NOT EXISTS (SELECT FROM eventstore.events e WHERE e.position = g.position AND g.tag = ANY(e.tags)))
+                """, logger: logger
+            ).decode((Int64, Int64).self) {
+                if missing > 0 { report.add("tags", "\(missing) tags of events have no row in event_tags: queries miss those events") }
+                if extra > 0 { report.add("tags", "event_tags holds \(extra) rows no event's tags back") }
+            }
+        }
+
         // Checksums, recomputed from every event's fields.
         for try await (position, stream, id, type, recordedAt, data, metadata, checksum, schemaVersion, eventTags) in try await connection.query(
             PostgresQuery(

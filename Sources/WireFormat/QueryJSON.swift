@@ -1,8 +1,8 @@
 import EventStore
 import Foundation
 
-/// Queries and append conditions as JSON, as `esctl append --condition`, `esctl replay --query`
-/// and the server read them:
+/// Queries and append conditions as JSON, as `esctl append --condition` and `esctl replay --query`
+/// read them:
 /// - a query: a list of items `[{"types":[T,...]?,"tags":[T,...]?}, ...]`, or one item alone;
 /// - a condition: `{"failIfEventsMatch":QUERY,"after":P?}` (no `after`: the whole log).
 public enum QueryJSON {
@@ -23,13 +23,16 @@ public enum QueryJSON {
         guard let items = value["failIfEventsMatch"] else {
             throw WireFormatError(.invalidQuery, "The condition has no \"failIfEventsMatch\"; give the query no event may match.")
         }
+        if let key = Self.duplicateKey(members) {
+            throw WireFormatError(.invalidQuery, "The condition gives the key \"\(key)\" twice; give it once.")
+        }
         if let key = members.map(\.0).first(where: { $0 != "failIfEventsMatch" && $0 != "after" }) {
             throw WireFormatError(.invalidQuery, "The condition has the unknown key \"\(key)\"; give \"failIfEventsMatch\" and \"after\" only.")
         }
         var after: UInt64?
         if let position = value["after"], !position.isNull {
             guard let number = position.intValue, number >= 0, case .int = position else {
-                throw WireFormatError(.invalidQuery, "The condition's \"after\" is not a position; give a whole number of 0 or more.")
+                throw WireFormatError(.invalidQuery, "The condition's \"after\" is not a position; give a whole number from 0 to 9223372036854775807.")
             }
             after = UInt64(number)
         }
@@ -37,11 +40,20 @@ public enum QueryJSON {
     }
 
     private static func query(_ value: JSONValue) throws(WireFormatError) -> EventQuery {
-        let elements = value.arrayValue ?? [value]
+        let elements: [JSONValue]
+        switch value {
+        case let .array(items): elements = items
+        case .object: elements = [value]
+        default:
+            throw WireFormatError(.invalidQuery, "The query is not a list of items; give [{\"types\":[...],\"tags\":[...]}, ...] (or one item alone).")
+        }
         var items: [QueryItem] = []
         for (index, element) in elements.enumerated() {
             guard case let .object(object) = element else {
                 throw WireFormatError(.invalidQuery, "Item \(index + 1) of the query is not an object; give {\"types\":[...],\"tags\":[...]}.")
+            }
+            if let key = Self.duplicateKey(object) {
+                throw WireFormatError(.invalidQuery, "Item \(index + 1) of the query gives the key \"\(key)\" twice; give it once.")
             }
             if let key = object.map(\.0).first(where: { $0 != "types" && $0 != "tags" }) {
                 throw WireFormatError(.invalidQuery, "Item \(index + 1) of the query has the unknown key \"\(key)\"; give \"types\" and \"tags\" only.")
@@ -62,6 +74,11 @@ public enum QueryJSON {
             throw WireFormatError(.invalidQuery, error.message)
         }
         return query
+    }
+
+    private static func duplicateKey(_ members: [(String, JSONValue)]) -> String? {
+        var seen = Set<String>()
+        return members.first { !seen.insert($0.0).inserted }?.0
     }
 
     /// A JSON list of strings.

@@ -36,7 +36,7 @@ enum ExitStatus: Int32, CaseIterable {
         case .success: return "success"
         case .rejected: return "rejected by a domain rule"
         case .invalidInput: return "usage error or invalid input"
-        case .versionConflict: return "version conflict (or a tracking position already recorded, or a condition failed)"
+        case .versionConflict: return "version or condition conflict (or a tracking position already recorded)"
         case .idempotencyConflict: return "idempotency conflict (same event id, other content)"
         case .notFound: return "not found (stream, projection, store to read, ...)"
         case .storeUnavailable: return "store unavailable or damaged"

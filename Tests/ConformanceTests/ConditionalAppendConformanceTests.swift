@@ -36,6 +36,8 @@ struct ConditionalAppendConformanceTests {
         (EventQuery(types: ["B"]), 2, [5]),
         (EventQuery(types: ["B"]), 1, [2, 5]),
         (EventQuery.all, 5, []),
+        (EventQuery(types: ["A", "A"]), nil, [1, 3]),
+        (EventQuery([QueryItem(types: ["A"]), QueryItem(types: ["A"])]), nil, [1, 3]),
     ]
 
     @Test("a query matches by types (any of them) and tags (all of them), any item may match, after is exclusive", arguments: Backend.allCases)
@@ -215,6 +217,34 @@ struct ConditionalAppendConformanceTests {
             #expect(try await f.log.read(EventQuery(tags: ["y"]), after: 0, limit: 10).events.map(\.tags) == [["x", "y"], ["y"]])
             let report = try await f.log.verify()
             #expect(report.isClean, "\(report.problems)")
+        }
+    }
+
+    @Test("a condition after the head is refused; names compare byte by byte; an item of a rare type and a common tag walks the type", arguments: Backend.allCases)
+    func edges(_ backend: Backend) async throws {
+        try await withLog(backend) { f in
+            // Given 40 events tagged busy, one of them Rare, and two tags equal but for their Unicode form
+            _ = try await f.log.append(to: "s", events: (0..<40).map { tagged($0 == 20 ? "Rare" : "Noise", ["busy"]) })
+            let composed = "caf\u{E9}"
+            let decomposed = "cafe\u{301}"
+            _ = try await f.log.append(to: "t", events: [tagged("Cafe", [composed]), tagged("Cafe", [decomposed])])
+            // When an item asks for the rare type among the busy tag, then it finds position 21 alone
+            #expect(try await f.log.read(EventQuery(types: ["Rare"], tags: ["busy"]), after: 0, limit: 10).events.map(\.position) == [21])
+            #expect(try await f.log.read(EventQuery(types: ["Rare"], tags: ["busy"]), after: 21, limit: 10).events.isEmpty)
+            #expect(try await f.log.lastEvent(matching: EventQuery(types: ["Noise"], tags: ["busy"]), through: .max)?.position == 40)
+            // And each Unicode form finds its own event only
+            #expect(try await f.log.read(EventQuery(tags: [composed]), after: 0, limit: 10).events.map(\.position) == [41])
+            #expect(try await f.log.read(EventQuery(tags: [decomposed]), after: 0, limit: 10).events.map(\.position) == [42])
+            // And one event may carry both forms (they are two tags)
+            _ = try await f.log.append(to: "t", events: [tagged("Cafe", [composed, decomposed])])
+            // And a condition after a position beyond the head is refused, nothing written
+            let error = await #expect(throws: EventStoreError.self) {
+                _ = try await f.log.append(
+                    [StreamAppend(stream: "u", events: [tagged("A", [])])], condition: AppendCondition(failIfEventsMatch: .all, after: 1_000))
+            }
+            #expect(error?.code == .invalidInput && error?.message.contains("beyond the head 43") == true, "\(error?.message ?? "")")
+            let head = try await f.log.headPosition()
+            #expect(head == 43)
         }
     }
 }

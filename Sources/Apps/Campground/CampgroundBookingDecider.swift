@@ -35,8 +35,8 @@ public struct CampgroundBookingDecider: QueryDecider {
             return EventQuery([
                 QueryItem(
                     types: [SiteAdded.eventType, SiteDeleted.eventType, ReservationRecorded.eventType, ReservationCancelled.eventType],
-                    tags: [all, CampgroundTags.site(site)]),
-                QueryItem(types: [CamperAdded.eventType], tags: [all, CampgroundTags.camper(camperId)]),
+                    tags: [CampgroundTags.site(site), all]),
+                QueryItem(types: [CamperAdded.eventType], tags: [CampgroundTags.camper(camperId), all]),
             ])
         case .addCamper, .deleteSite, .cancel:
             return EventQuery(tags: [all])

@@ -16,7 +16,7 @@ struct Databases {
     let streamIndex: MDB_dbi
     let eventIDs: MDB_dbi
     /// tag_index and type_index (DUPSORT): nil in a store written before them, opened
-    /// read-only (``QueryReads`` then scans); a store opened for writing gains them at open.
+    /// read-only (queries then read the log itself); a store opened for writing gains them at open.
     var tagIndex: MDB_dbi?
     var typeIndex: MDB_dbi?
 }

@@ -160,7 +160,7 @@ struct RecordView {
     /// form too, so the same JSON is the same content however it was spaced.
     func hasSameContent(stream: String, event: NewEvent) -> Bool {
         guard streamBytes.elementsEqual(stream.utf8), typeBytes.elementsEqual(event.type.utf8), schemaVersion == event.schemaVersion,
-            tags == event.tags
+            tags.map({ Array($0.utf8) }) == event.tags.map({ Array($0.utf8) })
         else { return false }
         return Self.sameStoredForm(dataBytes, event.data) && Self.sameStoredForm(metadataBytes, event.metadata)
     }

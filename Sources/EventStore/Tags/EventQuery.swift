@@ -64,10 +64,11 @@ public struct QueryItem: Sendable, Hashable {
         self.tags = tags
     }
 
-    /// Whether an event of `type` carrying `tags` matches this item.
+    /// Whether an event of `type` carrying `tags` matches this item. Names compare byte by byte
+    /// (their UTF-8), as the store's indexes compare them.
     public func matches(type: String, tags eventTags: [String]) -> Bool {
-        guard types.isEmpty || types.contains(type) else { return false }
-        return tags.allSatisfy { eventTags.contains($0) }
+        guard types.isEmpty || types.contains(where: { $0.utf8.elementsEqual(type.utf8) }) else { return false }
+        return tags.allSatisfy { tag in eventTags.contains { $0.utf8.elementsEqual(tag.utf8) } }
     }
 }
 

@@ -4,8 +4,9 @@ import Foundation
 /// The tag and type indexes of an LMDB store (`tag_index`, `type_index`: DUPSORT, DUPFIXED; key
 /// the tag or type, values the u64 big-endian positions of its events) and the queries that go
 /// through them. Every append writes them in its transaction and every deletion removes its
-/// events from them, so a query costs a seek per item (from the rarest tag, or per type), never
-/// a scan of the log.
+/// events from them. A query item costs a seek of its rarest key (its rarest tag, or its types
+/// when they have fewer events) and a walk of that key's events after the position asked,
+/// checking each for the item's other tags and types: never a scan of the log.
 enum QueryIndexes {
     static let flags = UInt32(MDB_DUPSORT | MDB_DUPFIXED)
 
@@ -22,6 +23,12 @@ enum QueryIndexes {
     /// are indexed once, here) and marks the store ``Schema/indexedFormat``.
     static func create(in txn: Transaction, databases: Databases) throws -> Databases {
         var databases = databases
+        // Another process may have built them since this one looked, outside this transaction.
+        if let tags = try open(Schema.tagIndex, in: txn), let types = try open(Schema.typeIndex, in: txn) {
+            databases.tagIndex = tags
+            databases.typeIndex = types
+            return databases
+        }
         for name in [Schema.tagIndex, Schema.typeIndex] {
             var dbi: MDB_dbi = 0
             let rc = mdb_dbi_open(txn.handle, name, flags | UInt32(MDB_CREATE), &dbi)
@@ -128,7 +135,7 @@ enum QueryIndexes {
         of item: QueryItem, through: UInt64, above: UInt64, _ txn: Transaction, _ databases: Databases
     ) throws -> UInt64? {
         guard through > above else { return nil }
-        let types = Set(item.types)
+        let types = Set(item.types.map { Array($0.utf8) })
         guard let tagIndex = databases.tagIndex, let typeIndex = databases.typeIndex, !(item.tags.isEmpty && item.types.isEmpty) else {
             // Every event (or a store without indexes): the log backwards from `through`.
             let cursor = try txn.cursor(databases.events)
@@ -145,7 +152,7 @@ enum QueryIndexes {
         }
         if item.tags.isEmpty {
             var best: UInt64?
-            for type in types {
+            for type in Set(item.types) {
                 let cursor = try txn.cursor(typeIndex)
                 if let found = try lastValue(under: type, through: through, cursor), found > max(above, best ?? 0) { best = found }
             }
@@ -208,7 +215,7 @@ enum QueryIndexes {
         if !item.types.isEmpty {
             // Each type's positions are in order: merge the first `limit` of each.
             var found: [UInt64] = []
-            for type in item.types {
+            for type in Set(item.types) {
                 found += try positions(under: type, in: typeIndex, after: after, before: before, limit: limit, txn)
             }
             return Array(found.sorted().prefix(limit))
@@ -244,8 +251,37 @@ enum QueryIndexes {
             if count < rarest?.count ?? .max { rarest = (tag, count) }
         }
         guard let rarest else { return [] }
+        // Fewer events of the item's types than of its rarest tag: walk those instead.
+        if !item.types.isEmpty, let typeIndex = databases.typeIndex {
+            let typeCursor = try txn.cursor(typeIndex)
+            var typed = 0
+            for type in Set(item.types) {
+                var name = type
+                typed += try name.withUTF8 { key -> Int in
+                    guard try typeCursor.get(MDB_SET, key: UnsafeRawBufferPointer(key)) != nil else { return 0 }
+                    return try typeCursor.duplicateCount()
+                }
+            }
+            if typed < rarest.count {
+                var found: [UInt64] = []
+                for type in Set(item.types) {
+                    var next = after
+                    // Each type's positions in order, keeping those whose events carry every tag.
+                    while found.count < limit {
+                        let page = try positions(under: type, in: typeIndex, after: next, before: before, limit: 64, txn)
+                        for position in page {
+                            guard let stored = try BigEndian.withBytes(of: position, { try txn.get(databases.events, $0) }) else { continue }
+                            if matches(try RecordView(stored, position: position), types: [], tags: item.tags) { found.append(position) }
+                        }
+                        guard page.count == 64, let last = page.last else { break }
+                        next = last
+                    }
+                }
+                return Array(found.sorted().prefix(limit))
+            }
+        }
         let others = item.tags.filter { $0 != rarest.tag }
-        let types = Set(item.types)
+        let types = Set(item.types.map { Array($0.utf8) })
         var found: [UInt64] = []
         var name = rarest.tag
         try name.withUTF8 { key in
@@ -270,8 +306,10 @@ enum QueryIndexes {
         return found
     }
 
-    private static func matches(_ record: RecordView, types: Set<String>, tags: [String]) -> Bool {
-        if !types.isEmpty, !types.contains(String(decoding: record.typeBytes, as: UTF8.self)) { return false }
+    /// Whether the record's type is among `types` (none: any) and it carries every tag, compared
+    /// byte by byte as the indexes compare them.
+    private static func matches(_ record: RecordView, types: Set<[UInt8]>, tags: [String]) -> Bool {
+        if !types.isEmpty, !types.contains(Array(record.typeBytes)) { return false }
         return tags.allSatisfy { tag in
             var tag = tag
             return tag.withUTF8 { record.hasTag(UnsafeRawBufferPointer($0)) }
@@ -289,7 +327,10 @@ enum QueryIndexes {
             var entry = try BigEndian.withBytes(of: after &+ 1) { start in
                 try cursor.seek(key: UnsafeRawBufferPointer(keyBytes), atLeast: start)
             }
-            while let (_, value) = entry, found.count < limit, value.count == 8 {
+            while let (_, value) = entry, found.count < limit {
+                guard value.count == 8 else {
+                    throw EventStoreError(.damaged, "The type index holds a value that is not a position; run `esctl verify`.")
+                }
                 let position = BigEndian.uint64(value)
                 if position >= before { break }
                 found.append(position)
@@ -304,7 +345,7 @@ enum QueryIndexes {
     private static func scan(
         _ item: QueryItem, after: UInt64, before: UInt64, limit: Int, _ txn: Transaction, _ databases: Databases
     ) throws -> [UInt64] {
-        let types = Set(item.types)
+        let types = Set(item.types.map { Array($0.utf8) })
         var found: [UInt64] = []
         let cursor = try txn.cursor(databases.events)
         var entry = try BigEndian.withBytes(of: after &+ 1) { key in try cursor.seek(atLeast: key) }

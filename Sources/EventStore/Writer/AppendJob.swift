@@ -170,6 +170,9 @@ final class AppendJob: WriteJob, @unchecked Sendable {
     /// check runs in the batch's transaction, so it sees every earlier job of the batch.
     private func checkCondition(_ context: BatchContext) throws {
         guard let condition else { return }
+        if let after = condition.after, after >= context.nextPosition {
+            throw JobFailure.rejected(EventStoreError.conditionBeyondHead(after, head: context.nextPosition - 1))
+        }
         let match: (position: UInt64, item: Int)?
         do {
             match = try QueryIndexes.firstMatch(

@@ -16,7 +16,7 @@ struct Append: AsyncParsableCommand {
             position and writes nothing.
 
             With --batch FILE (or - for standard input), every line is one event, \
-            {"stream":S,"type":T,"data":JSON?,"id":UUID?,"metadata":JSON?,"expectedVersion":V?,"schemaVersion":N?,"personal":[{"subject":S,"fields":[F,...]|null}]?} \
+            {"stream":S,"type":T,"data":JSON?,"id":UUID?,"metadata":JSON?,"expectedVersion":V?,"schemaVersion":N?,"personal":[{"subject":S,"fields":[F,...]|null}]?,"tags":[T,...]?} \
             (data {} and schema version 1 when missing), and \
             all of them are appended in one atomic transaction (at most 10,000): every expectation \
             holds and every event is written, or nothing is. An expectedVersion ("any", \

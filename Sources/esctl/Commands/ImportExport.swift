@@ -9,7 +9,7 @@ struct Import: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Import NDJSON events, one per line, in large atomic batches.",
         discussion: """
-            Each line is {"stream":S,"type":T,"data":JSON,"id":UUID?,"metadata":JSON?,"recordedAt":TIME?} \
+            Each line is {"stream":S,"type":T,"data":JSON,"id":UUID?,"metadata":JSON?,"recordedAt":TIME?,"tags":[T,...]?} \
             (the format export writes; other keys, expectedVersion among them, are ignored). Events \
             keep the recordedAt their line gives (ISO 8601, as export writes it); lines without one, \
             and every line with --restamp, take the importer's clock. Events are appended in input \
@@ -172,8 +172,8 @@ struct Export: AsyncParsableCommand {
             schemaVersion when it is not 1, and personal when some data is personal to a subject: \
             personal data is written decrypted (the copy seals it under its own keys), a forgotten \
             subject's as {"$forgotten":"SUBJECT"} with its part marked "forgotten":true, so no key \
-            leaves the store. Importing the whole log's export into an empty store gives \
-            the same log (positions, streams, versions, ids, data, metadata and recorded times), \
+            leaves the store, and tags when the event has any. Importing the whole log's export into an empty store gives \
+            the same log (positions, streams, versions, ids, data, metadata, tags and recorded times), \
             so exporting that store again gives the same bytes, unless the log has deletions: the \
             copy leaves out the $deletions (and $forgotten) records and has no holes, so positions (and the \
             versions of streams trimmed or recreated) after the first hole differ. Only the log travels: projections \

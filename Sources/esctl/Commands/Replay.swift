@@ -15,8 +15,9 @@ struct Replay: AsyncParsableCommand {
             --as-stored shows them as recorded; tags appear as "tags" when the event has any.
 
             --tag T (repeatable: all must match, with --type as the types) or --query \
-            [{"types":[...],"tags":[...]},...] (any item may match) print the events a query \
-            matches, through the tag and type indexes instead of the whole log.
+            [{"types":[...],"tags":[...]},...] (any item may match; at most 32 items; one item \
+            may be given alone, and {} matches every event) print the events a query matches, \
+            through the tag and type indexes instead of the whole log.
             """)
 
     @OptionGroup var store: StoreOptions
@@ -71,11 +72,13 @@ struct Replay: AsyncParsableCommand {
 
     func run() async throws {
         try await reportingErrors {
+            // The query is checked before the store opens: bad input is 64 whatever the store.
+            let query = try eventQuery()
             let store = try await self.store.openReadOnly(asStored: asStored)
             defer { store.close() }
             var remaining = limit ?? .max
             if remaining == 0 { return }
-            if let query = try eventQuery() {
+            if let query {
                 // A page of matches at a time, each after the last one printed.
                 var after = from > 0 ? from - 1 : 0
                 while remaining > 0 {

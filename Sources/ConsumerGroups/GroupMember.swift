@@ -1,0 +1,383 @@
+import EventStore
+import Foundation
+import Synchronization
+
+/// A member of a consumer group: an `AsyncSequence` of ``Delivery`` values (iterate it once).
+/// While it runs it renews its membership and its partitions' leases at each poll, takes its
+/// fair share of the partitions (free ones, and those whose holder stopped renewing), gives
+/// back idle ones above its share when others join, and hands out, per partition it holds and
+/// one at a time, the next event after the partition's checkpoint. ``leave()`` (or ending the
+/// iteration) stops it and gives its partitions back at once.
+public final class GroupMember: AsyncSequence, Sendable {
+    public typealias Element = Delivery
+    public typealias AsyncIterator = AsyncThrowingStream<Delivery, any Error>.Iterator
+
+    /// The member's name.
+    public let name: String
+    let core: MemberCore
+    private let deliveries: AsyncThrowingStream<Delivery, any Error>
+    private let task: Task<Void, Never>
+
+    init(store: any EventLog, definition: GroupDefinition, member: String, pollInterval: Duration, clock: any Clock<Duration>) {
+        name = member
+        let core = MemberCore(store: store, definition: definition, member: member, pollInterval: pollInterval, clock: clock)
+        self.core = core
+        let (stream, continuation) = AsyncThrowingStream<Delivery, any Error>.makeStream()
+        deliveries = stream
+        let task = Task { await core.run(continuation) }
+        self.task = task
+        continuation.onTermination = { _ in task.cancel() }
+    }
+
+    public func makeAsyncIterator() -> AsyncIterator { deliveries.makeAsyncIterator() }
+
+    /// Stops the member: no more deliveries; its membership and leases are removed so that
+    /// other members take its partitions at their next poll. Its unsettled deliveries are
+    /// delivered again by the next holder.
+    public func leave() async {
+        task.cancel()
+        await task.value
+        await core.release()
+    }
+}
+
+/// The member's state and work, one step at a time (an actor: deliveries settle from any task).
+actor MemberCore {
+    enum Outcome: Sendable {
+        case acknowledge, retry, skip
+        case park(String)
+    }
+
+    let store: any EventLog
+    let definition: GroupDefinition
+    let member: String
+    let pollInterval: Duration
+    let clock: any Clock<Duration>
+    private let wake = WakeUp()
+    /// The partitions held at the last poll, with their checkpoints.
+    private var owned: [Int: UInt64] = [:]
+    /// The position outstanding in each partition.
+    private var inFlight: [Int: UInt64] = [:]
+    /// Partitions whose delivery failed: they wait for the next poll.
+    private var cooling = Set<Int>()
+
+    init(store: any EventLog, definition: GroupDefinition, member: String, pollInterval: Duration, clock: any Clock<Duration>) {
+        self.store = store
+        self.definition = definition
+        self.member = member
+        self.pollInterval = pollInterval
+        self.clock = clock
+    }
+
+    private var group: String { definition.name }
+
+    func run(_ continuation: AsyncThrowingStream<Delivery, any Error>.Continuation) async {
+        let wake = self.wake
+        let store = self.store
+        let watcher = Task {
+            var last = (try? await store.headPosition()) ?? 0
+            while !Task.isCancelled {
+                guard let head = try? await store.waitForCommit(after: last) else { return }
+                last = head
+                wake.fire()
+            }
+        }
+        defer { watcher.cancel() }
+        var fromTimer = true
+        while !Task.isCancelled {
+            do {
+                for delivery in try await step(fromTimer: fromTimer) { continuation.yield(delivery) }
+            } catch {
+                if !Task.isCancelled { continuation.finish(throwing: error) }
+                return
+            }
+            fromTimer = await waitForWork()
+        }
+        continuation.finish()
+    }
+
+    /// Sleeps until the poll interval passes (true) or something wakes the member (false).
+    private func waitForWork() async -> Bool {
+        let clock = self.clock
+        let interval = pollInterval
+        let wake = self.wake
+        return await withTaskGroup(of: Bool.self) { group in
+            group.addTask {
+                do {
+                    try await clock.sleep(for: interval)
+                    return true
+                } catch {
+                    return false
+                }
+            }
+            group.addTask {
+                await wake.wait()
+                return false
+            }
+            let first = await group.next() ?? false
+            group.cancelAll()
+            return first
+        }
+    }
+
+    // MARK: One step
+
+    /// Renews, takes and gives back leases, then finds each idle partition's next event.
+    func step(fromTimer: Bool) async throws -> [Delivery] {
+        if fromTimer { cooling.removeAll() }
+        let now = GroupClock.micros(store.configuration.clock())
+        let busy = Set(inFlight.keys)
+        let (held, tries, replays) = try await store.writeTables { [definition, member] txn in
+            try Self.renew(definition, member: member, now: now, busy: busy, txn)
+        }
+        owned = held
+        for partition in inFlight.keys where owned[partition] == nil { inFlight[partition] = nil }
+        var deliveries: [Delivery] = []
+        for parked in replays where owned[parked.partition] != nil && inFlight[parked.partition] == nil {
+            guard let event = try await store.event(at: parked.position) else { continue }
+            inFlight[parked.partition] = parked.position
+            deliveries.append(Delivery(event: event, partition: parked.partition, attempt: (tries[parked.position] ?? 0) + 1, isReplay: true, member: self))
+        }
+        let idle = owned.keys.filter { inFlight[$0] == nil && !cooling.contains($0) }
+        guard let from = idle.compactMap({ owned[$0] }).min() else { return deliveries }
+        let (picked, scannedThrough) = try await nextEvents(for: Set(idle), after: from)
+        let advanced = idle.filter { picked[$0] == nil && (owned[$0] ?? 0) < scannedThrough }
+        if !advanced.isEmpty {
+            try await store.writeTables { [definition, member] txn in
+                for partition in advanced {
+                    guard try Self.holds(definition, partition, member: member, now: now, txn) else { continue }
+                    try Self.raiseCheckpoint(definition, partition, to: scannedThrough, txn)
+                }
+            }
+            for partition in advanced { owned[partition] = scannedThrough }
+        }
+        for (partition, event) in picked.sorted(by: { $0.value.position < $1.value.position }) {
+            inFlight[partition] = event.position
+            deliveries.append(Delivery(event: event, partition: partition, attempt: (tries[event.position] ?? 0) + 1, isReplay: false, member: self))
+        }
+        return deliveries
+    }
+
+    /// The first event after its checkpoint of each partition in `partitions`, reading the
+    /// group's events a page at a time from `after` (at most 4,096 events a step), and the last
+    /// position read.
+    private func nextEvents(for partitions: Set<Int>, after: UInt64) async throws -> (picked: [Int: RecordedEvent], scannedThrough: UInt64) {
+        let head = try await store.headPosition()
+        var picked: [Int: RecordedEvent] = [:]
+        var scanned = after
+        var examined = 0
+        while picked.count < partitions.count, scanned < head, examined < 4_096 {
+            let pageSize = 256
+            let page: [RecordedEvent]
+            switch definition.source {
+            case .log: page = try await store.read(from: scanned + 1, through: head, limit: pageSize, filter: .all)
+            case let .category(category): page = try await store.read(from: scanned + 1, through: head, limit: pageSize, filter: EventFilter(category: category))
+            case let .query(query): page = try await store.read(query, after: scanned, limit: pageSize).events.filter { $0.position <= head }
+            }
+            for event in page {
+                let partition = definition.partition(of: event)
+                if partitions.contains(partition), picked[partition] == nil, event.position > (owned[partition] ?? 0) { picked[partition] = event }
+            }
+            examined += max(page.count, 1)
+            if page.count < pageSize {
+                scanned = head
+                break
+            }
+            scanned = page.last?.position ?? head
+        }
+        // A partition picked has not been read past its event: only the others advance.
+        return (picked, scanned)
+    }
+
+    // MARK: Settling
+
+    func settle(_ delivery: Delivery, _ outcome: Outcome, alsoWriting body: (@Sendable (TableTransaction) throws -> Void)?) async throws -> Settlement {
+        try checkOutstanding(delivery)
+        let now = GroupClock.micros(store.configuration.clock())
+        let settlement = try await store.writeTables { [definition, member] txn in
+            let settlement = try Self.record(delivery.event, delivery.partition, delivery.isReplay, outcome, definition, member: member, now: now, txn)
+            try body?(txn)
+            return settlement
+        }
+        settled(delivery, settlement)
+        return settlement
+    }
+
+    func acknowledge(_ delivery: Delivery, appending appends: [StreamAppend]) async throws -> [AppendResult] {
+        try checkOutstanding(delivery)
+        let now = GroupClock.micros(store.configuration.clock())
+        let results = try await store.append(appends) { [definition, member] txn, _ in
+            _ = try Self.record(delivery.event, delivery.partition, delivery.isReplay, .acknowledge, definition, member: member, now: now, txn)
+        }
+        // A repeat whose events were recorded before (a delivery repeated after a lost lease)
+        // wrote nothing, and so no acknowledgement either.
+        if results.allSatisfy(\.alreadyRecorded) {
+            _ = try await store.writeTables { [definition, member] txn in
+                try Self.record(delivery.event, delivery.partition, delivery.isReplay, .acknowledge, definition, member: member, now: now, txn)
+            }
+        }
+        settled(delivery, .acknowledged)
+        return results
+    }
+
+    private func checkOutstanding(_ delivery: Delivery) throws {
+        guard inFlight[delivery.partition] == delivery.event.position else {
+            if owned[delivery.partition] == nil {
+                throw ConsumerGroupError(
+                    .leaseLost, "This member no longer holds partition \(delivery.partition) of '\(group)'; the member holding it delivers the event again.")
+            }
+            throw ConsumerGroupError(.alreadySettled, "The delivery of position \(delivery.event.position) was settled already.")
+        }
+    }
+
+    private func settled(_ delivery: Delivery, _ settlement: Settlement) {
+        inFlight[delivery.partition] = nil
+        switch settlement {
+        case .retried:
+            cooling.insert(delivery.partition)
+        case .acknowledged, .skipped, .parked:
+            if !delivery.isReplay { owned[delivery.partition] = max(owned[delivery.partition] ?? 0, delivery.event.position) }
+        }
+        wake.fire()
+    }
+
+    /// Removes the membership and the leases held (leaving).
+    func release() async {
+        inFlight.removeAll()
+        _ = try? await store.writeTables { [definition, member] txn in
+            _ = try txn.delete(GroupTable.name, GroupTable.key(.member, definition.name, Array(member.utf8)))
+            for (partition, lease) in try GroupTable.leases(definition.name, txn) where lease.member == member {
+                _ = try txn.delete(GroupTable.name, GroupTable.key(.lease, definition.name, partition: partition))
+            }
+        }
+    }
+
+    // MARK: In the transaction
+
+    /// Renews the membership, drops expired members, gives back idle partitions above the fair
+    /// share, takes free or expired ones up to it, and renews every lease held. Returns the
+    /// partitions held with their checkpoints, the tries recorded, and the parked events to
+    /// replay in those partitions.
+    static func renew(
+        _ definition: GroupDefinition, member: String, now: Int64, busy: Set<Int>, _ txn: TableTransaction
+    ) throws -> (held: [Int: UInt64], tries: [UInt64: Int], replays: [ParkedEvent]) {
+        let group = definition.name
+        _ = try GroupTable.definition(group, txn)
+        let expires = now &+ GroupClock.micros(definition.leaseDuration)
+        try txn.put(GroupTable.name, GroupTable.key(.member, group, Array(member.utf8)), GroupTable.bytes(UInt64(bitPattern: expires)))
+        var members = try GroupTable.members(group, txn)
+        for (name, until) in members where until <= now {
+            _ = try txn.delete(GroupTable.name, GroupTable.key(.member, group, Array(name.utf8)))
+            members[name] = nil
+        }
+        let fair = (definition.partitions + members.count - 1) / max(members.count, 1)
+        let leases = try GroupTable.leases(group, txn)
+        var mine = leases.filter { $0.value.member == member && $0.value.expires > now }.map(\.key).sorted()
+        while mine.count > fair, let index = mine.lastIndex(where: { !busy.contains($0) }) {
+            _ = try txn.delete(GroupTable.name, GroupTable.key(.lease, group, partition: mine[index]))
+            mine.remove(at: index)
+        }
+        for partition in 0..<definition.partitions where mine.count < fair && !mine.contains(partition) {
+            if let lease = leases[partition], lease.expires > now, lease.member != member { continue }
+            mine.append(partition)
+        }
+        for partition in mine { try GroupTable.putLease(group, partition: partition, member: member, expires: expires, txn) }
+        let checkpoints = try GroupTable.checkpoints(group, partitions: definition.partitions, txn)
+        let held = Dictionary(uniqueKeysWithValues: mine.map { ($0, checkpoints[$0]) })
+        let replays = try GroupTable.parked(group, txn).filter { $0.replay && held[$0.partition] != nil }
+        return (held, try GroupTable.tries(group, txn), replays)
+    }
+
+    /// Whether `member` holds `partition` now.
+    static func holds(_ definition: GroupDefinition, _ partition: Int, member: String, now: Int64, _ txn: TableTransaction) throws -> Bool {
+        guard let lease = try GroupTable.leases(definition.name, txn)[partition] else { return false }
+        return lease.member == member && lease.expires > now
+    }
+
+    static func raiseCheckpoint(_ definition: GroupDefinition, _ partition: Int, to position: UInt64, _ txn: TableTransaction) throws {
+        let key = GroupTable.key(.checkpoint, definition.name, partition: partition)
+        let current = try txn.withValue(GroupTable.name, key) { GroupTable.uint64($0) } ?? 0
+        if position > current { try txn.put(GroupTable.name, key, GroupTable.bytes(position)) }
+    }
+
+    /// Records a settlement: the member must hold the partition now.
+    static func record(
+        _ event: RecordedEvent, _ partition: Int, _ isReplay: Bool, _ outcome: Outcome, _ definition: GroupDefinition, member: String,
+        now: Int64, _ txn: TableTransaction
+    ) throws -> Settlement {
+        let group = definition.name
+        _ = try GroupTable.definition(group, txn)
+        guard try holds(definition, partition, member: member, now: now, txn) else {
+            throw ConsumerGroupError(
+                .leaseLost, "This member no longer holds partition \(partition) of '\(group)'; the member holding it delivers the event again.")
+        }
+        let triesKey = GroupTable.key(.tries, group, position: event.position)
+        let failed = try txn.withValue(GroupTable.name, triesKey) { $0.count >= 4 ? Int(UInt32(bigEndian: $0.loadUnaligned(as: UInt32.self))) : 0 } ?? 0
+        func done() throws {
+            _ = try txn.delete(GroupTable.name, triesKey)
+            if isReplay {
+                _ = try txn.delete(GroupTable.name, GroupTable.key(.parked, group, position: event.position))
+            } else {
+                try raiseCheckpoint(definition, partition, to: event.position, txn)
+            }
+        }
+        func park(_ reason: String, tries: Int) throws -> Settlement {
+            _ = try txn.delete(GroupTable.name, triesKey)
+            try GroupTable.putParked(
+                group, ParkedEvent(position: event.position, stream: event.stream, type: event.type, partition: partition, reason: reason, tries: tries, replay: false),
+                txn)
+            if !isReplay { try raiseCheckpoint(definition, partition, to: event.position, txn) }
+            return .parked(reason: reason)
+        }
+        switch outcome {
+        case .acknowledge:
+            try done()
+            return .acknowledged
+        case .skip:
+            try done()
+            return .skipped
+        case let .park(reason):
+            return try park(reason, tries: failed)
+        case .retry:
+            let tries = failed + 1
+            if tries >= definition.maxTries { return try park("failed \(tries) tries", tries: tries) }
+            try GroupTable.putTries(group, position: event.position, tries: tries, txn)
+            return .retried(tries: tries)
+        }
+    }
+}
+
+/// Wakes a waiting member: an append, a settlement. A wake with nobody waiting is kept for the next wait.
+final class WakeUp: Sendable {
+    private let state = Mutex<(pending: Bool, waiter: CheckedContinuation<Void, Never>?)>((false, nil))
+
+    func fire() {
+        let waiter = state.withLock { state -> CheckedContinuation<Void, Never>? in
+            if let waiter = state.waiter {
+                state.waiter = nil
+                return waiter
+            }
+            state.pending = true
+            return nil
+        }
+        waiter?.resume()
+    }
+
+    func wait() async {
+        await withTaskCancellationHandler {
+            await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+                let now = state.withLock { state -> Bool in
+                    if state.pending {
+                        state.pending = false
+                        return true
+                    }
+                    state.waiter = continuation
+                    return false
+                }
+                if now { continuation.resume() }
+            }
+        } onCancel: {
+            fire()
+        }
+    }
+}
