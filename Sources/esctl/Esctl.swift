@@ -24,7 +24,7 @@ struct Esctl: AsyncParsableCommand {
         subcommands: [
             Init.self, Append.self, Read.self, Serve.self, Replay.self, Subscribe.self, Stats.self, Import.self, Export.self,
             ProjectionsCommand.self, Rebuild.self, Query.self, SnapshotsCommand.self, TrackingCommand.self, Verify.self, Backup.self, CheckPages.self,
-            StreamsCommand.self, Purge.self, Forget.self, Fitness.self, Alerts.self, Chat.self, Camp.self, Color.self,
+            StreamsCommand.self, Purge.self, Forget.self, GroupCommand.self, Fitness.self, Alerts.self, Chat.self, Camp.self, Color.self,
         ]
     )
 

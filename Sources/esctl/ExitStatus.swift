@@ -1,6 +1,7 @@
 import Apps
 import ArgumentParser
 import Commands
+import ConsumerGroups
 import EventStore
 import Projections
 import WireFormat
@@ -68,6 +69,14 @@ enum ExitStatus: Int32, CaseIterable {
         }
     }
 
+    init(_ code: ConsumerGroupError.Code) {
+        switch code.base {
+        case .invalidInput: self = .invalidInput
+        case .notFound: self = .notFound
+        case .alreadyExists, .leaseLost, .alreadySettled: self = .versionConflict
+        }
+    }
+
     init(_ code: ProjectionError.Code) {
         switch code.base {
         case .unknownProjection: self = .notFound
@@ -118,6 +127,9 @@ func reportingErrors(_ work: () async throws -> Void) async throws {
         Console.error(AppHints.sentence(for: error))
         throw ExitCode(ExitStatus(error.code).rawValue)
     } catch let error as CommandError {
+        Console.error(error.message)
+        throw ExitCode(ExitStatus(error.code).rawValue)
+    } catch let error as ConsumerGroupError {
         Console.error(error.message)
         throw ExitCode(ExitStatus(error.code).rawValue)
     } catch let error as WireFormatError {
