@@ -105,7 +105,8 @@ let package = Package(
             path: "Tests/TestSupport"),
         // A writer the reliability tests start and kill (not a product: tests build it).
         .executableTarget(
-            name: "torture-writer", dependencies: ["CLMDB", "EventStore", "EventStorePostgres", "Projections", "Commands", "Apps", "TestSupport"],
+            name: "torture-writer",
+            dependencies: ["CLMDB", "EventStore", "EventStorePostgres", "Projections", "Commands", "ConsumerGroups", "Apps", "TestSupport"],
             path: "Tests/TortureWriter"),
         .testTarget(
             name: "EventStoreTests",

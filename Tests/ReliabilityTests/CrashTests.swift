@@ -192,6 +192,56 @@ struct CrashTests {
         #expect(forgotten > 4, "only \(forgotten) forgotten subjects were checked")
     }
 
+    @Test("a kill during a consumer group's work: nothing skipped, nothing reordered, no effect twice, and the next member finishes")
+    func killDuringGroupWork() async throws {
+        let directory = try TemporaryDirectory(prefix: "crash-groups")
+        let db = directory.appending("store")
+        var random = SystemRandomNumberGenerator()
+        func check(_ store: EventStore, after round: Int) async throws -> Int {
+            try await store.openTables(["effects", "violations"])
+            let (effects, violations) = try store.readTables { txn -> ([UInt8], [String]) in
+                var effects: [UInt8] = []
+                try txn.scan("effects") { _, value in
+                    effects.append(value.first ?? 0)
+                    return true
+                }
+                var violations: [String] = []
+                try txn.scan("violations") { _, value in
+                    violations.append(String(decoding: value, as: UTF8.self))
+                    return true
+                }
+                return (effects, violations)
+            }
+            #expect(effects.allSatisfy { $0 == 1 }, "after round \(round): an effect happened twice")
+            #expect(violations.isEmpty, "after round \(round): \(violations)")
+            #expect(try store.verify().isClean, "after round \(round)")
+            return effects.count
+        }
+        for round in 1...5 {
+            // Given a member killed at a random moment of its work
+            let child = try RunningProcess(Self.writer, ["group", "--db", db, "--round", String(round)])
+            try await child.waitForStdoutLines(Int.random(in: 1...15, using: &random))
+            try await Task.sleep(for: .microseconds(Int.random(in: 0...20_000, using: &random)))
+            child.send(SIGKILL)
+            _ = try await child.waitForExit()
+            // Then each effect happened once, and each stream's events were handled in order
+            let store = try EventStore(path: db)
+            _ = try await check(store, after: round)
+            store.close()
+        }
+        // When a last member runs to the end (after the killed one's lease ran out)
+        let last = try RunningProcess(Self.writer, ["group", "--db", db, "--round", "last"])
+        try await withTimeout(.seconds(120), "the last member to finish the group's work") {
+            while !last.stdoutLines.contains("DONE") { try await Task.sleep(for: .milliseconds(20)) }
+        }
+        last.send(SIGKILL)
+        _ = try await last.waitForExit()
+        // Then every one of the 200 events had its effect exactly once
+        let store = try EventStore(path: db)
+        defer { store.close() }
+        #expect(try await check(store, after: 6) == 200)
+    }
+
     @Test("a kill during commands never leaves a snapshot ahead of its stream or apart from its fold")
     func killDuringCommands() async throws {
         let directory = try TemporaryDirectory(prefix: "crash-commands")

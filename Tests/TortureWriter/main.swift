@@ -1,6 +1,7 @@
 import Apps
 import CLMDB
 import Commands
+import ConsumerGroups
 import EventStore
 import EventStorePostgres
 import Foundation
@@ -36,6 +37,13 @@ import TestSupport
 //       append, printing "ACK position..." for each; meanwhile a subscription from the start
 //       reads until it has T events and prints "SEQ count digest" (a digest of every position
 //       and id in order), so that every node's sequence can be compared. Prints "DONE" at the end.
+//   torture-writer group --db DIR --round R
+//       Appends 200 "Work" events over 10 streams (the batches still missing), creates the group
+//       "g" (4 partitions, 1 s leases) and consumes it as member "w-R": each acknowledgement
+//       writes, in its transaction, the event's effect count (table "effects") and its stream's
+//       last version (table "order"; a version that does not follow goes to "violations"); every
+//       seventh delivery is retried instead. Prints "ACK position" per acknowledgement and
+//       "DONE" once the group's checkpoint is the head.
 //   torture-writer misuse --db DIR
 //       Calls the store from inside a read's closure (which a debug build stops at).
 //   torture-writer commands --db DIR [--seed S]
@@ -222,6 +230,47 @@ case "delete":
         }
         if counter % 5 == 0 { _ = try await store.purge() }
         if counter % 7 == 0 { try await runner.catchUp() }
+    }
+case "group":
+    let round = option("--round") ?? "1"
+    let groups = ConsumerGroups(store: store)
+    try await store.openTables(["effects", "order", "violations"])
+    for batch in try await store.headPosition() / 10..<20 {
+        _ = try await store.append((0..<10).map { stream in
+            StreamAppend(stream: "k-\(stream)", events: [NewEvent(type: "Work", data: Data("{\"batch\":\(batch)}".utf8))])
+        })
+    }
+    try await groups.create(GroupDefinition(name: "g", partitions: 4, maxTries: 1_000, leaseDuration: .seconds(1)))
+    let member = try await groups.join("g", member: "w-\(round)", pollInterval: .milliseconds(50))
+    // "DONE" once every partition's checkpoint reached the head (idle ones move at the polls).
+    Task {
+        while true {
+            let status = try await groups.status("g")
+            if status.checkpoint >= status.head {
+                say("DONE")
+                return
+            }
+            try await Task.sleep(for: .milliseconds(50))
+        }
+    }
+    var deliveries = 0
+    for try await delivery in member {
+        deliveries += 1
+        if deliveries % 7 == 0 {
+            _ = try await delivery.nack(.retry)
+            continue
+        }
+        let event = delivery.event
+        try await delivery.acknowledge { txn in
+            let key = withUnsafeBytes(of: event.position.bigEndian) { Array($0) }
+            let count = try txn.get("effects", key)?.first ?? 0
+            try txn.put("effects", key, [count &+ 1])
+            let stream = Array(event.stream.utf8)
+            let last = try txn.get("order", stream).map { $0.reduce(UInt64(0)) { $0 << 8 | UInt64($1) } } ?? 0
+            if event.version != last + 1 { try txn.put("violations", key, Array("\(event.stream)@\(event.version) after \(last)".utf8)) }
+            try txn.put("order", stream, withUnsafeBytes(of: event.version.bigEndian) { Array($0) })
+        }
+        say("ACK \(event.position)")
     }
 case "forget":
     let round = option("--round") ?? "1"
