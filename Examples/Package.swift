@@ -35,6 +35,7 @@ let package = Package(
                 .product(name: "EventStore", package: root),
                 .product(name: "Projections", package: root),
                 .product(name: "Commands", package: root),
+                .product(name: "ConsumerGroups", package: root),
                 .product(name: "EventStoreTesting", package: root),
             ]),
         .testTarget(

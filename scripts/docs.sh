@@ -6,7 +6,7 @@
 # Usage: scripts/docs.sh [--warnings-as-errors]
 set -euo pipefail
 cd "$(dirname "$0")/.."
-modules=(EventStore Projections Commands EventStoreTesting)
+modules=(EventStore Projections Commands ConsumerGroups EventStoreTesting)
 strict=()
 [ "${1:-}" = "--warnings-as-errors" ] && strict=(--warnings-as-errors)
 swift build --target EventStoreTesting >&2

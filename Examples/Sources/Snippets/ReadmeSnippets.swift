@@ -1,4 +1,5 @@
 import Commands
+import ConsumerGroups
 import EventStore
 import EventStoreTesting
 import Foundation
@@ -106,4 +107,17 @@ func readmeConditionalAppend(store: EventStore) async throws -> [AppendResult] {
     return try await store.append(
         [StreamAppend(stream: "campground-main", events: [reserved])],
         condition: AppendCondition(failIfEventsMatch: query, after: read.head))
+}
+
+// README, "Consumer groups", and the ConsumerGroups module's page.
+
+func readmeConsumerGroups(store: EventStore) async throws {
+    let groups = ConsumerGroups(store: store)
+    try await groups.create(GroupDefinition(name: "mail", source: .category("reservation"), maxTries: 3))
+    let member = try await groups.join("mail", member: "worker-1")
+    for try await delivery in member {
+        try await delivery.acknowledge { txn in
+            try txn.put("sent", Array(String(delivery.event.position).utf8), [1])
+        }
+    }
 }

@@ -64,7 +64,7 @@ enum QueryIndexes {
             try txn.put(typeIndex, type, positionBytes, flags: MDB_APPENDDUP)
             for tag in tags {
                 var tag = tag
-                try tag.withUTF8 { try txn.put(tagIndex, UnsafeRawBufferPointer($0), positionBytes, flags: MDB_APPENDDUP) }
+                _ = try tag.withUTF8 { try txn.put(tagIndex, UnsafeRawBufferPointer($0), positionBytes, flags: MDB_APPENDDUP) }
             }
         }
     }
