@@ -60,6 +60,8 @@ actor MemberCore {
     private var inFlight: [Int: UInt64] = [:]
     /// Partitions whose delivery failed: they wait for the next poll.
     private var cooling = Set<Int>()
+    /// The positions settled since the current step began (its renewal may have read before them).
+    private var settledDuringStep = Set<UInt64>()
 
     init(store: any EventLog, definition: GroupDefinition, member: String, pollInterval: Duration, clock: any Clock<Duration>) {
         self.store = store
@@ -88,7 +90,8 @@ actor MemberCore {
             do {
                 for delivery in try await step(fromTimer: fromTimer) { continuation.yield(delivery) }
             } catch {
-                if !Task.isCancelled { continuation.finish(throwing: error) }
+                // Left (cancelled): the sequence ends; any other failure ends it with the error.
+                if Task.isCancelled { continuation.finish() } else { continuation.finish(throwing: error) }
                 return
             }
             fromTimer = await waitForWork()
@@ -127,13 +130,20 @@ actor MemberCore {
         if fromTimer { cooling.removeAll() }
         let now = GroupClock.micros(store.configuration.clock())
         let busy = Set(inFlight.keys)
+        settledDuringStep.removeAll()
         let (held, tries, replays) = try await store.writeTables { [definition, member] txn in
             try Self.renew(definition, member: member, now: now, busy: busy, txn)
         }
-        owned = held
+        // Settlements may have committed while the renewal was under way (the actor runs them
+        // at each await): what this member knows of its partitions is never older than the
+        // renewal's read, and checkpoints only rise.
+        let known = owned
+        owned = held.reduce(into: [:]) { result, entry in result[entry.key] = max(entry.value, known[entry.key] ?? 0) }
         for partition in inFlight.keys where owned[partition] == nil { inFlight[partition] = nil }
         var deliveries: [Delivery] = []
-        for parked in replays where owned[parked.partition] != nil && inFlight[parked.partition] == nil {
+        for parked in replays where owned[parked.partition] != nil && inFlight[parked.partition] == nil
+            && !settledDuringStep.contains(parked.position)
+        {
             guard let event = try await store.event(at: parked.position) else { continue }
             inFlight[parked.partition] = parked.position
             deliveries.append(Delivery(event: event, partition: parked.partition, attempt: (tries[parked.position] ?? 0) + 1, isReplay: true, member: self))
@@ -151,7 +161,9 @@ actor MemberCore {
             }
             for partition in advanced { owned[partition] = scannedThrough }
         }
-        for (partition, event) in picked.sorted(by: { $0.value.position < $1.value.position }) {
+        // Settlements and renewals during the reads above: deliver only what is still next.
+        for (partition, event) in picked.sorted(by: { $0.value.position < $1.value.position })
+        where inFlight[partition] == nil && owned[partition].map({ event.position > $0 }) == true {
             inFlight[partition] = event.position
             deliveries.append(Delivery(event: event, partition: partition, attempt: (tries[event.position] ?? 0) + 1, isReplay: false, member: self))
         }
@@ -232,6 +244,7 @@ actor MemberCore {
 
     private func settled(_ delivery: Delivery, _ settlement: Settlement) {
         inFlight[delivery.partition] = nil
+        settledDuringStep.insert(delivery.event.position)
         switch settlement {
         case .retried:
             cooling.insert(delivery.partition)
@@ -310,6 +323,18 @@ actor MemberCore {
         guard try holds(definition, partition, member: member, now: now, txn) else {
             throw ConsumerGroupError(
                 .leaseLost, "This member no longer holds partition \(partition) of '\(group)'; the member holding it delivers the event again.")
+        }
+        // A settlement recorded already (a delivery repeated from a stale read) records nothing
+        // again: its effects, written with it, must not happen twice.
+        if isReplay {
+            guard try txn.get(GroupTable.name, GroupTable.key(.parked, group, position: event.position)) != nil else {
+                throw ConsumerGroupError(.alreadySettled, "The replay of position \(event.position) was settled already.")
+            }
+        } else {
+            let checkpoint = try txn.withValue(GroupTable.name, GroupTable.key(.checkpoint, group, partition: partition)) { GroupTable.uint64($0) } ?? 0
+            guard event.position > checkpoint else {
+                throw ConsumerGroupError(.alreadySettled, "The delivery of position \(event.position) was settled already.")
+            }
         }
         let triesKey = GroupTable.key(.tries, group, position: event.position)
         let failed = try txn.withValue(GroupTable.name, triesKey) { $0.count >= 4 ? Int(UInt32(bigEndian: $0.loadUnaligned(as: UInt32.self))) : 0 } ?? 0

@@ -235,7 +235,7 @@ case "group":
     let round = option("--round") ?? "1"
     let groups = ConsumerGroups(store: store)
     try await store.openTables(["effects", "order", "violations"])
-    for batch in try await store.headPosition() / 10..<20 {
+    for batch in try store.headPosition() / 10..<20 {
         _ = try await store.append((0..<10).map { stream in
             StreamAppend(stream: "k-\(stream)", events: [NewEvent(type: "Work", data: Data("{\"batch\":\(batch)}".utf8))])
         })
@@ -261,7 +261,8 @@ case "group":
             continue
         }
         let event = delivery.event
-        try await delivery.acknowledge { txn in
+        do {
+            try await delivery.acknowledge { txn in
             let key = withUnsafeBytes(of: event.position.bigEndian) { Array($0) }
             let count = try txn.get("effects", key)?.first ?? 0
             try txn.put("effects", key, [count &+ 1])
@@ -269,6 +270,10 @@ case "group":
             let last = try txn.get("order", stream).map { $0.reduce(UInt64(0)) { $0 << 8 | UInt64($1) } } ?? 0
             if event.version != last + 1 { try txn.put("violations", key, Array("\(event.stream)@\(event.version) after \(last)".utf8)) }
             try txn.put("order", stream, withUnsafeBytes(of: event.version.bigEndian) { Array($0) })
+            }
+        } catch let error as ConsumerGroupError where error.code == .leaseLost {
+            // Its partition moved to another member, which delivers it again.
+            continue
         }
         say("ACK \(event.position)")
     }
