@@ -30,6 +30,7 @@ public struct ConsumerGroups: Sendable {
     public func create(_ definition: GroupDefinition) async throws -> Bool {
         try definition.validate()
         try await store.openTables([GroupTable.name])
+        let creation = store.configuration.idGenerator().uuidString
         return try await store.writeTables { txn in
             if let existing = try? GroupTable.definition(definition.name, txn) {
                 guard existing == definition else {
@@ -38,7 +39,7 @@ public struct ConsumerGroups: Sendable {
                 }
                 return false
             }
-            try txn.put(GroupTable.name, GroupTable.key(.definition, definition.name, []), definition.json)
+            try txn.put(GroupTable.name, GroupTable.key(.definition, definition.name, []), definition.json(creation: creation))
             return true
         }
     }
@@ -124,15 +125,23 @@ public struct ConsumerGroups: Sendable {
     /// Joins the group as `member`: its deliveries come as an `AsyncSequence` (see
     /// ``GroupMember``). A member name is unique among the living members of a group: the
     /// same name joining twice shares its leases. `clock` paces the member's polls (each poll
-    /// renews its leases and looks for work; an append wakes it at once too).
+    /// renews its leases and looks for work; an append wakes it at once too). The poll interval
+    /// must be at most a third of the group's lease, so that leases never lapse between polls.
+    /// Leases expire by the store's clock of each member's process: on PostgreSQL across hosts,
+    /// keep the hosts' clocks within a fraction of the lease of each other.
     public func join(
         _ name: String, member: String, pollInterval: Duration = .seconds(1), clock: any Clock<Duration> = ContinuousClock()
     ) async throws -> GroupMember {
         try GroupNames.validate(name, kind: "group")
         try GroupNames.validate(member, kind: "member")
         try await store.openTables([GroupTable.name])
-        let definition = try store.readTables { txn in try GroupTable.definition(name, txn) }
-        return GroupMember(store: store, definition: definition, member: member, pollInterval: pollInterval, clock: clock)
+        let (definition, creation) = try store.readTables { txn in (try GroupTable.definition(name, txn), try GroupTable.creation(name, txn) ?? "") }
+        guard pollInterval > .zero, pollInterval * 3 <= definition.leaseDuration else {
+            throw ConsumerGroupError(
+                .invalidInput,
+                "The poll interval is more than a third of the group's lease (\(definition.leaseDuration)); poll more often, or create the group with a longer lease.")
+        }
+        return GroupMember(store: store, definition: definition, creation: creation, member: member, pollInterval: pollInterval, clock: clock)
     }
 }
 

@@ -78,7 +78,7 @@ public struct GroupDefinition: Sendable, Equatable {
     func key(of event: RecordedEvent) -> String {
         switch partitionBy {
         case .stream: return event.stream
-        case let .tagPrefix(prefix): return event.tags.first { $0.hasPrefix(prefix) } ?? ""
+        case let .tagPrefix(prefix): return event.tags.first { $0.utf8.starts(with: prefix.utf8) } ?? ""
         }
     }
 
@@ -94,9 +94,9 @@ public struct GroupDefinition: Sendable, Equatable {
 
     // MARK: Stored form
 
-    /// The definition as stored: one JSON object.
-    var json: [UInt8] {
-        var object: [(String, JSONValue)] = []
+    /// The definition as stored: one JSON object, with the id of its creation.
+    func json(creation: String) -> [UInt8] {
+        var object: [(String, JSONValue)] = [("creation", .string(creation))]
         switch source {
         case .log: object.append(("source", "log"))
         case let .category(category): object += [("source", "category"), ("category", .string(category))]

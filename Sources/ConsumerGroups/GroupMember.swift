@@ -7,7 +7,9 @@ import Synchronization
 /// fair share of the partitions (free ones, and those whose holder stopped renewing), gives
 /// back idle ones above its share when others join, and hands out, per partition it holds and
 /// one at a time, the next event after the partition's checkpoint. ``leave()`` (or ending the
-/// iteration) stops it and gives its partitions back at once.
+/// iteration) stops it and gives its partitions back at once; deliveries handed out before then
+/// can no longer be settled (``ConsumerGroupError/Code/leaseLost``). A member that simply stops
+/// (its process killed) keeps its partitions until its leases expire.
 public final class GroupMember: AsyncSequence, Sendable {
     public typealias Element = Delivery
     public typealias AsyncIterator = AsyncThrowingStream<Delivery, any Error>.Iterator
@@ -18,15 +20,31 @@ public final class GroupMember: AsyncSequence, Sendable {
     private let deliveries: AsyncThrowingStream<Delivery, any Error>
     private let task: Task<Void, Never>
 
-    init(store: any EventLog, definition: GroupDefinition, member: String, pollInterval: Duration, clock: any Clock<Duration>) {
+    init(
+        store: any EventLog, definition: GroupDefinition, creation: String, member: String, pollInterval: Duration,
+        clock: any Clock<Duration>
+    ) {
         name = member
-        let core = MemberCore(store: store, definition: definition, member: member, pollInterval: pollInterval, clock: clock)
+        let core = MemberCore(
+            store: store, definition: definition, creation: creation, member: member, instance: store.configuration.idGenerator().uuidString,
+            pollInterval: pollInterval, clock: clock)
         self.core = core
         let (stream, continuation) = AsyncThrowingStream<Delivery, any Error>.makeStream()
         deliveries = stream
         let task = Task { await core.run(continuation) }
         self.task = task
-        continuation.onTermination = { _ in task.cancel() }
+        // Ending the iteration leaves the group: its partitions go to the others at once.
+        continuation.onTermination = { _ in
+            task.cancel()
+            Task {
+                await task.value
+                await core.release()
+            }
+        }
+    }
+
+    deinit {
+        task.cancel()
     }
 
     public func makeAsyncIterator() -> AsyncIterator { deliveries.makeAsyncIterator() }
@@ -39,6 +57,14 @@ public final class GroupMember: AsyncSequence, Sendable {
         await task.value
         await core.release()
     }
+
+    /// Stops without giving anything back, as a member whose process was killed: its leases
+    /// stay until they expire (for tests of what the other members then do).
+    package func halt() async {
+        await core.keepLeases()
+        task.cancel()
+        await task.value
+    }
 }
 
 /// The member's state and work, one step at a time (an actor: deliveries settle from any task).
@@ -50,7 +76,12 @@ actor MemberCore {
 
     let store: any EventLog
     let definition: GroupDefinition
+    /// The id the group was created with: a group deleted and created again under the same
+    /// name is another group, which this member must not work on with what it knew of the first.
+    let creation: String
     let member: String
+    /// This join's own id: another living member of the same name is refused.
+    let instance: String
     let pollInterval: Duration
     let clock: any Clock<Duration>
     private let wake = WakeUp()
@@ -60,12 +91,20 @@ actor MemberCore {
     private var inFlight: [Int: UInt64] = [:]
     /// Partitions whose delivery failed: they wait for the next poll.
     private var cooling = Set<Int>()
+    /// The positions of the parked events delivered again and not settled yet (below their
+    /// partitions' checkpoints, unlike every other delivery).
+    private var replaying = Set<UInt64>()
     /// The positions settled since the current step began (its renewal may have read before them).
     private var settledDuringStep = Set<UInt64>()
 
-    init(store: any EventLog, definition: GroupDefinition, member: String, pollInterval: Duration, clock: any Clock<Duration>) {
+    init(
+        store: any EventLog, definition: GroupDefinition, creation: String, member: String, instance: String, pollInterval: Duration,
+        clock: any Clock<Duration>
+    ) {
         self.store = store
         self.definition = definition
+        self.creation = creation
+        self.instance = instance
         self.member = member
         self.pollInterval = pollInterval
         self.clock = clock
@@ -84,43 +123,30 @@ actor MemberCore {
                 wake.fire()
             }
         }
-        defer { watcher.cancel() }
-        var fromTimer = true
+        // The polls tick whatever wakes the member meanwhile, so that a stream of appends never
+        // holds back renewals or retries.
+        let (clock, interval) = (self.clock, pollInterval)
+        let ticker = Task {
+            while !Task.isCancelled {
+                do { try await clock.sleep(for: interval) } catch { return }
+                wake.tick()
+            }
+        }
+        defer {
+            watcher.cancel()
+            ticker.cancel()
+        }
         while !Task.isCancelled {
             do {
-                for delivery in try await step(fromTimer: fromTimer) { continuation.yield(delivery) }
+                for delivery in try await step(fromTimer: wake.takeTick()) { continuation.yield(delivery) }
             } catch {
                 // Left (cancelled): the sequence ends; any other failure ends it with the error.
                 if Task.isCancelled { continuation.finish() } else { continuation.finish(throwing: error) }
                 return
             }
-            fromTimer = await waitForWork()
+            await wake.wait()
         }
         continuation.finish()
-    }
-
-    /// Sleeps until the poll interval passes (true) or something wakes the member (false).
-    private func waitForWork() async -> Bool {
-        let clock = self.clock
-        let interval = pollInterval
-        let wake = self.wake
-        return await withTaskGroup(of: Bool.self) { group in
-            group.addTask {
-                do {
-                    try await clock.sleep(for: interval)
-                    return true
-                } catch {
-                    return false
-                }
-            }
-            group.addTask {
-                await wake.wait()
-                return false
-            }
-            let first = await group.next() ?? false
-            group.cancelAll()
-            return first
-        }
     }
 
     // MARK: One step
@@ -128,32 +154,43 @@ actor MemberCore {
     /// Renews, takes and gives back leases, then finds each idle partition's next event.
     func step(fromTimer: Bool) async throws -> [Delivery] {
         if fromTimer { cooling.removeAll() }
-        let now = GroupClock.micros(store.configuration.clock())
         let busy = Set(inFlight.keys)
         settledDuringStep.removeAll()
-        let (held, tries, replays) = try await store.writeTables { [definition, member] txn in
-            try Self.renew(definition, member: member, now: now, busy: busy, txn)
+        let (held, tries, replays) = try await store.writeTables { [store, definition, creation, member, instance] txn in
+            try Self.renew(definition, creation: creation, member: member, instance: instance, now: Self.now(store), busy: busy, txn)
         }
         // Settlements may have committed while the renewal was under way (the actor runs them
         // at each await): what this member knows of its partitions is never older than the
         // renewal's read, and checkpoints only rise.
         let known = owned
         owned = held.reduce(into: [:]) { result, entry in result[entry.key] = max(entry.value, known[entry.key] ?? 0) }
-        for partition in inFlight.keys where owned[partition] == nil { inFlight[partition] = nil }
+        // Partitions lost, and deliveries settled by another holder since (a partition taken
+        // back after its lease lapsed): nothing of them is outstanding here any more.
+        for (partition, position) in inFlight where owned[partition].map({ position <= $0 && !replaying.contains(position) }) ?? true {
+            inFlight[partition] = nil
+        }
         var deliveries: [Delivery] = []
         for parked in replays where owned[parked.partition] != nil && inFlight[parked.partition] == nil
-            && !settledDuringStep.contains(parked.position)
+            && !settledDuringStep.contains(parked.position) && !cooling.contains(parked.partition)
         {
-            guard let event = try await store.event(at: parked.position) else { continue }
+            guard let event = try await store.event(at: parked.position) else {
+                // Its event was deleted since it was parked: nothing is left to replay.
+                _ = try await store.writeTables { [definition] txn in
+                    try txn.delete(GroupTable.name, GroupTable.key(.parked, definition.name, position: parked.position))
+                }
+                continue
+            }
             inFlight[parked.partition] = parked.position
+            replaying.insert(parked.position)
             deliveries.append(Delivery(event: event, partition: parked.partition, attempt: (tries[parked.position] ?? 0) + 1, isReplay: true, member: self))
         }
         let idle = owned.keys.filter { inFlight[$0] == nil && !cooling.contains($0) }
         guard let from = idle.compactMap({ owned[$0] }).min() else { return deliveries }
         let (picked, scannedThrough) = try await nextEvents(for: Set(idle), after: from)
-        let advanced = idle.filter { picked[$0] == nil && (owned[$0] ?? 0) < scannedThrough }
+        let advanced = idle.filter { picked[$0] == nil && (owned[$0] ?? 0) < scannedThrough && inFlight[$0] == nil }
         if !advanced.isEmpty {
-            try await store.writeTables { [definition, member] txn in
+            try await store.writeTables { [store, definition, member] txn in
+                let now = Self.now(store)
                 for partition in advanced {
                     guard try Self.holds(definition, partition, member: member, now: now, txn) else { continue }
                     try Self.raiseCheckpoint(definition, partition, to: scannedThrough, txn)
@@ -205,11 +242,18 @@ actor MemberCore {
 
     func settle(_ delivery: Delivery, _ outcome: Outcome, alsoWriting body: (@Sendable (TableTransaction) throws -> Void)?) async throws -> Settlement {
         try checkOutstanding(delivery)
-        let now = GroupClock.micros(store.configuration.clock())
-        let settlement = try await store.writeTables { [definition, member] txn in
-            let settlement = try Self.record(delivery.event, delivery.partition, delivery.isReplay, outcome, definition, member: member, now: now, txn)
-            try body?(txn)
-            return settlement
+        let settlement: Settlement
+        do {
+            settlement = try await store.writeTables { [store, definition, creation, member] txn in
+                let settlement = try Self.record(
+                    delivery.event, delivery.partition, delivery.isReplay, outcome, definition, creation: creation, member: member,
+                    now: Self.now(store), txn)
+                try body?(txn)
+                return settlement
+            }
+        } catch let error as ConsumerGroupError where error.code == .leaseLost || error.code == .alreadySettled {
+            forget(delivery)
+            throw error
         }
         settled(delivery, settlement)
         return settlement
@@ -217,20 +261,34 @@ actor MemberCore {
 
     func acknowledge(_ delivery: Delivery, appending appends: [StreamAppend]) async throws -> [AppendResult] {
         try checkOutstanding(delivery)
-        let now = GroupClock.micros(store.configuration.clock())
-        let results = try await store.append(appends) { [definition, member] txn, _ in
-            _ = try Self.record(delivery.event, delivery.partition, delivery.isReplay, .acknowledge, definition, member: member, now: now, txn)
-        }
-        // A repeat whose events were recorded before (a delivery repeated after a lost lease)
-        // wrote nothing, and so no acknowledgement either.
-        if results.allSatisfy(\.alreadyRecorded) {
-            _ = try await store.writeTables { [definition, member] txn in
-                try Self.record(delivery.event, delivery.partition, delivery.isReplay, .acknowledge, definition, member: member, now: now, txn)
+        let results: [AppendResult]
+        do {
+            let record: @Sendable (TableTransaction) throws -> Void = { [store, definition, creation, member] txn in
+                _ = try Self.record(
+                    delivery.event, delivery.partition, delivery.isReplay, .acknowledge, definition, creation: creation, member: member,
+                    now: Self.now(store), txn)
             }
+            results = try await store.append(appends) { txn, _ in try record(txn) }
+            // A repeat whose events were recorded before (a delivery repeated after a lost lease)
+            // wrote nothing, and so no acknowledgement either.
+            if results.allSatisfy(\.alreadyRecorded) { try await store.writeTables { txn in try record(txn) } }
+        } catch let error as ConsumerGroupError where error.code == .leaseLost || error.code == .alreadySettled {
+            forget(delivery)
+            throw error
         }
         settled(delivery, .acknowledged)
         return results
     }
+
+    /// A delivery that can no longer be settled here leaves its partition free for the next step.
+    private func forget(_ delivery: Delivery) {
+        if inFlight[delivery.partition] == delivery.event.position { inFlight[delivery.partition] = nil }
+        if delivery.isReplay { replaying.remove(delivery.event.position) }
+        wake.fire()
+    }
+
+    /// The store's clock, in microseconds, read where a transaction runs.
+    static func now(_ store: any EventLog) -> Int64 { GroupClock.micros(store.configuration.clock()) }
 
     private func checkOutstanding(_ delivery: Delivery) throws {
         guard inFlight[delivery.partition] == delivery.event.position else {
@@ -243,7 +301,10 @@ actor MemberCore {
     }
 
     private func settled(_ delivery: Delivery, _ settlement: Settlement) {
-        inFlight[delivery.partition] = nil
+        // A step may have seen this settlement committed and handed out the partition's next
+        // event already: only this delivery's own entry goes.
+        if inFlight[delivery.partition] == delivery.event.position { inFlight[delivery.partition] = nil }
+        if delivery.isReplay { replaying.remove(delivery.event.position) }
         settledDuringStep.insert(delivery.event.position)
         switch settlement {
         case .retried:
@@ -254,9 +315,17 @@ actor MemberCore {
         wake.fire()
     }
 
+    /// Whether ending keeps the leases (``GroupMember/halt()``).
+    private var keepsLeases = false
+
+    func keepLeases() { keepsLeases = true }
+
     /// Removes the membership and the leases held (leaving).
     func release() async {
         inFlight.removeAll()
+        replaying.removeAll()
+        owned.removeAll()
+        guard !keepsLeases else { return }
         _ = try? await store.writeTables { [definition, member] txn in
             _ = try txn.delete(GroupTable.name, GroupTable.key(.member, definition.name, Array(member.utf8)))
             for (partition, lease) in try GroupTable.leases(definition.name, txn) where lease.member == member {
@@ -272,25 +341,37 @@ actor MemberCore {
     /// partitions held with their checkpoints, the tries recorded, and the parked events to
     /// replay in those partitions.
     static func renew(
-        _ definition: GroupDefinition, member: String, now: Int64, busy: Set<Int>, _ txn: TableTransaction
+        _ definition: GroupDefinition, creation: String, member: String, instance: String, now: Int64, busy: Set<Int>, _ txn: TableTransaction
     ) throws -> (held: [Int: UInt64], tries: [UInt64: Int], replays: [ParkedEvent]) {
         let group = definition.name
-        _ = try GroupTable.definition(group, txn)
+        try checkCreation(definition, creation, txn)
+        let memberKey = GroupTable.key(.member, group, Array(member.utf8))
+        if let other = try txn.withValue(GroupTable.name, memberKey, { (Int64(bitPattern: GroupTable.uint64($0)), String(decoding: $0.dropFirst(8), as: UTF8.self)) }),
+            other.1 != instance, other.0 > now
+        {
+            throw ConsumerGroupError(
+                .invalidInput,
+                "Another living member of '\(group)' is named '\(member)'; give each member its own name (or wait for its lease to expire).")
+        }
         let expires = now &+ GroupClock.micros(definition.leaseDuration)
-        try txn.put(GroupTable.name, GroupTable.key(.member, group, Array(member.utf8)), GroupTable.bytes(UInt64(bitPattern: expires)))
+        try txn.put(GroupTable.name, memberKey, GroupTable.bytes(UInt64(bitPattern: expires)) + Array(instance.utf8))
         var members = try GroupTable.members(group, txn)
         for (name, until) in members where until <= now {
             _ = try txn.delete(GroupTable.name, GroupTable.key(.member, group, Array(name.utf8)))
             members[name] = nil
         }
-        let fair = (definition.partitions + members.count - 1) / max(members.count, 1)
+        // Each living member's share: the partitions divided evenly, the first (by name) taking
+        // one more while some are left over, so that the shares add up to the partitions.
+        let names = members.keys.sorted()
+        let rank = names.firstIndex(of: member) ?? 0
+        let share = definition.partitions / max(names.count, 1) + (rank < definition.partitions % max(names.count, 1) ? 1 : 0)
         let leases = try GroupTable.leases(group, txn)
         var mine = leases.filter { $0.value.member == member && $0.value.expires > now }.map(\.key).sorted()
-        while mine.count > fair, let index = mine.lastIndex(where: { !busy.contains($0) }) {
+        while mine.count > share, let index = mine.lastIndex(where: { !busy.contains($0) }) {
             _ = try txn.delete(GroupTable.name, GroupTable.key(.lease, group, partition: mine[index]))
             mine.remove(at: index)
         }
-        for partition in 0..<definition.partitions where mine.count < fair && !mine.contains(partition) {
+        for partition in 0..<definition.partitions where mine.count < share && !mine.contains(partition) {
             if let lease = leases[partition], lease.expires > now, lease.member != member { continue }
             mine.append(partition)
         }
@@ -299,6 +380,14 @@ actor MemberCore {
         let held = Dictionary(uniqueKeysWithValues: mine.map { ($0, checkpoints[$0]) })
         let replays = try GroupTable.parked(group, txn).filter { $0.replay && held[$0.partition] != nil }
         return (held, try GroupTable.tries(group, txn), replays)
+    }
+
+    /// Refuses a group deleted (or deleted and created again) since the member joined.
+    static func checkCreation(_ definition: GroupDefinition, _ creation: String, _ txn: TableTransaction) throws {
+        guard try GroupTable.creation(definition.name, txn) == creation else {
+            throw ConsumerGroupError(
+                .notFound, "The consumer group '\(definition.name)' was deleted (or deleted and created again) since this member joined; join it again.")
+        }
     }
 
     /// Whether `member` holds `partition` now.
@@ -315,11 +404,11 @@ actor MemberCore {
 
     /// Records a settlement: the member must hold the partition now.
     static func record(
-        _ event: RecordedEvent, _ partition: Int, _ isReplay: Bool, _ outcome: Outcome, _ definition: GroupDefinition, member: String,
-        now: Int64, _ txn: TableTransaction
+        _ event: RecordedEvent, _ partition: Int, _ isReplay: Bool, _ outcome: Outcome, _ definition: GroupDefinition, creation: String,
+        member: String, now: Int64, _ txn: TableTransaction
     ) throws -> Settlement {
         let group = definition.name
-        _ = try GroupTable.definition(group, txn)
+        try checkCreation(definition, creation, txn)
         guard try holds(definition, partition, member: member, now: now, txn) else {
             throw ConsumerGroupError(
                 .leaseLost, "This member no longer holds partition \(partition) of '\(group)'; the member holding it delivers the event again.")
@@ -372,9 +461,26 @@ actor MemberCore {
     }
 }
 
-/// Wakes a waiting member: an append, a settlement. A wake with nobody waiting is kept for the next wait.
+/// Wakes a waiting member: an append, a settlement, a poll's tick. A wake with nobody waiting
+/// is kept for the next wait; a tick is kept until the member takes it.
 final class WakeUp: Sendable {
     private let state = Mutex<(pending: Bool, waiter: CheckedContinuation<Void, Never>?)>((false, nil))
+    /// Whether a poll interval passed since the member last looked (true at first: a first poll).
+    private let ticked = Mutex(true)
+
+    /// A poll interval passed: noted, and the member woken.
+    func tick() {
+        ticked.withLock { $0 = true }
+        fire()
+    }
+
+    /// Whether a poll interval passed since the last call.
+    func takeTick() -> Bool {
+        ticked.withLock { ticked in
+            defer { ticked = false }
+            return ticked
+        }
+    }
 
     func fire() {
         let waiter = state.withLock { state -> CheckedContinuation<Void, Never>? in

@@ -7,8 +7,8 @@ import Foundation
 ///
 /// | kind | rest of the key | value |
 /// |---|---|---|
-/// | `d` | nothing | the definition, JSON |
-/// | `m` | the member's name | u64 BE: when its membership expires (µs since 1970) |
+/// | `d` | nothing | the definition, JSON, with `"creation"`: an id made when the group was created |
+/// | `m` | the member's name | u64 BE: when its membership expires (µs since 1970), then the id of the join holding the name |
 /// | `l` | u16 BE partition | u64 BE expiry (µs), then the holding member's name |
 /// | `b` | u16 BE partition | u64 BE: the partition's checkpoint, every event of it through that position is settled |
 /// | `t` | u64 BE position | u32 BE: failed tries of the event so far |
@@ -43,6 +43,13 @@ enum GroupTable {
             throw EventStoreError(.damaged, "The definition of the consumer group '\(group)' does not decode; delete the group and create it again.")
         }
         return definition
+    }
+
+    /// The id the group was created with (nil: no such group).
+    static func creation(_ group: String, _ txn: TableTransaction) throws -> String? {
+        try txn.withValue(name, key(.definition, group, [])) { bytes in
+            (try? JSONValue(parsing: Array(bytes)))?["creation"]?.stringValue ?? ""
+        }
     }
 
     /// Each partition's checkpoint (0 when it has none yet).

@@ -43,9 +43,6 @@ final class Inbox: Sendable {
 
     /// A delivery waiting now, if any.
     func poll() -> Delivery? { box.list.withLock { $0.isEmpty ? nil : $0.removeFirst() } }
-
-    /// Stops reading, as a member that died would: its leases stay until they expire.
-    func abandon() { task.cancel() }
 }
 
 @Suite("Consumer groups: work shared by members, at least once, in order per key, on every backend")
@@ -166,7 +163,7 @@ struct ConsumerGroupConformanceTests {
             let inbox = Inbox(doomed)
             try await inbox.next("the first").acknowledge()
             let held = try await inbox.next("the second")
-            inbox.abandon()
+            await doomed.halt()
             // When another member joins, then it receives nothing while the lease holds
             let heir = try await groups.join("g", member: "heir", pollInterval: .milliseconds(20))
             let next = Inbox(heir)
@@ -282,6 +279,51 @@ struct ConsumerGroupConformanceTests {
                 #expect(acknowledged[stream] == Array(1...last), "\(stream): \(acknowledged[stream] ?? [])")
             }
             _ = try await waitForCheckpoint(groups, "g", 60)
+            for member in members { await member.leave() }
+        }
+    }
+
+    @Test("five members share 16 partitions 4, 3, 3, 3, 3; a second living member of one name is refused; a recreated group ends the old members", arguments: Backend.allCases)
+    func sharesNamesAndRecreation(_ backend: Backend) async throws {
+        try await withLog(backend, now: ManualNow().now) { f in
+            let groups = ConsumerGroups(store: f.log)
+            try await groups.create(GroupDefinition(name: "g", partitions: 16))
+            // Given five members joining one after the other
+            var members: [GroupMember] = []
+            var inboxes: [Inbox] = []
+            for name in ["a", "b", "c", "d", "e"] {
+                let member = try await groups.join("g", member: name, pollInterval: .milliseconds(20))
+                members.append(member)
+                inboxes.append(Inbox(member))
+            }
+            // Then, once they have polled, each holds its share
+            let shares = try await withTimeout(.seconds(20), "the five members' shares to settle") {
+                while true {
+                    let status = try await groups.status("g")
+                    let counts = ["a", "b", "c", "d", "e"].map { name in status.partitions.filter { $0.member == name }.count }
+                    if counts == [4, 3, 3, 3, 3] { return counts }
+                    try await Task.sleep(for: .milliseconds(20))
+                }
+            }
+            #expect(shares == [4, 3, 3, 3, 3])
+            // And a second member named "a" is refused while the first lives
+            let twin = try await groups.join("g", member: "a", pollInterval: .milliseconds(20))
+            var iterator = twin.makeAsyncIterator()
+            let refused = await #expect(throws: ConsumerGroupError.self) { _ = try await iterator.next() }
+            #expect(refused?.code == .invalidInput && refused?.message.contains("named 'a'") == true)
+            await twin.leave()
+            // When the group is deleted and created again, and an event is appended
+            try await groups.delete("g")
+            try await groups.create(GroupDefinition(name: "g", partitions: 16))
+            _ = try await f.log.append(to: "s-1", events: [event()])
+            // Then a new member receives it: the old ones, whose group is gone, took nothing of the new one
+            let fresh = try await groups.join("g", member: "f", pollInterval: .milliseconds(20))
+            let delivery = try await Inbox(fresh).next("the new group's first event")
+            #expect(delivery.event.position == 1)
+            try await delivery.acknowledge()
+            #expect(try await groups.status("g").members == ["f"])
+            for inbox in inboxes { #expect(inbox.poll() == nil) }
+            await fresh.leave()
             for member in members { await member.leave() }
         }
     }

@@ -81,10 +81,13 @@ struct GroupConsume: AsyncParsableCommand {
             ESCTL_ATTEMPT in its environment. Exit 0 acknowledges the event; any other status \
             retries it at the next poll, and parks it after the group's --max-tries. Prints one \
             line per delivery, "POSITION STREAM@VERSION TYPE OUTCOME" (acknowledged, retried, \
-            parked); with --json {"position","stream","version","type","partition","attempt",\
+            parked, or lost when its partition moved to another member meanwhile, which delivers \
+            it again); with --json {"position","stream","version","type","partition","attempt",\
             "replay","outcome","status"}. With --count N it leaves the group and exits 0 after N \
-            deliveries; with --timeout it exits 75 when the time runs out; Ctrl-C leaves the group \
-            (its partitions go to the other members at once) and exits 130.
+            deliveries; with --timeout it exits 75 when the time runs out; Ctrl-C (or SIGTERM) \
+            stops the running command (SIGTERM), leaves its delivery unsettled, leaves the group \
+            (its partitions go to the other members at once) and exits 130 (143). --poll must be \
+            at most a third of the group's lease.
             """)
 
     @OptionGroup var store: WritingStoreOptions
@@ -100,25 +103,42 @@ struct GroupConsume: AsyncParsableCommand {
 
     func run() async throws {
         try await reportingErrors {
+            // A command that exits without reading its input must not take esctl down with it.
+            signal(SIGPIPE, SIG_IGN)
             let store = try await self.store.open()
             defer { store.close() }
             let member = try await ConsumerGroups(store: store).join(name, member: self.member, pollInterval: .seconds(poll))
             let handled = Atomic<Int>(0)
             let ending = Mutex<Int32?>(nil)
+            let running = RunningCommand()
             let wanted = count
             let (group, memberName, command, json) = (name, self.member, exec, self.json)
             let consumer = Task {
                 for try await delivery in member {
-                    let status = try Self.runCommand(command, delivery: delivery, group: group, member: memberName)
-                    let settlement = status == 0 ? Settlement.acknowledged : try await delivery.nack(.retry)
-                    if status == 0 { try await delivery.acknowledge() }
+                    let status = try running.run(command, delivery: delivery, group: group, member: memberName)
+                    // Stopped (Ctrl-C, SIGTERM, --timeout) while the command ran: not settled.
+                    if Task.isCancelled { return }
+                    let settlement: Settlement
+                    do {
+                        if status == 0 {
+                            try await delivery.acknowledge()
+                            settlement = .acknowledged
+                        } else {
+                            settlement = try await delivery.nack(.retry)
+                        }
+                    } catch let error as ConsumerGroupError where error.code == .leaseLost || error.code == .alreadySettled {
+                        // Its partition moved to another member (a lease that lapsed), which delivers it again.
+                        Self.report(delivery, nil, status: status, json: json)
+                        continue
+                    }
                     Self.report(delivery, settlement, status: status, json: json)
-                    if let wanted, handled.add(1, ordering: .relaxed).newValue >= wanted { return }
+                    if handled.add(1, ordering: .relaxed).newValue >= wanted ?? .max { return }
                 }
             }
             let interrupt = Interrupts.onSignals {
                 ending.withLock { $0 = $0 ?? Interrupts.exitStatus.rawValue }
                 consumer.cancel()
+                running.terminate()
             }
             defer { interrupt.cancel() }
             var timer: Task<Void, any Error>?
@@ -127,6 +147,7 @@ struct GroupConsume: AsyncParsableCommand {
                     try await Task.sleep(for: .seconds(timeout))
                     ending.withLock { $0 = $0 ?? ExitStatus.timedOut.rawValue }
                     consumer.cancel()
+                    running.terminate()
                 }
             }
             defer { timer?.cancel() }
@@ -137,7 +158,8 @@ struct GroupConsume: AsyncParsableCommand {
             if case let .failure(error) = outcome, !(error is CancellationError) { throw error }
             switch ending.withLock({ $0 }) {
             case ExitStatus.timedOut.rawValue?:
-                throw CLIError(.timedOut, "Timed out after \(timeout.map { String($0) } ?? "?") s: \(total) deliveries handled.")
+                let seconds = timeout.map { $0 == $0.rounded() ? String(Int($0)) : String($0) } ?? "?"
+                throw CLIError(.timedOut, "Timed out after \(seconds) s: \(total) deliver\(total == 1 ? "y" : "ies") handled.")
             case let status?:
                 throw ExitCode(status)
             case nil:
@@ -146,34 +168,15 @@ struct GroupConsume: AsyncParsableCommand {
         }
     }
 
-    /// Runs the command with the event on standard input; its exit status.
-    static func runCommand(_ command: String, delivery: Delivery, group: String, member: String) throws -> Int32 {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/bin/sh")
-        process.arguments = ["-c", command]
-        var environment = ProcessInfo.processInfo.environment
-        environment["ESCTL_GROUP"] = group
-        environment["ESCTL_MEMBER"] = member
-        environment["ESCTL_POSITION"] = String(delivery.event.position)
-        environment["ESCTL_ATTEMPT"] = String(delivery.attempt)
-        process.environment = environment
-        let input = Pipe()
-        process.standardInput = input
-        try process.run()
-        // A command that does not read its input must not block the write (EPIPE is fine).
-        try? input.fileHandleForWriting.write(contentsOf: Data((EventJSON.line(delivery.event) + "\n").utf8))
-        try? input.fileHandleForWriting.close()
-        process.waitUntilExit()
-        return process.terminationStatus
-    }
-
-    static func report(_ delivery: Delivery, _ settlement: Settlement, status: Int32, json: Bool) {
+    /// One line per delivery; a nil settlement is one this member could no longer record ("lost").
+    static func report(_ delivery: Delivery, _ settlement: Settlement?, status: Int32, json: Bool) {
         let outcome: String
         switch settlement {
-        case .acknowledged: outcome = "acknowledged"
-        case .retried: outcome = "retried"
-        case .parked: outcome = "parked"
-        case .skipped: outcome = "skipped"
+        case .acknowledged?: outcome = "acknowledged"
+        case .retried?: outcome = "retried"
+        case .parked?: outcome = "parked"
+        case .skipped?: outcome = "skipped"
+        case nil: outcome = "lost"
         }
         let event = delivery.event
         if json {
@@ -192,6 +195,41 @@ struct GroupConsume: AsyncParsableCommand {
             Console.print("\(event.position) \(event.stream)@\(event.version) \(event.type) \(outcome)")
         }
         Console.flush()
+    }
+}
+
+/// The command running for a delivery, which a signal or the timeout stops (SIGTERM).
+final class RunningCommand: Sendable {
+    private let current = Mutex<Process?>(nil)
+
+    /// Runs `command` with /bin/sh, the event's JSON on its standard input; its exit status.
+    func run(_ command: String, delivery: Delivery, group: String, member: String) throws -> Int32 {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/bin/sh")
+        process.arguments = ["-c", command]
+        var environment = ProcessInfo.processInfo.environment
+        environment["ESCTL_GROUP"] = group
+        environment["ESCTL_MEMBER"] = member
+        environment["ESCTL_POSITION"] = String(delivery.event.position)
+        environment["ESCTL_ATTEMPT"] = String(delivery.attempt)
+        process.environment = environment
+        let input = Pipe()
+        process.standardInput = input
+        try process.run()
+        current.withLock { $0 = process }
+        defer { current.withLock { $0 = nil } }
+        // A command that does not read its input must not block the write (EPIPE is ignored).
+        try? input.fileHandleForWriting.write(contentsOf: Data((EventJSON.line(delivery.event) + "\n").utf8))
+        try? input.fileHandleForWriting.close()
+        process.waitUntilExit()
+        return process.terminationStatus
+    }
+
+    /// Stops the running command, if any (SIGTERM).
+    func terminate() {
+        current.withLock { process in
+            if let process, process.isRunning { process.terminate() }
+        }
     }
 }
 
