@@ -321,18 +321,31 @@ actor MemberCore {
     func keepLeases() { keepsLeases = true }
 
     /// Removes the membership and the leases held (leaving).
+    /// Once: ``GroupMember/leave()`` and the end of the iteration may both ask, and whoever asks
+    /// second waits for the first, so that nothing touches the store after `leave()` returns.
     func release() async {
+        if let releasing {
+            await releasing.value
+            return
+        }
         inFlight.removeAll()
         replaying.removeAll()
         owned.removeAll()
-        guard !keepsLeases else { return }
-        _ = try? await store.writeTables { [definition, member] txn in
-            _ = try txn.delete(GroupTable.name, GroupTable.key(.member, definition.name, Array(member.utf8)))
-            for (partition, lease) in try GroupTable.leases(definition.name, txn) where lease.member == member {
-                _ = try txn.delete(GroupTable.name, GroupTable.key(.lease, definition.name, partition: partition))
+        let (store, definition, member, keepsLeases) = (self.store, self.definition, self.member, self.keepsLeases)
+        let task = Task {
+            guard !keepsLeases else { return }
+            _ = try? await store.writeTables { txn in
+                _ = try txn.delete(GroupTable.name, GroupTable.key(.member, definition.name, Array(member.utf8)))
+                for (partition, lease) in try GroupTable.leases(definition.name, txn) where lease.member == member {
+                    _ = try txn.delete(GroupTable.name, GroupTable.key(.lease, definition.name, partition: partition))
+                }
             }
         }
+        releasing = task
+        await task.value
     }
+
+    private var releasing: Task<Void, Never>?
 
     // MARK: In the transaction
 
@@ -392,8 +405,11 @@ actor MemberCore {
 
     /// Whether `member` holds `partition` now.
     static func holds(_ definition: GroupDefinition, _ partition: Int, member: String, now: Int64, _ txn: TableTransaction) throws -> Bool {
-        guard let lease = try GroupTable.leases(definition.name, txn)[partition] else { return false }
-        return lease.member == member && lease.expires > now
+        let key = GroupTable.key(.lease, definition.name, partition: partition)
+        guard let lease = try txn.withValue(GroupTable.name, key, { (GroupTable.uint64($0), $0.dropFirst(8).elementsEqual(member.utf8)) }) else {
+            return false
+        }
+        return lease.1 && Int64(bitPattern: lease.0) > now
     }
 
     static func raiseCheckpoint(_ definition: GroupDefinition, _ partition: Int, to position: UInt64, _ txn: TableTransaction) throws {

@@ -236,10 +236,10 @@ struct CrashTests {
         }
         last.send(SIGKILL)
         _ = try await last.waitForExit()
-        // Then every one of the 200 events had its effect exactly once
+        // Then every one of the 2,000 events had its effect exactly once
         let store = try EventStore(path: db)
         defer { store.close() }
-        #expect(try await check(store, after: 6) == 200)
+        #expect(try await check(store, after: 6) == 2_000)
     }
 
     @Test("a kill during commands never leaves a snapshot ahead of its stream or apart from its fold")

@@ -38,7 +38,7 @@ import TestSupport
 //       reads until it has T events and prints "SEQ count digest" (a digest of every position
 //       and id in order), so that every node's sequence can be compared. Prints "DONE" at the end.
 //   torture-writer group --db DIR --round R
-//       Appends 200 "Work" events over 10 streams (the batches still missing), creates the group
+//       Appends 2,000 "Work" events over 10 streams (the batches still missing), creates the group
 //       "g" (4 partitions, 1 s leases) and consumes it as member "w-R": each acknowledgement
 //       writes, in its transaction, the event's effect count (table "effects") and its stream's
 //       last version (table "order"; a version that does not follow goes to "violations"); every
@@ -235,7 +235,7 @@ case "group":
     let round = option("--round") ?? "1"
     let groups = ConsumerGroups(store: store)
     try await store.openTables(["effects", "order", "violations"])
-    for batch in try store.headPosition() / 10..<20 {
+    for batch in try store.headPosition() / 10..<200 {
         _ = try await store.append((0..<10).map { stream in
             StreamAppend(stream: "k-\(stream)", events: [NewEvent(type: "Work", data: Data("{\"batch\":\(batch)}".utf8))])
         })

@@ -160,16 +160,7 @@ enum QueryIndexes {
         }
         // From the rarest tag, backwards, checking each event's type and other tags.
         let cursor = try txn.cursor(tagIndex)
-        var rarest: (tag: String, count: Int)?
-        for tag in item.tags {
-            var name = tag
-            guard let count = try name.withUTF8({ key -> Int? in
-                guard try cursor.get(MDB_SET, key: UnsafeRawBufferPointer(key)) != nil else { return nil }
-                return try cursor.duplicateCount()
-            }) else { return nil }
-            if count < rarest?.count ?? .max { rarest = (tag, count) }
-        }
-        guard let rarest else { return nil }
+        guard let rarest = try rarestTag(of: item, cursor) else { return nil }
         let others = item.tags.filter { $0 != rarest.tag }
         guard var position = try lastValue(under: rarest.tag, through: through, cursor) else { return nil }
         while position > above {
@@ -233,77 +224,62 @@ enum QueryIndexes {
         return found
     }
 
-    /// Goes through the positions of the item's rarest tag, checking each event's type and other tags.
+    /// Walks the positions of the item's rarest tag, or of its types when they have fewer events,
+    /// checking each event for the rest of the item.
     private static func matchesByTag(
         _ item: QueryItem, after: UInt64, before: UInt64, limit: Int, tagIndex: MDB_dbi, _ txn: Transaction,
         _ databases: Databases
     ) throws -> [UInt64] {
-        let cursor = try txn.cursor(tagIndex)
-        var rarest: (tag: String, count: Int)?
-        for tag in item.tags {
-            var name = tag
-            let count = try name.withUTF8 { (key) -> Int? in
-                guard try cursor.get(MDB_SET, key: UnsafeRawBufferPointer(key)) != nil else { return nil }
-                return try cursor.duplicateCount()
-            }
-            // A tag no event carries: nothing matches the item.
-            guard let count else { return [] }
-            if count < rarest?.count ?? .max { rarest = (tag, count) }
-        }
-        guard let rarest else { return [] }
-        // Fewer events of the item's types than of its rarest tag: walk those instead.
+        guard let rarest = try rarestTag(of: item, try txn.cursor(tagIndex)) else { return [] }
+        var walk = (keys: [rarest.tag], index: tagIndex)
         if !item.types.isEmpty, let typeIndex = databases.typeIndex {
             let typeCursor = try txn.cursor(typeIndex)
-            var typed = 0
-            for type in Set(item.types) {
-                var name = type
-                typed += try name.withUTF8 { key -> Int in
-                    guard try typeCursor.get(MDB_SET, key: UnsafeRawBufferPointer(key)) != nil else { return 0 }
-                    return try typeCursor.duplicateCount()
-                }
-            }
-            if typed < rarest.count {
-                var found: [UInt64] = []
-                for type in Set(item.types) {
-                    var next = after
-                    // Each type's positions in order, keeping those whose events carry every tag.
-                    while found.count < limit {
-                        let page = try positions(under: type, in: typeIndex, after: next, before: before, limit: 64, txn)
-                        for position in page {
-                            guard let stored = try BigEndian.withBytes(of: position, { try txn.get(databases.events, $0) }) else { continue }
-                            if matches(try RecordView(stored, position: position), types: [], tags: item.tags) { found.append(position) }
-                        }
-                        guard page.count == 64, let last = page.last else { break }
-                        next = last
-                    }
-                }
-                return Array(found.sorted().prefix(limit))
-            }
+            let types = Array(Set(item.types))
+            if try types.reduce(0, { $0 + (try eventCount(under: $1, typeCursor)) }) < rarest.count { walk = (types, typeIndex) }
         }
-        let others = item.tags.filter { $0 != rarest.tag }
         let types = Set(item.types.map { Array($0.utf8) })
         var found: [UInt64] = []
-        var name = rarest.tag
-        try name.withUTF8 { key in
-            var entry = try BigEndian.withBytes(of: after &+ 1) { start in
-                try cursor.seek(key: UnsafeRawBufferPointer(key), atLeast: start)
-            }
-            while let (_, value) = entry, found.count < limit {
-                guard value.count == 8 else {
-                    throw EventStoreError(.damaged, "The tag index holds a value that is not a position; run `esctl verify`.")
+        for key in walk.keys {
+            var next = after
+            var kept = 0
+            // The key's positions a page at a time, keeping those whose events match the whole item.
+            while kept < limit {
+                let page = try positions(under: key, in: walk.index, after: next, before: before, limit: 64, txn)
+                for position in page where kept < limit {
+                    guard let stored = try BigEndian.withBytes(of: position, { try txn.get(databases.events, $0) }) else {
+                        throw EventStoreError(.damaged, "An index points to position \(position), which is not in the log; run `esctl verify`.")
+                    }
+                    if matches(try RecordView(stored, position: position), types: types, tags: item.tags) {
+                        found.append(position)
+                        kept += 1
+                    }
                 }
-                let position = BigEndian.uint64(value)
-                if position >= before { break }
-                guard let stored = try BigEndian.withBytes(of: position, { key in try txn.get(databases.events, key) })
-                else {
-                    throw EventStoreError(.damaged, "The tag index points to position \(position), which is not in the log; run `esctl verify`.")
-                }
-                let record = try RecordView(stored, position: position)
-                if matches(record, types: types, tags: others) { found.append(position) }
-                entry = try cursor.nextDuplicate()
+                guard page.count == 64, let last = page.last else { break }
+                next = last
             }
         }
-        return found
+        return Array(found.sorted().prefix(limit))
+    }
+
+    /// The item's tag with the fewest events, and their count; nil when one of its tags has none
+    /// (then no event matches the item). `mdb_cursor_count` on each: no walk.
+    private static func rarestTag(of item: QueryItem, _ cursor: borrowing Cursor) throws -> (tag: String, count: Int)? {
+        var rarest: (tag: String, count: Int)?
+        for tag in item.tags {
+            let count = try eventCount(under: tag, cursor)
+            guard count > 0 else { return nil }
+            if count < rarest?.count ?? .max { rarest = (tag, count) }
+        }
+        return rarest
+    }
+
+    /// How many positions an index holds under `key` (0 when none).
+    private static func eventCount(under key: String, _ cursor: borrowing Cursor) throws -> Int {
+        var name = key
+        return try name.withUTF8 { bytes in
+            guard try cursor.get(MDB_SET, key: UnsafeRawBufferPointer(bytes)) != nil else { return 0 }
+            return try cursor.duplicateCount()
+        }
     }
 
     /// Whether the record's type is among `types` (none: any) and it carries every tag, compared
@@ -329,7 +305,7 @@ enum QueryIndexes {
             }
             while let (_, value) = entry, found.count < limit {
                 guard value.count == 8 else {
-                    throw EventStoreError(.damaged, "The type index holds a value that is not a position; run `esctl verify`.")
+                    throw EventStoreError(.damaged, "An index holds a value that is not a position; run `esctl verify`.")
                 }
                 let position = BigEndian.uint64(value)
                 if position >= before { break }
