@@ -9,7 +9,7 @@ import Glibc
 /// reads past a readdir buffer while it lists /proc/self/fd and crashes a test process that has
 /// many descriptors open (NIO, servers). The launch itself is C (`child_process_spawn`).
 public enum ChildProcess {
-    /// A launch that failed: the errno of what failed (fork, chdir, exec, ...).
+    /// A launch that failed: the errno of what failed (dup, chdir, exec, ...).
     public struct LaunchError: Error, CustomStringConvertible {
         public let executable: String
         public let errno: Int32

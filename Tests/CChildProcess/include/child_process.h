@@ -7,7 +7,7 @@
 /// with `stdin_fd`, `stdout_fd` and `stderr_fd` as its descriptors 0, 1 and 2, in a process group
 /// of its own, with every signal at its default action and unblocked, and no other descriptor
 /// of this process open. On success stores the child's id in `*pid` and returns 0; otherwise
-/// returns the errno of what failed (fork, chdir, exec, ...) and no child is left running.
+/// returns the errno of what failed (dup, chdir, exec, ...) and no child is left running.
 ///
 /// Written for the tests because swift-corelibs-foundation's Process reads past the end of a
 /// readdir buffer while it lists /proc/self/fd, which crashes processes with many descriptors open.
