@@ -33,7 +33,7 @@ struct CheckPages: AsyncParsableCommand {
 /// Runs `esctl check-pages` on a store in a child process and turns its end into a report.
 enum PageCheck {
     /// How the child's reading of every page ended.
-    enum Outcome {
+    enum Outcome: Sendable {
         /// Every page read.
         case clean
         /// The store did not open (no store, a file, no permission): the child's own error.
@@ -42,14 +42,23 @@ enum PageCheck {
         case damaged(String)
     }
 
-    /// Reads every page of the store at `path` in a child process.
-    static func run(path: String) throws -> Outcome {
+    /// Reads every page of the store at `path` in a child process, awaited on a thread of its own.
+    static func run(path: String) async throws -> Outcome {
+        try await onOwnThread(named: "esctl.check-pages") { try runBlocking(path: path) }
+    }
+
+    private static func runBlocking(path: String) throws -> Outcome {
         let process = Process()
         process.executableURL = executable
         process.arguments = ["check-pages", "--db", absolute(path)]
         // The root as the child's directory: Foundation checks the directory it starts a child
         // in, and the user's own may be one this user cannot search (the path is absolute now).
         process.currentDirectoryURL = URL(fileURLWithPath: "/")
+        // A crash on a damaged page is the answer here, not a bug to report: without Swift's
+        // backtracer, which would symbolize the crash for a second or more before the child ends.
+        var environment = ProcessInfo.processInfo.environment
+        environment["SWIFT_BACKTRACE"] = "enable=no"
+        process.environment = environment
         let output = Pipe()
         let errors = Pipe()
         process.standardOutput = output

@@ -115,7 +115,7 @@ struct GroupConsume: AsyncParsableCommand {
             let (group, memberName, command, json) = (name, self.member, exec, self.json)
             let consumer = Task {
                 for try await delivery in member {
-                    let status = try running.run(command, delivery: delivery, group: group, member: memberName)
+                    let status = try await running.run(command, delivery: delivery, group: group, member: memberName)
                     // Stopped (Ctrl-C, SIGTERM, --timeout) while the command ran: not settled.
                     if Task.isCancelled { return }
                     let settlement: Settlement
@@ -202,8 +202,15 @@ struct GroupConsume: AsyncParsableCommand {
 final class RunningCommand: Sendable {
     private let current = Mutex<Process?>(nil)
 
-    /// Runs `command` with /bin/sh, the event's JSON on its standard input; its exit status.
-    func run(_ command: String, delivery: Delivery, group: String, member: String) throws -> Int32 {
+    /// Runs `command` with /bin/sh, the event's JSON on its standard input, on a thread of its
+    /// own (the member's lease renewals go on meanwhile); its exit status.
+    func run(_ command: String, delivery: Delivery, group: String, member: String) async throws -> Int32 {
+        try await onOwnThread(named: "esctl.consume-command") { [self] in
+            try runBlocking(command, delivery: delivery, group: group, member: member)
+        }
+    }
+
+    private func runBlocking(_ command: String, delivery: Delivery, group: String, member: String) throws -> Int32 {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: "/bin/sh")
         process.arguments = ["-c", command]

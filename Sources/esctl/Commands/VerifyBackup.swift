@@ -32,7 +32,7 @@ struct Verify: AsyncParsableCommand {
             // LMDB trusts its pages: read them all in a child process first, where a damaged page
             // that crashes LMDB is a report (the check "pages"), not a crash of verify.
             // PostgreSQL checks its own pages.
-            switch self.store.isPostgres ? .clean : try PageCheck.run(path: self.store.path) {
+            switch self.store.isPostgres ? .clean : try await PageCheck.run(path: self.store.path) {
             case .clean:
                 break
             case let .unopened(error):
@@ -121,7 +121,7 @@ struct Backup: AsyncParsableCommand {
             }
             // LMDB trusts its pages: read them all in a child process first, where a damaged
             // page that crashes LMDB is a report and nothing is copied.
-            switch try PageCheck.run(path: self.store.path) {
+            switch try await PageCheck.run(path: self.store.path) {
             case .clean: break
             case let .unopened(error): throw error
             case let .damaged(detail): throw CLIError(.storeUnavailable, detail + " Nothing was copied.")
