@@ -18,6 +18,8 @@ public struct AwaitFailure: Error, CustomStringConvertible {
 public final class EventCollector: Sendable {
     private struct State: Sendable {
         var events: [RecordedEvent] = []
+        /// When each event arrived, on the continuous clock (for failure messages).
+        var arrivals: [ContinuousClock.Instant] = []
         /// How many events the test has taken so far.
         var taken = 0
         var caughtUpThrough: UInt64 = 0
@@ -36,6 +38,7 @@ public final class EventCollector: Sendable {
                         switch message {
                         case let .event(event):
                             state.events.append(event)
+                            state.arrivals.append(.now)
                             state.caughtUpThrough = max(state.caughtUpThrough, event.position)
                         case let .caughtUp(through):
                             state.caughtUpThrough = max(state.caughtUpThrough, through)
@@ -126,9 +129,17 @@ public final class EventCollector: Sendable {
     }
 
     private static func describeUntaken(_ state: State) -> String {
-        let untaken = state.events[state.taken...]
-        let list = untaken.isEmpty ? "nothing" : untaken.map(describe).joined(separator: "; ")
+        let now = ContinuousClock.now
+        let untaken = state.events.indices[state.taken...].map { index in
+            "\(describe(state.events[index])) (arrived \(Self.seconds(state.arrivals[index].duration(to: now))) s ago)"
+        }
+        let list = untaken.isEmpty ? "nothing" : untaken.joined(separator: "; ")
         return "Arrived and not yet taken: \(list) (caught up through \(state.caughtUpThrough))."
+    }
+
+    private static func seconds(_ duration: Duration) -> String {
+        let milliseconds = duration.components.seconds * 1000 + duration.components.attoseconds / 1_000_000_000_000_000
+        return "\(milliseconds / 1000).\(String(milliseconds % 1000 / 100))"
     }
 
     static func describe(_ event: RecordedEvent) -> String {

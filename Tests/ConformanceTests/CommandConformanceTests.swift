@@ -159,7 +159,7 @@ struct CommandConformanceTests {
                 let clock = TestClock()
                 let interloper = Interloper(store: f.log, stream: "todo-home", atDecisions: [1, 2])
                 let handler = handler(f.log, attempts: 3, clock: clock)
-                let command = Task {
+                let command = Task(executorPreference: DeciderExecutor.shared) {
                     try await handler.handle(.add("pen"), with: TodoDecider(list: "home", interloper: interloper))
                 }
                 // Then the first retry waits 10 ms, the second 20 ms: nothing happens until the clock moves

@@ -151,16 +151,15 @@ final class Interloper: Sendable {
     var decisionCount: Int { decisions.load(ordering: .relaxed) }
 
     /// Appends "other-N" when this is one of its decisions, and waits (bounded) until it is in.
+    /// `decide` is synchronous, so this blocks its thread while a task on the cooperative pool
+    /// appends: ``withInterloperTurn(_:)`` runs the handler on a thread of its own for that.
     func decided() {
         let decision = decisions.add(1, ordering: .relaxed).newValue
         guard atDecisions.contains(decision) else { return }
-        // `decide` is synchronous: block this thread while a task appends. The task runs on its
-        // own queue, not the cooperative pool: blocked deciders (tests run in parallel) could
-        // otherwise hold every pool thread the append needs to finish.
         let done = DispatchSemaphore(value: 0)
         let failure = Mutex<String?>(nil)
         let store = store, stream = stream, action = action
-        Task.detached(executorPreference: QueueExecutor.shared) {
+        Task.detached {
             do {
                 if let action {
                     try await action(store)
@@ -180,13 +179,14 @@ final class Interloper: Sendable {
     }
 }
 
-/// Runs `body` when no other test's interloper can be blocking: each blocks a cooperative thread
-/// in `decide` while its other writer appends, and a PostgreSQL append needs a pool thread to
-/// finish, so two at once on a two-core machine could hold both threads until their timeouts.
+/// Runs `body`, which handles commands with an ``Interloper``, on a serial queue of its own
+/// (``DeciderExecutor``), one such test at a time: the interloper blocks the deciding thread
+/// while its other writer appends, and a thread of the cooperative pool blocked so would starve
+/// the tests beside it (and, on a two-core machine, the append itself).
 func withInterloperTurn<R>(_ body: () async throws -> R) async throws -> R {
     await interloperTurns.acquire()
     do {
-        let result = try await body()
+        let result = try await withTaskExecutorPreference(DeciderExecutor.shared) { try await body() }
         await interloperTurns.release()
         return result
     } catch {
@@ -199,9 +199,9 @@ func withInterloperTurn<R>(_ body: () async throws -> R) async throws -> R {
 private let interloperTurns = PostgresSlots(slots: 1)
 
 /// Runs tasks on a serial dispatch queue of their own, outside the cooperative thread pool.
-final class QueueExecutor: TaskExecutor {
-    static let shared = QueueExecutor()
-    private let queue = DispatchQueue(label: "todo-tests.interloper")
+final class DeciderExecutor: TaskExecutor {
+    static let shared = DeciderExecutor()
+    private let queue = DispatchQueue(label: "todo-tests.decider")
 
     func enqueue(_ job: consuming ExecutorJob) {
         let job = UnownedJob(job)

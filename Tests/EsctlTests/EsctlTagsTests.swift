@@ -20,7 +20,8 @@ struct EsctlTagsTests {
                 {"stream":"camp","type":"CamperAdded","data":{"camperId":"C1"},"tags":["camper:C1"]}
                 {"stream":"notes","type":"Note","tags":["site:15","camper:C1"]}
                 """
-            #expect(try await s.esctl(["append", "--batch", "-"], stdin: batch).status == 0)
+            let appended = try await s.esctl(["append", "--batch", "-"], stdin: batch)
+            #expect(appended.status == 0, "\(appended)")
             // When events are read by tag, then exactly the tagged ones come, with "tags" in their JSON
             let site = try await s.esctl("replay", "--tag", "site:15", "--json")
             #expect(try s.objects(site).map { $0["position"] as? Int } == [1, 3], "\(site)")

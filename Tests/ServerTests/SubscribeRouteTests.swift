@@ -183,10 +183,16 @@ struct SubscribeRouteTests {
             for (path, headers) in [("/subscribe", Self.sse), ("/subscribe", [])] {
                 // Given an idle stream (SSE or NDJSON) of a client of its own.
                 let own = HTTPClient(eventLoopGroupProvider: .singleton)
-                let stream = try await LiveResponse.open(port: port, path, headers: headers, client: own)
-                try await withTimeout(.seconds(10), "the stream's handler to start") { await server.openStreams.wait { $0 == 1 } }
-                #expect(server.openStreams.count == 1)
-                _ = stream
+                do {
+                    let stream = try await LiveResponse.open(port: port, path, headers: headers, client: own)
+                    try await withTimeout(.seconds(10), "the stream's handler to start") { await server.openStreams.wait { $0 == 1 } }
+                    #expect(server.openStreams.count == 1)
+                    _ = stream
+                } catch {
+                    // A client dropped without shutdown() is a fatal error in its deinit.
+                    try? await own.shutdown()
+                    throw error
+                }
                 // When the client goes away, then the handler ends without any event or heartbeat.
                 try await own.shutdown()
                 try await withTimeout(.seconds(10), "the handler of \(path) to end after the client left") {

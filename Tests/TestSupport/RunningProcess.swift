@@ -90,7 +90,7 @@ public final class RunningProcess: Sendable {
         }
         let lines = stdoutLines
         guard lines.count >= count else {
-            throw AwaitFailure(description: "`\(commandLine)` exited before printing \(count) line(s); stdout: \(stdout) stderr: \(stderr)")
+            throw AwaitFailure(description: "`\(commandLine)` exited (\(exitDescription)) before printing \(count) line(s); stdout: \(stdout) stderr: \(stderr)")
         }
         return lines
     }
@@ -106,7 +106,7 @@ public final class RunningProcess: Sendable {
         }
         let lines = stdoutLines
         guard lines.contains(where: match) else {
-            throw AwaitFailure(description: "`\(commandLine)` exited before printing the awaited line; stdout: \(stdout) stderr: \(stderr)")
+            throw AwaitFailure(description: "`\(commandLine)` exited (\(exitDescription)) before printing the awaited line; stdout: \(stdout) stderr: \(stderr)")
         }
         return lines
     }
@@ -117,9 +117,12 @@ public final class RunningProcess: Sendable {
             String(decoding: $0.stderr, as: UTF8.self).contains(text) || $0.status != nil
         }
         guard stderr.contains(text) else {
-            throw AwaitFailure(description: "`\(commandLine)` exited without printing '\(text)'; stderr: \(stderr)")
+            throw AwaitFailure(description: "`\(commandLine)` exited (\(exitDescription)) without printing '\(text)'; stderr: \(stderr)")
         }
     }
+
+    /// The exit status for messages: "status N" (128 + N for a signal), or "status unknown".
+    private var exitDescription: String { output.withValue { $0.exitStatus.map { "status \($0)" } ?? "status unknown" } }
 
     /// Sends a signal (SIGINT for Ctrl-C).
     public func send(_ signal: Int32) {
