@@ -31,7 +31,9 @@ demo: build
 
 test: deps
 	$(SWIFT) build --build-tests
-	./scripts/with-postgres.sh $(SWIFT) test --skip-build
+	@# The suite runs under the cooperative-pool check: a task that blocks one of the pool's
+	@# threads for a second or more fails the run (README: "What `make test` checks beyond the verdicts").
+	./scripts/with-postgres.sh ./scripts/pool-check.sh $(SWIFT) test --skip-build
 	./scripts/schemathesis.sh
 	./scripts/console-test.sh
 	@# SwiftPM may keep a stale plan of a path dependency's sources: drop it.

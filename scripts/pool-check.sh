@@ -1,0 +1,52 @@
+#!/usr/bin/env bash
+# Runs a command (the test suite) with the cooperative-pool check loaded into the test process
+# and the esctl and torture-writer processes it starts, and fails when any of them let a task
+# block a thread of Swift's cooperative pool for long: a task that sleeps in the kernel (a
+# blocking read or wait, a semaphore, a future's wait()) for ESTEST_POOL_BLOCKED_MS (default
+# 1000) without a break. See Tests/PoolCheck/pool_check.c for how and why.
+#
+#   scripts/pool-check.sh COMMAND [ARGUMENT...]
+#
+# Environment: ESTEST_POOL_BLOCKED_MS (the threshold), ESTEST_POOL_WIDTH=N (run Swift's pool N
+# tasks wide instead of one per CPU; 1 turns a task that waits on another task into a finding).
+# Exits with the command's status when it failed, 1 when only the check found something, else 0.
+# Each finding is printed with its thread's stack, symbolized.
+set -uo pipefail
+cd "$(dirname "$0")/.."
+
+dir=.build/pool-check
+library="$dir/libpoolcheck.so"
+source=Tests/PoolCheck/pool_check.c
+mkdir -p "$dir"
+if [ ! -f "$library" ] || [ "$source" -nt "$library" ]; then
+    cc=$(command -v cc || command -v gcc || command -v clang) || { echo "pool-check.sh: no C compiler" >&2; exit 69; }
+    "$cc" -shared -fPIC -O2 -Wall -Wextra -o "$library" "$source" -ldl -lpthread || exit 69
+fi
+
+report="$PWD/$dir/report.txt"
+: >"$report"
+status=0
+ESTEST_POOL_REPORT="$report" \
+    ESTEST_POOL_PROCESSES="${ESTEST_POOL_PROCESSES:-swift-lmdb-eventstorePackageTests.xctest,esctl,torture-writer}" \
+    LD_PRELOAD="$PWD/$library${LD_PRELOAD:+:$LD_PRELOAD}" \
+    "$@" || status=$?
+
+if [ -s "$report" ]; then
+    findings=$(grep -c '^pool-check:' "$report")
+    echo >&2
+    echo "pool-check: $findings finding(s): a task held a thread of Swift's cooperative pool while it slept in the kernel." >&2
+    echo "Each one starves the other tasks of its priority (timers, timeouts, shutdowns) on a machine with few cores." >&2
+    echo >&2
+    symbolizer=$(command -v llvm-symbolizer || ls "$(dirname "$(command -v swift)")/llvm-symbolizer" 2>/dev/null)
+    demangle() { if command -v swift-demangle >/dev/null; then swift-demangle --simplified; else cat; fi; }
+    while IFS= read -r line; do
+        if [[ $line =~ ^\ +#([0-9]+)\ +([^ ]+)\ \+(0x[0-9a-f]+) ]] && [ -n "$symbolizer" ]; then
+            where=$("$symbolizer" --obj="${BASH_REMATCH[2]}" "${BASH_REMATCH[3]}" 2>/dev/null | head -2 | paste -sd' ' | demangle)
+            printf '    #%-2s %s\n' "${BASH_REMATCH[1]}" "${where:-${BASH_REMATCH[2]} +${BASH_REMATCH[3]}}" >&2
+        else
+            printf '%s\n' "$line" >&2
+        fi
+    done <"$report"
+    [ "$status" -eq 0 ] && status=1
+fi
+exit "$status"
