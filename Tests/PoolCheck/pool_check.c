@@ -24,8 +24,11 @@
 //    stack (walked by frame pointers in a handler of a signal sent to that thread), to the file
 //    ESTEST_POOL_REPORT (appended to, one block per finding) and to standard error.
 //    scripts/pool-check.sh fails when that file is not empty, and symbolizes its stacks.
-//  - With ESTEST_POOL_STALL_MS=N (a diagnostic, off by default), a probe job posted to each
-//    Swift queue tells when the queue has started nothing new for N ms, and what its slots run.
+//  - Diagnostics, off by default, that fail nothing: with ESTEST_POOL_STALL_MS=N a probe job
+//    posted to each Swift queue tells (on standard error) when the queue has started nothing new
+//    for N ms, how many jobs wait and what its slots run; with ESTEST_POOL_LONG_JOB_MS=N and
+//    ESTEST_POOL_INFO=FILE, each job that runs N ms or more, asleep or not, has its stack
+//    written to FILE (scripts/pool-check.sh symbolizes it into FILE.txt).
 //
 // Everything here tolerates being loaded into a process that never uses Swift concurrency (a
 // shell, PostgreSQL's tools): nothing starts until Swift makes its first queue.
@@ -75,6 +78,7 @@ struct slot {
     uint64_t watched_job;
     int64_t asleep_since_ns;
     int reported;
+    int sampled;  // by the long-job diagnostic
 };
 static struct slot slots[MAX_SLOTS];
 static _Atomic int slot_count;
@@ -88,6 +92,14 @@ struct wrapped {
 
 static int64_t blocked_threshold_ns = 1000LL * 1000 * 1000;
 static int report_fd = -1;
+static int info_fd = -1;
+/// With ESTEST_POOL_PENDING_SAMPLE=N (and ESTEST_POOL_INFO): the stack of whoever enqueues a job
+/// while N or more wait, at most every 100 ms.
+static int64_t pending_sample = 0;
+static _Atomic int64_t last_pending_sample_ns;
+
+/// Jobs handed to Swift's queues and not started yet (for the stall diagnostic).
+static _Atomic int64_t pending_jobs;
 static pthread_once_t start_once = PTHREAD_ONCE_INIT;
 
 /// A stack taken from inside the thread by the capture signal.
@@ -127,6 +139,7 @@ static void remember_queue(dispatch_queue_t queue) {
 static void run_wrapped(void *context) {
     struct wrapped job = *(struct wrapped *)context;
     free(context);
+    atomic_fetch_sub(&pending_jobs, 1);
     if (my_slot < 0) {
         int index = atomic_fetch_add(&slot_count, 1);
         if (index < MAX_SLOTS) {
@@ -164,11 +177,15 @@ static void run_wrapped(void *context) {
     if (slot) atomic_store(&slot->job_started_ns, outer);
 }
 
+static void sample_enqueuer(int64_t pending);
+
 static void *wrap(void *context, dispatch_function_t function) {
     struct wrapped *job = malloc(sizeof *job);
     if (job == NULL) return NULL;
     job->function = function;
     job->context = context;
+    int64_t pending = atomic_fetch_add(&pending_jobs, 1) + 1;
+    if (pending_sample > 0 && pending >= pending_sample) sample_enqueuer(pending);
     return job;
 }
 
@@ -206,7 +223,9 @@ static char thread_state(pid_t tid, char *syscall_text, size_t syscall_size) {
     return state;
 }
 
+/// The name of the system call whose number `number` starts with; NULL for another text.
 static const char *syscall_name(const char *number) {
+    if (number[0] < '0' || number[0] > '9') return NULL;
     switch (atoi(number)) {
     case 0: return "read";
     case 1: return "write";
@@ -292,14 +311,19 @@ static void write_all(int fd, const char *text, size_t length) {
     }
 }
 
-static void emit(const char *text) {
+/// Writes a finding to the report and standard error, or (`info`) a diagnostic to the info file.
+static void emit(const char *text, int info) {
     size_t length = strlen(text);
+    if (info) {
+        if (info_fd >= 0) write_all(info_fd, text, length);
+        return;
+    }
     if (report_fd >= 0) write_all(report_fd, text, length);
     write_all(2, text, length);
 }
 
 /// Reports a job that has slept `asleep_ns` on thread `tid`, with the thread's stack.
-static void report(pid_t tid, uintptr_t low, uintptr_t high, int64_t asleep_ns, int64_t running_ns, const char *syscall_number) {
+static void report(pid_t tid, uintptr_t low, uintptr_t high, int64_t asleep_ns, int64_t running_ns, const char *syscall_number, int info) {
     char executable[512] = "?";
     ssize_t length = readlink("/proc/self/exe", executable, sizeof executable - 1);
     if (length > 0) executable[length] = 0;
@@ -317,13 +341,17 @@ static void report(pid_t tid, uintptr_t low, uintptr_t high, int64_t asleep_ns, 
     }
     const char *name = syscall_name(syscall_number);
     char header[1024];
-    snprintf(header, sizeof header,
+    if (info) {
+        snprintf(header, sizeof header,
+                 "pool-check(info): a job has run %.1f s (%s; process %d, thread %d, `%s`). The code addresses on its stack, innermost first:\n",
+                 (double)running_ns / 1e9, name ? name : syscall_number, getpid(), tid, command);
+    } else snprintf(header, sizeof header,
              "pool-check: a task blocked a thread of Swift's cooperative pool: it has slept in the kernel (%s%s%s) "
              "for %.1f s of the %.1f s it has run (process %d, %s, thread %d, `%s`). The code addresses on its stack, innermost first:\n",
              name ? name : "system call ", name ? "" : syscall_number, "", (double)asleep_ns / 1e9,
              (double)running_ns / 1e9, getpid(), executable, tid, command);
     // The finding first: should taking the stack go wrong, the finding is still reported.
-    emit(header);
+    emit(header, info);
     // Take the stack inside the thread: the signal interrupts its wait for a moment (SA_RESTART).
     atomic_store(&capture_count, -1);
     capture_low = low;
@@ -368,7 +396,44 @@ static void report(pid_t tid, uintptr_t low, uintptr_t high, int64_t asleep_ns, 
         buffer[used++] = '\n';
         buffer[used] = 0;
     }
-    emit(buffer);
+    emit(buffer, info);
+}
+
+/// Writes the stack of this thread (which is enqueuing a job while `pending` wait) to the info file.
+static void sample_enqueuer(int64_t pending) {
+    int64_t now = now_ns();
+    int64_t last = atomic_load(&last_pending_sample_ns);
+    if (now - last < 100LL * 1000 * 1000 || !atomic_compare_exchange_strong(&last_pending_sample_ns, &last, now)) return;
+    pthread_attr_t attributes;
+    void *low = NULL;
+    size_t size = 0;
+    if (pthread_getattr_np(pthread_self(), &attributes) != 0) return;
+    int ok = pthread_attr_getstack(&attributes, &low, &size) == 0;
+    pthread_attr_destroy(&attributes);
+    if (!ok) return;
+    static uintptr_t ranges[1024][2];
+    static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+    pthread_mutex_lock(&lock);
+    int range_count = code_ranges(ranges, 1024);
+    uintptr_t here = (uintptr_t)__builtin_frame_address(0);
+    uintptr_t high = (uintptr_t)low + size;
+    char buffer[8192];
+    size_t used = (size_t)snprintf(buffer, sizeof buffer, "pool-check(info): a job enqueued while %lld wait (process %d, thread %d). The code addresses on its stack, innermost first:\n",
+                                   (long long)pending, getpid(), current_tid());
+    int frames = 0;
+    for (uintptr_t word = here; word + sizeof(uintptr_t) <= high && frames < MAX_FRAMES && used < sizeof buffer - 512; word += sizeof(uintptr_t)) {
+        uintptr_t value = *(uintptr_t *)word;
+        if (!is_code(value, (const uintptr_t (*)[2])ranges, range_count)) continue;
+        Dl_info info;
+        if (dladdr((void *)value, &info) && info.dli_fname != NULL) {
+            used += (size_t)snprintf(buffer + used, sizeof buffer - used, "    #%-2d %s +0x%lx\n", frames, info.dli_fname, (unsigned long)(value - (uintptr_t)info.dli_fbase));
+            frames++;
+        }
+    }
+    pthread_mutex_unlock(&lock);
+    buffer[used++] = '\n';
+    buffer[used] = 0;
+    emit(buffer, 1);
 }
 
 /// Pool availability probes: one pending probe per queue; a probe that waits long means every
@@ -376,6 +441,7 @@ static void report(pid_t tid, uintptr_t low, uintptr_t high, int64_t asleep_ns, 
 static _Atomic int64_t probe_posted_ns[MAX_QUEUES];
 static int64_t probe_reported_for[MAX_QUEUES];
 static int64_t stall_threshold_ns = 0;
+static int64_t long_job_ns = 0;
 
 static void probe_ran(void *context) {
     int index = (int)(intptr_t)context;
@@ -391,7 +457,7 @@ static void probe_ran(void *context) {
 
 static void describe_slots(int queue_index, int64_t waited) {
     char text[4096];
-    size_t used = (size_t)snprintf(text, sizeof text, "pool-check(info): queue %d has run nothing new for %.1f s (process %d); jobs running:\n", queue_index, (double)waited / 1e9, getpid());
+    size_t used = (size_t)snprintf(text, sizeof text, "pool-check(info): queue %d has run nothing new for %.1f s (process %d); %lld jobs wait; jobs running:\n", queue_index, (double)waited / 1e9, getpid(), (long long)atomic_load(&pending_jobs));
     int count = atomic_load(&slot_count);
     if (count > MAX_SLOTS) count = MAX_SLOTS;
     int64_t now = now_ns();
@@ -440,9 +506,14 @@ static void *watchdog(void *unused) {
                 slot->watched_job = job;
                 slot->asleep_since_ns = 0;
                 slot->reported = 0;
+                slot->sampled = 0;
             }
             char syscall_text[64];
             char state = thread_state(atomic_load(&slot->tid), syscall_text, sizeof syscall_text);
+            if (long_job_ns > 0 && !slot->sampled && now - started >= long_job_ns) {
+                slot->sampled = 1;
+                report(atomic_load(&slot->tid), slot->stack_low, slot->stack_high, 0, now - started, state == 'R' ? "on a CPU" : syscall_text, 1);
+            }
             if (state != 'S' && state != 'D') {
                 slot->asleep_since_ns = 0;
                 continue;
@@ -450,7 +521,7 @@ static void *watchdog(void *unused) {
             if (slot->asleep_since_ns == 0) slot->asleep_since_ns = now;
             if (!slot->reported && now - slot->asleep_since_ns >= blocked_threshold_ns) {
                 slot->reported = 1;
-                report(atomic_load(&slot->tid), slot->stack_low, slot->stack_high, now - slot->asleep_since_ns, now - started, syscall_text);
+                report(atomic_load(&slot->tid), slot->stack_low, slot->stack_high, now - slot->asleep_since_ns, now - started, syscall_text, 0);
             }
         }
     }
@@ -460,6 +531,17 @@ static void *watchdog(void *unused) {
 static void start(void) {
     const char *threshold = getenv("ESTEST_POOL_BLOCKED_MS");
     if (threshold != NULL && atoll(threshold) > 0) blocked_threshold_ns = atoll(threshold) * 1000LL * 1000;
+    const char *long_job = getenv("ESTEST_POOL_LONG_JOB_MS");
+    const char *info_path = getenv("ESTEST_POOL_INFO");
+    if (long_job != NULL && atoll(long_job) > 0 && info_path != NULL && *info_path != 0) {
+        long_job_ns = atoll(long_job) * 1000LL * 1000;
+        info_fd = open(info_path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+    }
+    const char *sample = getenv("ESTEST_POOL_PENDING_SAMPLE");
+    if (sample != NULL && atoll(sample) > 0 && info_path != NULL && *info_path != 0) {
+        pending_sample = atoll(sample);
+        if (info_fd < 0) info_fd = open(info_path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+    }
     const char *stall = getenv("ESTEST_POOL_STALL_MS");
     if (stall != NULL && atoll(stall) > 0) stall_threshold_ns = atoll(stall) * 1000LL * 1000;
     const char *path = getenv("ESTEST_POOL_REPORT");
