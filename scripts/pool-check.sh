@@ -11,7 +11,8 @@
 # tasks wide instead of one per CPU; 1 turns a task that waits on another task into a finding).
 # Diagnostics that fail nothing: ESTEST_POOL_STALL_MS=N (say when the pool starts nothing new for
 # N ms), ESTEST_POOL_LONG_JOB_MS=N with ESTEST_POOL_INFO=FILE (the stack of every job that runs
-# N ms or more, symbolized into FILE.txt).
+# N ms or more, symbolized into FILE.txt), ESTEST_POOL_PENDING_SAMPLE=N with ESTEST_POOL_INFO=FILE
+# (the stacks that hand the pool a job while N or more wait).
 # Exits with the command's status when it failed, 1 when only the check found something, else 0.
 # Each finding is printed with its thread's stack, symbolized.
 set -uo pipefail

@@ -18,6 +18,9 @@
 //    deadlock this check reports).
 //  - It interposes dispatch_async_f and dispatch_after_f on those queues to wrap each job, so it
 //    knows which thread runs a job and since when.
+//  - It interposes dispatch_release to forget a queue Swift releases: of two threads that race
+//    to make a queue, Swift releases the loser's (already widened), and a probe posted to it
+//    crashed processes in libdispatch.
 //  - A watchdog thread (not a pool thread) looks at the threads running jobs every 20 ms: a job
 //    whose thread has slept in the kernel (state S or D in /proc/self/task/TID/stat) for
 //    ESTEST_POOL_BLOCKED_MS (default 1000) without a break is reported once, with its thread's
@@ -28,7 +31,9 @@
 //    posted to each Swift queue tells (on standard error) when the queue has started nothing new
 //    for N ms, how many jobs wait and what its slots run; with ESTEST_POOL_LONG_JOB_MS=N and
 //    ESTEST_POOL_INFO=FILE, each job that runs N ms or more, asleep or not, has its stack
-//    written to FILE (scripts/pool-check.sh symbolizes it into FILE.txt).
+//    written to FILE (scripts/pool-check.sh symbolizes it into FILE.txt); with
+//    ESTEST_POOL_PENDING_SAMPLE=N and ESTEST_POOL_INFO=FILE, the stack of whoever hands the pool a
+//    job while N or more wait, at most every 100 ms.
 //
 // Everything here tolerates being loaded into a process that never uses Swift concurrency (a
 // shell, PostgreSQL's tools): nothing starts until Swift makes its first queue.
@@ -63,6 +68,7 @@ static void (*real_set_width)(dispatch_queue_t, long);
 static void (*real_async_f)(dispatch_queue_t, void *, dispatch_function_t);
 static void (*real_after_f)(dispatch_time_t, dispatch_queue_t, void *, dispatch_function_t);
 static const char *(*real_get_label)(dispatch_queue_t);
+static void (*real_release)(void *);
 
 /// Swift's queues, as they are made (at most one per priority).
 static _Atomic(dispatch_queue_t) queues[MAX_QUEUES];
@@ -119,13 +125,34 @@ static int64_t now_ns(void) {
 
 static pid_t current_tid(void) { return (pid_t)syscall(SYS_gettid); }
 
-static int is_swift_queue(dispatch_queue_t queue) {
+/// What a queue's entry holds once Swift released it: Swift makes its queues lazily, and of two
+/// threads that race to make one, the loser releases its queue (widened already) at once.
+#define FORGOTTEN ((dispatch_queue_t)(uintptr_t)1)
+
+/// Whether Swift has been given jobs through each queue: only those get probes (a queue that
+/// never ran a job may be a race's loser, freed under the watchdog).
+static _Atomic int queue_used[MAX_QUEUES];
+
+/// Whether `queue` is one of Swift's, marking it used when `use` is set.
+static int is_swift_queue(dispatch_queue_t queue, int use) {
     for (int index = 0; index < MAX_QUEUES; index++) {
         dispatch_queue_t known = atomic_load_explicit(&queues[index], memory_order_acquire);
         if (known == NULL) return 0;
-        if (known == queue) return 1;
+        if (known == queue) {
+            if (use && !atomic_load_explicit(&queue_used[index], memory_order_relaxed)) atomic_store(&queue_used[index], 1);
+            return 1;
+        }
     }
     return 0;
+}
+
+/// Forgets `queue` if it is one of Swift's (it is being released).
+static void forget_queue(dispatch_queue_t queue) {
+    for (int index = 0; index < MAX_QUEUES; index++) {
+        dispatch_queue_t expected = queue;
+        if (atomic_compare_exchange_strong(&queues[index], &expected, FORGOTTEN)) return;
+        if (expected == NULL) return;
+    }
 }
 
 static void remember_queue(dispatch_queue_t queue) {
@@ -481,6 +508,7 @@ static void *watchdog(void *unused) {
             for (int index = 0; index < MAX_QUEUES; index++) {
                 dispatch_queue_t queue = atomic_load(&queues[index]);
                 if (queue == NULL) break;
+                if (queue == FORGOTTEN || !atomic_load(&queue_used[index])) continue;
                 int64_t posted = atomic_load(&probe_posted_ns[index]);
                 if (posted == 0) {
                     atomic_store(&probe_posted_ns[index], now_ns());
@@ -602,6 +630,13 @@ static void resolve(void) {
     if (real_after_f == NULL)
         real_after_f = (void (*)(dispatch_time_t, dispatch_queue_t, void *, dispatch_function_t))dlsym(RTLD_NEXT, "dispatch_after_f");
     if (real_get_label == NULL) real_get_label = (const char *(*)(dispatch_queue_t))dlsym(RTLD_NEXT, "dispatch_queue_get_label");
+    if (real_release == NULL) real_release = (void (*)(void *))dlsym(RTLD_NEXT, "dispatch_release");
+}
+
+void dispatch_release(void *object) {
+    resolve();
+    forget_queue((dispatch_queue_t)object);
+    real_release(object);
 }
 
 void dispatch_queue_set_width(dispatch_queue_t queue, long width) {
@@ -618,7 +653,7 @@ void dispatch_queue_set_width(dispatch_queue_t queue, long width) {
 
 void dispatch_async_f(dispatch_queue_t queue, void *context, dispatch_function_t function) {
     resolve();
-    if (is_swift_queue(queue)) {
+    if (is_swift_queue(queue, 1)) {
         void *job = wrap(context, function);
         if (job != NULL) {
             real_async_f(queue, job, run_wrapped);
@@ -630,7 +665,7 @@ void dispatch_async_f(dispatch_queue_t queue, void *context, dispatch_function_t
 
 void dispatch_after_f(dispatch_time_t when, dispatch_queue_t queue, void *context, dispatch_function_t function) {
     resolve();
-    if (is_swift_queue(queue)) {
+    if (is_swift_queue(queue, 1)) {
         void *job = wrap(context, function);
         if (job != NULL) {
             real_after_f(when, queue, job, run_wrapped);
