@@ -33,7 +33,10 @@ test: deps
 	$(SWIFT) build --build-tests
 	@# The suite runs under the cooperative-pool check: a task that blocks one of the pool's
 	@# threads for a second or more fails the run (README: "What `make test` checks beyond the verdicts").
-	./scripts/with-postgres.sh ./scripts/pool-check.sh $(SWIFT) test --skip-build
+	@# One test case per core at a time (Swift Testing's default is two): the suite's tests are
+	@# busy, not idle, and more of them at once only lengthen every task's wait for a thread.
+	SWT_EXPERIMENTAL_MAXIMUM_PARALLELIZATION_WIDTH=$${SWT_EXPERIMENTAL_MAXIMUM_PARALLELIZATION_WIDTH:-$$(nproc)} \
+		./scripts/with-postgres.sh ./scripts/pool-check.sh $(SWIFT) test --skip-build
 	./scripts/schemathesis.sh
 	./scripts/console-test.sh
 	@# SwiftPM may keep a stale plan of a path dependency's sources: drop it.
