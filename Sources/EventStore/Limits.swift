@@ -47,6 +47,24 @@ public enum Limits {
             throw EventStoreError(
                 .invalidInput, "The \(kind) name contains a control character; use printable characters only.")
         }
+        if !isASCII && name.unicodeScalars.contains(where: isBidirectionalControl) {
+            // They reorder what a terminal or a page shows, so one name could pose as another.
+            throw EventStoreError(
+                .invalidInput,
+                "The \(kind) name contains a bidirectional control character (U+202E or the like), which hides what a name says; leave it out.")
+        }
+        if name.allSatisfy(\.isWhitespace) {
+            throw EventStoreError(.invalidInput, "The \(kind) name is only whitespace; give a name with something to read in it.")
+        }
+    }
+
+    /// Whether `scalar` is one of Unicode's bidirectional controls: the marks (U+061C, U+200E,
+    /// U+200F), embeddings and overrides (U+202A to U+202E) and isolates (U+2066 to U+2069).
+    static func isBidirectionalControl(_ scalar: Unicode.Scalar) -> Bool {
+        switch scalar.value {
+        case 0x061C, 0x200E, 0x200F, 0x202A...0x202E, 0x2066...0x2069: return true
+        default: return false
+        }
     }
 
     /// Checks a tag: non-empty, at most ``maximumTagBytes`` bytes of UTF-8, no control
@@ -69,8 +87,14 @@ public enum Limits {
         }
     }
 
+    /// What the names of the store's own streams start with (`$deletions`, `$forgotten`,
+    /// `$projections`, ...): appends through the public API refuse them.
+    public static let systemStreamPrefix = "$"
+
     /// Checks a whole append against every limit: at least one stream, an expectation only on a
-    /// stream's first part, valid names, sizes, event counts, and no event id given twice.
+    /// stream's first part, valid names, sizes, event counts, no event id given twice, and no
+    /// stream of the store's own (a name starting with `$`) unless the store itself writes it
+    /// (``SystemWrites/isActive``).
     package static func validate(_ appends: [StreamAppend]) throws(EventStoreError) {
         if appends.isEmpty {
             throw EventStoreError(.invalidInput, "The append names no stream; give at least one stream and event.")
@@ -89,6 +113,13 @@ public enum Limits {
                 throw EventStoreError(
                     .invalidInput,
                     "The stream '\(append.stream)' belongs to the store: its events record forgotten subjects; use forget, or append to another stream.")
+            }
+            if append.stream.hasPrefix(systemStreamPrefix) && !SystemWrites.isActive {
+                // $projections, for one, decides what rebuilds pass over: a client that could
+                // append there could hide any event from any read model.
+                throw EventStoreError(
+                    .invalidInput,
+                    "The stream '\(append.stream)' belongs to the store: names starting with '$' are its own streams, written by its own operations; append to a stream whose name does not start with '$'.")
             }
             if !streams.insert(append.stream).inserted && append.expectedVersion != .any {
                 throw EventStoreError(

@@ -88,6 +88,17 @@ struct EsctlPoisonEventTests {
         // And an export carries it, so a copy of the log makes the same choice
         let exported = try sandbox.objects(try await esctl("export"))
         #expect(exported.map { $0["stream"] as? String } == ["fitness-zed", "misc", "$projections"])
+        // And a copy imported from it holds the decision and makes the same choice
+        let export = try await esctl("export")
+        let copy = sandbox.directory.appending("copy")
+        #expect(try await ProcessRunner.esctl(["import", "-"], db: copy, stdin: Data(export.stdout.utf8)).status == 0)
+        #expect(try await ProcessRunner.esctl(["export"], db: copy).stdout == export.stdout)
+        let copied = try sandbox.objects(try await ProcessRunner.esctl(["rebuild", "count-by-type", "--json"], db: copy))
+        #expect(copied.first?["eventsSkipped"] as? Int == 1)
+        // But an append by hand to the store's own stream is refused, and nothing is written
+        let forged = try await esctl("append", "$projections", "EventPassedOver", "--data", #"{"projection":"count-by-type"}"#)
+        #expect(forged.status == 64 && forged.stderr.contains("belongs to the store"), "\(forged)")
+        #expect(try sandbox.objects(try await esctl("read", "$projections", "--json")).count == 1)
     }
 
     @Test("steps of Int.max appended twice by hand: sums saturate, every query and the rebuild answer")

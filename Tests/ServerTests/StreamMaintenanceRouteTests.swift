@@ -47,6 +47,14 @@ struct StreamMaintenanceRouteTests {
             try await client.execute(uri: "/streams/never-1/info", method: .get) { #expect($0.status == .notFound) }
             try await client.execute(uri: "/streams/order-1?hard=yes", method: .delete) { #expect($0.status == .badRequest) }
             try await client.execute(uri: "/streams/%24deletions", method: .delete) { #expect($0.status == .badRequest) }
+            for stream in ["%24projections", "%24tracking", "%24keys", "%24deletions"] {
+                try await client.execute(uri: "/streams/\(stream)", method: .post, body: ByteBuffer(string: #"[{"type":"EventPassedOver"}]"#)) { response in
+                    #expect(response.status == .badRequest && response.text.contains("belongs to the store"), "\(stream): \(response.text)")
+                }
+            }
+            try await client.execute(uri: "/append", method: .post, body: ByteBuffer(string: #"{"stream":"$projections","type":"EventPassedOver"}"# + "\n")) { response in
+                #expect(response.status == .badRequest && response.text.contains("belongs to the store"), "\(response.text)")
+            }
             #expect(try await server.store.verify().isClean)
         }
     }

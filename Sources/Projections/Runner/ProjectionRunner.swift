@@ -574,7 +574,10 @@ public final class ProjectionRunner: Sendable {
         }
         let decision = PassedOver.Decision(projection: projection.name, eventId: event.id, position: position, reason: reason)
         let newEvent = try decision.newEvent()
-        let result = try await store.append(to: PassedOver.decisionsStream, events: [newEvent])
+        // The store's own stream: appends through the public API refuse it.
+        let result = try await SystemWrites.$isActive.withValue(true) {
+            try await store.append(to: PassedOver.decisionsStream, events: [newEvent])
+        }
         failures.withLock { _ = $0.removeValue(forKey: projection.name) }
         logger.info(
             "an operator passed over an event",

@@ -144,7 +144,7 @@ final class Importer {
             }
             try await appendFresh()
             do {
-                count(try await store.append([StreamAppend(stream: item.event.stream, events: [item.event.event])]))
+                count(try await restore([StreamAppend(stream: item.event.stream, events: [item.event.event])]))
                 committedThroughLine = max(committedThroughLine, item.line)
             } catch let error as EventStoreError {
                 // Other content under a recorded id is this line's fault; anything else is not.
@@ -155,6 +155,12 @@ final class Importer {
         try await appendFresh()
     }
 
+    /// Appends `appends` as a copy of a log: the source's own `$` streams (an operator's
+    /// `$projections` decisions) come along, as the store's own writes.
+    private func restore(_ appends: [StreamAppend]) async throws -> [AppendResult] {
+        try await SystemWrites.$isActive.withValue(true) { try await store.append(appends) }
+    }
+
     /// Appends `items` in one atomic append (nothing when there are none); throws the store's
     /// error as it is.
     private func appendTogether(_ items: [Item]) async throws {
@@ -162,7 +168,7 @@ final class Importer {
         var batch = EventBatch()
         // Ids are unique in a batch and expectations dropped: adding cannot refuse.
         for item in items { try batch.add(item.event, number: item.line) }
-        count(try await store.append(batch.appends))
+        count(try await restore(batch.appends))
         committedThroughLine = max(committedThroughLine, items.last?.line ?? 0)
     }
 
