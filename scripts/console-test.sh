@@ -33,7 +33,7 @@ screenshots=${CONSOLE_SCREENSHOTS:-.build/console-screenshots}
 mkdir -p "$screenshots"
 
 source scripts/serve-temporary.sh
-token=console-test-$RANDOM$RANDOM
+token=console-test-token-$RANDOM$RANDOM
 serve_temporary "$esctl" --token "$token"
 echo "console-test.sh: testing the console at $url with $chromium" >&2
 

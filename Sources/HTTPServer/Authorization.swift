@@ -1,3 +1,4 @@
+import Foundation
 import Hummingbird
 
 /// The token check: with a token, every route but the open ones needs it, as
@@ -33,12 +34,23 @@ struct AuthorizationMiddleware: RouterMiddleware {
         return false
     }
 
-    /// The token of an `Authorization: Bearer TOKEN` header.
+    /// The token of an `Authorization: Bearer TOKEN` header: the scheme in any case, then one or
+    /// more spaces or tabs (RFC 9110's whitespace), surrounding whitespace left out.
     static func bearer(_ request: Request) -> String? {
         guard let value = request.headers[.authorization] else { return nil }
-        let prefix = "Bearer "
-        guard value.count > prefix.count, value.lowercased().hasPrefix(prefix.lowercased()) else { return nil }
-        return String(value.dropFirst(prefix.count))
+        return bearerToken(in: value)
+    }
+
+    /// The token of an `Authorization` value `Bearer TOKEN`, nil for another scheme or none.
+    static func bearerToken(in value: String) -> String? {
+        let scheme = "bearer"
+        let utf8 = Array(value.utf8)
+        guard utf8.count > scheme.utf8.count,
+            String(decoding: utf8[0..<scheme.utf8.count], as: UTF8.self).lowercased() == scheme,
+            utf8[scheme.utf8.count] == 0x20 || utf8[scheme.utf8.count] == 0x09
+        else { return nil }
+        let token = String(decoding: utf8[scheme.utf8.count...], as: UTF8.self).trimmingCharacters(in: CharacterSet(charactersIn: " \t"))
+        return token.isEmpty ? nil : token
     }
 }
 

@@ -17,7 +17,12 @@ info:
     `/index.html`, `/favicon.ico`, `/console/...`, which hold no data) needs it, as
     `Authorization: Bearer TOKEN` or as the cookie `POST /session` sets; otherwise 401. A route asked with a method it
     does not take answers 405 with an `Allow` header; an unknown path answers 404. Bodies over
-    the limit (`--max-body`, default 4 MiB) answer 413.
+    the limit (`--max-body`, default 4 MiB) answer 413; bodies whose content type is not JSON
+    (or NDJSON for `/append`) answer 415. Whatever the route: a `Host` that does not name the
+    server (a DNS-rebinding page) answers 421 (code misdirected); a request from a web page of
+    another origin (`Origin`, or `Sec-Fetch-Site` without an allowed `Origin`) answers 403 (code
+    forbidden), the console's files and `/health` excepted; past the connection cap
+    (`--max-connections`) a new connection's request answers 503 with `Retry-After`.
 
     This file is embedded in the server (`Sources/HTTPServer/OpenAPIDocument.swift`, written by
     `scripts/openapi-swift.sh`); a test checks that the two are equal and that the paths and
@@ -67,6 +72,7 @@ paths:
           description: The session is open (the cookie is set); a server without a token sets none.
         "401": { $ref: "#/components/responses/Unauthorized" }
         "413": { $ref: "#/components/responses/PayloadTooLarge" }
+        "415": { $ref: "#/components/responses/UnsupportedMediaType" }
   /streams/{stream}:
     parameters:
       - $ref: "#/components/parameters/Stream"
@@ -102,6 +108,7 @@ paths:
         "409": { $ref: "#/components/responses/Conflict" }
         "410": { $ref: "#/components/responses/Tombstoned" }
         "413": { $ref: "#/components/responses/PayloadTooLarge" }
+        "415": { $ref: "#/components/responses/UnsupportedMediaType" }
     delete:
       operationId: deleteStream
       summary: Deletes a stream's events, as `esctl streams delete` (soft, or `hard=true` to tombstone it); positions are never reused and deleted ids stay known.
@@ -164,6 +171,7 @@ paths:
         "409": { $ref: "#/components/responses/Conflict" }
         "410": { $ref: "#/components/responses/Tombstoned" }
         "413": { $ref: "#/components/responses/PayloadTooLarge" }
+        "415": { $ref: "#/components/responses/UnsupportedMediaType" }
   /streams/{stream}/info:
     parameters:
       - $ref: "#/components/parameters/Stream"
@@ -206,6 +214,7 @@ paths:
         "404": { $ref: "#/components/responses/NotFound" }
         "410": { $ref: "#/components/responses/Tombstoned" }
         "413": { $ref: "#/components/responses/PayloadTooLarge" }
+        "415": { $ref: "#/components/responses/UnsupportedMediaType" }
   /purge:
     post:
       operationId: purge
@@ -494,6 +503,7 @@ paths:
         "401": { $ref: "#/components/responses/Unauthorized" }
         "410": { $ref: "#/components/responses/Tombstoned" }
         "413": { $ref: "#/components/responses/PayloadTooLarge" }
+        "415": { $ref: "#/components/responses/UnsupportedMediaType" }
   /apps/fitness/goal:
     post:
       operationId: fitnessGoal
@@ -517,6 +527,7 @@ paths:
         "410": { $ref: "#/components/responses/Tombstoned" }
         "409": { $ref: "#/components/responses/Conflict" }
         "413": { $ref: "#/components/responses/PayloadTooLarge" }
+        "415": { $ref: "#/components/responses/UnsupportedMediaType" }
         "422": { $ref: "#/components/responses/Refused" }
   /apps/fitness/start:
     post:
@@ -539,6 +550,7 @@ paths:
         "410": { $ref: "#/components/responses/Tombstoned" }
         "409": { $ref: "#/components/responses/Conflict" }
         "413": { $ref: "#/components/responses/PayloadTooLarge" }
+        "415": { $ref: "#/components/responses/UnsupportedMediaType" }
         "422": { $ref: "#/components/responses/Refused" }
   /apps/fitness/pause:
     post:
@@ -561,6 +573,7 @@ paths:
         "410": { $ref: "#/components/responses/Tombstoned" }
         "409": { $ref: "#/components/responses/Conflict" }
         "413": { $ref: "#/components/responses/PayloadTooLarge" }
+        "415": { $ref: "#/components/responses/UnsupportedMediaType" }
         "422": { $ref: "#/components/responses/Refused" }
   /apps/fitness/restart:
     post:
@@ -583,6 +596,7 @@ paths:
         "410": { $ref: "#/components/responses/Tombstoned" }
         "409": { $ref: "#/components/responses/Conflict" }
         "413": { $ref: "#/components/responses/PayloadTooLarge" }
+        "415": { $ref: "#/components/responses/UnsupportedMediaType" }
         "422": { $ref: "#/components/responses/Refused" }
   /apps/fitness/walk:
     post:
@@ -608,6 +622,7 @@ paths:
         "410": { $ref: "#/components/responses/Tombstoned" }
         "409": { $ref: "#/components/responses/Conflict" }
         "413": { $ref: "#/components/responses/PayloadTooLarge" }
+        "415": { $ref: "#/components/responses/UnsupportedMediaType" }
         "422": { $ref: "#/components/responses/Refused" }
   /apps/fitness/nessie:
     post:
@@ -632,6 +647,7 @@ paths:
         "410": { $ref: "#/components/responses/Tombstoned" }
         "409": { $ref: "#/components/responses/Conflict" }
         "413": { $ref: "#/components/responses/PayloadTooLarge" }
+        "415": { $ref: "#/components/responses/UnsupportedMediaType" }
         "422": { $ref: "#/components/responses/Refused" }
   /apps/alerts/post:
     post:
@@ -657,6 +673,7 @@ paths:
         "410": { $ref: "#/components/responses/Tombstoned" }
         "409": { $ref: "#/components/responses/Conflict" }
         "413": { $ref: "#/components/responses/PayloadTooLarge" }
+        "415": { $ref: "#/components/responses/UnsupportedMediaType" }
         "422": { $ref: "#/components/responses/Refused" }
   /apps/alerts/clear:
     post:
@@ -682,6 +699,7 @@ paths:
         "404": { $ref: "#/components/responses/NotFound" }
         "409": { $ref: "#/components/responses/Conflict" }
         "413": { $ref: "#/components/responses/PayloadTooLarge" }
+        "415": { $ref: "#/components/responses/UnsupportedMediaType" }
         "422": { $ref: "#/components/responses/Refused" }
   /apps/chat/say:
     post:
@@ -707,6 +725,7 @@ paths:
         "410": { $ref: "#/components/responses/Tombstoned" }
         "409": { $ref: "#/components/responses/Conflict" }
         "413": { $ref: "#/components/responses/PayloadTooLarge" }
+        "415": { $ref: "#/components/responses/UnsupportedMediaType" }
         "422": { $ref: "#/components/responses/Refused" }
   /apps/chat/location:
     post:
@@ -732,6 +751,7 @@ paths:
         "410": { $ref: "#/components/responses/Tombstoned" }
         "409": { $ref: "#/components/responses/Conflict" }
         "413": { $ref: "#/components/responses/PayloadTooLarge" }
+        "415": { $ref: "#/components/responses/UnsupportedMediaType" }
         "422": { $ref: "#/components/responses/Refused" }
   /apps/chat/connect:
     post:
@@ -756,6 +776,7 @@ paths:
         "410": { $ref: "#/components/responses/Tombstoned" }
         "409": { $ref: "#/components/responses/Conflict" }
         "413": { $ref: "#/components/responses/PayloadTooLarge" }
+        "415": { $ref: "#/components/responses/UnsupportedMediaType" }
         "422": { $ref: "#/components/responses/Refused" }
   /apps/chat/away:
     post:
@@ -780,6 +801,7 @@ paths:
         "410": { $ref: "#/components/responses/Tombstoned" }
         "409": { $ref: "#/components/responses/Conflict" }
         "413": { $ref: "#/components/responses/PayloadTooLarge" }
+        "415": { $ref: "#/components/responses/UnsupportedMediaType" }
         "422": { $ref: "#/components/responses/Refused" }
   /apps/chat/back:
     post:
@@ -804,6 +826,7 @@ paths:
         "410": { $ref: "#/components/responses/Tombstoned" }
         "409": { $ref: "#/components/responses/Conflict" }
         "413": { $ref: "#/components/responses/PayloadTooLarge" }
+        "415": { $ref: "#/components/responses/UnsupportedMediaType" }
         "422": { $ref: "#/components/responses/Refused" }
   /apps/chat/countdown:
     post:
@@ -830,6 +853,7 @@ paths:
         "410": { $ref: "#/components/responses/Tombstoned" }
         "409": { $ref: "#/components/responses/Conflict" }
         "413": { $ref: "#/components/responses/PayloadTooLarge" }
+        "415": { $ref: "#/components/responses/UnsupportedMediaType" }
         "422": { $ref: "#/components/responses/Refused" }
   /apps/camp/add-camper:
     post:
@@ -855,6 +879,7 @@ paths:
         "410": { $ref: "#/components/responses/Tombstoned" }
         "409": { $ref: "#/components/responses/Conflict" }
         "413": { $ref: "#/components/responses/PayloadTooLarge" }
+        "415": { $ref: "#/components/responses/UnsupportedMediaType" }
         "422": { $ref: "#/components/responses/Refused" }
   /apps/camp/add-site:
     post:
@@ -881,6 +906,7 @@ paths:
         "410": { $ref: "#/components/responses/Tombstoned" }
         "409": { $ref: "#/components/responses/Conflict" }
         "413": { $ref: "#/components/responses/PayloadTooLarge" }
+        "415": { $ref: "#/components/responses/UnsupportedMediaType" }
         "422": { $ref: "#/components/responses/Refused" }
   /apps/camp/delete-site:
     post:
@@ -906,6 +932,7 @@ paths:
         "404": { $ref: "#/components/responses/NotFound" }
         "409": { $ref: "#/components/responses/Conflict" }
         "413": { $ref: "#/components/responses/PayloadTooLarge" }
+        "415": { $ref: "#/components/responses/UnsupportedMediaType" }
         "422": { $ref: "#/components/responses/Refused" }
   /apps/camp/reserve:
     post:
@@ -934,6 +961,7 @@ paths:
         "404": { $ref: "#/components/responses/NotFound" }
         "409": { $ref: "#/components/responses/Conflict" }
         "413": { $ref: "#/components/responses/PayloadTooLarge" }
+        "415": { $ref: "#/components/responses/UnsupportedMediaType" }
         "422": { $ref: "#/components/responses/RecordedInvalid" }
   /apps/camp/cancel:
     post:
@@ -959,6 +987,7 @@ paths:
         "404": { $ref: "#/components/responses/NotFound" }
         "409": { $ref: "#/components/responses/Conflict" }
         "413": { $ref: "#/components/responses/PayloadTooLarge" }
+        "415": { $ref: "#/components/responses/UnsupportedMediaType" }
         "422": { $ref: "#/components/responses/Refused" }
   /apps/color/press:
     post:
@@ -986,6 +1015,7 @@ paths:
         "410": { $ref: "#/components/responses/Tombstoned" }
         "409": { $ref: "#/components/responses/Conflict" }
         "413": { $ref: "#/components/responses/PayloadTooLarge" }
+        "415": { $ref: "#/components/responses/UnsupportedMediaType" }
         "422": { $ref: "#/components/responses/Refused" }
   /apps/color/set:
     post:
@@ -1013,6 +1043,7 @@ paths:
         "410": { $ref: "#/components/responses/Tombstoned" }
         "409": { $ref: "#/components/responses/Conflict" }
         "413": { $ref: "#/components/responses/PayloadTooLarge" }
+        "415": { $ref: "#/components/responses/UnsupportedMediaType" }
         "422": { $ref: "#/components/responses/Refused" }
 components:
   securitySchemes:
@@ -1188,6 +1219,11 @@ components:
           schema: { $ref: "#/components/schemas/Error" }
     PayloadTooLarge:
       description: The body is over the server's limit (--max-body).
+      content:
+        application/json:
+          schema: { $ref: "#/components/schemas/Error" }
+    UnsupportedMediaType:
+      description: The body's content type is not JSON (application/json) or NDJSON (application/x-ndjson).
       content:
         application/json:
           schema: { $ref: "#/components/schemas/Error" }

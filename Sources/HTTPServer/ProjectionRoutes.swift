@@ -35,9 +35,14 @@ extension Server {
             }
             let result: JSONValue
             if let minPosition {
-                result = try await self.runner.query(
-                    projection.name, parameters: QueryParameters(parameters), minPosition: minPosition,
-                    timeout: timeout ?? ProjectionQueries.defaultTimeout)
+                // A wait ends when its client leaves: its connection (a descriptor) and its
+                // waiter would otherwise stay until the timeout, up to 300 s.
+                let queryParameters = QueryParameters(parameters)
+                result = try await request.body.consumeWithCancellationOnInboundClose { _ in
+                    try await self.runner.query(
+                        projection.name, parameters: queryParameters, minPosition: minPosition,
+                        timeout: timeout ?? ProjectionQueries.defaultTimeout)
+                }
             } else {
                 result = try await self.runner.query(projection.name, parameters: QueryParameters(parameters), asOf: asOf)
             }

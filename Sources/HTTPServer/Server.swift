@@ -1,7 +1,10 @@
+import Foundation
 import Apps
 import EventStore
 import Hummingbird
+import HummingbirdCore
 import Logging
+import NIOCore
 import Projections
 import ServiceLifecycle
 
@@ -28,12 +31,15 @@ public final class Server: Sendable {
     let session = SessionKey()
     /// The live streams open now (`/subscribe`, `/chat/room`).
     public let openStreams = OpenStreams()
+    /// The connections open now, against the cap.
+    let connections: ConnectionGauge
 
     /// A server over `store` with `runner`'s projections; `metrics` is what `/metrics` prints
     /// (the store's metrics appear there when it was opened with `metrics.factory`). Throws ``ServerError`` with
     /// ``ServerError/Code/invalidConfiguration`` when `options` do not hold (see
     /// ``ServerOptions/validate()``), or when `store` was opened without the apps' upcasters
-    /// (``AppCatalog/upcasters``).
+    /// (``AppCatalog/upcasters``). Raises the process's soft limit on open files to its hard
+    /// limit, and sizes the connection cap from it unless ``ServerOptions/maxConnections`` is set.
     public init(
         store: any EventLog, runner: ProjectionRunner, options: ServerOptions = ServerOptions(),
         clock: any Clock<Duration> = ContinuousClock(), logger: Logger = Logger(label: "esctl.serve"),
@@ -46,6 +52,8 @@ public final class Server: Sendable {
         self.clock = clock
         self.logger = logger
         self.metrics = metrics
+        connections = ConnectionGauge(
+            limit: options.maxConnections ?? ServerOptions.defaultMaxConnections(descriptorLimit: DescriptorLimit.raiseToHard()), logger: logger)
         do {
             backend = try AppBackend(store: store, clock: clock)
         } catch {
@@ -57,6 +65,7 @@ public final class Server: Sendable {
     public func router() -> Router<ServerContext> {
         let router = Router(context: ServerContext.self)
         router.add(middleware: AccessLogMiddleware(logger: logger, metrics: metrics, maxBodyBytes: options.maxBodyBytes))
+        router.add(middleware: BrowserGuardMiddleware(options: options))
         router.add(middleware: AuthorizationMiddleware(token: options.token, session: session))
         let routeTable = RouteTable()
         router.add(middleware: MethodNotAllowedMiddleware(table: routeTable))
@@ -80,12 +89,28 @@ public final class Server: Sendable {
         onListening: @escaping @Sendable (_ host: String, _ port: Int) async -> Void = { _, _ in }
     ) -> some ApplicationProtocol {
         let host = options.host
+        let gauge = connections
+        let bodyTimeout = options.bodyTimeout
+        let logger = logger
+        let http = HTTP1Channel.Configuration(
+            additionalChannelHandlers: [ConnectionGuardHandler(gauge: gauge, bodyTimeout: bodyTimeout, logger: logger)],
+            idleTimeout: TimeAmount(options.idleTimeout))
         return Application(
             router: router(),
-            configuration: ApplicationConfiguration(address: .hostname(host, port: options.port), serverName: "esctl"),
+            server: .http1(configuration: http),
+            configuration: ApplicationConfiguration(
+                address: .hostname(host, port: options.port), serverName: "esctl",
+                availableConnectionsDelegate: ConnectionAcceptance(gauge: gauge)),
             onServerRunning: { channel in await onListening(host, channel.localAddress?.port ?? 0) },
             logger: Self.frameworkLogger(logger))
     }
+
+    /// The connection cap in force: ``ServerOptions/maxConnections``, or its default for the
+    /// process's descriptor limit.
+    public var maxConnections: Int { connections.limit }
+
+    /// The connections open now (those being refused past the cap included).
+    public var openConnections: Int { connections.open }
 
     /// The logger Hummingbird itself gets: the server's, from notice up. Its info lines ("Server
     /// started and listening on ...") repeat what `onListening` says (esctl's own `serving` line)
@@ -96,12 +121,29 @@ public final class Server: Sendable {
         return quieter
     }
 
+    /// A failure to bind, in one sentence: ``ServerError/Code/unavailable`` for a port in use or
+    /// not allowed; nil for any other error.
+    static func bindFailure(_ error: any Error, port: Int) -> ServerError? {
+        guard let error = error as? IOError else { return nil }
+        switch error.errnoCode {
+        case EADDRINUSE:
+            return ServerError(.unavailable, "port \(port) is in use; stop what listens there, or give another --port (0 takes a free one).")
+        case EACCES:
+            return ServerError(.unavailable, "port \(port) may not be used by this user (ports below 1024 need privileges); give another --port.")
+        case EADDRNOTAVAIL:
+            return ServerError(.unavailable, "the address to listen on is not one of this machine's; give another --host.")
+        default:
+            return nil
+        }
+    }
+
     /// Serves until SIGTERM or SIGINT, then stops gracefully: stops accepting, ends open streams,
     /// lets requests in flight finish, and returns within ``ServerOptions/shutdownGrace`` (open
     /// connections are cut after it). Meanwhile the runner's projections follow every commit
     /// (``ProjectionRunner/runLive(processors:)``), so their lag is what the console and
     /// `/metrics` show and a query rarely waits. `onListening` gets the bound host and port.
-    /// Throws when it cannot bind.
+    /// Throws ``ServerError`` with ``ServerError/Code/unavailable`` when it cannot bind (a port in
+    /// use), and what the server failed with otherwise.
     public func run(onListening: @escaping @Sendable (_ host: String, _ port: Int) async -> Void = { _, _ in }) async throws {
         var configuration = ServiceGroupConfiguration(
             services: [.init(service: application(onListening: onListening))],
@@ -118,7 +160,7 @@ public final class Server: Sendable {
         } catch {
             projections.cancel()
             await projections.value
-            throw error
+            throw Self.bindFailure(error, port: options.port) ?? error
         }
         projections.cancel()
         await projections.value

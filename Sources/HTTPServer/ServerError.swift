@@ -7,8 +7,8 @@ public struct ServerError: Error, Sendable, Equatable, CustomStringConvertible {
     /// program's `switch`.
     public struct Code: Sendable, Hashable, CustomStringConvertible {
         package enum Base: String, Sendable, CaseIterable {
-            case badRequest, unauthorized, notFound, methodNotAllowed, notAcceptable, payloadTooLarge, unsupportedMediaType,
-                invalidConfiguration, unavailable, internalError
+            case badRequest, unauthorized, forbidden, notFound, methodNotAllowed, notAcceptable, payloadTooLarge,
+                unsupportedMediaType, misdirected, invalidConfiguration, unavailable, internalError
         }
 
         package let base: Base
@@ -21,6 +21,10 @@ public struct ServerError: Error, Sendable, Equatable, CustomStringConvertible {
         public static let badRequest = Code(.badRequest)
         /// The server has a token and the request did not carry it (401).
         public static let unauthorized = Code(.unauthorized)
+        /// A web page of another origin sent the request (403).
+        public static let forbidden = Code(.forbidden)
+        /// The request's `Host` does not name this server, as a DNS-rebinding page's does (421).
+        public static let misdirected = Code(.misdirected)
         /// No such route (404); a stream or projection that does not exist uses the store's codes.
         public static let notFound = Code(.notFound)
         /// The route exists for other methods (405).
@@ -45,6 +49,8 @@ public struct ServerError: Error, Sendable, Equatable, CustomStringConvertible {
             switch base {
             case .badRequest, .invalidConfiguration: return .badRequest
             case .unauthorized: return .unauthorized
+            case .forbidden: return .forbidden
+            case .misdirected: return .misdirectedRequest
             case .notFound: return .notFound
             case .methodNotAllowed: return .methodNotAllowed
             case .notAcceptable: return .notAcceptable

@@ -17,6 +17,26 @@ public struct ServerOptions: Sendable {
     public var heartbeat: Duration
     /// How long a graceful stop may take before open connections are cut.
     public var shutdownGrace: Duration
+    /// The most connections served at once; past it, new ones are answered 503 with
+    /// `Retry-After` and closed. Nil: the default, ``defaultMaxConnections(descriptorLimit:)``
+    /// of the process's descriptor limit (which ``Server/run(onListening:)`` raises to its hard
+    /// limit first).
+    public var maxConnections: Int? = nil
+    /// How long a connection may wait for a request's head (slow headers, idle keep-alive) or
+    /// between two parts of a body before it is closed.
+    public var idleTimeout: Duration = .seconds(30)
+    /// How long a request's whole body may take to arrive after its head.
+    public var bodyTimeout: Duration = .seconds(30)
+    /// Web origins (`https://app.example`) whose pages may call the server beside its own;
+    /// `*` allows every one. Others get 403.
+    public var allowedOrigins: [String] = []
+    /// Host names a request's `Host` may give beside the server's own (IP addresses,
+    /// `localhost`, the listening address, the machine's name); `*` allows every one. Others
+    /// get 421, as DNS-rebinding pages do.
+    public var allowedHosts: [String] = []
+
+    /// The shortest token accepted: 16 characters.
+    public static let minimumTokenLength = 16
 
     /// The default body limit: 4 MiB.
     public static let defaultMaxBodyBytes = 4 * 1024 * 1024
@@ -34,24 +54,42 @@ public struct ServerOptions: Sendable {
         self.shutdownGrace = shutdownGrace
     }
 
-    /// Whether `host` names this machine only (`127.0.0.0/8`, `::1`, `localhost`).
+    /// The connection cap for a process that may open `descriptorLimit` files: half of them,
+    /// less a reserve for the store, its logs and the refusals (``ConnectionGauge``), between 16
+    /// and 1,024.
+    public static func defaultMaxConnections(descriptorLimit: Int) -> Int {
+        min(1024, max(16, (descriptorLimit - 128) / 2))
+    }
+
+    /// Whether `host` names this machine only (`127.0.0.0/8`, `::1`, `localhost`), decided by
+    /// the address, not its spelling (`127.evil.example` is not loopback).
     public var isLoopback: Bool {
-        let host = host.lowercased()
-        return host == "localhost" || host == "::1" || host == "[::1]" || host.hasPrefix("127.")
+        IPAddressText.isLoopback(host)
     }
 
     /// Checks the options before anything binds. Throws ``ServerError`` with
     /// ``ServerError/Code/invalidConfiguration`` for a non-loopback host without a token, an empty
-    /// token, a port outside 0...65535 or a body limit below 1 byte.
+    /// token or one shorter than ``minimumTokenLength``, a port outside 0...65535 or a body limit below 1 byte.
     public func validate() throws(ServerError) {
         guard (0...65535).contains(port) else {
             throw ServerError(.invalidConfiguration, "The port must be between 0 and 65535 (0 takes a free port).")
+        }
+        if let maxConnections, maxConnections < 1 {
+            throw ServerError(.invalidConfiguration, "The connection cap must be at least 1 (--max-connections).")
+        }
+        guard idleTimeout > .zero, bodyTimeout > .zero else {
+            throw ServerError(.invalidConfiguration, "The idle and body timeouts must be longer than 0 seconds.")
         }
         guard maxBodyBytes >= 1 else {
             throw ServerError(.invalidConfiguration, "The body limit must be at least 1 byte.")
         }
         if let token, token.isEmpty {
             throw ServerError(.invalidConfiguration, "The token is empty; give a non-empty --token (or $ESCTL_TOKEN).")
+        }
+        if let token, token.count < Self.minimumTokenLength {
+            throw ServerError(
+                .invalidConfiguration,
+                "The token has \(token.count) characters; give one of at least \(Self.minimumTokenLength) (for example the output of `openssl rand -hex 16`), as it is all that guards the store.")
         }
         if !isLoopback && token == nil {
             throw ServerError(

@@ -93,7 +93,7 @@ struct ConsoleRouteTests {
 
     @Test("With a token, the console's files are served without it; the data still needs it")
     func openWithoutToken() async throws {
-        try await ServerFixture.with(options: ServerOptions(port: 0, token: "s3cret")) { _, client in
+        try await ServerFixture.with(options: ServerOptions(port: 0, token: "s3cret-0123456789")) { _, client in
             for uri in ["/", "/index.html", "/favicon.ico", "/console/main.js", "/console/console.css"] {
                 try await client.execute(uri: uri, method: .get) { response in
                     #expect(response.status == .ok, "\(uri) needs no token")

@@ -34,7 +34,7 @@ struct MethodAndDocumentTests {
 
     @Test("With a token, a wrong method without it is 401, not 405: nothing about the routes leaks")
     func wrongMethodNeedsToken() async throws {
-        try await ServerFixture.with(options: ServerOptions(port: 0, token: "t")) { _, client in
+        try await ServerFixture.with(options: ServerOptions(port: 0, token: "t-0123456789abcdef")) { _, client in
             try await client.execute(uri: "/apps/fitness/start", method: .get) { response in
                 #expect(response.status == .unauthorized)
                 #expect(response.headers[.allow] == nil)

@@ -22,6 +22,45 @@ struct ServeProcessTests {
         return serve
     }
 
+    @Test("a start that cannot serve says why: no store without --create (67), a port in use (69), a short or doubled token (64)")
+    func clearStart() async throws {
+        let directory = try TemporaryDirectory(prefix: "esctl-serve")
+        // Given a path with no store, when serve is started on it, then it refuses and creates nothing
+        let typo = directory.appending("typo")
+        let missing = try await ProcessRunner.run(ProcessRunner.esctl, ["serve", "--port", "0", "--db", typo])
+        #expect(missing.status == 67, "\(missing)")
+        #expect(missing.stderr == "esctl: There is no store at '\(typo)'; check --db (or $ESCTL_DB), or add --create to serve a new, empty one there.\n", "\(missing)")
+        #expect(!FileManager.default.fileExists(atPath: typo))
+        // Given a server on a port, when a second is started on the same port, then it says the port is in use
+        let db = directory.appending("store")
+        let first = try await Self.serveFreshStore(at: db)
+        let port = try Self.port(in: first.stderr)
+        let second = try await ProcessRunner.run(ProcessRunner.esctl, ["serve", "--port", "\(port)", "--db", db])
+        #expect(second.status == 69, "\(second)")
+        #expect(second.stderr.hasSuffix("esctl: port \(port) is in use; stop what listens there, or give another --port (0 takes a free one).\n"), "\(second)")
+        first.send(SIGTERM)
+        #expect(try await first.waitForExit(timeout: .seconds(30)) == 0, "\(first.stderr)")
+        // And a short token, or two of them, are refused before anything opens
+        let short = try await ProcessRunner.run(ProcessRunner.esctl, ["serve", "--port", "0", "--token", "short", "--db", db])
+        #expect(short.status == 64 && short.stderr.contains("at least 16"), "\(short)")
+        let tokenFile = directory.appending("token")
+        try "0123456789abcdef0123\n".write(toFile: tokenFile, atomically: true, encoding: .utf8)
+        let both = try await ProcessRunner.run(
+            ProcessRunner.esctl, ["serve", "--port", "0", "--token", "0123456789abcdef", "--token-file", tokenFile, "--db", db])
+        #expect(both.status == 64 && both.stderr.contains("not both"), "\(both)")
+        // And a token from a file guards the routes
+        let guarded = try RunningProcess(ProcessRunner.esctl, ["serve", "--port", "0", "--token-file", tokenFile, "--db", db])
+        try await guarded.waitForStderr(containing: "esctl: serving ")
+        let guardedPort = try Self.port(in: guarded.stderr)
+        let refused = try await RawConnection.exchange(port: guardedPort, RawConnection.request("GET", "/stats"))
+        #expect(RawConnection.status(refused) == 401, "\(refused)")
+        let served = try await RawConnection.exchange(
+            port: guardedPort, RawConnection.request("GET", "/stats", headers: ["Authorization: Bearer 0123456789abcdef0123"]))
+        #expect(RawConnection.status(served) == 200, "\(served)")
+        guarded.send(SIGTERM)
+        #expect(try await guarded.waitForExit(timeout: .seconds(30)) == 0, "\(guarded.stderr)")
+    }
+
     @Test("a host that is not loopback without a token is refused with one sentence and exit 64, creating nothing")
     func nonLoopbackWithoutToken() async throws {
         // Given no token in the environment, when serve is asked to listen on every interface
@@ -37,7 +76,7 @@ struct ServeProcessTests {
             "\(refused)")
         #expect(!FileManager.default.fileExists(atPath: db))
         // And with a token it starts (and stops on SIGTERM with 0)
-        let serve = try RunningProcess(ProcessRunner.esctl, ["serve", "--host", "0.0.0.0", "--port", "0", "--token", "t", "--db", db])
+        let serve = try RunningProcess(ProcessRunner.esctl, ["serve", "--host", "0.0.0.0", "--port", "0", "--token", "t-0123456789abcdef", "--create", "--db", db])
         try await serve.waitForStderr(containing: "esctl: serving ")
         serve.send(SIGTERM)
         #expect(try await serve.waitForExit(timeout: .seconds(30)) == 0, "\(serve.stderr)")

@@ -2,6 +2,7 @@ import ArgumentParser
 import EventStore
 import Foundation
 import HTTPServer
+import Projections
 import Logging
 
 struct Serve: AsyncParsableCommand {
@@ -9,12 +10,17 @@ struct Serve: AsyncParsableCommand {
         abstract: "Serve the store over HTTP: the JSON API, live streams, the chat app's protocol, a web console.",
         discussion: """
             Listens on 127.0.0.1:8080 unless --host and --port say otherwise (--port 0 takes a free \
-            port) and says so on standard error: `esctl: serving STORE on http://HOST:PORT`. A host \
-            that is not loopback needs a token (--token or $ESCTL_TOKEN); with a token every route \
+            port) and says so on standard error: `esctl: serving STORE on http://HOST:PORT`. It serves \
+            an existing store (exit 67 otherwise, unless --create); a port in use exits 69. A host \
+            that is not loopback needs a token of 16 characters or more (--token, --token-file or \
+            $ESCTL_TOKEN), and there is no TLS (put a TLS proxy in front); with a token every route \
             but /health and the console's files needs it as `Authorization: Bearer TOKEN` or the \
             cookie POST /session sets. Open http://HOST:PORT/ in a browser for the console: the live \
             log, the projections and the apps (it asks for the token when there is one). While it \
-            serves, every projection follows the commits. One access line per request goes to \
+            serves, every projection follows the commits. Connections are capped \
+            (--max-connections; 503 past it) and timed out when idle; requests from other sites' \
+            web pages (Origin, Sec-Fetch-Site) get 403 unless --allow-origin names them, and a Host \
+            that does not name the server gets 421 unless --allow-host does. One access line per request goes to \
             standard error (--log-level warning silences them). \
             SIGTERM or Ctrl-C stops it gracefully: open streams end, appends in flight finish, the \
             store is closed, and it exits 0. The README's "Serving over HTTP" lists the routes; \
@@ -29,8 +35,53 @@ struct Serve: AsyncParsableCommand {
     @Option(help: ArgumentHelp("The port to listen on; 0 takes a free one.", valueName: "P"), transform: Numbers.whole("--port", 0...65535))
     var port: Int = 8080
 
-    @Option(help: ArgumentHelp("The token every route but /health needs. Default: $ESCTL_TOKEN, else none (loopback only).", valueName: "T"))
+    @Option(
+        help: ArgumentHelp(
+            "The token every route but /health needs, at least 16 characters. Default: $ESCTL_TOKEN, else none (loopback only). --token-file keeps it out of `ps`.",
+            valueName: "T"))
     var token: String?
+
+    @Option(
+        name: .customLong("token-file"),
+        help: ArgumentHelp("A file whose first line is the token (kept out of `ps` and the shell's history).", valueName: "FILE"))
+    var tokenFile: String?
+
+    @Flag(help: "Make an empty store at --db when there is none (without it, a path with no store is refused).")
+    var create = false
+
+    @Option(
+        name: .customLong("max-connections"),
+        help: ArgumentHelp(
+            "The most connections served at once; past it, new ones get 503 with Retry-After. Default: from the descriptor limit, at most 1024.",
+            valueName: "N"),
+        transform: Numbers.whole("--max-connections", 1...1_000_000))
+    var maxConnections: Int?
+
+    @Option(
+        name: .customLong("idle-timeout"),
+        help: ArgumentHelp("Seconds a connection may wait for a request's head or a body's next part.", valueName: "S"),
+        transform: Numbers.whole("--idle-timeout", 1...86_400))
+    var idleTimeout: Int = 30
+
+    @Option(
+        name: .customLong("body-timeout"),
+        help: ArgumentHelp("Seconds a request's whole body may take after its head.", valueName: "S"),
+        transform: Numbers.whole("--body-timeout", 1...86_400))
+    var bodyTimeout: Int = 30
+
+    @Option(
+        name: .customLong("allow-origin"),
+        help: ArgumentHelp(
+            "A web origin (https://app.example) whose pages may call the server beside its own; repeat for more, * for any.",
+            valueName: "ORIGIN"))
+    var allowOrigin: [String] = []
+
+    @Option(
+        name: .customLong("allow-host"),
+        help: ArgumentHelp(
+            "A host name requests may be sent to beside the server's addresses, localhost and the machine's name (a proxy's name); repeat for more, * for any.",
+            valueName: "NAME"))
+    var allowHost: [String] = []
 
     @Option(
         name: .customLong("max-body"),
@@ -41,30 +92,62 @@ struct Serve: AsyncParsableCommand {
     @Option(name: .customLong("chat-room"), help: ArgumentHelp("The chat room of /chat/room and /chat/say.", valueName: "NAME"))
     var chatRoom: String = "default"
 
-    /// The token: `--token`, else `$ESCTL_TOKEN` when set and not empty.
-    var effectiveToken: String? {
+    /// The token: `--token`, else the first line of `--token-file`, else `$ESCTL_TOKEN` when set
+    /// and not empty. Throws ``CLIError`` when both flags are given or the file cannot be read.
+    func effectiveToken() throws -> String? {
+        if token != nil && tokenFile != nil {
+            throw CLIError(.invalidInput, "Give the token once: --token or --token-file, not both.")
+        }
         if let token { return token }
+        if let tokenFile {
+            guard let data = FileManager.default.contents(atPath: tokenFile), data.count <= 4096 else {
+                throw CLIError(.invalidInput, "Cannot read the token file '\(tokenFile)' (or it is over 4 KiB); give a readable file whose first line is the token.")
+            }
+            let firstLine = String(decoding: data, as: UTF8.self).split(separator: "\n", omittingEmptySubsequences: false).first ?? ""
+            return firstLine.trimmingCharacters(in: .whitespacesAndNewlines)
+        }
         if let fromEnvironment = ProcessInfo.processInfo.environment["ESCTL_TOKEN"], !fromEnvironment.isEmpty { return fromEnvironment }
         return nil
     }
 
     func run() async throws {
         try await reportingErrors {
-            let options = ServerOptions(host: host, port: port, token: effectiveToken, maxBodyBytes: maxBody, chatRoom: chatRoom)
+            var options = ServerOptions(host: host, port: port, token: try effectiveToken(), maxBodyBytes: maxBody, chatRoom: chatRoom)
+            options.maxConnections = maxConnections
+            options.idleTimeout = .seconds(idleTimeout)
+            options.bodyTimeout = .seconds(bodyTimeout)
+            options.allowedOrigins = allowOrigin
+            options.allowedHosts = allowHost
             do {
                 try options.validate()
             } catch let error as ServerError {
                 throw CLIError(.invalidInput, error.message)
             }
             let metrics = ServerMetrics()
-            let (log, runner) = try await store.location.openRunner(
-                durability: store.durability.durability, mode: .createIfMissing, metricsFactory: metrics.factory)
+            let log: any EventLog
+            let runner: ProjectionRunner
+            do {
+                (log, runner) = try await store.location.openRunner(
+                    durability: store.durability.durability, mode: create ? .createIfMissing : .existing, metricsFactory: metrics.factory)
+            } catch let error as CLIError where error.status == .notFound {
+                // A typo in --db would otherwise serve a new, empty store without a word.
+                throw CLIError(
+                    .notFound,
+                    "There is no store at '\(store.path)'; check --db (or $ESCTL_DB), or add --create to serve a new, empty one there.")
+            }
             defer { log.close() }
             let server = try Server(store: log, runner: runner, options: options, logger: accessLogger, metrics: metrics)
+            if !options.isLoopback {
+                Console.note("esctl: warning: serving on '\(host)' without TLS: the token and the session cookie cross the network in clear text; put a TLS proxy in front, or serve on loopback\n")
+            }
             // The location as the store tells it: a PostgreSQL URL without its password.
             let shown = log.location
-            try await server.run { host, port in
-                Console.note("esctl: serving \(shown) on http://\(host.contains(":") ? "[\(host)]" : host):\(port)\n")
+            do {
+                try await server.run { host, port in
+                    Console.note("esctl: serving \(shown) on http://\(host.contains(":") ? "[\(host)]" : host):\(port)\n")
+                }
+            } catch let error as ServerError where error.code == .unavailable {
+                throw CLIError(.storeUnavailable, error.message)
             }
         }
     }

@@ -1,0 +1,156 @@
+import EventStore
+import EventStoreTesting
+import Foundation
+import HTTPServer
+import HummingbirdTesting
+import Testing
+
+/// The server as a hostile web page or a greedy client would try it: each test failed before
+/// the server guarded against what it does.
+@Suite("the server under attack: other sites' pages, forged hosts, held connections")
+struct UnderAttackTests {
+    static func port(_ client: any TestClientProtocol) throws -> Int {
+        try #require(client.port, "the live test client has a port")
+    }
+
+    /// The connections open once the test client's own keep-alive connection is: a request
+    /// through it makes sure it is counted.
+    static func baseline(_ server: Server, _ client: any TestClientProtocol) async throws -> Int {
+        try await client.execute(uri: "/health", method: .get) { #expect($0.status == .ok) }
+        return server.openConnections
+    }
+
+    @Test("a page of another site cannot write: a foreign Origin gets 403, a form's content type 415, an <img> 403; nothing is written")
+    func noWriteFromAnotherSite() async throws {
+        try await ServerFixture.with(testing: .live) { server, client in
+            let port = try Self.port(client)
+            let body = #"[{"type":"Placed"}]"#
+            // Given requests as a page on another origin would send them
+            let forged = [
+                ("a form's text/plain body", RawConnection.request("POST", "/streams/orders-1", headers: ["Content-Type: text/plain"], body: body), 415),
+                ("a form's urlencoded body", RawConnection.request("POST", "/streams/orders-1", headers: ["Content-Type: application/x-www-form-urlencoded"], body: body), 415),
+                ("a form's text/plain chat message", RawConnection.request("POST", "/chat/say", headers: ["Content-Type: text/plain"], body: #"{"user":"x","message":"hi"}"#), 415),
+                ("a form's chat message from another origin", RawConnection.request("POST", "/chat/say", headers: ["Origin: http://evil.example", "Content-Type: application/x-www-form-urlencoded"], body: #"{"user":"x","message":"hi"}"#), 403),
+                ("a fetch from another origin", RawConnection.request("POST", "/streams/orders-1", headers: ["Origin: http://evil.example", "Content-Type: application/json"], body: body), 403),
+                ("a purge from another origin", RawConnection.request("POST", "/purge", headers: ["Origin: http://evil.example"]), 403),
+                ("a forget from another origin", RawConnection.request("POST", "/subjects/camper:C1/forget", headers: ["Origin: null"]), 403),
+                ("an <img> of the chat room", RawConnection.request("GET", "/chat/room?x", headers: ["Sec-Fetch-Site: cross-site", "Sec-Fetch-Dest: image"]), 403),
+                ("an <img> from another port", RawConnection.request("GET", "/chat/room?x", headers: ["Sec-Fetch-Site: same-site"]), 403),
+                ("a read from a rebinding page", RawConnection.request("GET", "/events", host: "rebind.evil.example:\(port)"), 421),
+                ("a write from a rebinding page", RawConnection.request("POST", "/streams/orders-1", host: "rebind.evil.example", headers: ["Content-Type: application/json"], body: body), 421),
+                ("a host that only starts like loopback", RawConnection.request("GET", "/events", host: "127.evil.example"), 421),
+            ]
+            for (what, request, status) in forged {
+                // When each is sent, then it is refused with the JSON error
+                let answer = try await RawConnection.exchange(port: port, request)
+                #expect(RawConnection.status(answer) == status, "\(what): \(answer)")
+                #expect(answer.contains(#""code":"#), "\(what): \(answer)")
+            }
+            // And nothing was written
+            #expect(try await server.store.headPosition() == 0)
+        }
+    }
+
+    @Test("the server's own pages, programs and allowed names still write and read")
+    func ownPagesAndProgramsServed() async throws {
+        var options = ServerOptions(port: 0)
+        options.allowedOrigins = ["https://app.example"]
+        options.allowedHosts = ["proxy.example"]
+        try await ServerFixture.with(options: options, testing: .live) { server, client in
+            let port = try Self.port(client)
+            let body = #"[{"type":"Placed"}]"#
+            let allowed = [
+                ("a program without a content type", RawConnection.request("POST", "/streams/orders-1", body: body), 201),
+                ("JSON with a charset", RawConnection.request("POST", "/streams/orders-1", headers: ["Content-Type: application/json; charset=utf-8"], body: body), 201),
+                ("the console, same origin", RawConnection.request("POST", "/streams/orders-1", host: "localhost:\(port)", headers: ["Origin: http://localhost:\(port)", "Sec-Fetch-Site: same-origin", "Content-Type: application/json"], body: body), 201),
+                ("an allowed origin", RawConnection.request("POST", "/streams/orders-1", headers: ["Origin: https://app.example", "Content-Type: application/json"], body: body), 201),
+                ("an allowed host", RawConnection.request("GET", "/stats", host: "proxy.example:443"), 200),
+                ("IPv6 loopback by address", RawConnection.request("GET", "/stats", host: "[::1]:\(port)"), 200),
+                ("no Host (HTTP/1.0 style)", RawConnection.request("GET", "/stats", host: nil), 200),
+                ("a link to the console from another site", RawConnection.request("GET", "/", headers: ["Sec-Fetch-Site: cross-site"]), 200),
+                ("a typed URL", RawConnection.request("GET", "/stats", headers: ["Sec-Fetch-Site: none"]), 200),
+                ("the original chat client's POST (URLSession labels JSON as a form)", RawConnection.request(
+                    "POST", "/chat/say", headers: ["Content-Type: application/x-www-form-urlencoded"],
+                    body: #"{"id":"E621E1F8-C36C-495A-93FC-0C247A3E6E5F","user":"ann lee","message":"hi","date":0}"#), 200),
+            ]
+            for (what, request, status) in allowed {
+                let answer = try await RawConnection.exchange(port: port, request)
+                #expect(RawConnection.status(answer) == status, "\(what): \(answer)")
+            }
+            #expect(try await server.store.headPosition() == 5)
+        }
+    }
+
+    @Test("a wait whose client leaves ends at once and frees its connection")
+    func waitEndsWhenClientLeaves() async throws {
+        try await ServerFixture.with(testing: .live) { server, client in
+            let port = try Self.port(client)
+            let baseline = try await Self.baseline(server, client)
+            // Given a client waiting for a position far ahead (up to 300 s)
+            let connection = try await RawConnection.open(port: port)
+            try await connection.send(RawConnection.request("GET", "/projections/count-by-type?minPosition=1000&timeout=300"))
+            try await waitUntil("the server to count the waiting connection (\(server.openConnections) open)") { server.openConnections == baseline + 1 }
+            // When it leaves (closes its side, as a dropped client does)
+            try await connection.closeOutput()
+            // Then the server closes the connection without waiting out the 300 s
+            try await connection.waitForClose("the server to close the connection of a client that left")
+            try await waitUntil("the server to forget the connection") { server.openConnections == baseline }
+        }
+    }
+
+    @Test("past --max-connections, new connections get 503 with Retry-After, and are served again once others close")
+    func connectionCap() async throws {
+        var options = ServerOptions(port: 0)
+        options.maxConnections = 3
+        try await ServerFixture.with(options: options, testing: .live) { server, client in
+            let port = try Self.port(client)
+            let baseline = try await Self.baseline(server, client)
+            #expect(baseline == 1, "the test client's own connection")
+            // Given two idle connections beside the test client's: the cap
+            let held = [try await RawConnection.open(port: port), try await RawConnection.open(port: port)]
+            try await waitUntil("the server to count both held connections") { server.openConnections == 3 }
+            // When a third asks for something, then it is refused with 503 and Retry-After
+            let refused = try await RawConnection.exchange(port: port, RawConnection.request("GET", "/health"))
+            #expect(RawConnection.status(refused) == 503, "\(refused)")
+            #expect(refused.lowercased().contains("retry-after: 1"), "\(refused)")
+            #expect(refused.contains(#""code":"unavailable""#), "\(refused)")
+            // And once one held connection closes, a new one is served
+            await held[0].close()
+            try await waitUntil("the server to forget the closed connection (\(server.openConnections) open)") { server.openConnections == 2 }
+            let served = try await RawConnection.exchange(port: port, RawConnection.request("GET", "/health"))
+            #expect(RawConnection.status(served) == 200, "\(served)")
+            await held[1].close()
+        }
+    }
+
+    @Test("an idle connection, or one that never finishes its headers, is closed after the idle timeout")
+    func idleAndSlowHeaders() async throws {
+        var options = ServerOptions(port: 0)
+        options.idleTimeout = .seconds(1)
+        options.bodyTimeout = .seconds(1)
+        try await ServerFixture.with(options: options, testing: .live) { server, client in
+            let port = try Self.port(client)
+            // Given a connection that sends nothing, one that sends half a head, and one that sends half a body
+            let idle = try await RawConnection.open(port: port)
+            let slow = try await RawConnection.open(port: port)
+            try await slow.send("GET /stats HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Slow: ")
+            let body = try await RawConnection.open(port: port)
+            try await body.send(RawConnection.request("POST", "/streams/s-1", headers: ["Content-Length: 100", "Connection: keep-alive"]) + "[")
+            // Then the server closes each (the waits are failure detectors; the timeouts are 1 s)
+            try await idle.waitForClose("the server to close an idle connection")
+            try await slow.waitForClose("the server to close a connection with unfinished headers")
+            try await body.waitForClose("the server to close a connection with an unfinished body")
+            try await waitUntil("the server to forget the closed connections (\(server.openConnections) open)") { server.openConnections <= 1 }
+            #expect(try await server.store.headPosition() == 0)
+        }
+    }
+}
+
+/// Waits until `condition` holds, polling, for at most 10 s; throws naming `what` otherwise.
+func waitUntil(_ what: String, timeout: Duration = .seconds(10), _ condition: @Sendable () -> Bool) async throws {
+    let deadline = ContinuousClock.now.advanced(by: timeout)
+    while !condition() {
+        if ContinuousClock.now >= deadline { throw AwaitFailure(description: "Timed out after \(timeout) waiting for \(what)") }
+        try await Task.sleep(for: .milliseconds(20))
+    }
+}
