@@ -77,7 +77,15 @@ struct ConnectionAcceptance: AvailableConnectionsDelegate {
 ///   request (a wait, a stream) ends and its descriptor is freed, instead of lingering in
 ///   CLOSE_WAIT until the request's own timeout.
 /// - A request's body must arrive within `bodyTimeout` of its head, or the connection is closed.
+/// - After a 413, the rest of the refused body is read and dropped, up to ``drainLimit`` bytes or
+///   ``drainTime``, then the connection is closed: a client that writes its whole body before
+///   reading (most do) reads the 413 instead of a reset or a hang.
 final class ConnectionGuardHandler: ChannelDuplexHandler, RemovableChannelHandler {
+    /// The most bytes of a refused body read and dropped after a 413.
+    static let drainLimit = 8 << 20
+    /// The longest a refused body is drained after a 413.
+    static let drainTime = TimeAmount.seconds(5)
+
     typealias InboundIn = HTTPRequestPart
     typealias InboundOut = HTTPRequestPart
     typealias OutboundIn = HTTPResponsePart
@@ -89,6 +97,12 @@ final class ConnectionGuardHandler: ChannelDuplexHandler, RemovableChannelHandle
     private var counted = false
     private var refused = false
     private var bodyDeadline: Scheduled<Void>?
+    /// The current request's body has ended (or there is no request).
+    private var requestEnded = true
+    /// A 413 was answered: the connection closes once the refused body is drained.
+    private var closingAfterRefusal = false
+    /// The refused body is being drained: bytes dropped so far.
+    private var drained: Int?
 
     init(gauge: ConnectionGauge, bodyTimeout: Duration, logger: Logger) {
         self.gauge = gauge
@@ -126,8 +140,13 @@ final class ConnectionGuardHandler: ChannelDuplexHandler, RemovableChannelHandle
             if case .head = part { refuse(context: context) }
             return
         }
+        if drained != nil {
+            drain(part, context: context)
+            return
+        }
         switch part {
         case .head:
+            requestEnded = false
             bodyDeadline?.cancel()
             let timeout = bodyTimeout
             let logger = logger
@@ -137,12 +156,46 @@ final class ConnectionGuardHandler: ChannelDuplexHandler, RemovableChannelHandle
                 channel.close(promise: nil)
             }
         case .end:
+            requestEnded = true
             bodyDeadline?.cancel()
             bodyDeadline = nil
         case .body:
             break
         }
         context.fireChannelRead(data)
+    }
+
+    func write(context: ChannelHandlerContext, data: NIOAny, promise: EventLoopPromise<Void>?) {
+        switch unwrapOutboundIn(data) {
+        case let .head(response) where response.status == .contentTooLarge:
+            closingAfterRefusal = true
+            context.write(data, promise: promise)
+        case .end where closingAfterRefusal:
+            let channel = context.channel
+            if requestEnded {
+                context.writeAndFlush(data).whenComplete { _ in channel.close(promise: nil) }
+                promise?.succeed(())
+                return
+            }
+            context.write(data, promise: promise)
+            // The route did not read the body: drop it here, bounded, then close.
+            drained = 0
+            bodyDeadline?.cancel()
+            bodyDeadline = context.eventLoop.scheduleTask(in: Self.drainTime) { channel.close(promise: nil) }
+        default:
+            context.write(data, promise: promise)
+        }
+    }
+
+    private func drain(_ part: HTTPRequestPart, context: ChannelHandlerContext) {
+        switch part {
+        case let .body(buffer):
+            let total = (drained ?? 0) + buffer.readableBytes
+            drained = total
+            if total > Self.drainLimit { context.close(promise: nil) }
+        case .end, .head:
+            context.close(promise: nil)
+        }
     }
 
     func userInboundEventTriggered(context: ChannelHandlerContext, event: Any) {

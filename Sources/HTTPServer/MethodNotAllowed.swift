@@ -37,7 +37,9 @@ struct MethodNotAllowedMiddleware: RouterMiddleware {
     let table: RouteTable
 
     func handle(_ request: Request, context: ServerContext, next: (Request, ServerContext) async throws -> Response) async throws -> Response {
-        let methods = table.methods(for: request.uri.path)
+        var methods = table.methods(for: request.uri.path)
+        // HeadAwareRouter answers HEAD on the GET routes that only read.
+        if HeadAwareRouter.answersHead(request.uri.path, table: table) { methods.insert(.head) }
         guard !methods.isEmpty, !methods.contains(request.method) else { return try await next(request, context) }
         let allowed = methods.map(\.rawValue).sorted().joined(separator: ", ")
         var response = ErrorResponses.json(

@@ -33,6 +33,8 @@ public final class Server: Sendable {
     public let openStreams = OpenStreams()
     /// The connections open now, against the cap.
     let connections: ConnectionGauge
+    /// The routes ``router()`` registered, by path and method.
+    let routeTable = RouteTable()
 
     /// A server over `store` with `runner`'s projections; `metrics` is what `/metrics` prints
     /// (the store's metrics appear there when it was opened with `metrics.factory`). Throws ``ServerError`` with
@@ -67,7 +69,6 @@ public final class Server: Sendable {
         router.add(middleware: AccessLogMiddleware(logger: logger, metrics: metrics, maxBodyBytes: options.maxBodyBytes))
         router.add(middleware: BrowserGuardMiddleware(options: options))
         router.add(middleware: AuthorizationMiddleware(token: options.token, session: session))
-        let routeTable = RouteTable()
         router.add(middleware: MethodNotAllowedMiddleware(table: routeTable))
         addHealthRoutes(to: router)
         addSessionRoutes(to: router)
@@ -96,7 +97,7 @@ public final class Server: Sendable {
             additionalChannelHandlers: [ConnectionGuardHandler(gauge: gauge, bodyTimeout: bodyTimeout, logger: logger)],
             idleTimeout: TimeAmount(options.idleTimeout))
         return Application(
-            router: router(),
+            router: HeadAwareRouter(router: router(), table: routeTable),
             server: .http1(configuration: http),
             configuration: ApplicationConfiguration(
                 address: .hostname(host, port: options.port), serverName: "esctl",

@@ -1,4 +1,5 @@
 import Hummingbird
+import NIOCore
 
 /// The request context of every route: Hummingbird's core, and the body limit the server's
 /// middleware sets from its options.
@@ -25,6 +26,9 @@ extension Request {
         do {
             return try await collectBody(upTo: context.maxBodyBytes)
         } catch let error as HTTPError where error.status == .contentTooLarge {
+            throw ServerError(.payloadTooLarge, "The request body is over the server's limit of \(context.maxBodyBytes) bytes (--max-body).")
+        } catch is NIOTooManyBytesError {
+            // A chunked body has no length to check first: it is refused once it passes the limit.
             throw ServerError(.payloadTooLarge, "The request body is over the server's limit of \(context.maxBodyBytes) bytes (--max-body).")
         }
     }

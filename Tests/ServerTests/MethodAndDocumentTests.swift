@@ -11,8 +11,10 @@ struct MethodAndDocumentTests {
         try await ServerFixture.with { _, client in
             let cases: [(method: HTTPRequest.Method, path: String, allow: String)] = [
                 (.get, "/apps/fitness/start", "POST"),
-                (.delete, "/health", "GET"),
-                (.put, "/openapi.yaml", "GET"),
+                (.delete, "/health", "GET, HEAD"),
+                (.put, "/openapi.yaml", "GET, HEAD"),
+                (.head, "/subscribe", "GET"),
+                (.head, "/chat/room", "GET"),
                 (.get, "/session", "POST"),
             ]
             for (method, path, allow) in cases {

@@ -146,6 +146,63 @@ struct UnderAttackTests {
     }
 }
 
+extension UnderAttackTests {
+    @Test("a body over --max-body answers 413 with the JSON error, chunked or not, and a client that writes it all first reads the 413")
+    func oversizedBodies() async throws {
+        var options = ServerOptions(port: 0)
+        options.maxBodyBytes = 100
+        try await ServerFixture.with(options: options, testing: .live) { server, client in
+            let port = try Self.port(client)
+            let big = "[" + String(repeating: #"{"type":"Placed"},"#, count: 30) + #"{"type":"Placed"}]"#
+            // Given a chunked body over the limit, in chunks of 64 bytes
+            var chunked = ""
+            var rest = Substring(big)
+            while !rest.isEmpty {
+                let chunk = rest.prefix(64)
+                chunked += String(chunk.utf8.count, radix: 16) + "\r\n" + chunk + "\r\n"
+                rest = rest.dropFirst(chunk.count)
+            }
+            chunked += "0\r\n\r\n"
+            for (what, path) in [("an append", "/streams/orders-1"), ("a batch", "/append"), ("an app command", "/apps/color/press")] {
+                let answer = try await RawConnection.exchange(
+                    port: port, RawConnection.request("POST", path, headers: ["Transfer-Encoding: chunked", "Content-Type: application/json"]) + chunked)
+                #expect(RawConnection.status(answer) == 413, "\(what), chunked: \(answer)")
+                #expect(answer.contains(#""code":"payloadTooLarge""#), "\(what), chunked: \(answer)")
+            }
+            // And with a Content-Length over the limit, sent whole before reading
+            let fixed = try await RawConnection.exchange(port: port, RawConnection.request("POST", "/streams/orders-1", body: big))
+            #expect(RawConnection.status(fixed) == 413, "\(fixed)")
+            // And with 2 MB, more than the sockets' buffers hold: the server reads it to the end
+            let huge = "[" + String(repeating: " ", count: 2 << 20) + "]"
+            let drained = try await RawConnection.exchange(port: port, RawConnection.request("POST", "/streams/orders-1", headers: ["Connection: keep-alive"], body: huge))
+            #expect(RawConnection.status(drained) == 413, "\(drained.prefix(300))")
+            #expect(drained.contains(#""code":"payloadTooLarge""#), "\(drained.prefix(300))")
+            #expect(try await server.store.headPosition() == 0)
+        }
+    }
+}
+
+extension UnderAttackTests {
+    @Test("HEAD on a GET route that reads answers the GET's status and length with no body; the chat room's HEAD records nothing")
+    func headRequests() async throws {
+        try await ServerFixture.with(testing: .live) { server, client in
+            let port = try Self.port(client)
+            for path in ["/health", "/stats", "/openapi.yaml", "/", "/projections/count-by-type"] {
+                let get = try await RawConnection.exchange(port: port, RawConnection.request("GET", path))
+                let head = try await RawConnection.exchange(port: port, RawConnection.request("HEAD", path))
+                #expect(RawConnection.status(head) == RawConnection.status(get) && RawConnection.status(get) == 200, "HEAD \(path): \(head) GET: \(get.prefix(300))")
+                let getLength = get.components(separatedBy: "\r\n").first { $0.lowercased().hasPrefix("content-length:") }
+                let headLength = head.components(separatedBy: "\r\n").first { $0.lowercased().hasPrefix("content-length:") }
+                #expect(headLength != nil && headLength == getLength, "HEAD \(path): \(head)")
+                #expect(head.hasSuffix("\r\n\r\n"), "HEAD \(path) has no body: \(head)")
+            }
+            let room = try await RawConnection.exchange(port: port, RawConnection.request("HEAD", "/chat/room?ann"))
+            #expect(RawConnection.status(room) == 405, "\(room)")
+            #expect(try await server.store.headPosition() == 0)
+        }
+    }
+}
+
 /// Waits until `condition` holds, polling, for at most 10 s; throws naming `what` otherwise.
 func waitUntil(_ what: String, timeout: Duration = .seconds(10), _ condition: @Sendable () -> Bool) async throws {
     let deadline = ContinuousClock.now.advanced(by: timeout)
