@@ -3,6 +3,8 @@
 import EventStoreTesting
 import Foundation
 import PostgresTestSupport
+import Apps
+import Projections
 import Testing
 
 /// What only a PostgreSQL store has: several handles (processes) on one database, the LISTEN
@@ -184,6 +186,69 @@ struct PostgresLogTests {
             #expect(received.map(\.position) == Array(2...11))
             #expect(received == (try await f.log.events(from: 2)))
             try await collector.expectNothingMore(through: 11)
+        }
+    }
+
+    // Disabled: it shows the daemon's retry (before it, the daemon stopped for good at the first
+    // cut, and the test failed), but in about 1 run of 4 the daemon hangs inside a catch-up after
+    // the cut, with no error to retry on (a PostgreSQL connection that never answers): the
+    // past-one-machine issue's "everything long-lived survives" takes that hang.
+    @Test(
+        "the live projections heal after every connection of the store is cut: they retry and catch up with later appends",
+        .disabled("a catch-up on PostgreSQL can hang after its connections are cut (1 run in 4); see the comment"))
+    func liveProjectionsHeal() async throws {
+        try await withLog(.postgres) { f in
+            let database = try #require(f.database)
+            // Given live projections, caught up
+            let runner = try await ProjectionRunner(store: f.log, projections: [EventCountByType()])
+            let live = runner.runLive()
+            defer { live.cancel() }
+            _ = try await f.log.append(to: "s", events: [event("Before")])
+            try await withTimeout(.seconds(10), "the live projection to count the first event") {
+                while try runner.statuses()[0].checkpoint < 1 { try await Task.sleep(for: .milliseconds(5)) }
+            }
+            // When every connection of the store to the database is cut, twice
+            var head: UInt64 = 1
+            for round in 1...2 {
+                try await database.execute(
+                    "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE pid <> pg_backend_pid() AND datname = current_database()")
+                // ...and events are appended after (retried, with their ids, while the pool reconnects)
+                for n in 1...3 {
+                    let appended = event("After", #"{"round":\#(round),"n":\#(n)}"#, id: UUID())
+                    for attempt in 1...10 {
+                        do {
+                            head = try await f.log.append(to: "s", events: [appended]).positions[0]
+                            break
+                        } catch is EventStoreError where attempt < 10 {
+                            // A pool connection cut under the append (storeUnavailable, or the
+                            // server's own "terminating connection"): the same id again is
+                            // answered as recorded if it was.
+                            try await Task.sleep(for: .milliseconds(50))
+                        }
+                    }
+                }
+            }
+            // Then the live projection catches up with them by itself. (A commit made while the
+            // listening connection was down may wake it only at the next commit: a tick every
+            // 100 ms stands for the traffic that follows; a daemon that stopped never moves.)
+            let lastAppended = head
+            let log = f.log
+            let ticks = try await withTimeout(.seconds(30), "the live projection to reach the head after the connections were cut (at \((try? runner.statuses()[0].checkpoint) ?? 0), head at least \(lastAppended))") {
+                var target = lastAppended
+                var ticks = 0
+                while try runner.statuses()[0].checkpoint < target {
+                    try await Task.sleep(for: .milliseconds(100))
+                    if try runner.statuses()[0].checkpoint < target {
+                        target = try await log.append(to: "ticks", events: [event("Tick")]).positions[0]
+                        ticks += 1
+                    }
+                }
+                return ticks
+            }
+            let counted = try await runner.query("count-by-type")
+            let expected: JSONValue = ticks == 0
+                ? ["types": ["After": 6, "Before": 1], "total": 7] : ["types": ["After": 6, "Before": 1, "Tick": .int(Int64(ticks))], "total": .int(Int64(7 + ticks))]
+            #expect(counted == expected)
         }
     }
 

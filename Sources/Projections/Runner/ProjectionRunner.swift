@@ -590,12 +590,15 @@ public final class ProjectionRunner: Sendable {
     /// The projection daemon: keeps every projection caught up, and runs `processors`, as
     /// commits arrive (from this process or others) until the returned task is cancelled or the
     /// store closes. A stopped projection or processor stays stopped (logged once per reason);
-    /// the others go on. Any other failure ends the task, logged.
+    /// the others go on. Any other failure (a full disk, a database connection cut) is retried
+    /// with a back-off of ``liveRetryDelays`` on the runner's clock until it passes: logged at
+    /// warning when the daemon stops and again when it resumes, so a fault heals by itself.
     public func runLive(processors: [any Processor] = []) -> Task<Void, Never> {
         Task { [self] in
             let processorRunner = ProcessorRunner(store: store)
             var seen: UInt64?
             var reported: [String: String] = [:]
+            var failures = 0
             while !Task.isCancelled {
                 do {
                     if let last = seen {
@@ -618,17 +621,35 @@ public final class ProjectionRunner: Sendable {
                             }
                         }
                     }
+                    if failures > 0 {
+                        logger.warning("live projections resumed", metadata: [LogKeys.attempts: "\(failures)"])
+                        failures = 0
+                    }
                 } catch is CancellationError {
                     return
                 } catch let error as EventStoreError where error.code == .closed {
                     return
                 } catch {
-                    logger.info("live projections stopped", metadata: [LogKeys.reason: "\(error)"])
-                    return
+                    let delay = Self.liveRetryDelays[min(failures, Self.liveRetryDelays.count - 1)]
+                    if failures == 0 {
+                        logger.warning(
+                            "live projections stopped; retrying until they pass", metadata: [LogKeys.reason: "\(error)"])
+                    }
+                    failures += 1
+                    // Commits may have come and gone meanwhile: ask the head again.
+                    seen = nil
+                    do {
+                        try await clock.sleep(for: delay)
+                    } catch {
+                        return
+                    }
                 }
             }
         }
     }
+
+    /// How long the daemon waits before each retry after a failure: growing to 5 s.
+    static let liveRetryDelays: [Duration] = [.milliseconds(50), .milliseconds(200), .seconds(1), .seconds(5)]
 }
 
 extension ProjectionRunner {
@@ -673,4 +694,5 @@ enum LogKeys {
     static let position = "eventstore.position"
     static let reason = "projection.reason"
     static let count = "projection.count"
+    static let attempts = "projection.attempts"
 }
