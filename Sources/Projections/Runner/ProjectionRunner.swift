@@ -591,7 +591,7 @@ public final class ProjectionRunner: Sendable {
     /// commits arrive (from this process or others) until the returned task is cancelled or the
     /// store closes. A stopped projection or processor stays stopped (logged once per reason);
     /// the others go on. Any other failure (a full disk, a database connection cut) is retried
-    /// with a back-off of ``liveRetryDelays`` on the runner's clock until it passes: logged at
+    /// with a back-off (50 ms, growing to 5 s) on the runner's clock until it passes: logged at
     /// warning when the daemon stops and again when it resumes, so a fault heals by itself.
     public func runLive(processors: [any Processor] = []) -> Task<Void, Never> {
         Task { [self] in
