@@ -114,7 +114,8 @@ public enum Limits {
                     .invalidInput,
                     "The stream '\(append.stream)' belongs to the store: its events record forgotten subjects; use forget, or append to another stream.")
             }
-            if append.stream.hasPrefix(systemStreamPrefix) && !SystemWrites.isActive {
+            // By its first byte: `hasPrefix` compares characters, and "$" + U+200D is another one.
+            if append.stream.utf8.first == UInt8(ascii: "$") && !SystemWrites.isActive {
                 // $projections, for one, decides what rebuilds pass over: a client that could
                 // append there could hide any event from any read model.
                 throw EventStoreError(

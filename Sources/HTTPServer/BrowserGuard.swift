@@ -20,13 +20,10 @@ struct BrowserGuardMiddleware: RouterMiddleware {
     let hosts: HostNames
     /// Origins allowed beside the server's own, lowercased (`*` allows every one).
     let allowedOrigins: Set<String>
-    /// The scheme the server is reached with, for its own origin.
-    let scheme: String
 
     init(options: ServerOptions) {
         hosts = HostNames(options: options)
         allowedOrigins = Set(options.allowedOrigins.map { Self.normalizedOrigin($0) })
-        scheme = "http"
     }
 
     func handle(_ request: Request, context: ServerContext, next: (Request, ServerContext) async throws -> Response) async throws -> Response {
@@ -52,7 +49,12 @@ struct BrowserGuardMiddleware: RouterMiddleware {
         if let origin = request.headers[.origin] {
             let normalized = Self.normalizedOrigin(origin)
             if allowedOrigins.contains("*") || allowedOrigins.contains(normalized) { return }
-            if let authority = request.head.authority, normalized == Self.normalizedOrigin("\(scheme)://\(authority)") { return }
+            // The server's own pages, served directly or through a TLS proxy under the same name.
+            if let authority = request.head.authority,
+                normalized == Self.normalizedOrigin("http://\(authority)") || normalized == Self.normalizedOrigin("https://\(authority)")
+            {
+                return
+            }
             throw ServerError(
                 .forbidden,
                 "Requests from the web page at '\(Self.shown(origin))' are refused: it is not this server's own; start the server with --allow-origin \(Self.shown(origin)) to allow it.")

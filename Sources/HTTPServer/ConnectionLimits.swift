@@ -14,13 +14,12 @@ final class ConnectionGauge: Sendable {
     let limit: Int
     /// Connections accepted beyond the cap only to be answered 503: past this many more, the
     /// server stops accepting and new ones wait in the kernel's backlog, costing no descriptor.
-    let refusalReserve: Int
+    static let refusalReserve = 32
     private let state = Mutex<(open: Int, refusing: Bool)>((0, false))
     private let logger: Logger
 
-    init(limit: Int, refusalReserve: Int = 32, logger: Logger) {
+    init(limit: Int, logger: Logger) {
         self.limit = limit
-        self.refusalReserve = refusalReserve
         self.logger = logger
     }
 
@@ -57,7 +56,7 @@ final class ConnectionGauge: Sendable {
     }
 
     /// Whether the acceptor should take another connection (within the cap and the reserve).
-    var accepting: Bool { state.withLock { $0.open } < limit + refusalReserve }
+    var accepting: Bool { state.withLock { $0.open } < limit + Self.refusalReserve }
 }
 
 /// Tells Hummingbird's acceptor to stop accepting while ``ConnectionGauge`` is full: beyond the
@@ -73,9 +72,6 @@ struct ConnectionAcceptance: AvailableConnectionsDelegate {
 ///
 /// - Past the connection cap, the first request is answered 503 with `Retry-After` and the
 ///   connection is closed; the route never runs.
-/// - A client that closes its side has left: the connection is closed at once, so a long
-///   request (a wait, a stream) ends and its descriptor is freed, instead of lingering in
-///   CLOSE_WAIT until the request's own timeout.
 /// - A request's body must arrive within `bodyTimeout` of its head, or the connection is closed.
 /// - After a 413, the rest of the refused body is read and dropped, up to ``drainLimit`` bytes or
 ///   ``drainTime``, then the connection is closed: a client that writes its whole body before
@@ -196,16 +192,6 @@ final class ConnectionGuardHandler: ChannelDuplexHandler, RemovableChannelHandle
         case .end, .head:
             context.close(promise: nil)
         }
-    }
-
-    func userInboundEventTriggered(context: ChannelHandlerContext, event: Any) {
-        if let event = event as? ChannelEvent, event == .inputClosed {
-            // The client will send nothing more: it has left (HTTP/1.1 clients do not half-close
-            // and wait). Whatever it asked for is of no use to anyone now.
-            context.close(promise: nil)
-            return
-        }
-        context.fireUserInboundEventTriggered(event)
     }
 
     private func refuse(context: ChannelHandlerContext) {

@@ -54,8 +54,17 @@ public final class Server: Sendable {
         self.clock = clock
         self.logger = logger
         self.metrics = metrics
-        connections = ConnectionGauge(
-            limit: options.maxConnections ?? ServerOptions.defaultMaxConnections(descriptorLimit: DescriptorLimit.raiseToHard()), logger: logger)
+        let descriptors = DescriptorLimit.raiseToHard()
+        let limit = options.maxConnections ?? ServerOptions.defaultMaxConnections(descriptorLimit: descriptors)
+        // Past the descriptors, the process cannot even read its own status files and dies:
+        // a cap it cannot hold is refused, not discovered under load.
+        let needed = limit + ConnectionGauge.refusalReserve + ServerOptions.descriptorReserve
+        if options.maxConnections != nil && needed > descriptors {
+            throw ServerError(
+                .invalidConfiguration,
+                "--max-connections \(limit) needs about \(needed) open files and this process may open \(descriptors) (ulimit -n); give at most \(max(1, descriptors - ConnectionGauge.refusalReserve - ServerOptions.descriptorReserve)), or raise the limit.")
+        }
+        connections = ConnectionGauge(limit: limit, logger: logger)
         do {
             backend = try AppBackend(store: store, clock: clock)
         } catch {

@@ -58,8 +58,11 @@ public struct ServerOptions: Sendable {
     /// less a reserve for the store, its logs and the refusals (``ConnectionGauge``), between 16
     /// and 1,024.
     public static func defaultMaxConnections(descriptorLimit: Int) -> Int {
-        min(1024, max(16, (descriptorLimit - 128) / 2))
+        min(1024, max(16, (descriptorLimit - descriptorReserve) / 2))
     }
+
+    /// The open files kept for the store, its logs and the process itself, beside connections.
+    static let descriptorReserve = 128
 
     /// Whether `host` names this machine only (`127.0.0.0/8`, `::1`, `localhost`), decided by
     /// the address, not its spelling (`127.evil.example` is not loopback).

@@ -30,6 +30,7 @@ struct LimitsConformanceTests {
         BadAppend("the store's $projections", [StreamAppend(stream: "$projections", events: [event("EventPassedOver")])]),
         BadAppend("the store's $tracking", [StreamAppend(stream: "$tracking", events: [event("T")])]),
         BadAppend("the store's $keys", [StreamAppend(stream: "$keys", events: [event("T")])]),
+        BadAppend("a $ stream whose $ joins the next character (U+200D)", [StreamAppend(stream: "$\u{200D}projections", events: [event("EventPassedOver")])]),
         BadAppend("any $ stream, beside a good one", [StreamAppend(stream: "s", events: [event("T")]), StreamAppend(stream: "$mine", events: [event("T")])]),
         BadAppend("an empty type", [StreamAppend(stream: "s", events: [event("")])]),
         BadAppend("a 201-byte type", [StreamAppend(stream: "s", events: [event(String(repeating: "t", count: 201))])]),

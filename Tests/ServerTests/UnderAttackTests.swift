@@ -63,6 +63,7 @@ struct UnderAttackTests {
                 ("a program without a content type", RawConnection.request("POST", "/streams/orders-1", body: body), 201),
                 ("JSON with a charset", RawConnection.request("POST", "/streams/orders-1", headers: ["Content-Type: application/json; charset=utf-8"], body: body), 201),
                 ("the console, same origin", RawConnection.request("POST", "/streams/orders-1", host: "localhost:\(port)", headers: ["Origin: http://localhost:\(port)", "Sec-Fetch-Site: same-origin", "Content-Type: application/json"], body: body), 201),
+                ("the console behind a TLS proxy of the same name", RawConnection.request("POST", "/streams/orders-1", host: "localhost", headers: ["Origin: https://localhost", "Content-Type: application/json"], body: body), 201),
                 ("an allowed origin", RawConnection.request("POST", "/streams/orders-1", headers: ["Origin: https://app.example", "Content-Type: application/json"], body: body), 201),
                 ("an allowed host", RawConnection.request("GET", "/stats", host: "proxy.example:443"), 200),
                 ("IPv6 loopback by address", RawConnection.request("GET", "/stats", host: "[::1]:\(port)"), 200),
@@ -77,7 +78,7 @@ struct UnderAttackTests {
                 let answer = try await RawConnection.exchange(port: port, request)
                 #expect(RawConnection.status(answer) == status, "\(what): \(answer)")
             }
-            #expect(try await server.store.headPosition() == 5)
+            #expect(try await server.store.headPosition() == 6)
         }
     }
 
@@ -95,6 +96,19 @@ struct UnderAttackTests {
             // Then the server closes the connection without waiting out the 300 s
             try await connection.waitForClose("the server to close the connection of a client that left")
             try await waitUntil("the server to forget the connection") { server.openConnections == baseline }
+        }
+    }
+
+    @Test("a client that sends its request and closes its side still reads the answer (nc -N, scripted sockets)")
+    func halfCloseStillAnswered() async throws {
+        try await ServerFixture.with(testing: .live) { server, client in
+            let port = try Self.port(client)
+            let connection = try await RawConnection.open(port: port)
+            try await connection.send(RawConnection.request("POST", "/streams/orders-1", body: #"[{"type":"Placed"}]"#))
+            try await connection.closeOutput()
+            let answer = try await connection.waitForClose("the answer to an append whose client closed its side")
+            #expect(RawConnection.status(answer) == 201, "\(answer)")
+            #expect(try await server.store.headPosition() == 1)
         }
     }
 
@@ -121,6 +135,17 @@ struct UnderAttackTests {
             #expect(RawConnection.status(served) == 200, "\(served)")
             await held[1].close()
         }
+    }
+
+    @Test("a connection cap the descriptor limit cannot hold is refused at start, not met as a crash under load")
+    func capBeyondDescriptors() async throws {
+        var options = ServerOptions(port: 0)
+        options.maxConnections = 1_000_000_000
+        let error = await #expect(throws: ServerError.self) {
+            try await ServerFixture.with(options: options) { _, _ in }
+        }
+        #expect(error?.code == .invalidConfiguration)
+        #expect(error?.message.contains("ulimit -n") == true, "\(String(describing: error))")
     }
 
     @Test("an idle connection, or one that never finishes its headers, is closed after the idle timeout")

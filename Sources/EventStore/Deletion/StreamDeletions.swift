@@ -88,7 +88,7 @@ package enum StreamMaintenance {
     /// `verify` needs; `$projections`, the decisions to pass events over).
     package static func validate(_ stream: String) throws(EventStoreError) {
         try Limits.validateName(stream, kind: "stream")
-        if stream.hasPrefix("$") {
+        if stream.utf8.first == UInt8(ascii: "$") {
             throw EventStoreError(
                 .invalidInput,
                 "The stream '\(stream)' is reserved (names that start with '$' belong to the store and its engines); it cannot be deleted or given a policy.")

@@ -136,7 +136,12 @@ struct Serve: AsyncParsableCommand {
                     "There is no store at '\(store.path)'; check --db (or $ESCTL_DB), or add --create to serve a new, empty one there.")
             }
             defer { log.close() }
-            let server = try Server(store: log, runner: runner, options: options, logger: accessLogger, metrics: metrics)
+            let server: Server
+            do {
+                server = try Server(store: log, runner: runner, options: options, logger: accessLogger, metrics: metrics)
+            } catch let error as ServerError where error.code == .invalidConfiguration {
+                throw CLIError(.invalidInput, error.message)
+            }
             if !options.isLoopback {
                 Console.note("esctl: warning: serving on '\(host)' without TLS: the token and the session cookie cross the network in clear text; put a TLS proxy in front, or serve on loopback\n")
             }
