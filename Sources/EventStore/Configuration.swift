@@ -50,6 +50,10 @@ public struct Configuration: Sendable {
     /// A subscription further than this many positions behind the head is logged once (a
     /// notice), and again when it has caught up: a consumer that cannot keep up.
     public var subscriptionLagNotice: UInt64
+    /// How many stored bytes one page of a subscription holds at most (a page holds one event
+    /// whatever its size, and at most 256): what a slow subscriber costs in memory, besides the
+    /// event its consumer holds. At least 1; 1 MiB by default.
+    public var subscriptionPageBytes: Int
     /// Where the store tells what it cannot throw to a caller: the map growing, a transaction
     /// split, a slow commit, dead readers cleared, a subscription far behind, a failed poll for
     /// other processes' commits. Silent by default; the projection runner and the command
@@ -77,6 +81,7 @@ public struct Configuration: Sendable {
         staleReaderCheckInterval: Duration = .seconds(5),
         slowCommitThreshold: Duration = .seconds(1),
         subscriptionLagNotice: UInt64 = 100_000,
+        subscriptionPageBytes: Int = 1 << 20,
         logger: Logger = Logger(label: "eventstore", factory: { _ in SwiftLogNoOpLogHandler() }),
         metricsFactory: (any MetricsFactory)? = nil,
         upcasters: [Upcaster] = []
@@ -91,6 +96,7 @@ public struct Configuration: Sendable {
         self.staleReaderCheckInterval = staleReaderCheckInterval
         self.slowCommitThreshold = slowCommitThreshold
         self.subscriptionLagNotice = subscriptionLagNotice
+        self.subscriptionPageBytes = max(subscriptionPageBytes, 1)
         self.logger = logger
         self.metricsFactory = metricsFactory
         self.upcasters = upcasters

@@ -40,11 +40,13 @@ extension EventStore {
         }
     }
 
-    /// Reads from `position` until `limit` events pass `filter` or `scanLimit` records were
-    /// examined or the log ends (or passes `last`). `scannedThrough` is the last position examined (`position - 1`
-    /// when there was nothing), so the caller can go on after it.
+    /// Reads from `position` until `limit` events pass `filter`, or the next match would take
+    /// the page's stored bytes past `byteLimit` (the first match is always taken), or
+    /// `scanLimit` records were examined, or the log ends (or passes `last`). `scannedThrough` is
+    /// the last position examined (`position - 1` when there was nothing), so the caller can go
+    /// on after it.
     package func readPage(
-        from position: UInt64, through last: UInt64, limit: Int, scanLimit: Int, filter: EventFilter
+        from position: UInt64, through last: UInt64, limit: Int, byteLimit: Int = .max, scanLimit: Int, filter: EventFilter
     ) throws -> (events: [RecordedEvent], scannedThrough: UInt64) {
         let databases = environment.databases
         let upcasting = environment.upcasting
@@ -56,6 +58,7 @@ extension EventStore {
             var interner = StringInterner(capacity: 64)
             var scannedThrough = position - 1
             var examined = 0
+            var pageBytes = 0
             let cursor = try txn.cursor(databases.events)
             var entry = try BigEndian.withBytes(of: position) { try cursor.seek(atLeast: $0) }
             while let (key, value) = entry {
@@ -66,10 +69,15 @@ extension EventStore {
                     break
                 }
                 let view = try RecordView(value, position: current)
-                if compiled.matches(view),
-                    let event = try upcasting.upcast(opened(view.recordedEvent(at: current, interner: &interner), txn), wanting: filter.types)
-                {
-                    events.append(event)
+                if compiled.matches(view) {
+                    // A match that does not fit ends the page before it: the next page starts there.
+                    if !events.isEmpty, value.count > byteLimit - pageBytes { break }
+                    if let event = try upcasting.upcast(
+                        opened(view.recordedEvent(at: current, interner: &interner), txn), wanting: filter.types)
+                    {
+                        events.append(event)
+                        pageBytes += value.count
+                    }
                 }
                 scannedBytes += value.count
                 scannedThrough = current

@@ -193,29 +193,50 @@ extension PostgresEventStore {
 
     /// One page of a subscription, from one snapshot: the matching events among positions
     /// `position` ... `position + scanLimit - 1`, never past the head visible in that snapshot.
-    package func readPage(from position: UInt64, limit: Int, scanLimit: Int, filter: EventFilter) async throws
+    package func readPage(from position: UInt64, limit: Int, byteLimit: Int, scanLimit: Int, filter: EventFilter) async throws
         -> (events: [RecordedEvent], scannedThrough: UInt64)
     {
-        try await readPage(from: position, through: .max, limit: limit, scanLimit: scanLimit, filter: filter)
+        try await readPage(from: position, through: .max, limit: limit, byteLimit: byteLimit, scanLimit: scanLimit, filter: filter)
     }
 
-    /// One page from one snapshot, ending at `through` at the latest.
-    package func readPage(from position: UInt64, through end: UInt64, limit: Int, scanLimit: Int, filter: EventFilter) async throws
-        -> (events: [RecordedEvent], scannedThrough: UInt64)
-    {
+    /// One page from one snapshot, ending at `through` at the latest, holding no more stored bytes
+    /// (data and metadata) than `byteLimit` after its first event.
+    package func readPage(
+        from position: UInt64, through end: UInt64, limit: Int, byteLimit: Int = .max, scanLimit: Int, filter: EventFilter
+    ) async throws -> (events: [RecordedEvent], scannedThrough: UInt64) {
         let position = max(position, 1)
         let upper = position.addingReportingOverflow(UInt64(max(scanLimit, 1)) - 1)
         let last = min(upper.overflow ? UInt64(Int64.max) : min(upper.partialValue, UInt64(Int64.max)), end)
+        // The running size is summed in the database, so rows past the byte limit never leave it:
+        // it sends every row that fits and the first that does not (the second row, or the
+        // first that starts at or before the limit), which is dropped below and says the page
+        // was cut there.
         var query = SQLQuery(
-            "WITH h AS (SELECT position AS head FROM eventstore.head) SELECT h.head, e.* FROM h LEFT JOIN LATERAL (SELECT \(eventColumns) FROM eventstore.events WHERE position >= ")
+            "WITH h AS (SELECT position AS head FROM eventstore.head) SELECT h.head, e.* FROM h LEFT JOIN LATERAL ("
+                + "SELECT \(Self.pageColumns) FROM (SELECT \(eventColumns), "
+                + "sum(octet_length(data) + octet_length(metadata)) OVER (ORDER BY position) AS page_bytes, "
+                + "octet_length(data) + octet_length(metadata) AS event_bytes, row_number() OVER (ORDER BY position) AS page_row "
+                + "FROM eventstore.events WHERE position >= ")
         query.append(query.bind(Int64(clamping: position)))
         query.append(" AND position <= LEAST(h.head, \(query.bind(Int64(clamping: last))))")
         query.appendConditions(of: upcasting.recordedFilter(filter))
-        query.append(" ORDER BY position LIMIT \(query.bind(Int64(max(limit, 1))))) e ON true")
+        query.append(" ORDER BY position LIMIT \(query.bind(Int64(max(limit, 1))))) p")
+        query.append(" WHERE p.page_row <= 2 OR p.page_bytes - p.event_bytes <= \(query.bind(Int64(clamping: byteLimit))) ORDER BY position) e ON true")
         return try await withConnection { connection in
-            let (head, events) = try await headAndEvents(query, connection)
+            var (head, events) = try await headAndEvents(query, connection)
+            var pageBytes = 0
+            var cut = false
+            for (index, event) in events.enumerated() {
+                let size = event.data.count + event.metadata.count
+                if index > 0, size > byteLimit - pageBytes {
+                    events.removeSubrange(index...)
+                    cut = true
+                    break
+                }
+                pageBytes += size
+            }
             let scannedThrough: UInt64
-            if events.count >= limit, let lastEvent = events.last {
+            if events.count >= limit || cut, let lastEvent = events.last {
                 scannedThrough = lastEvent.position
             } else {
                 scannedThrough = max(min(last, head), position - 1)
@@ -223,6 +244,10 @@ extension PostgresEventStore {
             return (try upcasting.upcast(opened(events), wanting: filter.types), scannedThrough)
         }
     }
+
+    /// The columns a page's outer query hands on: ``eventColumns(schemaVersion:)``'s names,
+    /// without the running sizes it is cut by.
+    static let pageColumns = "position, stream, version, id, type, recorded_at, data, metadata, schema_version, tags"
 
     /// The rows of `SELECT h.head, e.* FROM h LEFT JOIN LATERAL (events) e ON true`: the head,
     /// and the events as stored (none when the lateral query matched nothing).

@@ -183,4 +183,30 @@ struct SubscriptionConformanceTests {
             #expect(largestBuffer < SubscriptionCore.pageSize)
         }
     }
+
+    @Test("a page holds no more stored bytes than its byte limit, one event at least, and the next page goes on with no gap", arguments: Backend.allCases)
+    func pagesBoundedInBytes(_ backend: Backend) async throws {
+        try await withLog(backend) { f in
+            // Given six events of about 4 kB, one of 50 kB, then three of 4 kB
+            let log = f.log
+            let small = event("Small", "\"" + String(repeating: "a", count: 4_000) + "\"")
+            let large = event("Large", "\"" + String(repeating: "b", count: 50_000) + "\"")
+            _ = try await log.append(to: "s", events: Array(repeating: small, count: 6) + [large] + Array(repeating: small, count: 3))
+            let source = try #require(log as? any SubscriptionSource, "every backend is a subscription source")
+            // When the log is read in pages of at most 10,000 bytes
+            var pages: [[UInt64]] = []
+            var next: UInt64 = 1
+            while next <= 10, pages.count < 20 {
+                let page = try await source.readPage(from: next, limit: 256, byteLimit: 10_000, scanLimit: 4096, filter: .all)
+                pages.append(page.events.map(\.position))
+                next = page.scannedThrough + 1
+            }
+            // Then two small events fit a page (a third would pass the limit), the large one is
+            // a page alone, and together the pages hold every position once, in order
+            #expect(pages == [[1, 2], [3, 4], [5, 6], [7], [8, 9], [10]])
+            // And a subscription delivers the same events a page at a time
+            let collector = EventCollector(log.subscription(from: .start))
+            #expect(try await collector.take(10, within: .seconds(30)).map(\.position) == Array(1...10))
+        }
+    }
 }

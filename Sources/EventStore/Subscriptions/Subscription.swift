@@ -24,7 +24,8 @@ public enum SubscriptionMessage: Sendable, Equatable {
 /// committed (live), with no gap and no duplicate between the two.
 ///
 /// Pull-based: each `next()` reads the next page from the store only when the buffer is empty, so
-/// a slow consumer costs at most one page of memory. It waits when caught up: for commits of this
+/// a slow consumer costs at most one page of memory: 256 events, and no more stored bytes than
+/// ``Configuration/subscriptionPageBytes`` (or one event, when a single event is larger). It waits when caught up: for commits of this
 /// process, until the writer signals; for commits of other processes, until the poller notices
 /// (see ``Configuration/pollInterval``). Cancelling the consuming task ends the sequence (next
 /// returns nil); closing the store ends it with ``EventStoreError/Code/closed``.
@@ -94,17 +95,20 @@ package protocol SubscriptionSource: Sendable {
     var configuration: Configuration { get }
     /// Where open subscriptions and their lag are counted.
     var metrics: StoreMetrics { get }
-    /// Reads from `position` until `limit` events pass `filter` or `scanLimit` positions were
-    /// examined or the visible log ends. `scannedThrough` is the last position examined
-    /// (`position - 1` when there was nothing), so the caller goes on after it; it never passes
-    /// a position that is not yet visible.
-    func readPage(from position: UInt64, limit: Int, scanLimit: Int, filter: EventFilter) async throws
+    /// Reads from `position` until `limit` events pass `filter`, or their stored bytes (data and
+    /// metadata) reach `byteLimit`, or `scanLimit` positions were examined, or the visible log
+    /// ends. A page holds at least one event when one matches, whatever its size, and never an
+    /// event that would take it past `byteLimit` after the first. `scannedThrough` is the last
+    /// position examined (`position - 1` when there was nothing), so the caller goes on after
+    /// it; it never passes a position that is not yet visible.
+    func readPage(from position: UInt64, limit: Int, byteLimit: Int, scanLimit: Int, filter: EventFilter) async throws
         -> (events: [RecordedEvent], scannedThrough: UInt64)
     /// The same, never examining a position after `last`: a bounded page of a range, with where
-    /// to go on (the server's `GET /events`, which answers in bounded time however sparse the
-    /// matches are).
-    func readPage(from position: UInt64, through last: UInt64, limit: Int, scanLimit: Int, filter: EventFilter) async throws
-        -> (events: [RecordedEvent], scannedThrough: UInt64)
+    /// to go on (the server's `GET /events`, which answers in bounded time and memory however
+    /// sparse or large the matches are).
+    func readPage(
+        from position: UInt64, through last: UInt64, limit: Int, byteLimit: Int, scanLimit: Int, filter: EventFilter
+    ) async throws -> (events: [RecordedEvent], scannedThrough: UInt64)
     /// Looks for a head committed elsewhere (another process, another host) and publishes it on
     /// ``headSignal``: called before a subscription sleeps.
     func refreshHead() async throws
@@ -174,7 +178,8 @@ struct SubscriptionCore {
             case let .read(from: position):
                 do {
                     let page = try await source.readPage(
-                        from: position, limit: Self.pageSize, scanLimit: Self.scanLimit, filter: filter)
+                        from: position, limit: Self.pageSize, byteLimit: source.configuration.subscriptionPageBytes,
+                        scanLimit: Self.scanLimit, filter: filter)
                     machine.pageRead(page.events, scannedThrough: page.scannedThrough)
                     noteLag(behind: source.headSignal.current, at: page.scannedThrough)
                 } catch {
@@ -224,10 +229,10 @@ final class OpenSubscriptionMark: Sendable {
 }
 
 extension EventStore: SubscriptionSource {
-    package func readPage(from position: UInt64, limit: Int, scanLimit: Int, filter: EventFilter) throws
+    package func readPage(from position: UInt64, limit: Int, byteLimit: Int, scanLimit: Int, filter: EventFilter) throws
         -> (events: [RecordedEvent], scannedThrough: UInt64)
     {
-        try readPage(from: position, through: .max, limit: limit, scanLimit: scanLimit, filter: filter)
+        try readPage(from: position, through: .max, limit: limit, byteLimit: byteLimit, scanLimit: scanLimit, filter: filter)
     }
 
     package func refreshHead() throws {
