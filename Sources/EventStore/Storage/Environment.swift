@@ -55,6 +55,8 @@ final class Environment: @unchecked Sendable {
     private let mapped = Mutex<(start: UInt, length: Int, size: Int)?>(nil)
     /// Reset read transactions waiting to be renewed (see `read`).
     private let readers = Mutex<[PooledReader]>([])
+    /// The data file as opened, checked before each commit (nil when read-only or unreadable).
+    private(set) var dataFile: DataFileIdentity?
     /// Bytes read by scans since the map's pages were last dropped (see ``noteScanned(bytes:)``).
     private let scannedSinceRelease = Mutex<Int>(0)
 
@@ -121,6 +123,7 @@ final class Environment: @unchecked Sendable {
         }
         handle = env
         isUnlocked = unlocked
+        if !readOnly { dataFile = DataFileIdentity(env: env, path: directory.path + "/" + StoreDirectory.dataFileName) }
         databases = Databases(meta: 0, events: 0, streams: 0, streamIndex: 0, eventIDs: 0, tagIndex: nil, typeIndex: nil)
         do throws(EventStoreError) {
             if !isUnlocked {

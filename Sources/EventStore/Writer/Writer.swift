@@ -179,6 +179,14 @@ final class Writer: @unchecked Sendable {
 
     /// Runs `jobs` in one transaction and commits, retrying as the failures require.
     private func commit(_ jobs: [any WriteJob]) {
+        if let gone = environment.dataFile?.check() {
+            if !reportedDataFileGone {
+                reportedDataFileGone = true
+                logger.error("refusing writes: the data file was deleted or replaced while open", metadata: [LogKeys.reason: "\(gone.message)"])
+            }
+            jobs.forEach { $0.fail(gone) }
+            return
+        }
         var pending = jobs
         while !pending.isEmpty {
             var rejected: [(Int, EventStoreError)] = []
@@ -290,6 +298,9 @@ final class Writer: @unchecked Sendable {
 
     /// Touched only by the writer thread.
     private var lastRelease = ContinuousClock.now
+
+    /// Whether the refusal for a deleted or replaced data file was logged. Writer thread only.
+    private var reportedDataFileGone = false
 
     /// At most every `staleReaderCheckInterval`, after a commit: a reader killed during a long
     /// write (an import) keeps its slot, and the pages its snapshot may see, until someone clears
