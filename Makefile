@@ -3,7 +3,8 @@
 #   make test   builds and runs the whole test suite (beside a throwaway PostgreSQL cluster that
 #               scripts/with-postgres.sh starts and stops, installing postgresql when missing), fuzzes
 #               a running `esctl serve` against docs/openapi.yaml (scripts/schemathesis.sh), tests
-#               its web console in headless Chromium (scripts/console-test.sh), then
+#               its web console in headless Chromium (scripts/console-test.sh), attacks a live
+#               server in bounded loops (scripts/abuse-test.sh --short), then
 #               builds and tests the Examples package (a to-do app on the public products) and
 #               checks that the DocC documentation builds
 #   make docs   builds the DocC documentation into .build/docs
@@ -39,6 +40,7 @@ test: deps
 		./scripts/with-postgres.sh ./scripts/pool-check.sh $(SWIFT) test --skip-build
 	./scripts/schemathesis.sh
 	./scripts/console-test.sh
+	./scripts/abuse-test.sh --short
 	@# SwiftPM may keep a stale plan of a path dependency's sources: drop it.
 	rm -f Examples/.build/debug.yaml
 	$(SWIFT) build --package-path Examples --build-tests

@@ -23,6 +23,8 @@ extension Server {
             guard let name = ChatProtocol.userName(query: request.uri.query) else {
                 throw ServerError(.badRequest, "Give the user name as the whole query string: GET /chat/room?NAME.")
             }
+            // Refused before the connection is recorded: a full server writes nothing.
+            try self.streamCap.check(count: self.openStreams.count)
             let room = self.options.chatRoom
             let connected = try await self.backend.chat(.presence(.connected), user: name, room: room)
             let activity = try await ChatProtocol.activity(

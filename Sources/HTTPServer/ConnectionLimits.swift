@@ -73,6 +73,8 @@ struct ConnectionAcceptance: AvailableConnectionsDelegate {
 /// - Past the connection cap, the first request is answered 503 with `Retry-After` and the
 ///   connection is closed; the route never runs.
 /// - A request's body must arrive within `bodyTimeout` of its head, or the connection is closed.
+/// - A connection that leaves what is written untaken for `stallTimeout` (its socket's buffers
+///   full the whole time) is closed: a client that stopped reading holds no memory for long.
 /// - After a 413, the rest of the refused body is read and dropped, up to ``drainLimit`` bytes or
 ///   ``drainTime``, then the connection is closed: a client that writes its whole body before
 ///   reading (most do) reads the 413 instead of a reset or a hang.
@@ -89,7 +91,9 @@ final class ConnectionGuardHandler: ChannelDuplexHandler, RemovableChannelHandle
 
     private let gauge: ConnectionGauge
     private let bodyTimeout: TimeAmount
+    private let stallTimeout: TimeAmount
     private let logger: Logger
+    private var stallDeadline: Scheduled<Void>?
     private var counted = false
     private var refused = false
     private var bodyDeadline: Scheduled<Void>?
@@ -99,10 +103,16 @@ final class ConnectionGuardHandler: ChannelDuplexHandler, RemovableChannelHandle
     private var closingAfterRefusal = false
     /// The refused body is being drained: bytes dropped so far.
     private var drained: Int?
+    /// When the drain gives up (``drainTime`` after the 413).
+    private var drainDeadline: NIODeadline?
+    /// A close asked for while draining (Hummingbird closes a connection whose request body the
+    /// route left unread): done once the drain ends, so the client still reads the 413.
+    private var deferredClose: EventLoopPromise<Void>?
 
-    init(gauge: ConnectionGauge, bodyTimeout: Duration, logger: Logger) {
+    init(gauge: ConnectionGauge, bodyTimeout: Duration, stallTimeout: Duration, logger: Logger) {
         self.gauge = gauge
         self.bodyTimeout = TimeAmount(bodyTimeout)
+        self.stallTimeout = TimeAmount(stallTimeout)
         self.logger = logger
     }
 
@@ -112,16 +122,41 @@ final class ConnectionGuardHandler: ChannelDuplexHandler, RemovableChannelHandle
     }
 
     func handlerRemoved(context: ChannelHandlerContext) {
-        bodyDeadline?.cancel()
-        bodyDeadline = nil
+        cancelTimers()
         uncount()
     }
 
     func channelInactive(context: ChannelHandlerContext) {
-        bodyDeadline?.cancel()
-        bodyDeadline = nil
+        cancelTimers()
         uncount()
         context.fireChannelInactive()
+    }
+
+    private func cancelTimers() {
+        // The connection is gone (the client reset it mid-drain): the close that waited is done.
+        deferredClose?.succeed(())
+        deferredClose = nil
+        bodyDeadline?.cancel()
+        bodyDeadline = nil
+        stallDeadline?.cancel()
+        stallDeadline = nil
+    }
+
+    func channelWritabilityChanged(context: ChannelHandlerContext) {
+        if context.channel.isWritable {
+            stallDeadline?.cancel()
+            stallDeadline = nil
+        } else if stallDeadline == nil {
+            let timeout = stallTimeout
+            let logger = logger
+            let channel = context.channel
+            stallDeadline = context.eventLoop.scheduleTask(in: timeout) {
+                logger.notice(
+                    "closed a connection that took nothing written to it for \(timeout.nanoseconds / 1_000_000_000) s (--stall-timeout)")
+                channel.close(promise: nil)
+            }
+        }
+        context.fireChannelWritabilityChanged()
     }
 
     private func uncount() {
@@ -176,8 +211,10 @@ final class ConnectionGuardHandler: ChannelDuplexHandler, RemovableChannelHandle
             context.write(data, promise: promise)
             // The route did not read the body: drop it here, bounded, then close.
             drained = 0
+            drainDeadline = .now() + Self.drainTime
             bodyDeadline?.cancel()
             bodyDeadline = context.eventLoop.scheduleTask(in: Self.drainTime) { channel.close(promise: nil) }
+            context.read()
         default:
             context.write(data, promise: promise)
         }
@@ -188,10 +225,39 @@ final class ConnectionGuardHandler: ChannelDuplexHandler, RemovableChannelHandle
         case let .body(buffer):
             let total = (drained ?? 0) + buffer.readableBytes
             drained = total
-            if total > Self.drainLimit { context.close(promise: nil) }
+            if total > Self.drainLimit {
+                endDrain(context: context)
+            } else {
+                // The route's side stopped asking for input: ask for it here, or the body stays
+                // unread and the close (with data unread) resets the connection.
+                context.read()
+            }
         case .end, .head:
-            context.close(promise: nil)
+            endDrain(context: context)
         }
+    }
+
+    /// Closes the connection after a drain, with the close that waited for it.
+    private func endDrain(context: ChannelHandlerContext) {
+        drainDeadline = nil
+        let promise = deferredClose
+        deferredClose = nil
+        context.close(promise: promise)
+    }
+
+    func close(context: ChannelHandlerContext, mode: CloseMode, promise: EventLoopPromise<Void>?) {
+        if mode == .all, drained != nil, let drainDeadline, NIODeadline.now() < drainDeadline {
+            if let promise {
+                if let deferredClose { deferredClose.futureResult.cascade(to: promise) } else { deferredClose = promise }
+            } else if deferredClose == nil {
+                deferredClose = context.eventLoop.makePromise()
+            }
+            return
+        }
+        let waiting = deferredClose
+        deferredClose = nil
+        context.close(mode: mode, promise: promise ?? waiting)
+        if let waiting, let promise { promise.futureResult.cascade(to: waiting) }
     }
 
     private func refuse(context: ChannelHandlerContext) {

@@ -15,7 +15,10 @@ enum ErrorResponses {
     static func response(for error: any Error) -> Response {
         switch error {
         case let error as ServerError:
-            return json(error.code.status, code: error.code.description, message: error.message)
+            var response = json(error.code.status, code: error.code.description, message: error.message)
+            // A cap that is full, or a stop under way: a client may come back shortly.
+            if error.code == .unavailable { response.headers[.retryAfter] = "1" }
+            return response
         case let error as EventStoreError:
             return response(for: error)
         case let error as AppError:

@@ -3,6 +3,7 @@ import Hummingbird
 import Logging
 import NIOCore
 import ServiceLifecycle
+import Synchronization
 
 /// How a live stream writes what its subscription hands out: each part's text, or nil to write
 /// nothing for it.
@@ -20,9 +21,12 @@ struct LiveStreamFormat: Sendable {
 /// One live stream: a subscription written to a response body as the socket drains.
 ///
 /// Memory is bounded for a slow client: the subscription is pulled by a task that hands each
-/// message over and waits until the writer has taken it (a ``Handoff``), and the writer takes
-/// the next only when its write has completed, so at most one page of the subscription and one
-/// message sit between the store and the socket.
+/// message over in a ``Parcel`` and waits until the writer has written it and come back (a
+/// ``Handoff``); the writer empties the parcel as it writes, and comes back only once the
+/// socket takes more (an empty write waits for the channel to be writable). So a stalled
+/// client holds its subscription's page (``Configuration/subscriptionPageBytes``) and the
+/// text of one event in the connection's buffer, never more, until ``ServerOptions/stallTimeout``
+/// cuts it.
 ///
 /// It ends, and its handler with it: after `limit` events (the response ends properly); when
 /// the client closes its side, even while idle (Hummingbird's inbound-close cancellation); on
@@ -31,7 +35,7 @@ struct LiveStreamFormat: Sendable {
 /// its routes answer with `Connection: close` and a client does not try to reuse it.
 struct LiveStream: Sendable {
     private enum Item: Sendable {
-        case message(SubscriptionMessage)
+        case message(Parcel<SubscriptionMessage>)
         case ended((any Error)?)
         case tick
     }
@@ -80,8 +84,11 @@ struct LiveStream: Sendable {
             let subscription = self.subscription
             group.addTask {
                 do {
-                    for try await message in subscription {
-                        guard await handoff.send(.message(message)) else { return }
+                    var messages = subscription.makeAsyncIterator()
+                    // No local keeps the message: once the writer has emptied the parcel, the
+                    // event's bytes are freed while the socket drains.
+                    while let parcel = Parcel(try await messages.next()) {
+                        guard await handoff.send(.message(parcel)) else { return }
                     }
                     _ = await handoff.send(.ended(nil))
                 } catch {
@@ -104,18 +111,33 @@ struct LiveStream: Sendable {
             var delivered = 0
             var eventSinceTick = false
             var caughtUpWritten = false
-            loop: while let item = await handoff.receive() {
+            // Set after an event is written: the next is asked for only once the socket takes more.
+            var mustDrain = false
+            loop: while true {
+                if mustDrain {
+                    // An empty write waits until the channel is writable again; nothing of the
+                    // last event is held meanwhile (it went out of scope with its iteration).
+                    try await writer.write(ByteBuffer())
+                    mustDrain = false
+                }
+                guard let item = await handoff.receive() else { break }
                 switch item {
-                case let .message(.event(event)):
-                    guard let text = format.event(event) else { continue }
-                    try await writer.write(ByteBuffer(string: text))
-                    eventSinceTick = true
-                    delivered += 1
-                    if let limit, delivered >= limit { break loop }
-                case let .message(.caughtUp(through)):
-                    guard !caughtUpWritten else { continue }
-                    caughtUpWritten = true
-                    if let text = format.caughtUp(through) { try await writer.write(ByteBuffer(string: text)) }
+                case let .message(parcel):
+                    switch parcel.take() {
+                    case let .event(event)?:
+                        guard let text = format.event(event) else { continue }
+                        try await writer.write(ByteBuffer(string: text))
+                        eventSinceTick = true
+                        delivered += 1
+                        if let limit, delivered >= limit { break loop }
+                        mustDrain = true
+                    case let .caughtUp(through)?:
+                        guard !caughtUpWritten else { continue }
+                        caughtUpWritten = true
+                        if let text = format.caughtUp(through) { try await writer.write(ByteBuffer(string: text)) }
+                    case nil:
+                        continue
+                    }
                 case .tick:
                     if !eventSinceTick, let text = format.heartbeat { try await writer.write(ByteBuffer(string: text)) }
                     eventSinceTick = false
@@ -124,6 +146,26 @@ struct LiveStream: Sendable {
                     break loop
                 }
             }
+        }
+    }
+}
+
+/// One value handed from a task to another, taken out by the receiver: whoever still holds the
+/// parcel after that holds nothing (a live stream's event is freed once written).
+final class Parcel<Value: Sendable>: Sendable {
+    private let content: Mutex<Value?>
+
+    /// A parcel of `value`; nil when there is no value (the end of a sequence).
+    init?(_ value: Value?) {
+        guard let value else { return nil }
+        content = Mutex(value)
+    }
+
+    /// The value, the first time; nil after.
+    func take() -> Value? {
+        content.withLock { content in
+            defer { content = nil }
+            return content
         }
     }
 }

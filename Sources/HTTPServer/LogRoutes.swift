@@ -45,9 +45,21 @@ extension Server {
             guard try await self.store.streamVersion(stream) > 0 else {
                 throw EventStoreError(.notFound, "The stream '\(stream)' has no events; check its name (GET /events lists every event).")
             }
-            var events: [RecordedEvent] = []
-            if limit > 0 { events = try await self.store.readStream(stream, from: from, direction: direction, limit: limit) }
-            return LogPages.ndjson(events)
+            // Read and written a few events at a time, sized by their bytes: a page of large
+            // events never sits in memory whole.
+            let store = self.store
+            return try await LogPages.streamed(limit: limit) { last, count in
+                var start = from
+                if let last {
+                    switch direction {
+                    case .forward: start = last.version &+ 1
+                    case .backward:
+                        guard last.version > 1 else { return [] }
+                        start = last.version - 1
+                    }
+                }
+                return try await store.readStream(stream, from: start, direction: direction, limit: count)
+            }
         }
 
         // One page of the global log, filtered, never more than LogPages.maximumLimit events, and
@@ -55,6 +67,7 @@ extension Server {
         // and the head, `Next-From: P` says where the next page starts.
         router.get("/events") { request, _ -> Response in
             let query = try RequestQuery(request, known: ["from", "to", "type", "category", "limit"], repeatable: ["type"])
+            try query.refuseEmptyValues()
             let from = try query.unsigned("from", what: "a position") ?? 1
             let to = try query.unsigned("to", what: "a position") ?? .max
             guard to >= from else {
@@ -69,10 +82,12 @@ extension Server {
             guard let source = self.store as? any SubscriptionSource else {
                 return LogPages.ndjson(try await self.store.read(from: start, through: to, limit: limit, filter: filter))
             }
-            // A filter that matches rarely must not walk the whole log in one request: the page
-            // examines a bounded number of positions, and says where to go on.
+            // A filter that matches rarely must not walk the whole log in one request, nor large
+            // events fill memory: the page examines a bounded number of positions and holds a
+            // bounded number of bytes, and says where to go on.
             let page = try await source.readPage(
-                from: start, through: to, limit: limit, scanLimit: max(limit, LogPages.scanLimit), filter: filter)
+                from: start, through: to, limit: limit, byteLimit: LogPages.pageBytes, scanLimit: max(limit, LogPages.scanLimit),
+                filter: filter)
             var response = LogPages.ndjson(page.events)
             if page.scannedThrough < to, page.scannedThrough < (try await self.store.headPosition()) {
                 response.headers[.nextFrom] = String(page.scannedThrough + 1)
@@ -97,15 +112,73 @@ enum LogPages {
     static let maximumLimit = 10_000
     /// The most positions one `GET /events` page examines (more when its limit is larger).
     static let scanLimit = 10_000
+    /// The most stored bytes one `GET /events` page holds (or one event, when it is larger): a
+    /// page that would pass it ends early, with `Next-From`.
+    static let pageBytes = 4 << 20
+    /// The stored bytes a chunk of a streamed answer aims at.
+    static let chunkBytes = 1 << 20
 
-    /// Events as NDJSON (`application/x-ndjson`), one ``EventJSON/line(_:)`` each, 200.
+    /// Events as NDJSON (`application/x-ndjson`), one ``EventJSON/line(_:)`` each, 200, written
+    /// an event at a time as the socket takes them (the page is held, not its text).
     static func ndjson(_ events: [RecordedEvent]) -> Response {
-        var buffer = ByteBuffer()
-        for event in events {
-            buffer.writeString(EventJSON.line(event))
-            buffer.writeString("\n")
+        Response(
+            status: .ok, headers: [.contentType: "application/x-ndjson"],
+            body: ResponseBody { writer in
+                for event in events { try await writer.write(line(event)) }
+                try await writer.finish(nil)
+            })
+    }
+
+    /// An NDJSON answer of up to `limit` events read a chunk at a time: `read(last, count)` gives
+    /// up to `count` events after `last` (nil: the first chunk), and a chunk shorter than asked
+    /// ends the answer. Chunks are sized to about ``chunkBytes`` by the events seen so far. The
+    /// first chunk is read before the status is sent, so its errors are the answer; a later
+    /// failure cuts the connection before the answer's end, which a client sees as an error,
+    /// never as a short page.
+    static func streamed(
+        limit: Int, read: @escaping @Sendable (_ last: RecordedEvent?, _ count: Int) async throws -> [RecordedEvent]
+    ) async throws -> Response {
+        let firstCount = min(limit, ChunkSizer().count)
+        let first = limit > 0 ? try await read(nil, firstCount) : []
+        return Response(
+            status: .ok, headers: [.contentType: "application/x-ndjson"],
+            body: ResponseBody { writer in
+                var sizer = ChunkSizer()
+                var chunk = first
+                var asked = firstCount
+                var delivered = 0
+                while true {
+                    for event in chunk { try await writer.write(line(event)) }
+                    delivered += chunk.count
+                    guard chunk.count == asked, delivered < limit, let last = chunk.last else { break }
+                    sizer.saw(chunk)
+                    asked = min(sizer.count, limit - delivered)
+                    chunk = try await read(last, asked)
+                }
+                try await writer.finish(nil)
+            })
+    }
+
+    /// One event's NDJSON line.
+    private static func line(_ event: RecordedEvent) -> ByteBuffer {
+        var buffer = ByteBuffer(string: EventJSON.line(event))
+        buffer.writeString("\n")
+        return buffer
+    }
+
+    /// How many events the next chunk of a streamed answer asks for: about ``chunkBytes`` at the
+    /// events' average size so far, between 1 and 256; 16 before any is seen.
+    struct ChunkSizer {
+        private(set) var count = 16
+        private var events = 0
+        private var bytes = 0
+
+        mutating func saw(_ chunk: [RecordedEvent]) {
+            events += chunk.count
+            for event in chunk { bytes += event.data.count + event.metadata.count }
+            let average = max(1, bytes / max(1, events))
+            count = min(256, max(1, LogPages.chunkBytes / average))
         }
-        return Response(status: .ok, headers: [.contentType: "application/x-ndjson"], body: ResponseBody(byteBuffer: buffer))
     }
 
     /// The `Expected-Version` header (`any` when absent). Throws ``ServerError`` with

@@ -257,7 +257,7 @@ paths:
   /events:
     get:
       operationId: readEvents
-      summary: A page of the global log as NDJSON; a page examines at most 10,000 positions (or `limit`, when larger), and says in Next-From where to go on.
+      summary: A page of the global log as NDJSON; a page examines at most 10,000 positions (or `limit`, when larger), holds at most 4 MiB of stored events (or one event, when larger), and says in Next-From where to go on.
       parameters:
         - { name: from, in: query, required: false, schema: { type: integer, minimum: 0 } }
         - { name: to, in: query, required: false, schema: { type: integer, minimum: 0 } }
@@ -266,7 +266,7 @@ paths:
         - { name: limit, in: query, required: false, schema: { type: integer, minimum: 0 } }
       responses:
         "200":
-          description: The events. When the page stopped before `to` and the head (its limit reached, or the positions it may examine examined), the header Next-From gives the position to ask from next; without it the range is read to its end.
+          description: The events. When the page stopped before `to` and the head (its limit reached, its 4 MiB of events held, or the positions it may examine examined), the header Next-From gives the position to ask from next; without it the range is read to its end.
           headers:
             Next-From:
               description: The position the next page starts at.
@@ -284,7 +284,9 @@ paths:
         SSE: each event as `id: POSITION` and `data: <event JSON>`; one `event: caughtUp` when
         catch-up turns live; a comment line as heartbeat every 15 s. A `Last-Event-ID` header
         resumes after that position. `limit=N` ends the stream after N events; without it the
-        stream is endless.
+        stream is endless. Past `--max-subscribers` open live streams, 503 with Retry-After. A
+        client that takes nothing written to it for `--stall-timeout` seconds is cut (the
+        connection closes); it resumes with Last-Event-ID without a gap.
       parameters:
         - { name: from, in: query, required: false, schema: { type: string, pattern: "^(start|end|[0-9]+)$" } }
         - { name: stream, in: query, required: false, schema: { type: string } }
@@ -302,6 +304,7 @@ paths:
               schema: { type: string }
         "400": { $ref: "#/components/responses/BadRequest" }
         "401": { $ref: "#/components/responses/Unauthorized" }
+        "503": { $ref: "#/components/responses/Unavailable" }
   /projections:
     get:
       operationId: listProjections
@@ -341,6 +344,7 @@ paths:
         "401": { $ref: "#/components/responses/Unauthorized" }
         "404": { $ref: "#/components/responses/NotFound" }
         "412": { $ref: "#/components/responses/TimedOut" }
+        "503": { $ref: "#/components/responses/Unavailable" }
   /projections/{name}/rebuild:
     parameters:
       - $ref: "#/components/parameters/Projection"
@@ -474,6 +478,7 @@ paths:
         "400": { $ref: "#/components/responses/BadRequest" }
         "401": { $ref: "#/components/responses/Unauthorized" }
         "410": { $ref: "#/components/responses/Tombstoned" }
+        "503": { $ref: "#/components/responses/Unavailable" }
   /chat/say:
     post:
       operationId: chatSay
@@ -1243,7 +1248,7 @@ components:
                   - $ref: "#/components/schemas/Error"
                   - not: { required: [recorded] }
     Unavailable:
-      description: The store is closed or unavailable.
+      description: The store is closed or unavailable (its data file deleted or replaced while served), or a cap on what clients hold at once is reached (live streams, waits); a Retry-After header says when to try again for the caps.
       content:
         application/json:
           schema: { $ref: "#/components/schemas/Error" }

@@ -38,10 +38,12 @@ extension Server {
                 // A wait ends when its client leaves: its connection (a descriptor) and its
                 // waiter would otherwise stay until the timeout, up to 300 s.
                 let queryParameters = QueryParameters(parameters)
-                result = try await request.body.consumeWithCancellationOnInboundClose { _ in
-                    try await self.runner.query(
-                        projection.name, parameters: queryParameters, minPosition: minPosition,
-                        timeout: timeout ?? ProjectionQueries.defaultTimeout)
+                result = try await self.waitCap.hold {
+                    try await request.body.consumeWithCancellationOnInboundClose { _ in
+                        try await self.runner.query(
+                            projection.name, parameters: queryParameters, minPosition: minPosition,
+                            timeout: timeout ?? ProjectionQueries.defaultTimeout)
+                    }
                 }
             } else {
                 result = try await self.runner.query(projection.name, parameters: QueryParameters(parameters), asOf: asOf)

@@ -63,6 +63,14 @@ struct RequestQuery {
 
     /// `category`, when given: the part of a stream name before its first '-', so one with a '-'
     /// inside is a 400.
+    /// Refuses a parameter given with no value (`category=`): a filter left empty would match
+    /// everything on one route and nothing on another. Throws ``ServerError`` (400) naming it.
+    func refuseEmptyValues() throws(ServerError) {
+        if let empty = pairs.first(where: { $0.value.isEmpty }) {
+            throw ServerError(.badRequest, "The query parameter '\(empty.name)' is empty; give it a value.")
+        }
+    }
+
     func category() throws(ServerError) -> String? {
         guard let category = value("category") else { return nil }
         guard EventFilter(category: category).category?.contains("-") != true else {

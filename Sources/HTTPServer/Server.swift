@@ -33,6 +33,10 @@ public final class Server: Sendable {
     public let openStreams = OpenStreams()
     /// The connections open now, against the cap.
     let connections: ConnectionGauge
+    /// The cap on live streams (counted by ``openStreams``).
+    let streamCap: ClientCap
+    /// The cap on queries waiting for `minPosition`.
+    let waitCap: ClientCap
     /// The routes ``router()`` registered, by path and method.
     let routeTable = RouteTable()
 
@@ -65,6 +69,8 @@ public final class Server: Sendable {
                 "--max-connections \(limit) needs about \(needed) open files and this process may open \(descriptors) (ulimit -n); give at most \(max(1, descriptors - ConnectionGauge.refusalReserve - ServerOptions.descriptorReserve)), or raise the limit.")
         }
         connections = ConnectionGauge(limit: limit, logger: logger)
+        streamCap = ClientCap(limit: options.maxSubscribers, what: "live streams", option: "--max-subscribers", logger: logger)
+        waitCap = ClientCap(limit: options.maxWaits, what: "waiting queries", option: "--max-waits", logger: logger)
         do {
             backend = try AppBackend(store: store, clock: clock)
         } catch {
@@ -101,9 +107,12 @@ public final class Server: Sendable {
         let host = options.host
         let gauge = connections
         let bodyTimeout = options.bodyTimeout
+        let stallTimeout = options.stallTimeout
         let logger = logger
         let http = HTTP1Channel.Configuration(
-            additionalChannelHandlers: [ConnectionGuardHandler(gauge: gauge, bodyTimeout: bodyTimeout, logger: logger)],
+            additionalChannelHandlers: [
+                ConnectionGuardHandler(gauge: gauge, bodyTimeout: bodyTimeout, stallTimeout: stallTimeout, logger: logger)
+            ],
             idleTimeout: TimeAmount(options.idleTimeout))
         return Application(
             router: HeadAwareRouter(router: router(), table: routeTable),

@@ -27,6 +27,16 @@ public struct ServerOptions: Sendable {
     public var idleTimeout: Duration = .seconds(30)
     /// How long a request's whole body may take to arrive after its head.
     public var bodyTimeout: Duration = .seconds(30)
+    /// How long a connection may leave what the server writes untaken (the socket's buffers
+    /// full: a live stream's or a large answer's client that stopped reading) before it is
+    /// closed. A live stream's client resumes after the last id it read (`Last-Event-ID`).
+    public var stallTimeout: Duration = .seconds(30)
+    /// The most live streams (`/subscribe`, `/chat/room`) open at once; past it, 503 with
+    /// `Retry-After`. Each holds at most about a subscription page and an event in memory.
+    public var maxSubscribers: Int = 256
+    /// The most queries waiting at once for a projection to reach `minPosition`; past it, 503
+    /// with `Retry-After`.
+    public var maxWaits: Int = 512
     /// Web origins (`https://app.example`) whose pages may call the server beside its own;
     /// `*` allows every one. Others get 403.
     public var allowedOrigins: [String] = []
@@ -80,8 +90,11 @@ public struct ServerOptions: Sendable {
         if let maxConnections, maxConnections < 1 {
             throw ServerError(.invalidConfiguration, "The connection cap must be at least 1 (--max-connections).")
         }
-        guard idleTimeout > .zero, bodyTimeout > .zero else {
-            throw ServerError(.invalidConfiguration, "The idle and body timeouts must be longer than 0 seconds.")
+        guard idleTimeout > .zero, bodyTimeout > .zero, stallTimeout > .zero else {
+            throw ServerError(.invalidConfiguration, "The idle, body and stall timeouts must be longer than 0 seconds.")
+        }
+        guard maxSubscribers >= 1, maxWaits >= 1 else {
+            throw ServerError(.invalidConfiguration, "The caps on subscribers and waits must be at least 1 (--max-subscribers, --max-waits).")
         }
         guard maxBodyBytes >= 1 else {
             throw ServerError(.invalidConfiguration, "The body limit must be at least 1 byte.")

@@ -12,10 +12,12 @@ extension Server {
     /// `event: error` with the JSON error if the store closes. Otherwise NDJSON, one event per
     /// line. Events are the objects of `esctl replay --json`. `from` (inclusive; default `end`)
     /// yields to a `Last-Event-ID` header, which resumes after that position; `type` may repeat;
-    /// `limit=N` ends the response after N events. Bad parameters: 400 before anything streams.
+    /// `limit=N` ends the response after N events. Bad parameters: 400 before anything streams;
+    /// past ``ServerOptions/maxSubscribers`` open streams, 503.
     func addSubscribeRoutes(to router: Router<ServerContext>) {
         router.get("/subscribe") { request, _ -> Response in
             let query = try SubscribeQuery(request)
+            try self.streamCap.check(count: self.openStreams.count)
             let subscription = self.store.subscribe(from: query.start, filter: query.filter).withProgress
             let isEventStream = request.headers[values: .accept].contains { $0.lowercased().contains("text/event-stream") }
             let format = isEventStream ? SubscribeFormat.serverSentEvents : SubscribeFormat.ndjson
@@ -67,9 +69,7 @@ struct SubscribeQuery {
     /// `Last-Event-ID` that is not a position.
     init(_ request: Request) throws(ServerError) {
         let query = try RequestQuery(request, known: ["from", "stream", "category", "type", "limit"], repeatable: ["type"])
-        if let empty = query.pairs.first(where: { $0.value.isEmpty }) {
-            throw ServerError(.badRequest, "The query parameter '\(empty.name)' is empty; give it a value.")
-        }
+        try query.refuseEmptyValues()
         switch query.value("from") {
         case nil, "end"?: start = .end
         case "start"?: start = .start

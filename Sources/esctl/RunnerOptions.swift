@@ -9,9 +9,11 @@ extension StoreOptions {
     /// projections whose version changed, or (with `finishingRebuilds`) finish an interrupted
     /// rebuild: it says so on standard error, with progress when that is a terminal.
     func openRunner(
-        durability: Durability = .full, finishingRebuilds: Bool = true, mode: OpenMode = .existing, metricsFactory: (any MetricsFactory)? = nil
+        durability: Durability = .full, finishingRebuilds: Bool = true, mode: OpenMode = .existing, metricsFactory: (any MetricsFactory)? = nil,
+        subscriptionPageBytes: Int? = nil
     ) async throws -> (any EventLog, ProjectionRunner) {
-        let store = try await open(mode, durability: durability, metricsFactory: metricsFactory)
+        let store = try await open(
+            mode, durability: durability, metricsFactory: metricsFactory, subscriptionPageBytes: subscriptionPageBytes)
         do {
             let progress = ProgressLine()
             let runner = try await ProjectionRunner(

@@ -51,10 +51,11 @@ struct StoreOptions: ParsableArguments {
     /// in their newest shape (the apps' upcasters), or `asStored`, as recorded.
     func open(
         _ mode: OpenMode = .createIfMissing, durability: Durability = .full, metricsFactory: (any MetricsFactory)? = nil,
-        asStored: Bool = false
+        asStored: Bool = false, subscriptionPageBytes: Int? = nil
     ) async throws -> any EventLog {
-        let configuration = Configuration(
+        var configuration = Configuration(
             durability: durability, logger: logger, metricsFactory: metricsFactory, upcasters: asStored ? [] : AppCatalog.upcasters)
+        if let subscriptionPageBytes { configuration.subscriptionPageBytes = subscriptionPageBytes }
         do {
             if isPostgres {
                 #if PostgreSQL

@@ -366,6 +366,8 @@ struct LogRouteTests {
             for (query, name) in [
                 ("from=x", "'from'"), ("to=-1", "'to'"), ("from=4&to=2", "'to'"), ("limit=20000", "'limit'"), ("category=a-b", "'category'"),
                 ("stream=order-1", "'stream'"), ("limit=1&limit=2", "'limit'"), ("from=%ZZ", "'from'"),
+                // Empty filters are refused, as /subscribe refuses them, not read as "every event"
+                ("category=", "'category' is empty"), ("type=", "'type' is empty"), ("type=Joined&type=", "'type' is empty"),
             ] {
                 try await client.execute(uri: "/events?" + query, method: .get) { response in
                     #expect(response.status == .badRequest, "\(query)")

@@ -23,12 +23,15 @@ final class RawConnection: Sendable {
 
     deinit { channel.close(promise: nil) }
 
-    /// Connects to `127.0.0.1:port` within 10 s.
-    static func open(port: Int) async throws -> RawConnection {
+    /// Connects to `127.0.0.1:port` within 10 s. A connection that is not `reading` never
+    /// reads what the server sends (and has a small receive buffer): a client that stalled.
+    static func open(port: Int, reading: Bool = true) async throws -> RawConnection {
         let received = AwaitableState(Received())
         let channel = try await withTimeout(.seconds(10), "a connection to port \(port)") {
             try await ClientBootstrap(group: MultiThreadedEventLoopGroup.singleton)
                 .channelOption(.allowRemoteHalfClosure, value: true)
+                .channelOption(.autoRead, value: reading)
+                .channelOption(.socketOption(.so_rcvbuf), value: reading ? 1 << 16 : 4096)
                 .channelInitializer { channel in
                     channel.eventLoop.makeCompletedFuture { try channel.pipeline.syncOperations.addHandler(Collector(received)) }
                 }

@@ -18,7 +18,9 @@ struct Serve: AsyncParsableCommand {
             cookie POST /session sets. Open http://HOST:PORT/ in a browser for the console: the live \
             log, the projections and the apps (it asks for the token when there is one). While it \
             serves, every projection follows the commits. Connections are capped \
-            (--max-connections; 503 past it) and timed out when idle; requests from other sites' \
+            (--max-connections; 503 past it) and timed out when idle, live streams and waits too \
+            (--max-subscribers, --max-waits), and a client that stops reading is cut after \
+            --stall-timeout; requests from other sites' \
             web pages (Origin, Sec-Fetch-Site) get 403 unless --allow-origin names them, and a Host \
             that does not name the server gets 421 unless --allow-host does. One access line per request goes to \
             standard error (--log-level warning silences them). \
@@ -70,6 +72,40 @@ struct Serve: AsyncParsableCommand {
     var bodyTimeout: Int = 30
 
     @Option(
+        name: .customLong("stall-timeout"),
+        help: ArgumentHelp(
+            "Seconds a client may leave what is written to it untaken (it stopped reading a stream) before its connection is closed.",
+            valueName: "S"),
+        transform: Numbers.whole("--stall-timeout", 1...86_400))
+    var stallTimeout: Int = 30
+
+    @Option(
+        name: .customLong("max-subscribers"),
+        help: ArgumentHelp("The most live streams (/subscribe, /chat/room) open at once; past it, 503 with Retry-After.", valueName: "N"),
+        transform: Numbers.whole("--max-subscribers", 1...1_000_000))
+    var maxSubscribers: Int = 256
+
+    @Option(
+        name: .customLong("max-waits"),
+        help: ArgumentHelp("The most queries waiting for minPosition at once; past it, 503 with Retry-After.", valueName: "N"),
+        transform: Numbers.whole("--max-waits", 1...1_000_000))
+    var maxWaits: Int = 512
+
+    @Option(
+        name: .customLong("subscriber-buffer"),
+        help: ArgumentHelp(
+            "The most bytes of events one live stream holds ahead of its client (one event when a single one is larger).",
+            valueName: "BYTES"),
+        transform: Numbers.whole("--subscriber-buffer", 1...(1 << 30)))
+    var subscriberBuffer: Int = 1 << 20
+
+    @Option(
+        name: .customLong("grace"),
+        help: ArgumentHelp("Seconds a stop (SIGTERM, Ctrl-C) lets requests in progress finish before it cuts them.", valueName: "S"),
+        transform: Numbers.whole("--grace", 0...3_600))
+    var grace: Int = 4
+
+    @Option(
         name: .customLong("allow-origin"),
         help: ArgumentHelp(
             "A web origin (https://app.example) whose pages may call the server beside its own; repeat for more, * for any.",
@@ -112,10 +148,15 @@ struct Serve: AsyncParsableCommand {
 
     func run() async throws {
         try await reportingErrors {
+            MemoryReturn.mapLargeBuffers()
             var options = ServerOptions(host: host, port: port, token: try effectiveToken(), maxBodyBytes: maxBody, chatRoom: chatRoom)
             options.maxConnections = maxConnections
             options.idleTimeout = .seconds(idleTimeout)
             options.bodyTimeout = .seconds(bodyTimeout)
+            options.stallTimeout = .seconds(stallTimeout)
+            options.maxSubscribers = maxSubscribers
+            options.maxWaits = maxWaits
+            options.shutdownGrace = .seconds(grace)
             options.allowedOrigins = allowOrigin
             options.allowedHosts = allowHost
             do {
@@ -128,7 +169,8 @@ struct Serve: AsyncParsableCommand {
             let runner: ProjectionRunner
             do {
                 (log, runner) = try await store.location.openRunner(
-                    durability: store.durability.durability, mode: create ? .createIfMissing : .existing, metricsFactory: metrics.factory)
+                    durability: store.durability.durability, mode: create ? .createIfMissing : .existing, metricsFactory: metrics.factory,
+                    subscriptionPageBytes: subscriberBuffer)
             } catch let error as CLIError where error.status == .notFound {
                 // A typo in --db would otherwise serve a new, empty store without a word.
                 throw CLIError(
