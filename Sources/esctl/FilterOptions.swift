@@ -15,6 +15,11 @@ struct FilterOptions: ParsableArguments {
     var prefix: String?
 
     func validate() throws {
+        // An empty filter would match everything here and nothing elsewhere: refused, as the
+        // server's routes refuse `category=`.
+        for (flag, value) in [("--category", category), ("--prefix", prefix)] + types.map({ ("--type", $0) }) where value?.isEmpty == true {
+            throw ValidationError("\(flag) is empty; give it a value, or leave it out to take every event.")
+        }
         if let category, EventFilter(category: category).category?.contains("-") == true {
             throw ValidationError(
                 "A category is the part of a stream name before its first '-', so '\(category)' names none; use --prefix \(category) to match names that start with it.")

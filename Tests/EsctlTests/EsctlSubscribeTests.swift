@@ -28,6 +28,28 @@ struct EsctlSubscribeTests {
         #expect(output.stderr == "esctl: subscribed from position 1\n")
     }
 
+    @Test("--from takes start, end or a position, as GET /subscribe's from does; anything else, or an empty filter, exits 64")
+    func fromWordsAndEmptyFilters() async throws {
+        // Given three events
+        for n in 1...3 { try await append("s", "E\(n)") }
+        // When subscribing --from start, --from 2 and --from end, then each starts where it says
+        let fromStart = try await sandbox.esctl(["subscribe", "--from", "start", "--count", "3", "--json"])
+        #expect(try sandbox.objects(fromStart).map { $0["position"] as? Int } == [1, 2, 3], "\(fromStart)")
+        let fromTwo = try await sandbox.esctl(["subscribe", "--from", "2", "--count", "2", "--json"])
+        #expect(try sandbox.objects(fromTwo).map { $0["position"] as? Int } == [2, 3], "\(fromTwo)")
+        let fromEnd = try await sandbox.esctl(["subscribe", "--from", "end", "--timeout", "0.2"])
+        #expect(fromEnd.status == 75 && fromEnd.stderr.hasPrefix("esctl: subscribed from position 4\n"), "\(fromEnd)")
+        // And a word it does not know, or a filter given empty, is refused with one sentence
+        let unknown = try await sandbox.esctl(["subscribe", "--from", "begin", "--count", "1"])
+        #expect(unknown.status == 64 && unknown.stderr.contains("--from takes a position"), "\(unknown)")
+        for flag in ["--category", "--type", "--prefix"] {
+            let empty = try await sandbox.esctl(["subscribe", "--from", "start", flag, "", "--count", "1"])
+            #expect(empty.status == 64 && empty.stderr.contains("\(flag) is empty"), "\(flag): \(empty)")
+            let replay = try await sandbox.esctl(["replay", flag, ""])
+            #expect(replay.status == 64 && replay.stderr.contains("\(flag) is empty"), "replay \(flag): \(replay)")
+        }
+    }
+
     @Test("from the end it waits for new events from other processes and exits after --count")
     func liveWithCount() async throws {
         try await append("s", "Old")

@@ -11,7 +11,8 @@ struct Subscribe: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Print events as they are committed, by this or any other process.",
         discussion: """
-            Starts at the end of the log unless --from P or --from-start is given, says on standard \
+            Starts at the end of the log unless --from P|start|end (or --from-start) says otherwise, as \
+            GET /subscribe's `from` does, says on standard \
             error where it starts, then prints each event (in replay's line format) as it arrives, \
             flushed at once so a pipe sees it. With --count N it exits 0 after N events. With \
             --timeout it exits 75 when the time runs out, saying how many events arrived. Ctrl-C \
@@ -21,8 +22,20 @@ struct Subscribe: AsyncParsableCommand {
 
     @OptionGroup var store: StoreOptions
 
-    @Option(help: ArgumentHelp("Start at this position (inclusive).", valueName: "P"), transform: Numbers.unsigned("--from"))
-    var from: UInt64?
+    @Option(
+        help: ArgumentHelp("Where to start: a position (inclusive), start (the first event) or end (only new events).", valueName: "P|start|end"),
+        transform: { text in
+            switch text {
+            case "start": return SubscriptionStart.start
+            case "end": return SubscriptionStart.end
+            default:
+                guard let position = UInt64(text) else {
+                    throw ValidationError("--from takes a position (a whole number of 0 or more), start or end; '\(text)' is none of them.")
+                }
+                return SubscriptionStart.position(position)
+            }
+        })
+    var from: SubscriptionStart?
 
     @Flag(name: .customLong("from-start"), help: "Start at the first event of the log.")
     var fromStart = false
@@ -61,7 +74,7 @@ struct Subscribe: AsyncParsableCommand {
         try await reportingErrors {
             let store = try await self.store.openReadOnly(asStored: asStored)
             defer { store.close() }
-            let start: SubscriptionStart = fromStart ? .start : from.map { .position($0) } ?? .end
+            let start: SubscriptionStart = fromStart ? .start : from ?? .end
             let subscription = store.subscribe(from: start, filter: filters.filter(stream: stream))
             let firstPosition: UInt64
             switch start {
