@@ -41,7 +41,7 @@ extension EventStore {
     }
 
     /// Reads from `position` until `limit` events pass `filter`, or the next match would take
-    /// the page's stored bytes past `byteLimit` (the first match is always taken), or
+    /// the page's stored bytes (data and metadata) past `byteLimit` (the first match is always taken), or
     /// `scanLimit` records were examined, or the log ends (or passes `last`). `scannedThrough` is
     /// the last position examined (`position - 1` when there was nothing), so the caller can go
     /// on after it.
@@ -71,12 +71,13 @@ extension EventStore {
                 let view = try RecordView(value, position: current)
                 if compiled.matches(view) {
                     // A match that does not fit ends the page before it: the next page starts there.
-                    if !events.isEmpty, value.count > byteLimit - pageBytes { break }
+                    let size = view.dataBytes.count + view.metadataBytes.count
+                    if !events.isEmpty, size > byteLimit - pageBytes { break }
                     if let event = try upcasting.upcast(
                         opened(view.recordedEvent(at: current, interner: &interner), txn), wanting: filter.types)
                     {
                         events.append(event)
-                        pageBytes += value.count
+                        pageBytes += size
                     }
                 }
                 scannedBytes += value.count

@@ -64,7 +64,7 @@ struct SQLQuery {
     var query: PostgresQuery { PostgresQuery(unsafeSQL: sql, binds: bindings) }
 }
 
-extension PostgresEventStore {
+extension PostgresEventStore: StreamPageReads {
     /// Reads up to `limit` events of the whole log that pass `filter`, from `position` through
     /// `last` (both inclusive), in position order, in one snapshot (several, when upcasters
     /// renamed rows away from the types wanted); see ``EventStore/read(from:through:limit:filter:)``.
@@ -111,6 +111,50 @@ extension PostgresEventStore {
         }
         query.append(" LIMIT \(query.bind(Int64(limit)))")
         return try await events(query)
+    }
+
+    /// Up to `limit` events of `stream`, no more stored bytes than `byteLimit` after the first
+    /// (see ``StreamPageReads``): the sizes are summed in the query, as a subscription page's are.
+    package func readStream(_ stream: String, from version: UInt64?, direction: ReadDirection, limit: Int, byteLimit: Int) async throws
+        -> [RecordedEvent]
+    {
+        guard limit >= 0 else { throw EventStoreError(.invalidInput, "The limit is negative; give 0 or more.") }
+        guard limit > 0 else { return [] }
+        let order = direction == .forward ? "version" : "version DESC"
+        var query = SQLQuery(
+            "SELECT \(Self.pageColumns) FROM (SELECT \(eventColumns), "
+                + "sum(octet_length(data) + octet_length(metadata)) OVER (ORDER BY \(order)) AS page_bytes, "
+                + "octet_length(data) + octet_length(metadata) AS event_bytes, row_number() OVER (ORDER BY \(order)) AS page_row "
+                + "FROM eventstore.events WHERE stream = ")
+        query.append(query.bind(stream))
+        switch direction {
+        case .forward:
+            query.append(" AND version >= \(query.bind(Int64(clamping: version ?? 1)))")
+        case .backward:
+            if let version { query.append(" AND version <= \(query.bind(Int64(clamping: version)))") }
+        }
+        query.append(" ORDER BY \(order) LIMIT \(query.bind(Int64(limit)))) p")
+        query.append(" WHERE p.page_row <= 2 OR p.page_bytes - p.event_bytes <= \(query.bind(Int64(clamping: byteLimit))) ORDER BY \(order)")
+        let stored = try await withConnection { connection in
+            let rows = try await connection.query(query.query, logger: configuration.logger)
+            var events: [RecordedEvent] = []
+            var bytes = 0
+            var full = false
+            for try await row in rows.decode(EventRow.self) {
+                let event = recordedEvent(row)
+                let size = event.data.count + event.metadata.count
+                // The database sends the first event that does not fit, to say where it stopped;
+                // the rows are read to their end all the same, as the connection expects.
+                if full || (!events.isEmpty && size > byteLimit - bytes) {
+                    full = true
+                    continue
+                }
+                bytes += size
+                events.append(event)
+            }
+            return events
+        }
+        return try upcasting.upcast(opened(stored))
     }
 
     /// The event at `position`, or nil when there is none.

@@ -209,4 +209,34 @@ struct SubscriptionConformanceTests {
             #expect(try await collector.take(10, within: .seconds(30)).map(\.position) == Array(1...10))
         }
     }
+
+    @Test("a stream read bounded in bytes stops before the event that would pass the bound, forward and backward, one event at least", arguments: Backend.allCases)
+    func streamReadsBoundedInBytes(_ backend: Backend) async throws {
+        try await withLog(backend) { f in
+            // Given a stream of three events of about 4 kB, one of 50 kB, then two of 4 kB
+            let log = f.log
+            let small = event("Small", "\"" + String(repeating: "a", count: 4_000) + "\"")
+            let large = event("Large", "\"" + String(repeating: "b", count: 50_000) + "\"")
+            _ = try await log.append(to: "s", events: Array(repeating: small, count: 3) + [large] + Array(repeating: small, count: 2))
+            let pages = try #require(log as? any StreamPageReads, "every backend reads stream pages bounded in bytes")
+            // When it is read in pages of at most 10,000 bytes, each after the last version read
+            func read(_ direction: ReadDirection) async throws -> [[UInt64]] {
+                var result: [[UInt64]] = []
+                var from: UInt64? = nil
+                while result.count < 10 {
+                    let page = try await pages.readStream("s", from: from, direction: direction, limit: 256, byteLimit: 10_000)
+                    guard let last = page.last else { break }
+                    result.append(page.map(\.version))
+                    if direction == .backward && last.version == 1 { break }
+                    from = direction == .forward ? last.version + 1 : last.version - 1
+                }
+                return result
+            }
+            // Then two small events fit a page, the large one is a page alone, in either direction
+            #expect(try await read(.forward) == [[1, 2], [3], [4], [5, 6]])
+            #expect(try await read(.backward) == [[6, 5], [4], [3, 2], [1]])
+            // And the event limit still holds
+            #expect(try await pages.readStream("s", from: nil, direction: .forward, limit: 1, byteLimit: 10_000).map(\.version) == [1])
+        }
+    }
 }

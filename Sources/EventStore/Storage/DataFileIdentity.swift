@@ -9,7 +9,7 @@ import Darwin
 /// Which file an open store writes: the data file's device and inode when it was opened, and
 /// its descriptor. A data file deleted while open (its directory removed, `rm -rf`) or replaced
 /// at its path (a restore copied over a running store) still takes commits, which no later open
-/// would read: the writer asks ``check()`` before each commit and refuses instead.
+/// would read: every write transaction asks ``check()`` first and is refused instead.
 struct DataFileIdentity: Sendable {
     let path: String
     let descriptor: Int32
@@ -35,8 +35,11 @@ struct DataFileIdentity: Sendable {
         var opened = stat()
         var atPath = stat()
         let atPathExists = stat(path, &atPath) == 0
+        // Only a path that is not there says deleted: a stat that fails otherwise (a directory
+        // made unreadable, a stale network handle) says nothing either way.
+        let atPathMissing = !atPathExists && (errno == ENOENT || errno == ENOTDIR)
         let replaced = atPathExists && (UInt64(atPath.st_dev) != device || UInt64(atPath.st_ino) != inode)
-        let deleted = !atPathExists || (fstat(descriptor, &opened) == 0 && opened.st_nlink == 0)
+        let deleted = atPathMissing || (fstat(descriptor, &opened) == 0 && opened.st_nlink == 0)
         guard deleted || replaced else { return nil }
         return EventStoreError(
             .storeUnavailable,

@@ -323,7 +323,9 @@ final class Environment: @unchecked Sendable {
     func transaction<R>(
         readOnly: Bool, commit: Bool = true, _ body: (Transaction) throws -> R
     ) throws(EventStoreError) -> R {
-        try withTransaction(
+        // Every write, the writer's and the table registry's, goes to the file the store opened.
+        if !readOnly, let gone = dataFile?.check() { throw gone }
+        return try withTransaction(
             readOnly ? "a read" : "a write",
             begin: { () -> (Int32, OpaquePointer?) in
                 var txn: OpaquePointer?
