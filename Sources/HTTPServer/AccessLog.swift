@@ -15,6 +15,8 @@ struct AccessLogMiddleware: RouterMiddleware {
         var context = context
         context.maxBodyBytes = maxBodyBytes
         let started = ContinuousClock.now
+        metrics.requestsInFlight.add(1, ordering: .relaxed)
+        defer { metrics.requestsInFlight.subtract(1, ordering: .relaxed) }
         let response: Response
         do {
             response = try await next(request, context)

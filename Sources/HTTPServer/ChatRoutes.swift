@@ -24,7 +24,7 @@ extension Server {
                 throw ServerError(.badRequest, "Give the user name as the whole query string: GET /chat/room?NAME.")
             }
             // Refused before the connection is recorded: a full server writes nothing.
-            try self.streamCap.check(count: self.openStreams.count)
+            let slot = try self.streamCap.reserve()
             let room = self.options.chatRoom
             let connected = try await self.backend.chat(.presence(.connected), user: name, room: room)
             let activity = try await ChatProtocol.activity(
@@ -39,7 +39,7 @@ extension Server {
                 subscription: subscription.withProgress, format: LiveStreamFormat(event: ChatProtocol.line), prelude: prelude)
             return Response(
                 status: .ok, headers: [.contentType: "application/octet-stream", .cacheControl: "no-cache", .connection: "close"],
-                body: stream.body(for: request, on: self))
+                body: stream.body(for: request, on: self, holding: slot))
         }
 
         router.post("/chat/say") { request, context -> Response in

@@ -12,7 +12,7 @@ final class ClientCap: Sendable {
     /// The option that sets the cap ("--max-subscribers").
     private let option: String
     private let logger: Logger
-    private let state = Mutex<(held: Int, refusing: Bool)>((0, false))
+    fileprivate let state = Mutex<(held: Int, refusing: Bool)>((0, false))
 
     init(limit: Int, what: String, option: String, logger: Logger) {
         self.limit = limit
@@ -21,32 +21,51 @@ final class ClientCap: Sendable {
         self.logger = logger
     }
 
-    /// How many are held now (counted by ``hold(_:)``).
+    /// How many are held now (by ``hold(_:)`` and ``reserve()``).
     var held: Int { state.withLock { $0.held } }
 
     /// Runs `body` holding one place under the cap, given back however `body` ends. Throws
     /// ``ServerError`` with ``ServerError/Code/unavailable`` when the cap is reached.
     func hold<T>(_ body: () async throws -> T) async throws -> T {
-        try admit(held: nil)
+        try admit()
         defer { state.withLock { $0.held -= 1 } }
         return try await body()
     }
 
-    /// Refuses when `count` (held elsewhere, as ``OpenStreams`` counts live streams) has reached
-    /// the cap. Throws ``ServerError`` with ``ServerError/Code/unavailable``.
-    func check(count: Int) throws(ServerError) {
-        try admit(held: count)
+    /// Takes one place under the cap for something that outlives the route's handler (a live
+    /// stream's body): the place is given back by ``Slot/release()``, or when the slot is freed
+    /// (a response whose body never ran). Throws ``ServerError`` with
+    /// ``ServerError/Code/unavailable`` when the cap is reached.
+    func reserve() throws(ServerError) -> Slot {
+        try admit()
+        return Slot(cap: self)
     }
 
-    /// Admits one more (counting it here when `held` is nil) or refuses.
-    private func admit(held counted: Int?) throws(ServerError) {
+    /// One place held under a ``ClientCap``.
+    final class Slot: Sendable {
+        private let cap: ClientCap
+        private let held = Atomic<Bool>(true)
+
+        fileprivate init(cap: ClientCap) {
+            self.cap = cap
+        }
+
+        /// Gives the place back (once; later calls do nothing).
+        func release() {
+            if held.exchange(false, ordering: .relaxed) { cap.state.withLock { $0.held -= 1 } }
+        }
+
+        deinit { release() }
+    }
+
+    /// Counts one more or refuses.
+    private func admit() throws(ServerError) {
         let (admitted, firstRefusal) = state.withLock { state -> (Bool, Bool) in
-            let current = counted ?? state.held
-            guard current < limit else {
+            guard state.held < limit else {
                 defer { state.refusing = true }
                 return (false, !state.refusing)
             }
-            if counted == nil { state.held += 1 }
+            state.held += 1
             state.refusing = false
             return (true, false)
         }

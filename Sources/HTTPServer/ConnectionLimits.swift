@@ -6,6 +6,7 @@ import Logging
 import NIOCore
 import NIOHTTPTypes
 import Synchronization
+import WireFormat
 
 /// The connections open now, against the cap: shared by every connection's
 /// ``ConnectionGuardHandler`` and by the acceptor's ``ConnectionAcceptance``.
@@ -75,6 +76,9 @@ struct ConnectionAcceptance: AvailableConnectionsDelegate {
 /// - A request's body must arrive within `bodyTimeout` of its head, or the connection is closed.
 /// - A connection that leaves what is written untaken for `stallTimeout` (its socket's buffers
 ///   full the whole time) is closed: a client that stopped reading holds no memory for long.
+/// - A request the connection closes on before its answer began (the server stopping, the end
+///   of the grace, the body timeout) is answered 503 (408 for the body timeout) with the JSON
+///   error, not an empty reply: the client knows the request was not answered.
 /// - After a 413, the rest of the refused body is read and dropped, up to ``drainLimit`` bytes or
 ///   ``drainTime``, then the connection is closed: a client that writes its whole body before
 ///   reading (most do) reads the 413 instead of a reset or a hang.
@@ -99,6 +103,10 @@ final class ConnectionGuardHandler: ChannelDuplexHandler, RemovableChannelHandle
     private var bodyDeadline: Scheduled<Void>?
     /// The current request's body has ended (or there is no request).
     private var requestEnded = true
+    /// A request's head arrived and its answer's head has not been written.
+    private var answerPending = false
+    /// The body timeout fired: the close it asks for answers 408.
+    private var bodyTimedOut = false
     /// A 413 was answered: the connection closes once the refused body is drained.
     private var closingAfterRefusal = false
     /// The refused body is being drained: bytes dropped so far.
@@ -178,12 +186,15 @@ final class ConnectionGuardHandler: ChannelDuplexHandler, RemovableChannelHandle
         switch part {
         case .head:
             requestEnded = false
+            answerPending = true
             bodyDeadline?.cancel()
             let timeout = bodyTimeout
             let logger = logger
             let channel = context.channel
+            let handler = NIOLoopBound(self, eventLoop: context.eventLoop)
             bodyDeadline = context.eventLoop.scheduleTask(in: timeout) {
                 logger.notice("closed a connection whose request body did not arrive within \(timeout.nanoseconds / 1_000_000_000) s")
+                handler.value.bodyTimedOut = true
                 channel.close(promise: nil)
             }
         case .end:
@@ -197,6 +208,7 @@ final class ConnectionGuardHandler: ChannelDuplexHandler, RemovableChannelHandle
     }
 
     func write(context: ChannelHandlerContext, data: NIOAny, promise: EventLoopPromise<Void>?) {
+        if case .head = unwrapOutboundIn(data) { answerPending = false }
         switch unwrapOutboundIn(data) {
         case let .head(response) where response.status == .contentTooLarge:
             closingAfterRefusal = true
@@ -246,6 +258,19 @@ final class ConnectionGuardHandler: ChannelDuplexHandler, RemovableChannelHandle
     }
 
     func close(context: ChannelHandlerContext, mode: CloseMode, promise: EventLoopPromise<Void>?) {
+        // A stop cuts a connection by closing its input first (Hummingbird), then the rest.
+        if mode != .output, answerPending, context.channel.isActive {
+            answerPending = false
+            let error =
+                bodyTimedOut
+                ? ServerError(.requestTimeout, "The request's body did not arrive within the body timeout (--body-timeout); nothing was done.")
+                : ServerError(
+                    .unavailable,
+                    "The server is stopping and did not answer this request; send it again once it is back (an append retried with the same event ids is answered as already recorded).")
+            let bound = NIOLoopBound(context, eventLoop: context.eventLoop)
+            writeClosingAnswer(error, context: context).whenComplete { _ in bound.value.close(mode: mode, promise: promise) }
+            return
+        }
         if mode == .all, drained != nil, let drainDeadline, NIODeadline.now() < drainDeadline {
             if let promise {
                 if let deferredClose { deferredClose.futureResult.cascade(to: promise) } else { deferredClose = promise }
@@ -262,17 +287,27 @@ final class ConnectionGuardHandler: ChannelDuplexHandler, RemovableChannelHandle
 
     private func refuse(context: ChannelHandlerContext) {
         refused = true
-        let body = ByteBuffer(
-            string: #"{"error":"The server has as many connections open as it serves at once (--max-connections); try again shortly.","code":"unavailable"}"#
-                + "\n")
+        let channel = context.channel
+        writeClosingAnswer(
+            ServerError(.unavailable, "The server has as many connections open as it serves at once (--max-connections); try again shortly."),
+            context: context
+        ).whenComplete { _ in channel.close(promise: nil) }
+    }
+
+    /// Writes `error` as the whole answer (the JSON error, `Connection: close`, and `Retry-After`
+    /// for 503) and flushes it; the caller closes after.
+    private func writeClosingAnswer(_ error: ServerError, context: ChannelHandlerContext) -> EventLoopFuture<Void> {
+        var object = JSONObjectWriter()
+        object.add("error", error.message)
+        object.add("code", error.code.description)
+        let body = ByteBuffer(string: object.finish() + "\n")
         var fields = HTTPFields()
         fields[.contentType] = "application/json; charset=utf-8"
         fields[.contentLength] = String(body.readableBytes)
-        fields[.retryAfter] = "1"
+        if error.code == .unavailable { fields[.retryAfter] = "1" }
         fields[.connection] = "close"
-        context.write(wrapOutboundOut(.head(HTTPResponse(status: .serviceUnavailable, headerFields: fields))), promise: nil)
+        context.write(wrapOutboundOut(.head(HTTPResponse(status: error.code.status, headerFields: fields))), promise: nil)
         context.write(wrapOutboundOut(.body(body)), promise: nil)
-        let channel = context.channel
-        context.writeAndFlush(wrapOutboundOut(.end(nil))).whenComplete { _ in channel.close(promise: nil) }
+        return context.writeAndFlush(wrapOutboundOut(.end(nil)))
     }
 }

@@ -47,15 +47,19 @@ struct LiveStream: Sendable {
     var limit: Int?
 
     /// The response body: streams until one of the ends above, counted in `server`'s
-    /// ``Server/openStreams`` while it runs.
-    func body(for request: Request, on server: Server) -> ResponseBody {
+    /// ``Server/openStreams`` while it runs, holding `slot` (its place under the cap on live
+    /// streams) until it ends.
+    func body(for request: Request, on server: Server, holding slot: ClientCap.Slot) -> ResponseBody {
         let heartbeat = format.heartbeat == nil ? nil : server.options.heartbeat
         let clock = server.clock
         let streams = server.openStreams
         let logger = server.logger
         return ResponseBody { writer in
             streams.opened()
-            defer { streams.closed() }
+            defer {
+                streams.closed()
+                slot.release()
+            }
             let handoff = Handoff<Item>()
             do {
                 try await request.body.consumeWithCancellationOnInboundClose { _ in

@@ -45,9 +45,11 @@ extension Server {
             guard try await self.store.streamVersion(stream) > 0 else {
                 throw EventStoreError(.notFound, "The stream '\(stream)' has no events; check its name (GET /events lists every event).")
             }
-            // Read and written a few events at a time, sized by their bytes: a page of large
-            // events never sits in memory whole.
-            let store = self.store
+            // Read and written about a chunk's bytes at a time: a page of large events never
+            // sits in memory whole.
+            guard let pages = self.store as? any StreamPageReads else {
+                return LogPages.ndjson(try await self.store.readStream(stream, from: from, direction: direction, limit: limit))
+            }
             return try await LogPages.streamed(limit: limit) { last, count in
                 var start = from
                 if let last {
@@ -58,7 +60,7 @@ extension Server {
                         start = last.version - 1
                     }
                 }
-                return try await store.readStream(stream, from: start, direction: direction, limit: count)
+                return try await pages.readStream(stream, from: start, direction: direction, limit: count, byteLimit: LogPages.chunkBytes)
             }
         }
 
@@ -115,8 +117,10 @@ enum LogPages {
     /// The most stored bytes one `GET /events` page holds (or one event, when it is larger): a
     /// page that would pass it ends early, with `Next-From`.
     static let pageBytes = 4 << 20
-    /// The stored bytes a chunk of a streamed answer aims at.
+    /// The most stored bytes one chunk of a streamed answer holds (or one event, when larger).
     static let chunkBytes = 1 << 20
+    /// The most events one chunk of a streamed answer holds.
+    static let chunkEvents = 256
 
     /// Events as NDJSON (`application/x-ndjson`), one ``EventJSON/line(_:)`` each, 200, written
     /// an event at a time as the socket takes them (the page is held, not its text).
@@ -130,30 +134,24 @@ enum LogPages {
     }
 
     /// An NDJSON answer of up to `limit` events read a chunk at a time: `read(last, count)` gives
-    /// up to `count` events after `last` (nil: the first chunk), and a chunk shorter than asked
-    /// ends the answer. Chunks are sized to about ``chunkBytes`` by the events seen so far. The
-    /// first chunk is read before the status is sent, so its errors are the answer; a later
-    /// failure cuts the connection before the answer's end, which a client sees as an error,
-    /// never as a short page.
+    /// up to `count` events after `last` (nil: the first chunk), bounded in bytes by the reader;
+    /// an empty chunk ends the answer. The first chunk is read before the status is sent, so its
+    /// errors are the answer; a later failure cuts the connection before the answer's end, which
+    /// a client sees as an error, never as a short page.
     static func streamed(
         limit: Int, read: @escaping @Sendable (_ last: RecordedEvent?, _ count: Int) async throws -> [RecordedEvent]
     ) async throws -> Response {
-        let firstCount = min(limit, ChunkSizer().count)
-        let first = limit > 0 ? try await read(nil, firstCount) : []
+        let first = limit > 0 ? try await read(nil, min(limit, chunkEvents)) : []
         return Response(
             status: .ok, headers: [.contentType: "application/x-ndjson"],
             body: ResponseBody { writer in
-                var sizer = ChunkSizer()
                 var chunk = first
-                var asked = firstCount
                 var delivered = 0
-                while true {
+                while let last = chunk.last {
                     for event in chunk { try await writer.write(line(event)) }
                     delivered += chunk.count
-                    guard chunk.count == asked, delivered < limit, let last = chunk.last else { break }
-                    sizer.saw(chunk)
-                    asked = min(sizer.count, limit - delivered)
-                    chunk = try await read(last, asked)
+                    guard delivered < limit else { break }
+                    chunk = try await read(last, min(limit - delivered, chunkEvents))
                 }
                 try await writer.finish(nil)
             })
@@ -164,21 +162,6 @@ enum LogPages {
         var buffer = ByteBuffer(string: EventJSON.line(event))
         buffer.writeString("\n")
         return buffer
-    }
-
-    /// How many events the next chunk of a streamed answer asks for: about ``chunkBytes`` at the
-    /// events' average size so far, between 1 and 256; 16 before any is seen.
-    struct ChunkSizer {
-        private(set) var count = 16
-        private var events = 0
-        private var bytes = 0
-
-        mutating func saw(_ chunk: [RecordedEvent]) {
-            events += chunk.count
-            for event in chunk { bytes += event.data.count + event.metadata.count }
-            let average = max(1, bytes / max(1, events))
-            count = min(256, max(1, LogPages.chunkBytes / average))
-        }
     }
 
     /// The `Expected-Version` header (`any` when absent). Throws ``ServerError`` with

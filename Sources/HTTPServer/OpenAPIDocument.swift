@@ -1248,7 +1248,7 @@ components:
                   - $ref: "#/components/schemas/Error"
                   - not: { required: [recorded] }
     Unavailable:
-      description: The store is closed or unavailable (its data file deleted or replaced while served), or a cap on what clients hold at once is reached (live streams, waits); a Retry-After header says when to try again for the caps.
+      description: The store is closed or unavailable (its data file deleted or replaced while served), a cap on what clients hold at once is reached (live streams, waits), or the server is stopping (any route); Retry-After says when to try again for the caps and the stop.
       content:
         application/json:
           schema: { $ref: "#/components/schemas/Error" }

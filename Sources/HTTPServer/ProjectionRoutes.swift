@@ -38,11 +38,15 @@ extension Server {
                 // A wait ends when its client leaves: its connection (a descriptor) and its
                 // waiter would otherwise stay until the timeout, up to 300 s.
                 let queryParameters = QueryParameters(parameters)
+                // A stop ends it with 503 at once, rather than holding the stop for the grace.
+                let runner = self.runner
                 result = try await self.waitCap.hold {
                     try await request.body.consumeWithCancellationOnInboundClose { _ in
-                        try await self.runner.query(
-                            projection.name, parameters: queryParameters, minPosition: minPosition,
-                            timeout: timeout ?? ProjectionQueries.defaultTimeout)
+                        try await self.stopSignal.endingOnStop {
+                            try await runner.query(
+                                projection.name, parameters: queryParameters, minPosition: minPosition,
+                                timeout: timeout ?? ProjectionQueries.defaultTimeout)
+                        }
                     }
                 }
             } else {

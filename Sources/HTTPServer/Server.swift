@@ -37,6 +37,8 @@ public final class Server: Sendable {
     let streamCap: ClientCap
     /// The cap on queries waiting for `minPosition`.
     let waitCap: ClientCap
+    /// Set when a graceful stop begins (``run(onListening:)``).
+    let stopSignal = StopSignal()
     /// The routes ``router()`` registered, by path and method.
     let routeTable = RouteTable()
 
@@ -82,6 +84,7 @@ public final class Server: Sendable {
     public func router() -> Router<ServerContext> {
         let router = Router(context: ServerContext.self)
         router.add(middleware: AccessLogMiddleware(logger: logger, metrics: metrics, maxBodyBytes: options.maxBodyBytes))
+        router.add(middleware: StoppingMiddleware(signal: stopSignal))
         router.add(middleware: BrowserGuardMiddleware(options: options))
         router.add(middleware: AuthorizationMiddleware(token: options.token, session: session))
         router.add(middleware: MethodNotAllowedMiddleware(table: routeTable))
@@ -165,7 +168,9 @@ public final class Server: Sendable {
     /// use), and what the server failed with otherwise.
     public func run(onListening: @escaping @Sendable (_ host: String, _ port: Int) async -> Void = { _, _ in }) async throws {
         var configuration = ServiceGroupConfiguration(
-            services: [.init(service: application(onListening: onListening))],
+            // The group stops its services last to first: the stop is noted before the HTTP
+            // server begins to drain, so waits answer 503 at once and late requests too.
+            services: [.init(service: application(onListening: onListening)), .init(service: StopWatcher(signal: stopSignal))],
             gracefulShutdownSignals: [.sigterm, .sigint],
             cancellationSignals: [],
             logger: logger)

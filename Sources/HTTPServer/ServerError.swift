@@ -8,7 +8,7 @@ public struct ServerError: Error, Sendable, Equatable, CustomStringConvertible {
     public struct Code: Sendable, Hashable, CustomStringConvertible {
         package enum Base: String, Sendable, CaseIterable {
             case badRequest, unauthorized, forbidden, notFound, methodNotAllowed, notAcceptable, payloadTooLarge,
-                unsupportedMediaType, misdirected, invalidConfiguration, unavailable, internalError
+                unsupportedMediaType, misdirected, requestTimeout, invalidConfiguration, unavailable, internalError
         }
 
         package let base: Base
@@ -35,6 +35,8 @@ public struct ServerError: Error, Sendable, Equatable, CustomStringConvertible {
         public static let payloadTooLarge = Code(.payloadTooLarge)
         /// The body's content type is not one the route reads (415).
         public static let unsupportedMediaType = Code(.unsupportedMediaType)
+        /// The request's body did not arrive within the body timeout (408); the connection closes.
+        public static let requestTimeout = Code(.requestTimeout)
         /// The server's options cannot be served with (a non-loopback host without a token).
         public static let invalidConfiguration = Code(.invalidConfiguration)
         /// The server is stopping or the store is closed (503).
@@ -56,6 +58,7 @@ public struct ServerError: Error, Sendable, Equatable, CustomStringConvertible {
             case .notAcceptable: return .notAcceptable
             case .payloadTooLarge: return .contentTooLarge
             case .unsupportedMediaType: return .unsupportedMediaType
+            case .requestTimeout: return .requestTimeout
             case .unavailable: return .serviceUnavailable
             case .internalError: return .internalServerError
             }

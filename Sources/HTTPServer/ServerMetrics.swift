@@ -51,6 +51,29 @@ public final class ServerMetrics: Sendable {
         timer.recordNanoseconds(seconds.multipliedReportingOverflow(by: 1_000_000_000).partialValue &+ attoseconds / 1_000_000_000)
     }
 
-    /// The registry in Prometheus' text format.
-    func text() -> String { registry.emitToString() }
+    /// Requests that reached the routes and have not been answered yet.
+    let requestsInFlight = Atomic<Int>(0)
+
+    /// What clients hold now, against the server's caps: set before each scrape.
+    struct Occupancy {
+        var connections: Int
+        var liveStreams: Int
+        var waitingQueries: Int
+    }
+
+    /// The registry in Prometheus' text format, with `occupancy` and the requests in flight as
+    /// gauges (`http_open_connections`, `http_open_live_streams`, `http_waiting_queries`,
+    /// `http_requests_in_flight`).
+    func text(occupancy: Occupancy) -> String {
+        let gauges: [(String, String, Int)] = [
+            ("http_open_connections", "Connections open now (cap: --max-connections).", occupancy.connections),
+            ("http_open_live_streams", "Live streams open now (cap: --max-subscribers).", occupancy.liveStreams),
+            ("http_waiting_queries", "Queries waiting for minPosition now (cap: --max-waits).", occupancy.waitingQueries),
+            ("http_requests_in_flight", "Requests that reached the routes and are not answered yet.", requestsInFlight.load(ordering: .relaxed)),
+        ]
+        for (name, help, value) in gauges {
+            registry.makeGauge(name: name, help: help).set(Double(value))
+        }
+        return registry.emitToString()
+    }
 }

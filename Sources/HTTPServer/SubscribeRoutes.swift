@@ -17,7 +17,7 @@ extension Server {
     func addSubscribeRoutes(to router: Router<ServerContext>) {
         router.get("/subscribe") { request, _ -> Response in
             let query = try SubscribeQuery(request)
-            try self.streamCap.check(count: self.openStreams.count)
+            let slot = try self.streamCap.reserve()
             let subscription = self.store.subscribe(from: query.start, filter: query.filter).withProgress
             let isEventStream = request.headers[values: .accept].contains { $0.lowercased().contains("text/event-stream") }
             let format = isEventStream ? SubscribeFormat.serverSentEvents : SubscribeFormat.ndjson
@@ -25,7 +25,7 @@ extension Server {
             return Response(
                 status: .ok,
                 headers: [.contentType: isEventStream ? "text/event-stream" : "application/x-ndjson", .cacheControl: "no-cache", .connection: "close"],
-                body: stream.body(for: request, on: self))
+                body: stream.body(for: request, on: self, holding: slot))
         }
     }
 }

@@ -56,6 +56,33 @@ struct MemoryBoundTests {
         }
     }
 
+    @Test("a burst of live streams asked for at once stays within --max-subscribers: the place is taken before the stream starts")
+    func subscriberCapUnderBurst() async throws {
+        var options = ServerOptions(port: 0)
+        options.maxSubscribers = 2
+        try await ServerFixture.with(options: options, testing: .live) { server, client in
+            let port = try UnderAttackTests.port(client)
+            // Given ten connections, each with a stream request written at once
+            var connections: [RawConnection] = []
+            for _ in 0..<10 { connections.append(try await RawConnection.open(port: port)) }
+            try await withThrowingTaskGroup(of: Void.self) { group in
+                for connection in connections {
+                    group.addTask { try await connection.send(RawConnection.request("GET", "/subscribe?from=start")) }
+                }
+                try await group.waitForAll()
+            }
+            // When every one has its answer's status line
+            var statuses: [Int] = []
+            for connection in connections {
+                statuses.append(RawConnection.status(try await connection.waitForText("HTTP/1.1 ")))
+            }
+            // Then exactly two streams are served and eight refused
+            #expect(statuses.sorted() == [200, 200] + Array(repeating: 503, count: 8), "\(statuses)")
+            #expect(server.openStreams.count <= 2)
+            for connection in connections { await connection.close() }
+        }
+    }
+
     @Test("past --max-waits, a new minPosition wait gets 503 with Retry-After; a query without a wait is still answered")
     func waitCap() async throws {
         var options = ServerOptions(port: 0)

@@ -108,6 +108,46 @@ struct ServeProcessTests {
         #expect(end.failure == nil)
     }
 
+    @Test("at SIGTERM a pending wait answers 503 at once, a request still unanswered when the grace ends answers 503 (not an empty reply), and serve exits 0")
+    func stopAnswersEveryRequest() async throws {
+        // Given a store served with a grace of 2 s
+        let directory = try TemporaryDirectory(prefix: "esctl-serve")
+        let db = directory.appending("store")
+        #expect(try await ProcessRunner.run(ProcessRunner.esctl, ["init", "--db", db]).status == 0)
+        let serve = try RunningProcess(ProcessRunner.esctl, ["serve", "--port", "0", "--db", db, "--grace", "2"])
+        try await serve.waitForStderr(containing: "esctl: serving ")
+        let port = try Self.port(in: serve.stderr)
+        // And a query waiting for a position far ahead, and an append whose body never comes
+        let waiting = try await RawConnection.open(port: port)
+        try await waiting.send(RawConnection.request("GET", "/projections/count-by-type?minPosition=1000&timeout=300"))
+        let unfinished = try await RawConnection.open(port: port)
+        try await unfinished.send(
+            "POST /streams/orders-1 HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n[")
+        // (/metrics counts the waits and the requests in flight: its own, the wait, the append)
+        var metrics = ""
+        for _ in 0..<300 {
+            metrics = try await RawConnection.exchange(port: port, RawConnection.request("GET", "/metrics"))
+            if metrics.contains("\nhttp_waiting_queries 1") && metrics.contains("\nhttp_requests_in_flight 3") { break }
+            try await Task.sleep(for: .milliseconds(100))
+        }
+        try #require(
+            metrics.contains("\nhttp_waiting_queries 1") && metrics.contains("\nhttp_requests_in_flight 3"),
+            "the server never held the wait and the unfinished append: \(metrics.suffix(600))")
+        // When it gets SIGTERM
+        serve.send(SIGTERM)
+        // Then the wait is answered 503 at once (not when its 300 s or the grace run out)
+        let waitAnswer = try await waiting.waitForClose("the wait's answer at the stop", timeout: .seconds(30))
+        #expect(RawConnection.status(waitAnswer) == 503, "\(waitAnswer)")
+        #expect(waitAnswer.contains(#""code":"unavailable""#), "\(waitAnswer)")
+        // And the append cut at the end of the grace is answered 503 too, with nothing written
+        let cutAnswer = try await unfinished.waitForClose("the unfinished append's answer at the end of the grace", timeout: .seconds(30))
+        #expect(RawConnection.status(cutAnswer) == 503, "\(cutAnswer)")
+        #expect(cutAnswer.contains("did not answer this request"), "\(cutAnswer)")
+        #expect(try await serve.waitForExit(timeout: .seconds(30)) == 0, "stderr: \(serve.stderr)")
+        let stats = try await ProcessRunner.run(ProcessRunner.esctl, ["stats", "--json", "--db", db])
+        #expect(stats.stdout.contains(#""headPosition":0"#), "\(stats)")
+    }
+
     @Test("serve keeps every projection caught up as commits arrive, with no query asking")
     func projectionsFollowCommits() async throws {
         // Given a store served on a free port.

@@ -148,7 +148,7 @@ struct UnderAttackTests {
         #expect(error?.message.contains("ulimit -n") == true, "\(String(describing: error))")
     }
 
-    @Test("an idle connection, or one that never finishes its headers, is closed after the idle timeout")
+    @Test("an idle connection, or one that never finishes its headers, is closed after the idle timeout; an unfinished body gets 408 first")
     func idleAndSlowHeaders() async throws {
         var options = ServerOptions(port: 0)
         options.idleTimeout = .seconds(1)
@@ -164,7 +164,10 @@ struct UnderAttackTests {
             // Then the server closes each (the waits are failure detectors; the timeouts are 1 s)
             try await idle.waitForClose("the server to close an idle connection")
             try await slow.waitForClose("the server to close a connection with unfinished headers")
-            try await body.waitForClose("the server to close a connection with an unfinished body")
+            let bodyAnswer = try await body.waitForClose("the server to close a connection with an unfinished body")
+            // And the unfinished body is answered 408, not an empty reply
+            #expect(RawConnection.status(bodyAnswer) == 408, "\(bodyAnswer)")
+            #expect(bodyAnswer.contains(#""code":"requestTimeout""#), "\(bodyAnswer)")
             try await waitUntil("the server to forget the closed connections (\(server.openConnections) open)") { server.openConnections <= 1 }
             #expect(try await server.store.headPosition() == 0)
         }
