@@ -99,6 +99,10 @@ struct InterruptTests {
         #expect(queried.status == 0)
         #expect(queried.stderr.contains("has an interrupted rebuild"), "\(queried.stderr)")
         #expect(try await sandboxHashes(db) == expected)
+        // And verify --deep finds no damage and says once what is left to do
+        let verified = try await ProcessRunner.esctl(["verify", "--deep"], db: db, timeout: .seconds(120))
+        #expect(verified.status == 0, "\(verified)")
+        #expect(verified.stderr.components(separatedBy: "has an interrupted rebuild").count == 2, "\(verified.stderr)")
         // And `esctl rebuild` finishes it from where it stopped, to the same hashes
         let finished = try await ProcessRunner.esctl(["rebuild", "messages", "--json"], db: db, timeout: .seconds(120))
         #expect(finished.status == 0, "\(finished)")

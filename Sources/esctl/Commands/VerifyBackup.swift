@@ -47,7 +47,10 @@ struct Verify: AsyncParsableCommand {
             defer { store.close() }
             var report = try await store.verify()
             // Only checks the projections' stored state: no rebuild, no catch-up.
-            let runner = try await ProjectionRunner(store: store, projections: AppCatalog.all, inspecting: true)
+            let runner = try await ProjectionRunner(
+                store: store, projections: AppCatalog.all, inspecting: true, finishingRebuilds: false)
+            // What is unfinished but not damage (an interrupted rebuild), said once.
+            for notice in runner.notices { Console.note("esctl: \(notice)\n") }
             try await runner.verify(into: &report, deep: deep)
             if deep {
                 // Snapshots are a cache, but one that disagrees with the log would decide wrongly.
