@@ -3,11 +3,13 @@ import Hummingbird
 
 /// The token check: with a token, every route but the open ones needs it, as
 /// `Authorization: Bearer TOKEN` or as the session cookie `POST /session` sets (a browser's
-/// EventSource cannot send headers). Compared in constant time; 401 and nothing done otherwise.
+/// EventSource cannot send headers). Compared in constant time; 401 and nothing done otherwise,
+/// and 429 once an address has sent too many wrong tokens (``TokenThrottle``).
 struct AuthorizationMiddleware: RouterMiddleware {
     typealias Context = ServerContext
     let token: String?
     let session: SessionKey
+    let throttle: TokenThrottle
     /// Paths served without the token: they hold no data.
     static let openPaths: Set<String> = ["/health", "/session", "/", "/index.html", "/favicon.ico"]
     /// Path prefixes served without the token: the console's static files.
@@ -19,9 +21,11 @@ struct AuthorizationMiddleware: RouterMiddleware {
         if Self.openPaths.contains(path) || Self.openPrefixes.contains(where: { path.hasPrefix($0) }) {
             return try await next(request, context)
         }
+        try throttle.check(context.clientAddress)
         if Self.isAuthorized(request, token: token, session: session) {
             return try await next(request, context)
         }
+        throttle.failed(context.clientAddress)
         throw ServerError(.unauthorized, "This server needs its token: send `Authorization: Bearer TOKEN`, or open a session with POST /session.")
     }
 

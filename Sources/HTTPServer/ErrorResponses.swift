@@ -18,6 +18,7 @@ enum ErrorResponses {
             var response = json(error.code.status, code: error.code.description, message: error.message)
             // A cap that is full, or a stop under way: a client may come back shortly.
             if error.code == .unavailable { response.headers[.retryAfter] = "1" }
+            if error.code == .tooManyRequests { response.headers[.retryAfter] = String(TokenThrottle.window.components.seconds) }
             return response
         case let error as EventStoreError:
             return response(for: error)

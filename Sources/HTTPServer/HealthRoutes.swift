@@ -25,6 +25,7 @@ extension Server {
     func addSessionRoutes(to router: Router<ServerContext>) {
         router.post("/session") { request, context -> Response in
             guard let token = self.options.token else { return Response(status: .noContent) }
+            try self.tokenThrottle.check(context.clientAddress)
             var request = request
             var presented = AuthorizationMiddleware.bearer(request)
             if presented == nil {
@@ -32,6 +33,7 @@ extension Server {
                 presented = SessionRequest.token(in: body)
             }
             guard let presented, ConstantTime.equal(presented, token) else {
+                self.tokenThrottle.failed(context.clientAddress)
                 throw ServerError(.unauthorized, "The token is wrong or missing: send {\"token\": TOKEN} or `Authorization: Bearer TOKEN`.")
             }
             var response = Response(status: .noContent)

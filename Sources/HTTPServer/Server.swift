@@ -29,6 +29,8 @@ public final class Server: Sendable {
     /// What `GET /metrics` prints; open the store with its ``ServerMetrics/factory``.
     public let metrics: ServerMetrics
     let session = SessionKey()
+    /// Counts wrong tokens per client address (the token check and `POST /session`).
+    let tokenThrottle = TokenThrottle()
     /// The live streams open now (`/subscribe`, `/chat/room`).
     public let openStreams = OpenStreams()
     /// The connections open now, against the cap.
@@ -86,7 +88,7 @@ public final class Server: Sendable {
         router.add(middleware: AccessLogMiddleware(logger: logger, metrics: metrics, maxBodyBytes: options.maxBodyBytes))
         router.add(middleware: StoppingMiddleware(signal: stopSignal))
         router.add(middleware: BrowserGuardMiddleware(options: options))
-        router.add(middleware: AuthorizationMiddleware(token: options.token, session: session))
+        router.add(middleware: AuthorizationMiddleware(token: options.token, session: session, throttle: tokenThrottle))
         router.add(middleware: MethodNotAllowedMiddleware(table: routeTable))
         addHealthRoutes(to: router)
         addSessionRoutes(to: router)

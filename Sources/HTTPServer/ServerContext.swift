@@ -9,8 +9,13 @@ public struct ServerContext: RequestContext {
     /// decoding honours it too, answering 413.
     public var maxBodyBytes: Int = ServerOptions.defaultMaxBodyBytes
 
+    /// The client's IP address (without its port), when the connection has one: what the token
+    /// throttle counts by.
+    public var clientAddress: String?
+
     public init(source: ApplicationRequestContextSource) {
         coreContext = CoreRequestContextStorage(source: source)
+        clientAddress = source.channel.remoteAddress?.ipAddress
     }
 
     public var maxUploadSize: Int { maxBodyBytes }

@@ -8,7 +8,7 @@ public struct ServerError: Error, Sendable, Equatable, CustomStringConvertible {
     public struct Code: Sendable, Hashable, CustomStringConvertible {
         package enum Base: String, Sendable, CaseIterable {
             case badRequest, unauthorized, forbidden, notFound, methodNotAllowed, notAcceptable, payloadTooLarge,
-                unsupportedMediaType, misdirected, requestTimeout, invalidConfiguration, unavailable, internalError
+                unsupportedMediaType, misdirected, requestTimeout, tooManyRequests, invalidConfiguration, unavailable, internalError
         }
 
         package let base: Base
@@ -37,6 +37,8 @@ public struct ServerError: Error, Sendable, Equatable, CustomStringConvertible {
         public static let unsupportedMediaType = Code(.unsupportedMediaType)
         /// The request's body did not arrive within the body timeout (408); the connection closes.
         public static let requestTimeout = Code(.requestTimeout)
+        /// Too many wrong tokens came from the client's address lately (429); wait and retry.
+        public static let tooManyRequests = Code(.tooManyRequests)
         /// The server's options cannot be served with (a non-loopback host without a token).
         public static let invalidConfiguration = Code(.invalidConfiguration)
         /// The server is stopping or the store is closed (503).
@@ -59,6 +61,7 @@ public struct ServerError: Error, Sendable, Equatable, CustomStringConvertible {
             case .payloadTooLarge: return .contentTooLarge
             case .unsupportedMediaType: return .unsupportedMediaType
             case .requestTimeout: return .requestTimeout
+            case .tooManyRequests: return .tooManyRequests
             case .unavailable: return .serviceUnavailable
             case .internalError: return .internalServerError
             }

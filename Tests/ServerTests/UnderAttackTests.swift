@@ -246,3 +246,35 @@ func waitUntil(_ what: String, timeout: Duration = .seconds(10), _ condition: @S
         try await Task.sleep(for: .milliseconds(20))
     }
 }
+
+extension UnderAttackTests {
+    @Test("wrong tokens are slowed per address: after 10 in a minute, 429 with Retry-After, even for the right token; /health still answers")
+    func wrongTokensThrottled() async throws {
+        let token = "the-right-token-0123456789"
+        try await ServerFixture.with(options: ServerOptions(port: 0, token: token), testing: .live) { _, client in
+            let port = try Self.port(client)
+            // Given ten guesses, through the header and through POST /session
+            for guess in 0..<10 {
+                let request =
+                    guess % 2 == 0
+                    ? RawConnection.request("GET", "/events", headers: ["Authorization: Bearer guess-\(guess)-0123456789"])
+                    : RawConnection.request("POST", "/session", headers: ["Content-Type: application/json"], body: #"{"token":"guess-0123456789"}"#)
+                let answer = try await RawConnection.exchange(port: port, request)
+                #expect(RawConnection.status(answer) == 401, "guess \(guess): \(answer)")
+            }
+            // When the address tries again, even with the right token
+            for request in [
+                RawConnection.request("GET", "/events", headers: ["Authorization: Bearer \(token)"]),
+                RawConnection.request("POST", "/session", headers: ["Authorization: Bearer \(token)"]),
+            ] {
+                // Then it is refused with 429 and told when to come back
+                let answer = try await RawConnection.exchange(port: port, request)
+                #expect(RawConnection.status(answer) == 429, "\(answer)")
+                #expect(answer.lowercased().contains("retry-after: 60"), "\(answer)")
+                #expect(answer.contains(#""code":"tooManyRequests""#), "\(answer)")
+            }
+            // And the open routes still answer
+            #expect(RawConnection.status(try await RawConnection.exchange(port: port, RawConnection.request("GET", "/health"))) == 200)
+        }
+    }
+}
