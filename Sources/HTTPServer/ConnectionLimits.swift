@@ -71,6 +71,8 @@ struct ConnectionAcceptance: AvailableConnectionsDelegate {
 
 /// Each connection's guard, after the HTTP codec:
 ///
+/// - An HTTP/1.0 request without keep-alive closes the connection after its answer
+///   (``HTTP10Close``, installed before the HTTP-types codec).
 /// - Past the connection cap, the first request is answered 503 with `Retry-After` and the
 ///   connection is closed; the route never runs.
 /// - A request's body must arrive within `bodyTimeout` of its head, or the connection is closed.
@@ -127,6 +129,7 @@ final class ConnectionGuardHandler: ChannelDuplexHandler, RemovableChannelHandle
     func handlerAdded(context: ChannelHandlerContext) {
         counted = true
         refused = !gauge.opened()
+        HTTP10Close.install(in: context)
     }
 
     func handlerRemoved(context: ChannelHandlerContext) {

@@ -278,3 +278,26 @@ extension UnderAttackTests {
         }
     }
 }
+
+extension UnderAttackTests {
+    @Test("an HTTP/1.0 request is answered and its connection closed; with Connection: keep-alive it stays open for the next")
+    func http10Closed() async throws {
+        try await ServerFixture.with(testing: .live) { _, client in
+            let port = try Self.port(client)
+            // Given an HTTP/1.0 request without keep-alive
+            let plain = try await RawConnection.open(port: port)
+            try await plain.send("GET /health HTTP/1.0\r\nHost: 127.0.0.1\r\n\r\n")
+            // Then it is answered and the server closes the connection (well before the idle timeout)
+            let answer = try await plain.waitForClose("the server to close an HTTP/1.0 connection after its answer")
+            #expect(RawConnection.status(answer) == 200, "\(answer)")
+            // And one that asks to keep the connection is answered twice on it
+            let kept = try await RawConnection.open(port: port)
+            try await kept.send("GET /health HTTP/1.0\r\nHost: 127.0.0.1\r\nConnection: keep-alive\r\n\r\n")
+            try await kept.waitForText("\"status\"")
+            #expect(!kept.isClosed)
+            try await kept.send("GET /health HTTP/1.0\r\nHost: 127.0.0.1\r\n\r\n")
+            let both = try await kept.waitForClose("the second answer on a kept HTTP/1.0 connection")
+            #expect(both.components(separatedBy: "HTTP/1.1 200").count == 3, "\(both)")
+        }
+    }
+}
