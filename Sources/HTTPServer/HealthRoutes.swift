@@ -37,7 +37,11 @@ extension Server {
                 throw ServerError(.unauthorized, "The token is wrong or missing: send {\"token\": TOKEN} or `Authorization: Bearer TOKEN`.")
             }
             var response = Response(status: .noContent)
-            response.setCookie(Cookie(name: SessionKey.cookieName, value: self.session.value, path: "/", httpOnly: true, sameSite: .strict))
+            // Secure over HTTPS: a browser never sends it back in clear text.
+            response.setCookie(
+                Cookie(
+                    name: SessionKey.cookieName, value: self.session.value, path: "/", secure: self.options.usesTLS, httpOnly: true,
+                    sameSite: .strict))
             return response
         }
     }

@@ -3,8 +3,10 @@ import Apps
 import EventStore
 import Hummingbird
 import HummingbirdCore
+import HummingbirdTLS
 import Logging
 import NIOCore
+import NIOSSL
 import Projections
 import ServiceLifecycle
 
@@ -35,6 +37,8 @@ public final class Server: Sendable {
     public let openStreams = OpenStreams()
     /// The connections open now, against the cap.
     let connections: ConnectionGauge
+    /// HTTPS, when the options give a certificate and key.
+    let tls: TLSConfiguration?
     /// The cap on live streams (counted by ``openStreams``).
     let streamCap: ClientCap
     /// The cap on queries waiting for `minPosition`.
@@ -72,6 +76,7 @@ public final class Server: Sendable {
                 .invalidConfiguration,
                 "--max-connections \(limit) needs about \(needed) open files and this process may open \(descriptors) (ulimit -n); give at most \(max(1, descriptors - ConnectionGauge.refusalReserve - ServerOptions.descriptorReserve)), or raise the limit.")
         }
+        tls = try ServerTLS.configuration(options)
         connections = ConnectionGauge(limit: limit, logger: logger)
         streamCap = ClientCap(limit: options.maxSubscribers, what: "live streams", option: "--max-subscribers", logger: logger)
         waitCap = ClientCap(limit: options.maxWaits, what: "waiting queries", option: "--max-waits", logger: logger)
@@ -106,9 +111,11 @@ public final class Server: Sendable {
     }
 
     /// The application ``run(onListening:)`` runs; tests drive it through HummingbirdTesting.
+    /// Throws ``ServerError`` with ``ServerError/Code/invalidConfiguration`` when the TLS
+    /// configuration (checked when the server was made) cannot make a TLS channel after all.
     public func application(
         onListening: @escaping @Sendable (_ host: String, _ port: Int) async -> Void = { _, _ in }
-    ) -> some ApplicationProtocol {
+    ) throws -> some ApplicationProtocol {
         let host = options.host
         let gauge = connections
         let bodyTimeout = options.bodyTimeout
@@ -119,9 +126,17 @@ public final class Server: Sendable {
                 ConnectionGuardHandler(gauge: gauge, bodyTimeout: bodyTimeout, stallTimeout: stallTimeout, logger: logger)
             ],
             idleTimeout: TimeAmount(options.idleTimeout))
+        var server = HTTPServerBuilder.http1(configuration: http)
+        if let tls {
+            do {
+                server = try .tls(server, tlsConfiguration: tls)
+            } catch {
+                throw ServerError(.invalidConfiguration, "TLS cannot be served with the certificate and key given: \(error).")
+            }
+        }
         return Application(
             router: HeadAwareRouter(router: router(), table: routeTable),
-            server: .http1(configuration: http),
+            server: server,
             configuration: ApplicationConfiguration(
                 address: .hostname(host, port: options.port), serverName: "esctl",
                 availableConnectionsDelegate: ConnectionAcceptance(gauge: gauge)),
@@ -172,7 +187,7 @@ public final class Server: Sendable {
         var configuration = ServiceGroupConfiguration(
             // The group stops its services last to first: the stop is noted before the HTTP
             // server begins to drain, so waits answer 503 at once and late requests too.
-            services: [.init(service: application(onListening: onListening)), .init(service: StopWatcher(signal: stopSignal))],
+            services: [.init(service: try application(onListening: onListening)), .init(service: StopWatcher(signal: stopSignal))],
             gracefulShutdownSignals: [.sigterm, .sigint],
             cancellationSignals: [],
             logger: logger)

@@ -37,6 +37,13 @@ public struct ServerOptions: Sendable {
     /// The most queries waiting at once for a projection to reach `minPosition`; past it, 503
     /// with `Retry-After`.
     public var maxWaits: Int = 512
+    /// A PEM file with the server's certificate (and the chain after it): with ``tlsKeyPath``,
+    /// the server speaks HTTPS only, and the session cookie is `Secure`.
+    public var tlsCertificatePath: String? = nil
+    /// The PEM file with the certificate's private key.
+    public var tlsKeyPath: String? = nil
+    /// Whether the server speaks HTTPS.
+    public var usesTLS: Bool { tlsCertificatePath != nil }
     /// Web origins (`https://app.example`) whose pages may call the server beside its own;
     /// `*` allows every one. Others get 403.
     public var allowedOrigins: [String] = []
@@ -98,6 +105,9 @@ public struct ServerOptions: Sendable {
         }
         guard maxBodyBytes >= 1 else {
             throw ServerError(.invalidConfiguration, "The body limit must be at least 1 byte.")
+        }
+        if (tlsCertificatePath == nil) != (tlsKeyPath == nil) {
+            throw ServerError(.invalidConfiguration, "TLS needs both a certificate and its key: give --tls-cert and --tls-key together.")
         }
         if let token, token.isEmpty {
             throw ServerError(.invalidConfiguration, "The token is empty; give a non-empty --token (or $ESCTL_TOKEN).")

@@ -148,6 +148,30 @@ struct ServeProcessTests {
         #expect(stats.stdout.contains(#""headPosition":0"#), "\(stats)")
     }
 
+    @Test("serve --tls-cert --tls-key says it serves https, with no clear-text warning even off loopback; a certificate without its key exits 64")
+    func servesTLS() async throws {
+        // Given a store and the test certificate
+        let directory = try TemporaryDirectory(prefix: "esctl-serve")
+        let db = directory.appending("store")
+        let files = try TestCertificate.write(to: directory)
+        let tokenFile = directory.appending("token")
+        try "a-token-for-the-tls-test-0123\n".write(toFile: tokenFile, atomically: true, encoding: .utf8)
+        #expect(try await ProcessRunner.run(ProcessRunner.esctl, ["init", "--db", db]).status == 0)
+        // When serve is given the certificate and its key on every address, with a token
+        let serve = try RunningProcess(
+            ProcessRunner.esctl,
+            ["serve", "--port", "0", "--db", db, "--host", "0.0.0.0", "--token-file", tokenFile, "--tls-cert", files.certificate, "--tls-key", files.key])
+        try await serve.waitForStderr(containing: "esctl: serving ")
+        // Then it says https, and does not warn of clear text
+        #expect(serve.stderr.contains(" on https://0.0.0.0:"), "\(serve.stderr)")
+        #expect(!serve.stderr.contains("without TLS"), "\(serve.stderr)")
+        serve.send(SIGTERM)
+        #expect(try await serve.waitForExit(timeout: .seconds(30)) == 0, "\(serve.stderr)")
+        // And a certificate without its key is refused before anything binds
+        let alone = try await ProcessRunner.run(ProcessRunner.esctl, ["serve", "--port", "0", "--db", db, "--tls-cert", files.certificate])
+        #expect(alone.status == 64 && alone.stderr.contains("--tls-cert and --tls-key together"), "\(alone)")
+    }
+
     @Test("serve keeps every projection caught up as commits arrive, with no query asking")
     func projectionsFollowCommits() async throws {
         // Given a store served on a free port.

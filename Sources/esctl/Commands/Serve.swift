@@ -13,7 +13,7 @@ struct Serve: AsyncParsableCommand {
             port) and says so on standard error: `esctl: serving STORE on http://HOST:PORT`. It serves \
             an existing store (exit 67 otherwise, unless --create); a port in use exits 69. A host \
             that is not loopback needs a token of 16 characters or more (--token, --token-file or \
-            $ESCTL_TOKEN), and there is no TLS (put a TLS proxy in front); with a token every route \
+            $ESCTL_TOKEN), and --tls-cert and --tls-key serve HTTPS (a TLS proxy in front does too); with a token every route \
             but /health and the console's files needs it as `Authorization: Bearer TOKEN` or the \
             cookie POST /session sets. Open http://HOST:PORT/ in a browser for the console: the live \
             log, the projections and the apps (it asks for the token when there is one). While it \
@@ -106,6 +106,16 @@ struct Serve: AsyncParsableCommand {
     var grace: Int = 4
 
     @Option(
+        name: .customLong("tls-cert"),
+        help: ArgumentHelp("A PEM file with the server's certificate (then its chain): serve HTTPS, with --tls-key.", valueName: "FILE"))
+    var tlsCert: String?
+
+    @Option(
+        name: .customLong("tls-key"),
+        help: ArgumentHelp("The PEM file with the certificate's private key (unencrypted).", valueName: "FILE"))
+    var tlsKey: String?
+
+    @Option(
         name: .customLong("allow-origin"),
         help: ArgumentHelp(
             "A web origin (https://app.example) whose pages may call the server beside its own; repeat for more, * for any.",
@@ -157,6 +167,8 @@ struct Serve: AsyncParsableCommand {
             options.maxSubscribers = maxSubscribers
             options.maxWaits = maxWaits
             options.shutdownGrace = .seconds(grace)
+            options.tlsCertificatePath = tlsCert
+            options.tlsKeyPath = tlsKey
             options.allowedOrigins = allowOrigin
             options.allowedHosts = allowHost
             do {
@@ -184,14 +196,15 @@ struct Serve: AsyncParsableCommand {
             } catch let error as ServerError where error.code == .invalidConfiguration {
                 throw CLIError(.invalidInput, error.message)
             }
-            if !options.isLoopback {
-                Console.note("esctl: warning: serving on '\(host)' without TLS: the token and the session cookie cross the network in clear text; put a TLS proxy in front, or serve on loopback\n")
+            if !options.isLoopback && !options.usesTLS {
+                Console.note("esctl: warning: serving on '\(host)' without TLS: the token and the session cookie cross the network in clear text; give --tls-cert and --tls-key, put a TLS proxy in front, or serve on loopback\n")
             }
             // The location as the store tells it: a PostgreSQL URL without its password.
             let shown = log.location
+            let scheme = options.usesTLS ? "https" : "http"
             do {
                 try await server.run { host, port in
-                    Console.note("esctl: serving \(shown) on http://\(host.contains(":") ? "[\(host)]" : host):\(port)\n")
+                    Console.note("esctl: serving \(shown) on \(scheme)://\(host.contains(":") ? "[\(host)]" : host):\(port)\n")
                 }
             } catch let error as ServerError where error.code == .unavailable {
                 throw CLIError(.storeUnavailable, error.message)
