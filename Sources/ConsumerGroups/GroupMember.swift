@@ -26,7 +26,7 @@ public final class GroupMember: AsyncSequence, Sendable {
     ) {
         name = member
         let core = MemberCore(
-            store: store, definition: definition, creation: creation, member: member, instance: store.configuration.idGenerator().uuidString,
+            store: store, definition: definition, creation: creation, member: member, instance: MemberInstance.make(on: store),
             pollInterval: pollInterval, clock: clock)
         self.core = core
         let (stream, continuation) = AsyncThrowingStream<Delivery, any Error>.makeStream()
@@ -105,6 +105,7 @@ actor MemberCore {
         self.definition = definition
         self.creation = creation
         self.instance = instance
+        MemberInstance.started(instance)
         self.member = member
         self.pollInterval = pollInterval
         self.clock = clock
@@ -151,14 +152,39 @@ actor MemberCore {
 
     // MARK: One step
 
+    /// Whether a renewal has succeeded: the name is this join's.
+    private var hasRenewed = false
+
+    /// The join holding this member's name, when it is another one, still within its lease, and
+    /// provably gone (``MemberInstance/isDead(_:on:)``); nil otherwise.
+    private func deadHolderOfName() async throws -> String? {
+        let key = GroupTable.key(.member, group, Array(member.utf8))
+        // Read through the writer, as every other access of the member is: the group's table
+        // is opened there, and no cooperative thread waits for a read meanwhile.
+        let holder = try await store.writeTables { txn in
+            try txn.withValue(GroupTable.name, key) { (Int64(bitPattern: GroupTable.uint64($0)), String(decoding: $0.dropFirst(8), as: UTF8.self)) }
+        }
+        guard let holder, holder.1 != instance, holder.0 > Self.now(store) else { return nil }
+        return await MemberInstance.isDead(holder.1, on: store) ? holder.1 : nil
+    }
+
     /// Renews, takes and gives back leases, then finds each idle partition's next event.
     func step(fromTimer: Bool) async throws -> [Delivery] {
         if fromTimer { cooling.removeAll() }
         let busy = Set(inFlight.keys)
         settledDuringStep.removeAll()
+        // Until its first renewal, a member may take its name from a holder that is provably dead.
+        let replacing = hasRenewed ? nil : try await deadHolderOfName()
         let (held, tries, replays) = try await store.writeTables { [store, definition, creation, member, instance] txn in
-            try Self.renew(definition, creation: creation, member: member, instance: instance, now: Self.now(store), busy: busy, txn)
+            try Self.renew(
+                definition, creation: creation, member: member, instance: instance, replacing: replacing, now: Self.now(store), busy: busy, txn)
         }
+        if !hasRenewed, let replacing {
+            store.configuration.logger.notice(
+                "a consumer-group member took its name back from a holder that is gone",
+                metadata: ["group": "\(group)", "member": "\(member)", "previous": "\(replacing)"])
+        }
+        hasRenewed = true
         // Settlements may have committed while the renewal was under way (the actor runs them
         // at each await): what this member knows of its partitions is never older than the
         // renewal's read, and checkpoints only rise.
@@ -332,10 +358,16 @@ actor MemberCore {
         replaying.removeAll()
         owned.removeAll()
         let (store, definition, member, keepsLeases) = (self.store, self.definition, self.member, self.keepsLeases)
+        let instance = self.instance
+        MemberInstance.ended(instance)
         let task = Task {
             guard !keepsLeases else { return }
             _ = try? await store.writeTables { txn in
-                _ = try txn.delete(GroupTable.name, GroupTable.key(.member, definition.name, Array(member.utf8)))
+                // Only this join's own name and leases: a twin that was refused holds neither.
+                let memberKey = GroupTable.key(.member, definition.name, Array(member.utf8))
+                let holder = try txn.withValue(GroupTable.name, memberKey) { String(decoding: $0.dropFirst(8), as: UTF8.self) }
+                guard holder == instance else { return }
+                _ = try txn.delete(GroupTable.name, memberKey)
                 for (partition, lease) in try GroupTable.leases(definition.name, txn) where lease.member == member {
                     _ = try txn.delete(GroupTable.name, GroupTable.key(.lease, definition.name, partition: partition))
                 }
@@ -353,14 +385,17 @@ actor MemberCore {
     /// share, takes free or expired ones up to it, and renews every lease held. Returns the
     /// partitions held with their checkpoints, the tries recorded, and the parked events to
     /// replay in those partitions.
+    /// `replacing`: a holder of the name found dead before the transaction, whose membership (and
+    /// leases, which go with the name) this join takes if it still holds the name.
     static func renew(
-        _ definition: GroupDefinition, creation: String, member: String, instance: String, now: Int64, busy: Set<Int>, _ txn: TableTransaction
+        _ definition: GroupDefinition, creation: String, member: String, instance: String, replacing: String? = nil, now: Int64,
+        busy: Set<Int>, _ txn: TableTransaction
     ) throws -> (held: [Int: UInt64], tries: [UInt64: Int], replays: [ParkedEvent]) {
         let group = definition.name
         try checkCreation(definition, creation, txn)
         let memberKey = GroupTable.key(.member, group, Array(member.utf8))
         if let other = try txn.withValue(GroupTable.name, memberKey, { (Int64(bitPattern: GroupTable.uint64($0)), String(decoding: $0.dropFirst(8), as: UTF8.self)) }),
-            other.1 != instance, other.0 > now
+            other.1 != instance, other.1 != replacing, other.0 > now
         {
             throw ConsumerGroupError(
                 .invalidInput,

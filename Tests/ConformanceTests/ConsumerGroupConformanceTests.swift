@@ -283,6 +283,45 @@ struct ConsumerGroupConformanceTests {
         }
     }
 
+    @Test("a member restarted under its name takes it back at once from a holder whose process is gone, leases and all; a holder of unknown owner is waited out", arguments: Backend.allCases)
+    func restartedMemberTakesItsName(_ backend: Backend) async throws {
+        try await withLog(backend, now: ManualNow().now) { f in
+            let groups = ConsumerGroups(store: f.log)
+            try await groups.create(GroupDefinition(name: "g", partitions: 4))
+            // Given a membership "a" and all four leases held, for an hour, by a join whose owner
+            // is gone (no process, no database session has that id), as a killed member leaves them
+            let now = GroupClock.micros(f.log.configuration.clock())
+            let hour = GroupClock.micros(.seconds(3600))
+            let dead = "2000000000:\(UUID().uuidString)"
+            try await f.log.openTables([GroupTable.name])
+            _ = try await f.log.writeTables { txn in
+                try txn.put(GroupTable.name, GroupTable.key(.member, "g", Array("a".utf8)), GroupTable.bytes(UInt64(now + hour)) + Array(dead.utf8))
+                for partition in 0..<4 { try GroupTable.putLease("g", partition: partition, member: "a", expires: now + hour, txn) }
+            }
+            // When a new "a" joins, before any lease expires, and an event arrives
+            let restarted = try await groups.join("g", member: "a", pollInterval: .milliseconds(20))
+            _ = try await f.log.append(to: "s-1", events: [event()])
+            // Then it is delivered to it: the name, and the leases with it, are its own
+            let delivery = try await Inbox(restarted).next("the event, delivered to the restarted member")
+            #expect(delivery.event.position == 1)
+            try await delivery.acknowledge()
+            let status = try await groups.status("g")
+            #expect(status.members == ["a"])
+            #expect(status.partitions.allSatisfy { $0.member == "a" })
+            await restarted.leave()
+            // And a membership whose holder's owner is unknown (written before owners were
+            // recorded) is not taken: the member is refused until it expires
+            _ = try await f.log.writeTables { txn in
+                try txn.put(GroupTable.name, GroupTable.key(.member, "g", Array("b".utf8)), GroupTable.bytes(UInt64(now + hour)) + Array(UUID().uuidString.utf8))
+            }
+            let waiting = try await groups.join("g", member: "b", pollInterval: .milliseconds(20))
+            var iterator = waiting.makeAsyncIterator()
+            let refused = await #expect(throws: ConsumerGroupError.self) { _ = try await iterator.next() }
+            #expect(refused?.message.contains("named 'b'") == true)
+            await waiting.leave()
+        }
+    }
+
     @Test("five members share 16 partitions 4, 3, 3, 3, 3; a second living member of one name is refused; a recreated group ends the old members", arguments: Backend.allCases)
     func sharesNamesAndRecreation(_ backend: Backend) async throws {
         try await withLog(backend, now: ManualNow().now) { f in
