@@ -351,6 +351,10 @@ struct ConsumerGroupConformanceTests {
             let refused = await #expect(throws: ConsumerGroupError.self) { _ = try await iterator.next() }
             #expect(refused?.code == .invalidInput && refused?.message.contains("named 'a'") == true)
             await twin.leave()
+            // And the refused twin's leaving takes nothing from the living "a"
+            let afterTwin = try await groups.status("g")
+            #expect(afterTwin.members.contains("a"))
+            #expect(afterTwin.partitions.filter { $0.member == "a" }.count == 4)
             // When the group is deleted and created again, and an event is appended
             try await groups.delete("g")
             try await groups.create(GroupDefinition(name: "g", partitions: 16))
