@@ -213,7 +213,7 @@ def descriptors(esctl, short):
                 s.sendall(b"GET /projections/count-by-type?minPosition=100000&timeout=300 HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
         except OSError:
             pass
-    baseline_ok = wait_for(lambda: served.descriptors() < 120, 30)
+    baseline_ok = wait_for(lambda: served.descriptors() < 120, 60)
     check(served.alive() and baseline_ok, f"{drops} dropped waits: the server is alive and frees their descriptors ({served.descriptors()} open)")
     check(served.request("GET", "/health")[0] == 200, "after the dropped waits, /health answers 200")
     served.stop("descriptors")
@@ -232,7 +232,7 @@ def slow_headers(esctl, short):
     closed = 0
     for s in sockets:
         try:
-            s.settimeout(max(0.1, 15 - (time.monotonic() - started)))
+            s.settimeout(max(0.1, 60 - (time.monotonic() - started)))
             if s.recv(1024) == b"":
                 closed += 1
         except OSError:
@@ -279,7 +279,8 @@ def slow_subscribers(esctl, short):
     check(status == 200, "meanwhile another client reads /events (200)")
     check(served.request("GET", "/health")[0] == 200, "meanwhile /health answers 200")
     served_count = statuses.get("200", 0)
-    cut = wait_for(lambda: served.log().count("took nothing written") >= served_count, 40)
+    # A failure detector, not a speed test: on a loaded machine the cuts come late, not never.
+    cut = wait_for(lambda: served.log().count("took nothing written") >= served_count, 120)
     check(cut, f"all {served_count} never-reading subscribers are cut after --stall-timeout 10")
     figure("time from the last subscriber's request until every stalled one was cut (--stall-timeout 10)",
            f"{time.monotonic() - opened:.1f} s")
