@@ -165,7 +165,16 @@ actor MemberCore {
             try txn.withValue(GroupTable.name, key) { (Int64(bitPattern: GroupTable.uint64($0)), String(decoding: $0.dropFirst(8), as: UTF8.self)) }
         }
         guard let holder, holder.1 != instance, holder.0 > Self.now(store) else { return nil }
-        return await MemberInstance.isDead(holder.1, on: store) ? holder.1 : nil
+        guard await MemberInstance.isDead(holder.1, on: store) else { return nil }
+        // A holder that still renews is alive whatever its owner looks like (a PostgreSQL owner
+        // session that dropped for a moment, a process in another pid namespace): over one poll
+        // interval its membership must not move.
+        try await clock.sleep(for: pollInterval)
+        let again = try await store.writeTables { txn in
+            try txn.withValue(GroupTable.name, key) { (Int64(bitPattern: GroupTable.uint64($0)), String(decoding: $0.dropFirst(8), as: UTF8.self)) }
+        }
+        guard let again, again == holder else { return nil }
+        return holder.1
     }
 
     /// Renews, takes and gives back leases, then finds each idle partition's next event.

@@ -25,7 +25,9 @@ struct AuthorizationMiddleware: RouterMiddleware {
         if Self.isAuthorized(request, token: token, session: session) {
             return try await next(request, context)
         }
-        throttle.failed(context.clientAddress)
+        // Only a token presented and wrong is a guess: a request without one, or a browser's
+        // cookie from before a restart, must not lock out others behind the same address.
+        if Self.bearer(request) != nil { throttle.failed(context.clientAddress) }
         throw ServerError(.unauthorized, "This server needs its token: send `Authorization: Bearer TOKEN`, or open a session with POST /session.")
     }
 

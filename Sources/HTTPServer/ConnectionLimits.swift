@@ -105,8 +105,14 @@ final class ConnectionGuardHandler: ChannelDuplexHandler, RemovableChannelHandle
     private var bodyDeadline: Scheduled<Void>?
     /// The current request's body has ended (or there is no request).
     private var requestEnded = true
-    /// A request's head arrived and its answer's head has not been written.
-    private var answerPending = false
+    /// Request heads read whose answers' heads have not been written (more than one when a
+    /// client pipelines).
+    private var answersPending = 0
+    /// An answer's head was written and its end not yet (a stream may run for hours).
+    private var answerInProgress = false
+    /// The guard wrote the connection's last answer itself: what the routes write later is
+    /// dropped, so a client never reads two answers to one request.
+    private var answeredByGuard = false
     /// The body timeout fired: the close it asks for answers 408.
     private var bodyTimedOut = false
     /// A 413 was answered: the connection closes once the refused body is drained.
@@ -189,7 +195,7 @@ final class ConnectionGuardHandler: ChannelDuplexHandler, RemovableChannelHandle
         switch part {
         case .head:
             requestEnded = false
-            answerPending = true
+            answersPending += 1
             bodyDeadline?.cancel()
             let timeout = bodyTimeout
             let logger = logger
@@ -211,7 +217,19 @@ final class ConnectionGuardHandler: ChannelDuplexHandler, RemovableChannelHandle
     }
 
     func write(context: ChannelHandlerContext, data: NIOAny, promise: EventLoopPromise<Void>?) {
-        if case .head = unwrapOutboundIn(data) { answerPending = false }
+        if answeredByGuard {
+            promise?.fail(ChannelError.ioOnClosedChannel)
+            return
+        }
+        switch unwrapOutboundIn(data) {
+        case .head:
+            answersPending = max(0, answersPending - 1)
+            answerInProgress = true
+        case .end:
+            answerInProgress = false
+        case .body:
+            break
+        }
         switch unwrapOutboundIn(data) {
         case let .head(response) where response.status == .contentTooLarge:
             closingAfterRefusal = true
@@ -262,8 +280,10 @@ final class ConnectionGuardHandler: ChannelDuplexHandler, RemovableChannelHandle
 
     func close(context: ChannelHandlerContext, mode: CloseMode, promise: EventLoopPromise<Void>?) {
         // A stop cuts a connection by closing its input first (Hummingbird), then the rest.
-        if mode != .output, answerPending, context.channel.isActive {
-            answerPending = false
+        // Only between answers, and only when the socket takes it: never inside a streamed answer,
+        // never a write that a stalled client would hold the close behind.
+        if mode != .output, answersPending > 0, !answerInProgress, !answeredByGuard, context.channel.isActive, context.channel.isWritable {
+            answersPending = 0
             let error =
                 bodyTimedOut
                 ? ServerError(.requestTimeout, "The request's body did not arrive within the body timeout (--body-timeout); nothing was done.")
@@ -272,6 +292,7 @@ final class ConnectionGuardHandler: ChannelDuplexHandler, RemovableChannelHandle
                     "The server is stopping and did not answer this request; send it again once it is back (an append retried with the same event ids is answered as already recorded).")
             let bound = NIOLoopBound(context, eventLoop: context.eventLoop)
             writeClosingAnswer(error, context: context).whenComplete { _ in bound.value.close(mode: mode, promise: promise) }
+            answeredByGuard = true
             return
         }
         if mode == .all, drained != nil, let drainDeadline, NIODeadline.now() < drainDeadline {

@@ -33,7 +33,7 @@ extension Server {
                 presented = SessionRequest.token(in: body)
             }
             guard let presented, ConstantTime.equal(presented, token) else {
-                self.tokenThrottle.failed(context.clientAddress)
+                if presented != nil { self.tokenThrottle.failed(context.clientAddress) }
                 throw ServerError(.unauthorized, "The token is wrong or missing: send {\"token\": TOKEN} or `Authorization: Bearer TOKEN`.")
             }
             var response = Response(status: .noContent)

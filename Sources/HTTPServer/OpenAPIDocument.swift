@@ -1203,7 +1203,7 @@ components:
         application/json:
           schema: { $ref: "#/components/schemas/Error" }
     Unauthorized:
-      description: The server has a token and the request did not carry it. After 10 wrong or missing tokens from one address within a minute, that address gets 429 (code tooManyRequests, Retry-After 60) instead, without any check, until the minute ends.
+      description: The server has a token and the request did not carry it. After 10 wrong tokens presented from one address within a minute (a missing token is not counted), that address gets 429 (code tooManyRequests, Retry-After 60) instead, without any check, until the minute ends.
       content:
         application/json:
           schema: { $ref: "#/components/schemas/Error" }

@@ -24,7 +24,11 @@ enum ServerTLS {
         } catch {
             throw ServerError(.invalidConfiguration, "Cannot read the TLS key '\(keyPath)' as an unencrypted PEM private key (\(error)); give its key file (--tls-key).")
         }
-        let configuration = TLSConfiguration.makeServerConfiguration(certificateChain: chain.map { .certificate($0) }, privateKey: .privateKey(key))
+        var configuration = TLSConfiguration.makeServerConfiguration(certificateChain: chain.map { .certificate($0) }, privateKey: .privateKey(key))
+        configuration.minimumTLSVersion = .tlsv12
+        // A client that never answers close_notify must not hold a stop past its grace: the
+        // service group traps when a service outlives grace and cancellation (4 s + 1 s).
+        configuration.shutdownTimeout = .milliseconds(500)
         do {
             // Made once here so that a key that does not match its certificate fails now.
             _ = try NIOSSLContext(configuration: configuration)

@@ -1,7 +1,7 @@
 import Synchronization
 
-/// Slows the guessing of a token: an address that sent ``allowedFailures`` wrong or missing
-/// tokens within ``window`` is answered 429 (``ServerError/Code/tooManyRequests``) without any
+/// Slows the guessing of a token: an address that presented ``allowedFailures`` wrong tokens
+/// (a missing token, or a stale session cookie, is not a guess) within ``window`` is answered 429 (``ServerError/Code/tooManyRequests``) without any
 /// check until that window ends, so a client learns at most that many guesses a minute. Keyed by
 /// the client's IP address (not its port); at most ``maximumAddresses`` are remembered, the
 /// oldest forgotten first, so a flood of addresses costs bounded memory.
@@ -42,11 +42,11 @@ final class TokenThrottle: Sendable {
         if refused {
             throw ServerError(
                 .tooManyRequests,
-                "Too many requests with a wrong or missing token came from this address; wait a minute (Retry-After), then send the right token.")
+                "Too many requests with a wrong token came from this address; wait a minute (Retry-After), then send the right token.")
         }
     }
 
-    /// Counts one wrong or missing token from `address`.
+    /// Counts one wrong token presented from `address`.
     func failed(_ address: String?) {
         guard let address else { return }
         let instant = now()

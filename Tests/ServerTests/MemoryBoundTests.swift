@@ -128,6 +128,27 @@ struct MemoryBoundTests {
         }
     }
 
+    @Test("a stalled client that pipelined a second request behind its stream is cut all the same, with nothing written into the stream")
+    func stalledPipelinedClientCut() async throws {
+        var options = ServerOptions(port: 0)
+        options.stallTimeout = .seconds(1)
+        try await ServerFixture.with(options: options, testing: .live) { server, client in
+            let port = try UnderAttackTests.port(client)
+            // Given a log larger than the sockets' buffers
+            for batch in 0..<10 { try await Self.append(20, of: 64_000, to: "big-\(batch)", in: server.store) }
+            // When a client asks for all of it, pipelines another request behind, and never reads
+            let stalled = try await RawConnection.open(port: port, reading: false)
+            try await stalled.send(
+                RawConnection.request("GET", "/subscribe?from=start", headers: ["Connection: keep-alive"]) + RawConnection.request("GET", "/health"))
+            try await waitUntil("the stalled client's stream to open") { server.openStreams.count == 1 }
+            // Then the stream still ends when the connection stays full
+            try await waitUntil("the server to cut the stalled, pipelining client (\(server.openStreams.count) open)", timeout: .seconds(60)) {
+                server.openStreams.count == 0
+            }
+            await stalled.close()
+        }
+    }
+
     @Test("GET /events holds a page bounded in bytes: large events end it early with Next-From, and the next page goes on")
     func eventsPageBoundedInBytes() async throws {
         try await ServerFixture.with { server, client in

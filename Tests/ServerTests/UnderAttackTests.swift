@@ -248,12 +248,17 @@ func waitUntil(_ what: String, timeout: Duration = .seconds(10), _ condition: @S
 }
 
 extension UnderAttackTests {
-    @Test("wrong tokens are slowed per address: after 10 in a minute, 429 with Retry-After, even for the right token; /health still answers")
+    @Test("wrong tokens are slowed per address: after 10 in a minute, 429 with Retry-After, even for the right token; requests without one are not counted; /health still answers")
     func wrongTokensThrottled() async throws {
         let token = "the-right-token-0123456789"
         try await ServerFixture.with(options: ServerOptions(port: 0, token: token), testing: .live) { _, client in
             let port = try Self.port(client)
-            // Given ten guesses, through the header and through POST /session
+            // Given twenty requests without a token (not guesses: they are not counted)
+            for _ in 0..<20 {
+                let answer = try await RawConnection.exchange(port: port, RawConnection.request("GET", "/events"))
+                #expect(RawConnection.status(answer) == 401, "\(answer)")
+            }
+            // And ten guesses, through the header and through POST /session
             for guess in 0..<10 {
                 let request =
                     guess % 2 == 0

@@ -10,12 +10,13 @@ struct Serve: AsyncParsableCommand {
         abstract: "Serve the store over HTTP: the JSON API, live streams, the chat app's protocol, a web console.",
         discussion: """
             Listens on 127.0.0.1:8080 unless --host and --port say otherwise (--port 0 takes a free \
-            port) and says so on standard error: `esctl: serving STORE on http://HOST:PORT`. It serves \
+            port) and says so on standard error: `esctl: serving STORE on http://HOST:PORT` (https with \
+            TLS). It serves \
             an existing store (exit 67 otherwise, unless --create); a port in use exits 69. A host \
             that is not loopback needs a token of 16 characters or more (--token, --token-file or \
             $ESCTL_TOKEN), and --tls-cert and --tls-key serve HTTPS (a TLS proxy in front does too); with a token every route \
             but /health and the console's files needs it as `Authorization: Bearer TOKEN` or the \
-            cookie POST /session sets. Open http://HOST:PORT/ in a browser for the console: the live \
+            cookie POST /session sets. Open the address in a browser for the console: the live \
             log, the projections and the apps (it asks for the token when there is one). While it \
             serves, every projection follows the commits. Connections are capped \
             (--max-connections; 503 past it) and timed out when idle, live streams and waits too \
