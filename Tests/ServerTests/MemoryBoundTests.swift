@@ -108,19 +108,19 @@ struct MemoryBoundTests {
         }
     }
 
-    @Test("a client that stops reading a live stream of large events is cut after the stall timeout, and the stream's handler ends")
-    func stalledClientCut() async throws {
+    /// Sends `requests` at once on a connection that never reads, to a server with a stall
+    /// timeout of 1 s over a log of 200 events of 64 kB (12.8 MB, more than every socket buffer
+    /// between), and waits until the stream it opened has ended.
+    static func expectStalledClientCut(sending requests: String) async throws {
         var options = ServerOptions(port: 0)
         options.stallTimeout = .seconds(1)
         try await ServerFixture.with(options: options, testing: .live) { server, client in
             let port = try UnderAttackTests.port(client)
-            // Given a log of 200 events of 64 kB (12.8 MB, more than every socket buffer between)
             for batch in 0..<10 { try await Self.append(20, of: 64_000, to: "big-\(batch)", in: server.store) }
-            // When a client asks for all of it and never reads
             let stalled = try await RawConnection.open(port: port, reading: false)
-            try await stalled.send(RawConnection.request("GET", "/subscribe?from=start"))
+            try await stalled.send(requests)
             try await waitUntil("the stalled client's stream to open") { server.openStreams.count == 1 }
-            // Then the server closes its connection and the stream ends, however long the log
+            // However long the log, the server closes the connection and the stream ends
             try await waitUntil("the server to cut the stalled stream (\(server.openStreams.count) open)", timeout: .seconds(60)) {
                 server.openStreams.count == 0
             }
@@ -128,25 +128,17 @@ struct MemoryBoundTests {
         }
     }
 
+    @Test("a client that stops reading a live stream of large events is cut after the stall timeout, and the stream's handler ends")
+    func stalledClientCut() async throws {
+        // Given a client that asks for all of a large log and never reads, then it is cut
+        try await Self.expectStalledClientCut(sending: RawConnection.request("GET", "/subscribe?from=start"))
+    }
+
     @Test("a stalled client that pipelined a second request behind its stream is cut all the same, with nothing written into the stream")
     func stalledPipelinedClientCut() async throws {
-        var options = ServerOptions(port: 0)
-        options.stallTimeout = .seconds(1)
-        try await ServerFixture.with(options: options, testing: .live) { server, client in
-            let port = try UnderAttackTests.port(client)
-            // Given a log larger than the sockets' buffers
-            for batch in 0..<10 { try await Self.append(20, of: 64_000, to: "big-\(batch)", in: server.store) }
-            // When a client asks for all of it, pipelines another request behind, and never reads
-            let stalled = try await RawConnection.open(port: port, reading: false)
-            try await stalled.send(
-                RawConnection.request("GET", "/subscribe?from=start", headers: ["Connection: keep-alive"]) + RawConnection.request("GET", "/health"))
-            try await waitUntil("the stalled client's stream to open") { server.openStreams.count == 1 }
-            // Then the stream still ends when the connection stays full
-            try await waitUntil("the server to cut the stalled, pipelining client (\(server.openStreams.count) open)", timeout: .seconds(60)) {
-                server.openStreams.count == 0
-            }
-            await stalled.close()
-        }
+        // Given a client that pipelines another request behind its stream and never reads, then it is cut
+        try await Self.expectStalledClientCut(
+            sending: RawConnection.request("GET", "/subscribe?from=start", headers: ["Connection: keep-alive"]) + RawConnection.request("GET", "/health"))
     }
 
     @Test("GET /events holds a page bounded in bytes: large events end it early with Next-From, and the next page goes on")
