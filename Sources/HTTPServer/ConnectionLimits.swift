@@ -98,6 +98,8 @@ final class ConnectionGuardHandler: ChannelDuplexHandler, RemovableChannelHandle
     private let gauge: ConnectionGauge
     private let bodyTimeout: TimeAmount
     private let stallTimeout: TimeAmount
+    /// Whether the server is stopping: what an unanswered request is told when it is cut.
+    private let stopSignal: StopSignal
     private let logger: Logger
     private var stallDeadline: Scheduled<Void>?
     private var counted = false
@@ -125,8 +127,9 @@ final class ConnectionGuardHandler: ChannelDuplexHandler, RemovableChannelHandle
     /// route left unread): done once the drain ends, so the client still reads the 413.
     private var deferredClose: EventLoopPromise<Void>?
 
-    init(gauge: ConnectionGauge, bodyTimeout: Duration, stallTimeout: Duration, logger: Logger) {
+    init(gauge: ConnectionGauge, bodyTimeout: Duration, stallTimeout: Duration, stopSignal: StopSignal, logger: Logger) {
         self.gauge = gauge
+        self.stopSignal = stopSignal
         self.bodyTimeout = TimeAmount(bodyTimeout)
         self.stallTimeout = TimeAmount(stallTimeout)
         self.logger = logger
@@ -284,9 +287,11 @@ final class ConnectionGuardHandler: ChannelDuplexHandler, RemovableChannelHandle
         // never a write that a stalled client would hold the close behind.
         if mode != .output, answersPending > 0, !answerInProgress, !answeredByGuard, context.channel.isActive, context.channel.isWritable {
             answersPending = 0
+            // A stop says so; otherwise a connection closed with a body still coming timed out
+            // (the body timeout, or the idle timeout between two parts of the body).
             let error =
-                bodyTimedOut
-                ? ServerError(.requestTimeout, "The request's body did not arrive within the body timeout (--body-timeout); nothing was done.")
+                !stopSignal.isStopping && (bodyTimedOut || !requestEnded)
+                ? ServerError(.requestTimeout, "The request's body did not arrive in time (--body-timeout, --idle-timeout); nothing was done.")
                 : ServerError(
                     .unavailable,
                     "The server is stopping and did not answer this request; send it again once it is back (an append retried with the same event ids is answered as already recorded).")

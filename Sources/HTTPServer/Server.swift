@@ -120,10 +120,11 @@ public final class Server: Sendable {
         let gauge = connections
         let bodyTimeout = options.bodyTimeout
         let stallTimeout = options.stallTimeout
+        let stopSignal = stopSignal
         let logger = logger
         let http = HTTP1Channel.Configuration(
             additionalChannelHandlers: [
-                ConnectionGuardHandler(gauge: gauge, bodyTimeout: bodyTimeout, stallTimeout: stallTimeout, logger: logger)
+                ConnectionGuardHandler(gauge: gauge, bodyTimeout: bodyTimeout, stallTimeout: stallTimeout, stopSignal: stopSignal, logger: logger)
             ],
             idleTimeout: TimeAmount(options.idleTimeout))
         var server = HTTPServerBuilder.http1(configuration: http)
