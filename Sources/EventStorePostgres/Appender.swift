@@ -139,19 +139,21 @@ final class Appender: Sendable {
             calls.add(1, ordering: .relaxed)
             var head: UInt64 = 0
             var (appends, events) = (0, 0)
+            for outcome in outcomes {
+                guard case let .success(results) = outcome else { continue }
+                head = max(head, results.compactMap { $0.alreadyRecorded ? nil : $0.positions.last }.max() ?? 0)
+                completed.add(1, ordering: .relaxed)
+                appends += 1
+                events += results.reduce(0) { $0 + ($1.alreadyRecorded ? 0 : $1.positions.count) }
+            }
+            // Counted before anyone is told: a caller whose append returned finds it in the metrics.
+            metrics.committed(appends: appends, events: events, duration: elapsed)
             for (job, outcome) in zip(batch, outcomes) {
                 switch outcome {
-                case let .success(results):
-                    head = max(head, results.compactMap { $0.alreadyRecorded ? nil : $0.positions.last }.max() ?? 0)
-                    completed.add(1, ordering: .relaxed)
-                    appends += 1
-                    events += results.reduce(0) { $0 + ($1.alreadyRecorded ? 0 : $1.positions.count) }
-                    job.continuation.resume(returning: results)
-                case let .failure(error):
-                    job.continuation.resume(throwing: error)
+                case let .success(results): job.continuation.resume(returning: results)
+                case let .failure(error): job.continuation.resume(throwing: error)
                 }
             }
-            metrics.committed(appends: appends, events: events, duration: elapsed)
             if head > 0 { headSignal.publish(head) }
         } catch {
             guard batch.count > 1 else {

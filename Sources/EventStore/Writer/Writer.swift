@@ -236,14 +236,16 @@ final class Writer: @unchecked Sendable {
                 }
                 formatUpgradePending = false
                 let rejectedIndices = Set(rejected.map(\.0))
+                // Counted before anyone is told: a caller whose append returned finds it in the
+                // metrics (a test read them between the commit and the count).
+                // Table writes (projections' checkpoints and rows) are commits but not appends.
+                let appends = pending.indices.filter { !rejectedIndices.contains($0) && pending[$0].eventCount > 0 }.count
+                metrics.committed(appends: appends, events: Int(written), duration: elapsed)
+                completedJobCount.add(UInt64(pending.count - rejected.count), ordering: .relaxed)
                 for (index, reason) in rejected { pending[index].fail(reason) }
                 for (index, job) in pending.enumerated() where !rejectedIndices.contains(index) {
                     job.complete()
                 }
-                completedJobCount.add(UInt64(pending.count - rejected.count), ordering: .relaxed)
-                // Table writes (projections' checkpoints and rows) are commits but not appends.
-                let appends = pending.indices.filter { !rejectedIndices.contains($0) && pending[$0].eventCount > 0 }.count
-                metrics.committed(appends: appends, events: Int(written), duration: elapsed)
                 if written > 0 { headSignal.publish(head) }
                 releaseMappedPages()
                 clearStaleReadersNowAndThen()
