@@ -92,12 +92,17 @@ struct MemoryBoundTests {
             // Given one query waiting for a position far ahead: the cap
             let waiting = try await RawConnection.open(port: port)
             try await waiting.send(RawConnection.request("GET", "/projections/count-by-type?minPosition=1000&timeout=300"))
-            // When a second wait is asked for (once the first holds its place)
-            var answer = ""
-            for _ in 0..<200 {
-                answer = try await RawConnection.exchange(port: port, RawConnection.request("GET", "/projections/count-by-type?minPosition=1000&timeout=300"))
-                if RawConnection.status(answer) == 503 { break }
+            // (/metrics says when it holds its place: a second request sent before would wait itself)
+            var metrics = ""
+            for _ in 0..<300 {
+                metrics = try await RawConnection.exchange(port: port, RawConnection.request("GET", "/metrics"))
+                if metrics.contains("\nhttp_waiting_queries 1") { break }
+                try await Task.sleep(for: .milliseconds(100))
             }
+            try #require(metrics.contains("\nhttp_waiting_queries 1"), "the first wait never held its place: \(metrics.suffix(400))")
+            // When a second wait is asked for
+            let answer = try await RawConnection.exchange(
+                port: port, RawConnection.request("GET", "/projections/count-by-type?minPosition=1000&timeout=300"))
             // Then it gets 503 with Retry-After, and a query that does not wait is answered
             #expect(RawConnection.status(answer) == 503, "\(answer)")
             #expect(answer.lowercased().contains("retry-after: 1"), "\(answer)")
