@@ -1,0 +1,116 @@
+#!/usr/bin/env bash
+# Runs a command (the test suite) and fails it, with what it was doing, when it prints nothing for
+# too long: a test that awaits something that never comes hangs the run without a word, and CI
+# would stop it only at its own time limit, with no trace of where it stood.
+#
+#   scripts/hang-check.sh SECONDS COMMAND [ARGUMENT...]
+#
+# The command's standard output and error are passed through (merged, in order) and kept in a
+# log. When nothing new has been printed for SECONDS, the script prints the tests that started
+# and never ended (from Swift Testing's "◇ Test ... started" lines), the stack of every thread
+# of each test process still running (gdb, when installed), then kills the command's process
+# group and exits with 124. Otherwise it exits with the command's status.
+set -uo pipefail
+cd "$(dirname "$0")/.."
+
+limit=${1:?usage: scripts/hang-check.sh SECONDS COMMAND [ARGUMENT...]}
+shift
+[[ $limit =~ ^[0-9]+$ ]] && [ "$limit" -gt 0 ] || { echo "hang-check.sh: SECONDS must be a positive whole number" >&2; exit 64; }
+
+log=$(mktemp /tmp/hang-check.XXXXXX) || exit 69
+verdict="$log.hung"
+trap 'rm -f "$log" "$verdict"' EXIT
+
+# The command in a process group of its own, so that a hang is ended whole (esctl children too).
+set -m
+"$@" >"$log" 2>&1 &
+command_pid=$!
+set +m
+
+# Passes the log through as it grows.
+tail -n +1 -f --pid="$command_pid" "$log" &
+tail_pid=$!
+
+# The processes under $1, deepest last (swift test starts the test binary in a process group of
+# its own, so the group alone misses it).
+descendants() {
+    local child
+    for child in $(ps -o pid= --ppid "$1" 2>/dev/null); do
+        echo "$child"
+        descendants "$child"
+    done
+}
+
+# Prints what the hung run was doing: the tests still open and every thread's stack.
+diagnose() {
+    echo
+    echo "hang-check: nothing printed for $limit s; the run is stopped as hung."
+    echo "hang-check: tests that started and did not end:"
+    python3 - "$log" <<'EOF' || true
+import re, sys
+started, ended = {}, set()
+for line in open(sys.argv[1], encoding="utf-8", errors="replace"):
+    m = re.match(r'^◇ Test (?:case passing .*? to )?"(.*?)" started', line)
+    if m:
+        started[m.group(1)] = line.strip()
+    m = re.match(r'^[✔✘] Test "(.*?)"', line)
+    if m:
+        ended.add(m.group(1))
+for name, line in started.items():
+    if name not in ended:
+        print("    " + line)
+EOF
+    # gdb only now, when it is needed (a hang is rare; CI machines start without it).
+    if ! command -v gdb >/dev/null && [ "$(id -u)" = 0 ]; then
+        echo "hang-check: installing gdb for the stacks..."
+        timeout 300 bash -c 'DEBIAN_FRONTEND=noninteractive apt-get install -y -qq gdb >/dev/null 2>&1 ||
+            { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq gdb >/dev/null 2>&1; }' || true
+    fi
+    for pid in $(descendants "$command_pid"); do
+        local name
+        name=$(basename "$(readlink "/proc/$pid/exe" 2>/dev/null)") || continue
+        case "$name" in *PackageTests.xctest|esctl|torture-writer) ;; *) continue ;; esac
+        echo "hang-check: the threads of process $pid ($name):"
+        if command -v gdb >/dev/null; then
+            timeout 120 gdb -p "$pid" -batch -nx -ex "set pagination off" -ex "thread apply all bt 30" 2>/dev/null \
+                | grep -E '^(Thread|#)' | sed 's/^/    /'
+        else
+            echo "    (gdb is not installed: no stacks)"
+        fi
+    done
+}
+
+# Watches the log's size; when it stops growing for $limit seconds, diagnoses and ends the run.
+(
+    last_size=-1
+    quiet=0
+    while kill -0 "$command_pid" 2>/dev/null; do
+        sleep 5
+        size=$(stat -c %s "$log" 2>/dev/null || echo 0)
+        if [ "$size" != "$last_size" ]; then
+            last_size=$size
+            quiet=0
+            continue
+        fi
+        quiet=$((quiet + 5))
+        if [ "$quiet" -ge "$limit" ]; then
+            diagnose >&2
+            : >"$verdict"
+            for pid in $(descendants "$command_pid"); do kill -KILL "$pid" 2>/dev/null; done
+            kill -KILL -- "-$command_pid" 2>/dev/null
+            exit 0
+        fi
+    done
+) &
+watch_pid=$!
+
+status=0
+wait "$command_pid" || status=$?
+kill "$watch_pid" 2>/dev/null
+wait "$watch_pid" 2>/dev/null
+wait "$tail_pid" 2>/dev/null
+if [ -e "$verdict" ]; then
+    echo "hang-check: failed: the command printed nothing for $limit s (see above)." >&2
+    exit 124
+fi
+exit "$status"
