@@ -10,7 +10,10 @@ struct ReentrancyTests {
     @Test("a store whose last reference a table-write closure held closes on the writer thread, without hanging", arguments: 0..<30)
     func releasedOnItsWriterThread(round: Int) async throws {
         let directory = try TemporaryDirectory()
-        try await writeHoldingTheStore(directory.path)
+        let path = directory.path
+        try await withTimeout(.seconds(20), "the write through a closure holding the store (round \(round))") {
+            try await Self.writeHoldingTheStore(path)
+        }
         // The directory opens again once the store closed (it is claimed until then).
         try await withTimeout(.seconds(20), "the store released on its writer thread to close (round \(round))") {
             while true {
@@ -24,7 +27,7 @@ struct ReentrancyTests {
     }
 
     /// Writes through a closure that holds the only other reference to the store.
-    private func writeHoldingTheStore(_ path: String) async throws {
+    private static func writeHoldingTheStore(_ path: String) async throws {
         let store = try EventStore(path: path)
         try await store.openTables(["t"])
         try await store.writeTables { [store] txn in
