@@ -37,9 +37,11 @@ test: deps
 	@# One test case per core at a time (Swift Testing's default is two): the suite's tests are
 	@# busy, not idle, and more of them at once only lengthen every task's wait for a thread.
 	@# A run that prints nothing for 10 minutes is hung: it is stopped with the tests still open and
-	@# every thread's stack (scripts/hang-check.sh), instead of running into CI's time limit.
+	@# every thread's stack (scripts/hang-check.sh), instead of running into CI's time limit. Only
+	@# failures, warnings and the summary are shown; the whole output is in .build/test-output.log.
 	SWT_EXPERIMENTAL_MAXIMUM_PARALLELIZATION_WIDTH=$${SWT_EXPERIMENTAL_MAXIMUM_PARALLELIZATION_WIDTH:-$$(nproc)} \
-		./scripts/with-postgres.sh ./scripts/hang-check.sh 600 ./scripts/pool-check.sh $(SWIFT) test --skip-build
+		./scripts/with-postgres.sh ./scripts/hang-check.sh --quiet --keep .build/test-output.log 600 \
+		./scripts/pool-check.sh $(SWIFT) test --skip-build
 	./scripts/schemathesis.sh
 	./scripts/console-test.sh
 	./scripts/abuse-test.sh --short

@@ -3,23 +3,47 @@
 # too long: a test that awaits something that never comes hangs the run without a word, and CI
 # would stop it only at its own time limit, with no trace of where it stood.
 #
-#   scripts/hang-check.sh SECONDS COMMAND [ARGUMENT...]
+#   scripts/hang-check.sh [--quiet] [--keep FILE] SECONDS COMMAND [ARGUMENT...]
 #
 # The command's standard output and error are passed through (merged, in order) and kept in a
 # log. When nothing new has been printed for SECONDS, the script prints the tests that started
 # and never ended (from Swift Testing's "◇ Test ... started" lines), the stack of every thread
-# of each test process still running (gdb, when installed), then kills the command's process
-# group and exits with 124. Otherwise it exits with the command's status.
+# of each test process still running (gdb, when installed; installed with apt-get when missing
+# and running as root), then kills the command and everything it started and exits with 124.
+# Otherwise it exits with the command's status.
+#
+# --quiet      pass through everything but the lines of tests that start and pass and the
+#              servers' info-level log lines (failures, warnings, findings and the summary stay):
+#              the suite prints some 400 KB of them, which buries what matters in a CI log
+# --keep FILE  keep the whole output in FILE (otherwise it is removed at the end)
 set -uo pipefail
 cd "$(dirname "$0")/.."
 
-limit=${1:?usage: scripts/hang-check.sh SECONDS COMMAND [ARGUMENT...]}
+usage="usage: scripts/hang-check.sh [--quiet] [--keep FILE] SECONDS COMMAND [ARGUMENT...]"
+quiet=0
+keep=""
+while [ $# -gt 0 ]; do
+    case "$1" in
+        --quiet) quiet=1; shift ;;
+        --keep) [ $# -ge 2 ] || { echo "$usage" >&2; exit 64; }; keep=$2; shift 2 ;;
+        *) break ;;
+    esac
+done
+limit=${1:?$usage}
 shift
 [[ $limit =~ ^[0-9]+$ ]] && [ "$limit" -gt 0 ] || { echo "hang-check.sh: SECONDS must be a positive whole number" >&2; exit 64; }
+[ $# -gt 0 ] || { echo "$usage" >&2; exit 64; }
 
-log=$(mktemp /tmp/hang-check.XXXXXX) || exit 69
-verdict="$log.hung"
-trap 'rm -f "$log" "$verdict"' EXIT
+if [ -n "$keep" ]; then
+    mkdir -p "$(dirname "$keep")" && : >"$keep" || { echo "hang-check.sh: cannot write $keep" >&2; exit 73; }
+    log=$keep
+    verdict=$(mktemp /tmp/hang-check.XXXXXX) && rm -f "$verdict" || exit 69
+    trap 'rm -f "$verdict"' EXIT
+else
+    log=$(mktemp /tmp/hang-check.XXXXXX) || exit 69
+    verdict="$log.hung"
+    trap 'rm -f "$log" "$verdict"' EXIT
+fi
 
 # The command in a process group of its own, so that a hang is ended whole (esctl children too).
 set -m
@@ -27,8 +51,13 @@ set -m
 command_pid=$!
 set +m
 
-# Passes the log through as it grows.
-tail -n +1 -f --pid="$command_pid" "$log" &
+# Passes the log through as it grows (without the passing tests' lines, with --quiet).
+if [ "$quiet" = 1 ]; then
+    tail -n +1 -f --pid="$command_pid" "$log" \
+        | grep --line-buffered -v -E '^(◇ |✔ Test "|✔ Suite "|↳ (Testing Library|Target Platform))|^[0-9]{4}-[0-9]{2}-[0-9]{2}T[^ ]+ (trace|debug|info|notice) ' &
+else
+    tail -n +1 -f --pid="$command_pid" "$log" &
+fi
 tail_pid=$!
 
 # The processes under $1, deepest last (swift test starts the test binary in a process group of
@@ -109,6 +138,13 @@ wait "$command_pid" || status=$?
 kill "$watch_pid" 2>/dev/null
 wait "$watch_pid" 2>/dev/null
 wait "$tail_pid" 2>/dev/null
+if [ "$quiet" = 1 ]; then
+    if [ -n "$keep" ]; then
+        echo "hang-check: the lines of passing tests and info-level logs were not shown; the whole output is in $keep."
+    else
+        echo "hang-check: the lines of passing tests and info-level logs were not shown (--keep FILE keeps them)."
+    fi
+fi
 if [ -e "$verdict" ]; then
     echo "hang-check: failed: the command printed nothing for $limit s (see above)." >&2
     exit 124
