@@ -72,7 +72,8 @@ public final class ServerMetrics: Sendable {
             ("http_requests_in_flight", "Requests that reached the routes and are not answered yet.", requestsInFlight.load(ordering: .relaxed)),
         ]
         for (name, help, value) in gauges {
-            registry.makeGauge(name: name, help: help).set(Double(value))
+            // A name without a unit: the descriptor's empty unit adds nothing to it.
+            registry.makeGauge(descriptor: MetricNameDescriptor(metricName: name, unitName: "", helpText: help)).set(Double(value))
         }
         return registry.emitToString()
     }

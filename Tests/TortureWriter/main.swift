@@ -314,7 +314,8 @@ case "rebuild-appending":
     let seed = UInt64(option("--seed") ?? "1") ?? 1
     let start = UInt64(option("--start") ?? "1") ?? 1
     let runner = try await ProjectionRunner(store: store, projections: AppCatalog.logSummaries, batchSize: 500)
-    let appender = Task {
+    // Appends beside the rebuilds until the test kills the process.
+    _ = Task {
         var batch = start
         while true {
             _ = try await store.append(TortureBatch.appends(seed: seed, batch: batch))
