@@ -15,7 +15,8 @@
 # --quiet      pass through everything but the lines of tests that start and pass and the
 #              servers' info-level log lines (failures, warnings, findings and the summary stay):
 #              the suite prints some 400 KB of them, which buries what matters in a CI log
-# --keep FILE  keep the whole output in FILE (otherwise it is removed at the end)
+# --keep FILE  keep the whole output in FILE (otherwise it is removed at the end); a relative
+#              FILE, like the command, is taken from the repository's root
 set -uo pipefail
 cd "$(dirname "$0")/.."
 
@@ -60,14 +61,27 @@ else
 fi
 tail_pid=$!
 
-# The processes under $1, deepest last (swift test starts the test binary in a process group of
-# its own, so the group alone misses it).
+# The processes under $1, read from /proc (no ps needed): swift test starts the test binary in a
+# process group of its own, so the group alone misses it.
 descendants() {
-    local child
-    for child in $(ps -o pid= --ppid "$1" 2>/dev/null); do
-        echo "$child"
-        descendants "$child"
+    local stat pid rest
+    for stat in /proc/[0-9]*/stat; do
+        read -r rest <"$stat" 2>/dev/null || continue
+        pid=${rest%% *}
+        rest=${rest##*) }
+        rest=${rest#* }
+        if [ "${rest%% *}" = "$1" ]; then
+            echo "$pid"
+            descendants "$pid"
+        fi
     done
+}
+
+# Stops the command and everything it started.
+stop_all() {
+    local signal=$1 pid
+    for pid in $(descendants "$command_pid"); do kill "-$signal" "$pid" 2>/dev/null; done
+    kill "-$signal" -- "-$command_pid" 2>/dev/null
 }
 
 # Prints what the hung run was doing: the tests still open and every thread's stack.
@@ -77,16 +91,26 @@ diagnose() {
     echo "hang-check: tests that started and did not end:"
     python3 - "$log" <<'EOF' || true
 import re, sys
-started, ended = {}, set()
+open_lines = {}  # test name -> its "started" lines (the test's own, or one per argument case)
 for line in open(sys.argv[1], encoding="utf-8", errors="replace"):
-    m = re.match(r'^◇ Test (?:case passing .*? to )?"(.*?)" started', line)
+    line = line.rstrip("\n")
+    m = re.match(r'^◇ Test "(.*)" started\.$', line)
     if m:
-        started[m.group(1)] = line.strip()
-    m = re.match(r'^[✔✘] Test "(.*?)"', line)
+        open_lines.setdefault(m.group(1), []).append(line)
+        continue
+    if line.startswith("◇ Test case passing ") and line.endswith('" started.'):
+        # The name is the one whose ' to "NAME" started.' ends the line (an argument may hold ' to "').
+        for name in open_lines:
+            if line.endswith(' to "%s" started.' % name):
+                open_lines[name].append(line)
+                break
+        continue
+    # A test ends with one of these; "✘ Test ... recorded an issue" is not an end.
+    m = re.match(r'^[✔✘➜] Test "(.*)"(?: with \d+ test cases?)? (?:passed|failed|was cancelled|skipped)', line)
     if m:
-        ended.add(m.group(1))
-for name, line in started.items():
-    if name not in ended:
+        open_lines.pop(m.group(1), None)
+for lines in open_lines.values():
+    for line in lines[-3:]:
         print("    " + line)
 EOF
     # gdb only now, when it is needed (a hang is rare; CI machines start without it).
@@ -101,8 +125,14 @@ EOF
         case "$name" in *PackageTests.xctest|esctl|torture-writer) ;; *) continue ;; esac
         echo "hang-check: the threads of process $pid ($name):"
         if command -v gdb >/dev/null; then
-            timeout 120 gdb -p "$pid" -batch -nx -ex "set pagination off" -ex "thread apply all bt 30" 2>/dev/null \
-                | grep -E '^(Thread|#)' | sed 's/^/    /'
+            local stacks
+            stacks=$(timeout 120 gdb -p "$pid" -batch -nx -ex "set pagination off" -ex "thread apply all bt 30" 2>&1)
+            if grep -q '^Thread' <<<"$stacks"; then
+                grep -E '^(Thread|#)' <<<"$stacks" | sed 's/^/    /'
+            else
+                echo "    (gdb could not take the stacks:)"
+                tail -5 <<<"$stacks" | sed 's/^/    /'
+            fi
         else
             echo "    (gdb is not installed: no stacks)"
         fi
@@ -125,16 +155,26 @@ EOF
         if [ "$quiet" -ge "$limit" ]; then
             diagnose >&2
             : >"$verdict"
-            for pid in $(descendants "$command_pid"); do kill -KILL "$pid" 2>/dev/null; done
-            kill -KILL -- "-$command_pid" 2>/dev/null
+            stop_all KILL
             exit 0
         fi
     done
 ) &
 watch_pid=$!
 
+# Interrupted (Ctrl-C, a CI job cancelled): the command runs in a process group of its own, which
+# the terminal's signal does not reach, so it is stopped here, with all it started.
+on_signal() {
+    stop_all TERM
+    kill "$watch_pid" "$tail_pid" 2>/dev/null
+    exit "$1"
+}
+trap 'on_signal 130' INT
+trap 'on_signal 143' TERM
+trap 'on_signal 129' HUP
+
 status=0
-wait "$command_pid" || status=$?
+wait "$command_pid" 2>/dev/null || status=$?
 kill "$watch_pid" 2>/dev/null
 wait "$watch_pid" 2>/dev/null
 wait "$tail_pid" 2>/dev/null

@@ -38,7 +38,7 @@ excluded=(
 # Cuts lines past 2,000 characters: a runtime error of schemathesis prints a hypothesis cache key
 # of some 240,000 characters on one line, which buries the rest of a CI log.
 shorten() {
-    awk '{ if (length($0) > 2000) print substr($0, 1, 2000) " [... " length($0) - 2000 " more characters]"; else print }'
+    awk '{ if (length($0) > 2000) print substr($0, 1, 2000) " [... cut]"; else print; fflush() }'
 }
 
 fuzz() {
