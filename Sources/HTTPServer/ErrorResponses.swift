@@ -107,7 +107,7 @@ enum ErrorResponses {
         switch code.base {
         case .unknownProjection: return .notFound
         case .invalidDefinition, .invalidQuery: return .badRequest
-        case .stopped: return .serviceUnavailable
+        case .stopped, .notCaughtUp: return .serviceUnavailable
         // A client's precondition (a state at least as recent as minPosition) not met in time:
         // the server did not fail, so not a 5xx.
         case .timedOut: return .preconditionFailed

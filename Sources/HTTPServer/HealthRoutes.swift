@@ -5,9 +5,10 @@ import Hummingbird
 import WireFormat
 
 extension Server {
-    /// `GET /health`: 200 `{"status":"ok","head":N,"authorized":B}` while the store answers (open
-    /// without the token). `authorized` says whether this request carries the token's rights (true
-    /// when the server has no token), so the console knows to ask for it before it reads anything.
+    /// `GET /health`: 200 `{"status":"ok","head":N,"authorized":B,"readOnly":B}` while the store
+    /// answers (open without the token). `authorized` says whether this request carries the
+    /// token's rights (true when the server has no token), so the console knows to ask for it
+    /// before it reads anything; `readOnly`, whether the store is served for reading only.
     func addHealthRoutes(to router: Router<ServerContext>) {
         router.get("/health") { request, _ -> Response in
             let head = try await self.store.headPosition()
@@ -15,6 +16,7 @@ extension Server {
             object.add("status", "ok")
             object.add("head", head)
             object.add("authorized", AuthorizationMiddleware.isAuthorized(request, token: self.options.token, session: self.session))
+            object.add("readOnly", self.store.mode == .readOnly)
             return ErrorResponses.body(.ok, object.finish())
         }
     }

@@ -42,16 +42,17 @@ paths:
         - {}
       responses:
         "200":
-          description: The store answers. `authorized` is true when the server has no token or the request carries it (the console asks for the token when it is false).
+          description: The store answers. `authorized` is true when the server has no token or the request carries it (the console asks for the token when it is false); `readOnly` is true when the store is served for reading only (writes answer 503).
           content:
             application/json:
               schema:
                 type: object
-                required: [status, head, authorized]
+                required: [status, head, authorized, readOnly]
                 properties:
                   status: { const: ok }
                   head: { type: integer, minimum: 0 }
                   authorized: { type: boolean }
+                  readOnly: { type: boolean }
         "503": { $ref: "#/components/responses/Unavailable" }
   /session:
     post:

@@ -4,7 +4,7 @@ public struct ProjectionError: Error, Sendable, Equatable, CustomStringConvertib
     /// program's `switch`.
     public struct Code: Sendable, Hashable, CustomStringConvertible {
         package enum Base: String, Sendable, CaseIterable {
-            case unknownProjection, invalidDefinition, invalidQuery, stopped, damagedState, timedOut
+            case unknownProjection, invalidDefinition, invalidQuery, stopped, damagedState, timedOut, notCaughtUp
         }
 
         package let base: Base
@@ -26,6 +26,9 @@ public struct ProjectionError: Error, Sendable, Equatable, CustomStringConvertib
         public static let damagedState = Code(.damagedState)
         /// A wait for a projection to reach a position ran out of time.
         public static let timedOut = Code(.timedOut)
+        /// A projection's stored state is behind the log (or was built by another definition)
+        /// and cannot be caught up here: the store is open read-only.
+        public static let notCaughtUp = Code(.notCaughtUp)
 
         public var description: String { base.rawValue }
     }

@@ -81,7 +81,7 @@ enum ExitStatus: Int32, CaseIterable {
         switch code.base {
         case .unknownProjection: self = .notFound
         case .invalidQuery: self = .invalidInput
-        case .damagedState: self = .storeUnavailable
+        case .damagedState, .notCaughtUp: self = .storeUnavailable
         case .stopped, .invalidDefinition: self = .internalError
         case .timedOut: self = .timedOut
         }

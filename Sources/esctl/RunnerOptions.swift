@@ -26,6 +26,33 @@ extension StoreOptions {
             throw error
         }
     }
+
+    /// Opens the store and its runner as ``openRunner(durability:finishingRebuilds:mode:metricsFactory:subscriptionPageBytes:)``
+    /// does, or, when this process may not write the store (files read-only for this user, a
+    /// PostgreSQL standby), read-only: its queries then answer from the projections that are
+    /// caught up as they stand. `readOnly` asks for that at once. Says on standard error when it
+    /// falls back to reading, with `announcing`. Throws what opening for writing threw when
+    /// reading fails too.
+    func openRunnerOrReading(
+        readOnly: Bool = false, announcing: Bool, durability: Durability = .full, finishingRebuilds: Bool = true, mode: OpenMode = .existing,
+        metricsFactory: (any MetricsFactory)? = nil, subscriptionPageBytes: Int? = nil
+    ) async throws -> (any EventLog, ProjectionRunner) {
+        let reading = { [self] in
+            try await openRunner(mode: .readOnly, metricsFactory: metricsFactory, subscriptionPageBytes: subscriptionPageBytes)
+        }
+        if readOnly { return try await reading() }
+        do {
+            return try await openRunner(
+                durability: durability, finishingRebuilds: finishingRebuilds, mode: mode, metricsFactory: metricsFactory,
+                subscriptionPageBytes: subscriptionPageBytes)
+        } catch let error as EventStoreError where error.code == .storeUnavailable {
+            guard let opened = try? await reading() else { throw error }
+            if announcing {
+                Console.note("esctl: \(error.message) Reading it only: writes answer 503, and queries answer from the projections that are caught up.\n")
+            }
+            return opened
+        }
+    }
 }
 
 /// One line of progress on standard error, redrawn in place, shown only on a terminal.

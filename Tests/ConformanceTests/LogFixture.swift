@@ -90,13 +90,14 @@ final class LogFixture: Sendable {
     }
 
     private static func open(
-        _ backend: Backend, directory: TemporaryDirectory?, database: ThrowawayDatabase?, configuration: Configuration
+        _ backend: Backend, directory: TemporaryDirectory?, database: ThrowawayDatabase?, configuration: Configuration,
+        mode: OpenMode = .createIfMissing
     ) async throws -> any EventLog {
         switch backend {
         case .lmdb:
-            return try EventStore(path: try #require(directory).appending("store"), configuration: configuration)
+            return try EventStore(path: try #require(directory).appending("store"), mode: mode, configuration: configuration)
         case .postgres:
-            return try await PostgresEventStore(url: try #require(database).url, configuration: configuration)
+            return try await PostgresEventStore(url: try #require(database).url, mode: mode, configuration: configuration)
         }
     }
 
@@ -104,6 +105,13 @@ final class LogFixture: Sendable {
     func reopen() async throws {
         opened.log.close()
         opened.log = try await Self.open(backend, directory: directory, database: database, configuration: configuration)
+    }
+
+    /// Closes the store and opens it again in `mode` (``OpenMode/readOnly``: as a user who may
+    /// only read it), with the same clock and ids.
+    func reopen(mode: OpenMode) async throws {
+        opened.log.close()
+        opened.log = try await Self.open(backend, directory: directory, database: database, configuration: configuration, mode: mode)
     }
 
     /// Closes the store and opens it again with `upcasters` (and the same clock and ids). When

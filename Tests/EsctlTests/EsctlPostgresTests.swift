@@ -45,6 +45,30 @@ struct EsctlPostgresTests {
         try await database.drop()
     }
 
+    @Test("a database that refuses writes, as a standby does, is queried for reading: a caught-up projection answers, one behind exits 69 saying how to catch up")
+    func queryWhereWritesAreRefused() async throws {
+        let database = try await ThrowawayDatabase.create()
+        let s = try EsctlSandbox(db: database.url)
+        // Given count-by-type caught up with both events and stream-summary with the first only
+        #expect(try await s.esctl("append", "s", "T").status == 0)
+        #expect(try await s.esctl("query", "stream-summary").status == 0)
+        #expect(try await s.esctl("append", "s", "U").status == 0)
+        let counted = try await s.esctl("query", "count-by-type", "--json")
+        #expect(counted.status == 0, "\(counted)")
+        // When the database refuses every write from now on, as a standby does
+        try await database.execute("ALTER DATABASE \"\(database.name)\" SET default_transaction_read_only = on")
+        // Then the caught-up projection answers as before
+        let answered = try await s.esctl("query", "count-by-type", "--json")
+        #expect(answered.status == 0 && answered.stdout == counted.stdout, "\(answered)")
+        // And the one behind exits 69 saying how to catch it up, as an append says why it cannot write
+        let behind = try await s.esctl("query", "stream-summary")
+        #expect(behind.status == 69, "\(behind)")
+        #expect(behind.stderr.hasPrefix("esctl: The projection 'stream-summary' has applied the log up to position 1 of 2, and the store is open read-only"), "\(behind)")
+        let append = try await s.esctl("append", "s", "V")
+        #expect(append.status == 69 && append.stderr.contains("is read-only (a standby?)"), "\(append)")
+        try await database.drop()
+    }
+
     @Test("append, batch, read, replay, stats, verify and export work on a URL")
     func logCommands() async throws {
         try await withDatabase { s in

@@ -14,7 +14,7 @@ struct HealthAndAuthTests {
         try await ServerFixture.with { _, client in
             try await client.execute(uri: "/health", method: .get) { response in
                 #expect(response.status == .ok)
-                #expect(response.text == "{\"status\":\"ok\",\"head\":0,\"authorized\":true}\n")
+                #expect(response.text == "{\"status\":\"ok\",\"head\":0,\"authorized\":true,\"readOnly\":false}\n")
                 #expect(response.headers[.contentType] == "application/json; charset=utf-8")
             }
         }

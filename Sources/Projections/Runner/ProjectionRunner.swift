@@ -94,7 +94,7 @@ public final class ProjectionRunner: Sendable {
     /// transaction and is swapped in there (so that it finishes while appends go on).
     public let finalRebuildStep: UInt64
     /// What opening did that a user should hear of: version changes rebuilt, interrupted
-    /// rebuilds finished.
+    /// rebuilds finished (or, on a store opened read-only, what it would do).
     public let notices: [String]
     private let failures = Mutex<[String: ProjectionError]>([:])
     /// The store's deletion count when every projection's state was last found up to date with
@@ -114,7 +114,8 @@ public final class ProjectionRunner: Sendable {
     /// up), and finishes any rebuild a crash interrupted; ``notices`` says which.
     /// With `inspecting` true it rebuilds and finishes nothing (for `verify` and `esctl
     /// projections`): on a store opened read-only, where tables that do not exist read as empty,
-    /// it changes nothing at all. With `finishingRebuilds` false it leaves a rebuild beside a
+    /// it changes nothing at all. A store opened read-only is always inspected so: its queries
+    /// answer from the states that are caught up as they stand (``isReadOnly``). With `finishingRebuilds` false it leaves a rebuild beside a
     /// whole old state for later, whoever started it (a one-shot query answers from the old
     /// state at once). A rebuild another living process is running is never taken over (unless
     /// no state can serve meanwhile: then this one helps). `parallelism` defaults to the number
@@ -150,6 +151,10 @@ public final class ProjectionRunner: Sendable {
                  try ProjectionDefinition($0, in: txn))
             }
         }
+        // A read-only open rebuilds and finishes nothing: its notices say so.
+        let readOnly = store.mode == .readOnly
+        let rebuildingIt = readOnly ? "the store is open read-only, so it is not rebuilt here" : "rebuilding it"
+        let finishingIt = readOnly ? "the store is open read-only, so the rebuild is not finished here" : "finishing the rebuild"
         var notices: [String] = []
         var toFinish: [any Projection] = []
         var toResume: [any Projection] = []
@@ -169,25 +174,25 @@ public final class ProjectionRunner: Sendable {
                 }
                 if rebuilding.definition != definition {
                     // Events it folded were deleted since: start it again.
-                    notices.append("Projection '\(projection.name)' \(rebuilding.definition.change(to: definition)); rebuilding it.")
+                    notices.append("Projection '\(projection.name)' \(rebuilding.definition.change(to: definition)); \(rebuildingIt).")
                     toRebuild.append(projection)
                     continue
                 }
                 notices.append(
-                    "Projection '\(projection.name)' was being rebuilt when the store last closed (at position \(rebuilding.position)); finishing the rebuild.")
+                    "Projection '\(projection.name)' was being rebuilt when the store last closed (at position \(rebuilding.position)); \(finishingIt).")
                 toResume.append(projection)
             } else if let checkpoint = rebuilding ?? serving, checkpoint.definition != definition {
-                notices.append("Projection '\(projection.name)' \(checkpoint.definition.change(to: definition)); rebuilding it.")
+                notices.append("Projection '\(projection.name)' \(checkpoint.definition.change(to: definition)); \(rebuildingIt).")
                 toRebuild.append(projection)
             } else if let serving, serving.isBuilding && serving.position > 0 {
                 notices.append(
-                    "Projection '\(projection.name)' was being rebuilt when the store last closed (at position \(serving.position)); finishing the rebuild.")
+                    "Projection '\(projection.name)' was being rebuilt when the store last closed (at position \(serving.position)); \(finishingIt).")
                 toFinish.append(projection)
             }
         }
         self.notices = notices
         for notice in notices { self.logger.info("\(notice)") }
-        guard !inspecting else { return }
+        guard !inspecting, !readOnly else { return }
         if !toRebuild.isEmpty {
             _ = try await rebuild(toRebuild.map(\.name), progress: progress)
         }
@@ -265,10 +270,13 @@ public final class ProjectionRunner: Sendable {
     /// projection whose `apply` throws stops; the others go on. Returns the head reached.
     ///
     /// Throws ``ProjectionError/Code/stopped`` for the first stopped projection, after the others
-    /// have caught up.
+    /// have caught up. On a store opened read-only it writes nothing: it returns the head if
+    /// every named projection is caught up with it already, and throws
+    /// ``ProjectionError/Code/notCaughtUp`` otherwise.
     @discardableResult
     public func catchUp(_ names: [String]? = nil, progress: Progress? = nil) async throws -> UInt64 {
         let selected = try select(names)
+        if isReadOnly { return try checkStanding(selected) }
         // A full catch-up (the live loop's, esctl's) rebuilds what deletions made stale; a
         // query's own catch-up does not wait for a rebuild: the old state answers meanwhile.
         if names == nil { try await rebuildAfterDeletions(selected, progress: progress) }
@@ -425,9 +433,12 @@ public final class ProjectionRunner: Sendable {
     // MARK: Reading
 
     /// Catches the projection up with the head, then runs `body` on its stored state in one
-    /// snapshot: the state reflects every append that returned before this call.
+    /// snapshot: the state reflects every append that returned before this call. On a store
+    /// opened read-only, nothing is caught up: the state answers if it is caught up already, and
+    /// ``ProjectionError/Code/notCaughtUp`` says how to catch it up otherwise.
     public func read<T>(_ name: String, _ body: (StoredState) throws -> T) async throws -> T {
         let projection = try projection(named: name)
+        if isReadOnly { return try readStanding(projection, atLeast: nil, body) }
         try await catchUp([projection.name])
         return try store.readTables { txn in try body(try StoredState.serving(txn, projection.name)) }
     }
@@ -442,8 +453,19 @@ public final class ProjectionRunner: Sendable {
     ///
     /// Throws ``ProjectionError/Code/invalidQuery`` for a parameter the projection does not take
     /// (naming those it takes) or a position beyond the head, ``ProjectionError/Code/stopped``
-    /// when the projection is stopped, and the store's errors.
+    /// when the projection is stopped, ``ProjectionError/Code/notCaughtUp`` on a store opened
+    /// read-only where it is behind (see ``read(_:_:)``), and the store's errors.
     public func query(_ name: String, parameters: QueryParameters = QueryParameters(), asOf position: UInt64? = nil) async throws -> JSONValue {
+        let projection = try checkedQuery(name, parameters)
+        if let position {
+            return try projection.query(try await state(of: name, asOf: position).reader, parameters)
+        }
+        return try await read(name) { try projection.query($0, parameters) }
+    }
+
+    /// The projection `name`, once `parameters` are known to be ones it takes; throws
+    /// ``ProjectionError/Code/invalidQuery`` naming those it takes otherwise.
+    func checkedQuery(_ name: String, _ parameters: QueryParameters) throws -> any Projection {
         let projection = try projection(named: name)
         let taken = projection.queryParameters.map(\.name)
         for parameter in parameters.values.keys.sorted() where !taken.contains(parameter) {
@@ -451,10 +473,7 @@ public final class ProjectionRunner: Sendable {
             throw ProjectionError(
                 .invalidQuery, "The projection '\(name)' takes no '\(parameter)' parameter; it takes: \(known).", projection: name)
         }
-        if let position {
-            return try projection.query(try await state(of: name, asOf: position).reader, parameters)
-        }
-        return try await read(name) { try projection.query($0, parameters) }
+        return projection
     }
 
     /// The same, for the registered projection of type `P`.
@@ -593,8 +612,13 @@ public final class ProjectionRunner: Sendable {
     /// the others go on. Any other failure (a full disk, a database connection cut) is retried
     /// with a back-off (50 ms, growing to 5 s) on the runner's clock until it passes: logged at
     /// warning when the daemon stops and again when it resumes, so a fault heals by itself.
+    /// On a store opened read-only there is nothing it may write: the task ends at once.
     public func runLive(processors: [any Processor] = []) -> Task<Void, Never> {
-        Task { [self] in
+        if isReadOnly {
+            logger.info("live projections not run: the store is open read-only, and its queries answer from the states as they stand")
+            return Task {}
+        }
+        return Task { [self] in
             let processorRunner = ProcessorRunner(store: store)
             var seen: UInt64?
             var reported: [String: String] = [:]

@@ -3,7 +3,8 @@ import EventStore
 extension ProjectionRunner {
     /// Waits until the projection has applied `position` (an append this client just made, here
     /// or in another process) and returns its checkpoint: with no daemon running, this catches
-    /// it up itself with each commit.
+    /// it up itself with each commit. On a store opened read-only it catches nothing up: it looks
+    /// at the checkpoint, which another process moves, every tenth of a second.
     ///
     /// Throws ``ProjectionError/Code/timedOut`` when `timeout` runs out first on the runner's
     /// clock (saying where the
@@ -32,11 +33,14 @@ extension ProjectionRunner {
 
     /// The projection's query once it has applied `minPosition`, waiting at most `timeout`:
     /// how a client reads its own writes. Errors as ``waitUntilApplied(_:position:timeout:)``
-    /// and the `query(_:parameters:asOf:)` that takes a name.
+    /// and the `query(_:parameters:asOf:)` that takes a name. On a store opened read-only, the
+    /// state answers once it has applied `minPosition`, whether or not it has reached the head.
     public func query(
         _ name: String, parameters: QueryParameters = QueryParameters(), minPosition: UInt64, timeout: Duration
     ) async throws -> JSONValue {
+        let projection = try checkedQuery(name, parameters)
         try await waitUntilApplied(name, position: minPosition, timeout: timeout)
+        if isReadOnly { return try readStanding(projection, atLeast: minPosition) { try projection.query($0, parameters) } }
         return try await query(name, parameters: parameters)
     }
 
@@ -46,6 +50,14 @@ extension ProjectionRunner {
     }
 
     private func reach(_ name: String, _ position: UInt64) async throws -> UInt64 {
+        if isReadOnly {
+            let projection = try projection(named: name)
+            while true {
+                let checkpoint = try standingCheckpoint(projection)
+                if checkpoint >= position { return checkpoint }
+                try await clock.sleep(for: Self.readOnlyPollInterval)
+            }
+        }
         while true {
             let checkpoint = try self.checkpoint(of: name)
             if checkpoint >= position { return checkpoint }

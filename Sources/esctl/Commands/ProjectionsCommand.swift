@@ -199,7 +199,9 @@ struct Query: AsyncParsableCommand {
             stored tables. With --min-position P (a position an append just returned), waits until \
             the projection has applied it, at most --timeout seconds (default 30), then answers: \
             a client reads its own writes even when another process appended them; exits 75 with \
-            a sentence when the time runs out. A parameter the projection does not take exits 64; an unknown \
+            a sentence when the time runs out. A store this user may only read answers from a \
+            projection that is caught up (as another process keeps it) and exits 69 with a sentence \
+            saying how to catch it up otherwise. A parameter the projection does not take exits 64; an unknown \
             projection exits 67 and lists the known ones.
             """)
 
@@ -308,8 +310,9 @@ struct Query: AsyncParsableCommand {
                 return
             }
             // A rebuild interrupted beside a whole old state is left for `esctl rebuild`: the
-            // old state answers at once.
-            let (store, runner) = try await self.store.openRunner(finishingRebuilds: false)
+            // old state answers at once. A store this user may not write answers from the
+            // projections that are caught up.
+            let (store, runner) = try await self.store.openRunnerOrReading(announcing: false, finishingRebuilds: false)
             defer { store.close() }
             let result: JSONValue
             if let minPosition {

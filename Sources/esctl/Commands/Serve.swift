@@ -12,7 +12,9 @@ struct Serve: AsyncParsableCommand {
             Listens on 127.0.0.1:8080 unless --host and --port say otherwise (--port 0 takes a free \
             port) and says so on standard error: `esctl: serving STORE on http://HOST:PORT` (https with \
             TLS). It serves \
-            an existing store (exit 67 otherwise, unless --create); a port in use exits 69. A host \
+            an existing store (exit 67 otherwise, unless --create); a port in use exits 69. A store \
+            this user may not write (or --read-only) is served for reading: writes answer 503, and \
+            queries answer from the projections as another process keeps them caught up. A host \
             that is not loopback needs a token of 16 characters or more (--token, --token-file or \
             $ESCTL_TOKEN), and --tls-cert and --tls-key serve HTTPS (a TLS proxy in front does too); with a token every route \
             but /health and the console's files needs it as `Authorization: Bearer TOKEN` or the \
@@ -51,6 +53,11 @@ struct Serve: AsyncParsableCommand {
 
     @Flag(help: "Make an empty store at --db when there is none (without it, a path with no store is refused).")
     var create = false
+
+    @Flag(
+        name: .customLong("read-only"),
+        help: "Serve the store for reading only (as a store this user may not write is served): writes answer 503, queries answer from the projections that are caught up (by another process that writes the store).")
+    var readOnly = false
 
     @Option(
         name: .customLong("max-connections"),
@@ -157,6 +164,12 @@ struct Serve: AsyncParsableCommand {
         return nil
     }
 
+    func validate() throws {
+        if readOnly && create {
+            throw ValidationError("--read-only serves an existing store; --create makes one: give one of them.")
+        }
+    }
+
     func run() async throws {
         try await reportingErrors {
             MemoryReturn.mapLargeBuffers()
@@ -181,9 +194,9 @@ struct Serve: AsyncParsableCommand {
             let log: any EventLog
             let runner: ProjectionRunner
             do {
-                (log, runner) = try await store.location.openRunner(
-                    durability: store.durability.durability, mode: create ? .createIfMissing : .existing, metricsFactory: metrics.factory,
-                    subscriptionPageBytes: subscriberBuffer)
+                (log, runner) = try await store.location.openRunnerOrReading(
+                    readOnly: readOnly, announcing: true, durability: store.durability.durability, mode: create ? .createIfMissing : .existing,
+                    metricsFactory: metrics.factory, subscriptionPageBytes: subscriberBuffer)
             } catch let error as CLIError where error.status == .notFound {
                 // A typo in --db would otherwise serve a new, empty store without a word.
                 throw CLIError(
