@@ -22,6 +22,38 @@ public enum ExpectedVersion: Sendable, Hashable, CustomStringConvertible {
         }
     }
 
+    /// The text form: `any`, `no-stream`, `exists` or the version's decimal digits, as esctl's
+    /// `--expected-version`, a batch line's `expectedVersion` and HTTP's `Expected-Version` take it.
+    public var text: String {
+        switch self {
+        case .any: return "any"
+        case .noStream: return "no-stream"
+        case .streamExists: return "exists"
+        case let .exact(version): return String(version)
+        }
+    }
+
+    /// Reads the text form (see ``text``); nil for anything else: a sign, spaces, other words, a
+    /// number past 2^64 − 1.
+    public init?(text: String) {
+        switch text {
+        case "any": self = .any
+        case "no-stream": self = .noStream
+        case "exists": self = .streamExists
+        default:
+            guard !text.isEmpty, text.utf8.count <= 20, text.utf8.allSatisfy({ (0x30...0x39).contains($0) }), let version = UInt64(text) else {
+                return nil
+            }
+            self = .exact(version)
+        }
+    }
+
+    /// The one sentence that refuses `text` given as `place` (an option, a header, a field) for
+    /// an expected version.
+    public static func refusal(of text: String, as place: String) -> String {
+        "\(place) takes any, no-stream, exists or a version number of 0 or more; '\(text)' is not one."
+    }
+
     public var description: String {
         switch self {
         case .any: return "any version"

@@ -57,12 +57,12 @@ enum ErrorResponses {
         object.add("error", error.message)
         object.add("code", error.code.description)
         object.add("stream", first.stream)
-        object.add("expected", ExpectedVersionText.text(first.expected))
+        object.add("expected", first.expected.text)
         object.add("actual", first.actual)
         let conflicts = error.conflicts.map { conflict in
             var item = JSONObjectWriter()
             item.add("stream", conflict.stream)
-            item.add("expected", ExpectedVersionText.text(conflict.expected))
+            item.add("expected", conflict.expected.text)
             item.add("actual", conflict.actual)
             return item.finish()
         }
@@ -128,31 +128,6 @@ enum ErrorResponses {
         Response(
             status: status, headers: [.contentType: "application/json; charset=utf-8"],
             body: ResponseBody(byteBuffer: ByteBuffer(string: json + "\n")))
-    }
-}
-
-/// Expected versions as the API writes and reads them: `any`, `no-stream`, `exists` or a number.
-public enum ExpectedVersionText {
-    /// The text of `expected`.
-    public static func text(_ expected: ExpectedVersion) -> String {
-        switch expected {
-        case .any: return "any"
-        case .noStream: return "no-stream"
-        case .streamExists: return "exists"
-        case let .exact(version): return String(version)
-        }
-    }
-
-    /// Reads `any|no-stream|exists|N`; nil for anything else (a sign or spaces included).
-    public static func parse(_ text: String) -> ExpectedVersion? {
-        switch text {
-        case "any": return .any
-        case "no-stream": return .noStream
-        case "exists": return .streamExists
-        default:
-            guard let version = RequestQuery.number(text) else { return nil }
-            return .exact(version)
-        }
     }
 }
 

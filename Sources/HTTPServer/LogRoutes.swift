@@ -168,9 +168,8 @@ enum LogPages {
     /// ``ServerError/Code/badRequest`` for anything but `any`, `no-stream`, `exists` or a number.
     static func expectedVersion(_ request: Request) throws(ServerError) -> ExpectedVersion {
         guard let text = request.headers[.expectedVersion] else { return .any }
-        guard let expected = ExpectedVersionText.parse(text) else {
-            throw ServerError(
-                .badRequest, "The Expected-Version header must be any, no-stream, exists or a version number of 0 or more; '\(text)' is not one.")
+        guard let expected = ExpectedVersion(text: text) else {
+            throw ServerError(.badRequest, ExpectedVersion.refusal(of: text, as: "The Expected-Version header"))
         }
         return expected
     }

@@ -90,16 +90,13 @@ public struct EventLine: Sendable {
         }
         var expected: ExpectedVersion?
         if let value = raw("expectedVersion") {
-            if value.first == UInt8(ascii: "\"") {
-                guard let parsed = Self.expectedVersion(try text(value)) else {
-                    throw fail("\"expectedVersion\" must be \"any\", \"no-stream\", \"exists\" or a number")
-                }
-                expected = parsed
-            } else if let number = UInt64(String(decoding: value, as: UTF8.self)) {
-                expected = .exact(number)
-            } else {
-                throw fail("\"expectedVersion\" must be \"any\", \"no-stream\", \"exists\" or a number")
+            // A string, or a bare JSON number: both read as the text form does.
+            let given = value.first == UInt8(ascii: "\"") ? try text(value) : String(decoding: value, as: UTF8.self)
+            guard let parsed = ExpectedVersion(text: given) else {
+                // The sentence without its full stop: the line's own sentence goes on after it.
+                throw fail(String(ExpectedVersion.refusal(of: given, as: "\"expectedVersion\"").dropLast()))
             }
+            expected = parsed
         }
         var recordedAt: Int64?
         if let text = try string("recordedAt") {
@@ -153,16 +150,5 @@ public struct EventLine: Sendable {
     /// Whether a line holds only white space (such lines are skipped).
     public static func isBlank(_ line: ArraySlice<UInt8>) -> Bool {
         line.allSatisfy { $0 == 0x20 || $0 == 0x09 }
-    }
-
-    /// `"any"`, `"no-stream"`, `"exists"` or a decimal version as an expected version; nil for
-    /// anything else. The command line's `--expected-version` reads the same words.
-    public static func expectedVersion(_ text: String) -> ExpectedVersion? {
-        switch text {
-        case "any": return .any
-        case "no-stream": return .noStream
-        case "exists": return .streamExists
-        default: return UInt64(text).map { .exact($0) }
-        }
     }
 }

@@ -146,6 +146,7 @@ struct EsctlBasicsTests {
             (["read", "nobody"], 67, "has no events"),
             (["append", "s", "T", "--data", "@/nonexistent/file"], 64, "Cannot read the file"),
             (["append", "s", "T", "--expected-version", "soon"], 64, "--expected-version takes any, no-stream, exists or a version number of 0 or more; 'soon' is not one."),
+            (["append", "s", "T", "--expected-version", "+5"], 64, "--expected-version takes any, no-stream, exists or a version number of 0 or more; '+5' is not one."),
             (["read", "s", "--limit=-1"], 64, "--limit takes a whole number of 0 or more; '-1' is not one."),
             (["read", "s", "--limit", "-1"], 64, "--limit takes a whole number of 0 or more; '-1' is not one."),
         ]

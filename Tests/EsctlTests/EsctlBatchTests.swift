@@ -72,6 +72,10 @@ struct EsctlBatchTests {
         // Valid JSON that breaks the store's limits is named by its line too.
         ("{\"stream\":\"a\",\"type\":\"T\",\"data\":{}}\n{\"stream\":\"\(String(repeating: "x", count: 250))\",\"type\":\"T\",\"data\":{}}", "Line 2 is not a valid event: the stream name is 250 bytes long"),
         ("{\"stream\":\"a\",\"type\":\"\",\"data\":{}}", "Line 1 is not a valid event: the event type name is empty"),
+        // An expected version reads as everywhere: a sign is refused, with the same sentence.
+        ("{\"stream\":\"a\",\"type\":\"T\",\"expectedVersion\":\"+5\"}",
+         "Line 1 is not a valid event: \"expectedVersion\" takes any, no-stream, exists or a version number of 0 or more; '+5' is not one; nothing was written."),
+        ("{\"stream\":\"a\",\"type\":\"T\",\"expectedVersion\":-1}", "Line 1 is not a valid event: \"expectedVersion\" takes any"),
         ("{\"stream\":\"a\",\"type\":\"T\",\"data\":{},\"id\":\"6F1C1A52-8A2B-4C3D-9E4F-0A1B2C3D4E5F\"}\n{\"stream\":\"b\",\"type\":\"T\",\"data\":{},\"id\":\"6f1c1a52-8a2b-4c3d-9e4f-0a1b2c3d4e5f\"}",
          "Line 2 repeats the id 6f1c1a52-8a2b-4c3d-9e4f-0a1b2c3d4e5f of line 1"),
     ])

@@ -254,7 +254,7 @@ struct ExpectedVersionOption: ExpressibleByArgument {
     }
 
     init?(argument: String) {
-        guard let value = EventLine.expectedVersion(argument) else { return nil }
+        guard let value = ExpectedVersion(text: argument) else { return nil }
         self.value = value
     }
 
@@ -263,7 +263,7 @@ struct ExpectedVersionOption: ExpressibleByArgument {
     /// Reads `--expected-version`, refusing anything else with a sentence naming what it takes.
     @Sendable static func parse(_ text: String) throws -> ExpectedVersionOption {
         guard let option = ExpectedVersionOption(argument: text) else {
-            throw ValidationError("--expected-version takes any, no-stream, exists or a version number of 0 or more; '\(text)' is not one.")
+            throw ValidationError(ExpectedVersion.refusal(of: text, as: "--expected-version"))
         }
         return option
     }
