@@ -16,6 +16,12 @@ public final class EventStore: Sendable {
     public let mode: OpenMode
 
     let environment: Environment
+
+    /// Whether this handle reads without LMDB's lock: it was opened read-only where this user may
+    /// not write `lock.mdb`. Its reads are then correct only while no other process writes the
+    /// store (a backup, read-only media); beside a writer, give this user write access to
+    /// `lock.mdb`.
+    public var readsWithoutLock: Bool { environment.isUnlocked }
     let writer: Writer
     private let directory: StoreDirectory
     private let isClosed = Atomic<Bool>(false)

@@ -122,6 +122,20 @@ public struct EventStoreError: Error, Sendable, Equatable, CustomStringConvertib
         return message
     }
 
+    /// Whether the store refused because this process may not write it: files or a file system
+    /// read-only for this user, a PostgreSQL standby or read-only transaction, a role without the
+    /// privilege. Opening it ``OpenMode/readOnly`` may still read it. False for every other
+    /// failure (a server that cannot be reached, a full disk), which reading would not cure.
+    public var refusesWriting: Bool {
+        guard code == .storeUnavailable else { return false }
+        switch cause {
+        case let .lmdb(code, _)?: return code == EACCES || code == EPERM || code == EROFS
+        case let .system(errno, _)?: return errno == EACCES || errno == EPERM || errno == EROFS
+        case let .database(state, _)?: return state == "25006" || state == "42501"
+        case nil: return false
+        }
+    }
+
     /// The LMDB return code behind this error, if it came from LMDB.
     var lmdbCode: Int32? {
         if case let .lmdb(code, _)? = cause { return code }

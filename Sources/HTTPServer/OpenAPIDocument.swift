@@ -1249,7 +1249,7 @@ components:
                   - $ref: "#/components/schemas/Error"
                   - not: { required: [recorded] }
     Unavailable:
-      description: The store is closed or unavailable (its data file deleted or replaced while served), a cap on what clients hold at once is reached (live streams, waits), or the server is stopping (any route); Retry-After says when to try again for the caps and the stop.
+      description: The store is closed or unavailable (its data file deleted or replaced while served; served read-only, for a write), a projection served read-only is behind the log (`notCaughtUp`), a cap on what clients hold at once is reached (live streams, waits), or the server is stopping (any route); Retry-After says when to try again for the caps and the stop.
       content:
         application/json:
           schema: { $ref: "#/components/schemas/Error" }

@@ -28,11 +28,13 @@ extension StoreOptions {
     }
 
     /// Opens the store and its runner as ``openRunner(durability:finishingRebuilds:mode:metricsFactory:subscriptionPageBytes:)``
-    /// does, or, when this process may not write the store (files read-only for this user, a
-    /// PostgreSQL standby), read-only: its queries then answer from the projections that are
-    /// caught up as they stand. `readOnly` asks for that at once. Says on standard error when it
-    /// falls back to reading, with `announcing`. Throws what opening for writing threw when
-    /// reading fails too.
+    /// does, or, when the store refuses this process's writes (``EventStoreError/refusesWriting``:
+    /// files read-only for this user, a PostgreSQL standby), read-only: its queries then answer
+    /// from the projections that are caught up as they stand. Any other failure (a server that
+    /// cannot be reached, a full disk) is thrown as it is: reading would not cure it, and a server
+    /// must not stay read-only for its whole life because of a blip at its start. `readOnly` asks
+    /// for reading at once. Says on standard error when it falls back to reading, with
+    /// `announcing`. Throws what opening for writing threw when reading fails too.
     func openRunnerOrReading(
         readOnly: Bool = false, announcing: Bool, durability: Durability = .full, finishingRebuilds: Bool = true, mode: OpenMode = .existing,
         metricsFactory: (any MetricsFactory)? = nil, subscriptionPageBytes: Int? = nil
@@ -45,7 +47,7 @@ extension StoreOptions {
             return try await openRunner(
                 durability: durability, finishingRebuilds: finishingRebuilds, mode: mode, metricsFactory: metricsFactory,
                 subscriptionPageBytes: subscriptionPageBytes)
-        } catch let error as EventStoreError where error.code == .storeUnavailable {
+        } catch let error as EventStoreError where error.refusesWriting {
             guard let opened = try? await reading() else { throw error }
             if announcing {
                 Console.note("esctl: \(error.message) Reading it only: writes answer 503, and queries answer from the projections that are caught up.\n")

@@ -12,7 +12,7 @@ final class FailingWritesLog: EventLog {
 
     init(_ base: any EventLog) { self.base = base }
 
-    /// Makes the next `count` table writes throw ``EventStoreError/Code/storeUnavailable``.
+    /// Makes the next `count` table writes throw ``EventStoreError/Code/storageFull``.
     func failNextWrites(_ count: Int) { failuresLeft.store(count, ordering: .sequentiallyConsistent) }
 
     /// How many table writes failed so far.
@@ -28,7 +28,7 @@ final class FailingWritesLog: EventLog {
         let left = failuresLeft.wrappingSubtract(1, ordering: .sequentiallyConsistent).oldValue
         if left > 0 {
             failed.wrappingAdd(1, ordering: .sequentiallyConsistent)
-            throw EventStoreError(.storeUnavailable, "A table write failed (injected: the disk is full).")
+            throw EventStoreError(.storageFull, "A table write failed (injected: the disk is full).")
         }
         failuresLeft.store(0, ordering: .sequentiallyConsistent)
         return try await base.writeTables(body)

@@ -61,6 +61,42 @@ struct ReadOnlyRunnerConformanceTests {
             #expect(try dump(f.log, projections) == rowsBefore)
             #expect(try reader.statuses() == statusesBefore)
             #expect(try await f.log.headPosition() == 2)
+            // When another handle, which may write, catches the projection up while a client
+            // waits (PostgreSQL: LMDB allows one handle per process; ServeReadOnlyTests does it
+            // with two processes)
+            guard backend == .postgres else { return }
+            let writerLog = try await f.openAnother()
+            defer { writerLog.close() }
+            let waiting = Task { try await reader.query("stream-summary", minPosition: 2, timeout: .seconds(60)) }
+            try await ProjectionRunner(store: writerLog, projections: projections).catchUp(["stream-summary"])
+            // Then the wait answers with the state it built
+            let caughtUp = try await withTimeout(.seconds(60), "the read-only wait to see the checkpoint another handle moved") {
+                try await waiting.value
+            }
+            #expect(caughtUp["streams"]?.arrayValue?.count == 2, "\(caughtUp)")
+            #expect(try await reader.query("stream-summary") == caughtUp)
+        }
+    }
+
+    @Test("a state that holds events deleted since (and no rebuild under way) is not served", arguments: Backend.allCases)
+    func deletedEventsAreNotServed(_ backend: Backend) async throws {
+        try await withLog(backend) { f in
+            // Given a ledger caught up, then a stream whose events it folded deleted
+            _ = try await f.log.append(to: "acct-1", events: [event("Opened"), event("Deposited", #"{"amount":5}"#)])
+            _ = try await f.log.append(to: "acct-2", events: [event("Opened")])
+            try await ProjectionRunner(store: f.log, projections: [Ledger()]).catchUp()
+            _ = try await f.log.deleteStream("acct-1", expectedVersion: .any, hard: false)
+            // When the store is opened read-only
+            try await f.reopen(mode: .readOnly)
+            let reader = try await ProjectionRunner(store: f.log, projections: [Ledger()])
+            // Then it says it does not rebuild it, and answers no query from the state with the deleted events
+            #expect(reader.notices == ["Projection 'ledger' read events that were deleted since; the store is open read-only, so it is not rebuilt here."])
+            await #expect {
+                _ = try await reader.query("ledger")
+            } throws: { error in
+                (error as? ProjectionError)?.message
+                    == "The projection 'ledger' holds events deleted since it was built, and the store is open read-only, so it cannot be rebuilt without them here: catch it up where the store can be written (`esctl query ledger` or `esctl serve` there rebuilds it)."
+            }
         }
     }
 

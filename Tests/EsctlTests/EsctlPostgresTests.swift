@@ -48,6 +48,16 @@ struct EsctlPostgresTests {
     @Test("a database that refuses writes, as a standby does, is queried for reading: a caught-up projection answers, one behind exits 69 saying how to catch up")
     func queryWhereWritesAreRefused() async throws {
         let database = try await ThrowawayDatabase.create()
+        do {
+            try await queryWhereWritesAreRefused(database)
+        } catch {
+            try? await database.drop()
+            throw error
+        }
+        try await database.drop()
+    }
+
+    func queryWhereWritesAreRefused(_ database: ThrowawayDatabase) async throws {
         let s = try EsctlSandbox(db: database.url)
         // Given count-by-type caught up with both events and stream-summary with the first only
         #expect(try await s.esctl("append", "s", "T").status == 0)
@@ -66,7 +76,9 @@ struct EsctlPostgresTests {
         #expect(behind.stderr.hasPrefix("esctl: The projection 'stream-summary' has applied the log up to position 1 of 2, and the store is open read-only"), "\(behind)")
         let append = try await s.esctl("append", "s", "V")
         #expect(append.status == 69 && append.stderr.contains("is read-only (a standby?)"), "\(append)")
-        try await database.drop()
+        // And a database that cannot be reached is said so, not read-only
+        let unreachable = try await ProcessRunner.esctl(["query", "count-by-type"], db: "postgres://postgres@127.0.0.1:1/none")
+        #expect(unreachable.status == 69 && unreachable.stderr.hasPrefix("esctl: Cannot reach PostgreSQL"), "\(unreachable)")
     }
 
     @Test("append, batch, read, replay, stats, verify and export work on a URL")

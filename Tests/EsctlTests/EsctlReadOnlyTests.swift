@@ -107,6 +107,8 @@ struct EsctlReadOnlyTests {
         // And the writing commands refuse in one sentence
         let append = try await esctlAsNobody(["append", "s", "T"])
         #expect(append.status == 69)
-        #expect(append.stderr == "esctl: The store at '\(sandbox.db)' is read-only for this user; it can be read (esctl read, replay, export), not written.\n")
+        #expect(
+            append.stderr
+                == "esctl: The store at '\(sandbox.db)' is read-only for this user; it can be read (esctl read, replay, export), not written. (errno 13: Permission denied)\n")
     }
 }

@@ -45,6 +45,15 @@ struct ServeReadOnlyTests {
         return String(answer[start.upperBound...]).trimmingCharacters(in: .newlines)
     }
 
+    /// Waits until the server at `port` holds one query waiting for its position.
+    static func waitUntilWaiting(_ port: Int) async throws {
+        try await withTimeout(.seconds(30), "the server to hold the query waiting for its position") {
+            while try await !RawConnection.exchange(port: port, RawConnection.request("GET", "/metrics")).contains("\nhttp_waiting_queries 1") {
+                try await Task.sleep(for: .milliseconds(20))
+            }
+        }
+    }
+
     /// Given two events, `stream-summary` caught up with the first only and `count-by-type` with both.
     func givenTwoEventsAndOneProjectionBehind() async throws -> String {
         #expect(try await esctl("append", "s", "T", "--data", #"{"n":1}"#).status == 0)
@@ -79,6 +88,7 @@ struct ServeReadOnlyTests {
         // When a client waits for position 2 and another process, which may write, catches it up
         let waiting = try await RawConnection.open(port: port)
         try await waiting.send(RawConnection.request("GET", "/projections/stream-summary?minPosition=2&timeout=60"))
+        try await Self.waitUntilWaiting(port)
         let writerQuery = try await esctl("query", "stream-summary", "--json")
         #expect(writerQuery.status == 0, "\(writerQuery)")
         // Then the wait answers with the state the writer built
@@ -87,6 +97,31 @@ struct ServeReadOnlyTests {
         #expect(Self.body(waited) == writerQuery.stdout.trimmingCharacters(in: .newlines), "\(waited) against \(writerQuery)")
         let events = try await esctl("read", "s", "--json")
         #expect(events.lines.count == 2, "the read-only server appended nothing: \(events)")
+        serve.send(SIGTERM)
+        #expect(try await serve.waitForExit(timeout: .seconds(30)) == 0, "\(serve.stderr)")
+    }
+
+    @Test("a read-only server started before any projection was built answers once another process builds it")
+    func startedBeforeTheWriter() async throws {
+        // Given a store with an event and no projection built yet
+        #expect(try await esctl("append", "s", "T").status == 0)
+        // When it is served read-only
+        let serve = try RunningProcess(ProcessRunner.esctl, ["serve", "--read-only", "--port", "0", "--db", db])
+        try await serve.waitForStderr(containing: "esctl: serving ")
+        let port = try ServeProcessTests.port(in: serve.stderr)
+        // Then a query says the projection is behind (after waiting its second for a writer)
+        let behind = try await Self.ask(port, "GET", "/projections/count-by-type")
+        #expect(RawConnection.status(behind) == 503 && behind.contains("up to position 0 of 1"), "\(behind)")
+        // When another process builds it while a client waits for it
+        let waiting = try await RawConnection.open(port: port)
+        try await waiting.send(RawConnection.request("GET", "/projections/count-by-type?minPosition=1&timeout=60"))
+        try await Self.waitUntilWaiting(port)
+        let built = try await esctl("query", "count-by-type", "--json")
+        #expect(built.status == 0, "\(built)")
+        // Then the wait and a later query answer with its state: the tables it made are found
+        let waited = try await waiting.waitForClose("the wait's answer once another process built the projection", timeout: .seconds(60))
+        #expect(Self.body(waited) == built.stdout.trimmingCharacters(in: .newlines), "\(waited)")
+        #expect(Self.body(try await Self.ask(port, "GET", "/projections/count-by-type")) == built.stdout.trimmingCharacters(in: .newlines))
         serve.send(SIGTERM)
         #expect(try await serve.waitForExit(timeout: .seconds(30)) == 0, "\(serve.stderr)")
     }
@@ -125,6 +160,9 @@ struct ServeReadOnlyTests {
         #expect(
             serve.stderr.contains(
                 "esctl: The store at '\(db)' is read-only for this user; it can be read (esctl read, replay, export), not written. Reading it only: writes answer 503, and queries answer from the projections that are caught up.\n"),
+            "\(serve.stderr)")
+        #expect(
+            serve.stderr.contains("esctl: warning: reading \(db) without LMDB's lock (this user may not write lock.mdb): correct only while no other process writes the store"),
             "\(serve.stderr)")
         let port = try ServeProcessTests.port(in: serve.stderr)
         let health = try await Self.ask(port, "GET", "/health")

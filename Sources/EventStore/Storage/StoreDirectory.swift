@@ -56,10 +56,12 @@ struct StoreDirectory: Hashable {
         }
         let needed = mode == .readOnly ? R_OK | X_OK : R_OK | W_OK | X_OK
         guard access(path, needed) == 0 else {
+            let refused = errno
             if mode != .readOnly && access(path, R_OK | X_OK) == 0 && hasDataFile(path) {
                 throw EventStoreError(
                     .storeUnavailable,
-                    "The store at '\(path)' is read-only for this user; it can be read (esctl read, replay, export), not written.")
+                    "The store at '\(path)' is read-only for this user; it can be read (esctl read, replay, export), not written.",
+                    cause: .system(errno: refused, description: String(cString: strerror(refused))))
             }
             throw EventStoreError(
                 .storeUnavailable,

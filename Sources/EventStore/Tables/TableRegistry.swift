@@ -24,15 +24,25 @@ final class TableRegistry: Sendable {
         return dbi
     }
 
-    /// The names among `names` that are not open yet.
-    func missing(_ names: [String]) -> [String] {
-        handles.withLock { handles in names.filter { handles[$0] == nil } }
+    /// Serialises ``openExisting(_:in:)``: LMDB lets one transaction at a time open handles.
+    private let opening = Mutex<Void>(())
+
+    /// The names among `names` that are not open yet; with `includingAbsent`, also those a
+    /// read-only store lacked when last looked for (another process may have created them since).
+    func missing(_ names: [String], includingAbsent: Bool = false) -> [String] {
+        handles.withLock { handles in
+            names.filter { name in
+                guard let handle = handles[name] else { return true }
+                return includingAbsent && handle == nil
+            }
+        }
     }
 
     /// Records handles whose opening transaction has committed (nil: the table does not exist
     /// in a read-only store).
     func register(_ opened: [String: MDB_dbi?]) {
-        handles.withLock { $0.merge(opened) { old, _ in old } }
+        // A handle found replaces an earlier absence; a handle known is kept.
+        handles.withLock { $0.merge(opened) { old, new in old ?? new } }
     }
 
     /// Opens `names`, creating those that are missing in a write transaction of its own: for
@@ -69,6 +79,10 @@ final class TableRegistry: Sendable {
     /// Opens the tables that exist among `names` in a read transaction (for a read-only store,
     /// where nothing can be created) and records the others as absent.
     func openExisting(_ names: [String], in environment: Environment) throws(EventStoreError) {
+        try opening.withLock { _ throws(EventStoreError) in try openExistingAlone(names, in: environment) }
+    }
+
+    private func openExistingAlone(_ names: [String], in environment: Environment) throws(EventStoreError) {
         let opened = try environment.transaction(readOnly: true, commit: true) { txn -> [String: MDB_dbi?] in
             var opened: [String: MDB_dbi?] = [:]
             for name in names {

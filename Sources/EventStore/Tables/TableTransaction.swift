@@ -266,13 +266,16 @@ final class TableWriteJob<T: Sendable>: WriteJob, @unchecked Sendable {
 extension EventStore {
     /// Opens the named tables, creating those that do not exist yet. A table must be opened
     /// (once per process) before it is read or written. Names follow the rules of stream names.
-    /// In a store opened read-only nothing is created: a table that does not exist reads as empty.
+    /// In a store opened read-only nothing is created: a table that does not exist reads as empty,
+    /// and a later call looks for it again (another process may have created it).
     ///
     /// Throws ``EventStoreError/Code/invalidInput`` for a bad name or when the store cannot hold
     /// more tables (about 120).
     public func openTables(_ names: [String]) async throws {
         for name in names { try Limits.validateName(name, kind: "table") }
-        let missing = tableRegistry.missing(Array(Set(names)).sorted())
+        // Read-only, a table absent at the last look is looked for again: another process may
+        // have created it since.
+        let missing = tableRegistry.missing(Array(Set(names)).sorted(), includingAbsent: mode == .readOnly)
         guard !missing.isEmpty else { return }
         if mode == .readOnly {
             try tableRegistry.openExisting(missing, in: environment)

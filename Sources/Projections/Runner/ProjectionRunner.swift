@@ -276,7 +276,7 @@ public final class ProjectionRunner: Sendable {
     @discardableResult
     public func catchUp(_ names: [String]? = nil, progress: Progress? = nil) async throws -> UInt64 {
         let selected = try select(names)
-        if isReadOnly { return try checkStanding(selected) }
+        if isReadOnly { return try await checkStanding(selected) }
         // A full catch-up (the live loop's, esctl's) rebuilds what deletions made stale; a
         // query's own catch-up does not wait for a rebuild: the old state answers meanwhile.
         if names == nil { try await rebuildAfterDeletions(selected, progress: progress) }
@@ -434,11 +434,12 @@ public final class ProjectionRunner: Sendable {
 
     /// Catches the projection up with the head, then runs `body` on its stored state in one
     /// snapshot: the state reflects every append that returned before this call. On a store
-    /// opened read-only, nothing is caught up: the state answers if it is caught up already, and
+    /// opened read-only, nothing is caught up here: the state answers once another process has
+    /// caught it up with the head as it was at the call (waiting up to a second for it), and
     /// ``ProjectionError/Code/notCaughtUp`` says how to catch it up otherwise.
     public func read<T>(_ name: String, _ body: (StoredState) throws -> T) async throws -> T {
         let projection = try projection(named: name)
-        if isReadOnly { return try readStanding(projection, atLeast: nil, body) }
+        if isReadOnly { return try await readStanding(projection, body) }
         try await catchUp([projection.name])
         return try store.readTables { txn in try body(try StoredState.serving(txn, projection.name)) }
     }

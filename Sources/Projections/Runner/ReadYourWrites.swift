@@ -4,7 +4,7 @@ extension ProjectionRunner {
     /// Waits until the projection has applied `position` (an append this client just made, here
     /// or in another process) and returns its checkpoint: with no daemon running, this catches
     /// it up itself with each commit. On a store opened read-only it catches nothing up: it looks
-    /// at the checkpoint, which another process moves, every tenth of a second.
+    /// at the checkpoint, which another process moves, at growing intervals (50 ms to 1 s).
     ///
     /// Throws ``ProjectionError/Code/timedOut`` when `timeout` runs out first on the runner's
     /// clock (saying where the
@@ -27,7 +27,7 @@ extension ProjectionRunner {
         let head = try await store.headPosition()
         throw ProjectionError(
             .timedOut,
-            "The projection '\(name)' did not reach position \(position) within \(timeout.secondsText) s (it is at \(checkpoint), the head is \(head)).",
+            "The projection '\(name)' did not reach position \(position) within \(timeout.secondsText) s (it is at \(checkpoint), the head is \(head))\(isReadOnly ? "; the store is open read-only here, so only a process that may write it catches it up" : "").",
             projection: name, position: position)
     }
 
@@ -50,14 +50,7 @@ extension ProjectionRunner {
     }
 
     private func reach(_ name: String, _ position: UInt64) async throws -> UInt64 {
-        if isReadOnly {
-            let projection = try projection(named: name)
-            while true {
-                let checkpoint = try standingCheckpoint(projection)
-                if checkpoint >= position { return checkpoint }
-                try await clock.sleep(for: Self.readOnlyPollInterval)
-            }
-        }
+        if isReadOnly { return try await reachStanding(try projection(named: name), position) }
         while true {
             let checkpoint = try self.checkpoint(of: name)
             if checkpoint >= position { return checkpoint }

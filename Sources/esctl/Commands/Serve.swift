@@ -20,7 +20,7 @@ struct Serve: AsyncParsableCommand {
             but /health and the console's files needs it as `Authorization: Bearer TOKEN` or the \
             cookie POST /session sets. Open the address in a browser for the console: the live \
             log, the projections and the apps (it asks for the token when there is one). While it \
-            serves, every projection follows the commits. Connections are capped \
+            serves a store it may write, every projection follows the commits. Connections are capped \
             (--max-connections; 503 past it) and timed out when idle, live streams and waits too \
             (--max-subscribers, --max-waits), and a client that stops reading is cut after \
             --stall-timeout; requests from other sites' \
@@ -201,9 +201,15 @@ struct Serve: AsyncParsableCommand {
                 // A typo in --db would otherwise serve a new, empty store without a word.
                 throw CLIError(
                     .notFound,
-                    "There is no store at '\(store.path)'; check --db (or $ESCTL_DB), or add --create to serve a new, empty one there.")
+                    readOnly
+                        ? "There is no store at '\(store.path)'; check --db (or $ESCTL_DB)."
+                        : "There is no store at '\(store.path)'; check --db (or $ESCTL_DB), or add --create to serve a new, empty one there.")
             }
             defer { log.close() }
+            if let lmdb = log as? EventStore, lmdb.readsWithoutLock {
+                Console.note(
+                    "esctl: warning: reading \(lmdb.path) without LMDB's lock (this user may not write lock.mdb): correct only while no other process writes the store; to serve beside one, let this user write lock.mdb\n")
+            }
             let server: Server
             do {
                 server = try Server(store: log, runner: runner, options: options, logger: accessLogger, metrics: metrics)
