@@ -455,7 +455,7 @@ public final class ProjectionRunner: Sendable {
     /// Throws ``ProjectionError/Code/invalidQuery`` for a parameter the projection does not take
     /// (naming those it takes) or a position beyond the head, ``ProjectionError/Code/stopped``
     /// when the projection is stopped, ``ProjectionError/Code/notCaughtUp`` on a store opened
-    /// read-only where it is behind (see ``read(_:_:)``), and the store's errors.
+    /// read-only where it is behind (as the `read` that takes a name says), and the store's errors.
     public func query(_ name: String, parameters: QueryParameters = QueryParameters(), asOf position: UInt64? = nil) async throws -> JSONValue {
         let projection = try checkedQuery(name, parameters)
         if let position {

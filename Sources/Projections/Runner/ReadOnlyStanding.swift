@@ -1,6 +1,6 @@
 import EventStore
 
-/// A runner on a store opened read-only (``EventStore/OpenMode/readOnly``) writes nothing: it
+/// A runner on a store opened read-only (`EventStore/OpenMode/readOnly`) writes nothing: it
 /// catches nothing up, rebuilds nothing, and answers queries from the stored states that can
 /// answer as they stand. Another process that may write the store (`esctl serve`, any query
 /// there) keeps them caught up; this one sees its commits.
@@ -18,8 +18,8 @@ extension ProjectionRunner {
     /// (in a write of its tables, which no commit of the log announces); the waits double.
     static let readOnlyPollIntervals: (first: Duration, longest: Duration) = (.milliseconds(50), .seconds(1))
 
-    /// A read-only ``read(_:_:)``: `body` runs on the stored state once it has applied the head
-    /// as it was when asked, waiting up to ``readOnlyGrace`` for another process to get it there.
+    /// A read-only `read(_:_:)`: `body` runs on the stored state once it has applied the head
+    /// as it was when asked, waiting up to `readOnlyGrace` for another process to get it there.
     func readStanding<T>(_ projection: any Projection, _ body: (StoredState) throws -> T) async throws -> T {
         let head = try await store.headPosition()
         do {
@@ -31,9 +31,9 @@ extension ProjectionRunner {
     }
 
     /// Runs `body` on the stored state of `projection` in one snapshot, if that state can answer
-    /// (see ``checkStanding(_:atLeast:in:)``) and has applied `position`.
+    /// (see `checkStanding(_:atLeast:in:)`) and has applied `position`.
     ///
-    /// Throws ``ProjectionError/Code/notCaughtUp`` otherwise, saying how to catch it up, and
+    /// Throws `ProjectionError/Code/notCaughtUp` otherwise, saying how to catch it up, and
     /// the store's errors.
     func readStanding<T>(_ projection: any Projection, atLeast position: UInt64, _ body: (StoredState) throws -> T) throws -> T {
         try store.readTables { txn in
@@ -43,7 +43,7 @@ extension ProjectionRunner {
     }
 
     /// The head, if every one of `selected` is caught up with it as it stands (a read-only
-    /// store's catch-up); throws ``ProjectionError/Code/notCaughtUp`` for the first that is not.
+    /// store's catch-up); throws `ProjectionError/Code/notCaughtUp` for the first that is not.
     func checkStanding(_ selected: [any Projection]) async throws -> UInt64 {
         for projection in selected { try await reopenTables(projection) }
         return try store.readTables { txn in
@@ -55,7 +55,7 @@ extension ProjectionRunner {
 
     /// Waits, on the runner's clock, until the stored state of `projection` has applied
     /// `position` (another process moves it) and returns its checkpoint. Throws
-    /// ``ProjectionError/Code/notCaughtUp`` at once for a state that cannot answer whatever its
+    /// `ProjectionError/Code/notCaughtUp` at once for a state that cannot answer whatever its
     /// position; cancelled, `CancellationError`.
     func reachStanding(_ projection: any Projection, _ position: UInt64) async throws -> UInt64 {
         var interval = Self.readOnlyPollIntervals.first
@@ -74,8 +74,8 @@ extension ProjectionRunner {
         try await store.openTables([Checkpoint.table, Checkpoint.rebuildTable] + Self.storedTables(projection))
     }
 
-    /// Throws ``ProjectionError/Code/notCaughtUp`` unless the stored state of `projection` can
-    /// answer (see ``checkDefinition(_:in:)``) and has applied `position`.
+    /// Throws `ProjectionError/Code/notCaughtUp` unless the stored state of `projection` can
+    /// answer (see `checkDefinition(_:in:)`) and has applied `position`.
     private static func checkStanding(_ projection: any Projection, atLeast position: UInt64, in txn: TableTransaction) throws {
         let applied = try checkDefinition(projection, in: txn)
         guard applied >= position else {
@@ -90,7 +90,7 @@ extension ProjectionRunner {
     /// The stored checkpoint of `projection`, after checking that its state was built by the
     /// projection's current definition, and holds no event deleted since unless a rebuild (by a
     /// process that may write) is under way to remove them: the same state a writable runner
-    /// serves. Throws ``ProjectionError/Code/notCaughtUp`` otherwise.
+    /// serves. Throws `ProjectionError/Code/notCaughtUp` otherwise.
     private static func checkDefinition(_ projection: any Projection, in txn: TableTransaction) throws -> UInt64 {
         guard let checkpoint = try CatchUpBatch.readCheckpoint(projection.name, txn) else { return 0 }
         let current = try ProjectionDefinition(projection, in: txn)
