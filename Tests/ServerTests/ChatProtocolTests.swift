@@ -70,14 +70,14 @@ struct ChatProtocolTests {
     /// A live server over a fresh store whose clock steps `step` seconds per recorded append.
     static func withServer(
         step: TimeInterval = 1, clock: any Clock<Duration> = ContinuousClock(),
-        _ body: @Sendable (Server, Int) async throws -> Void
+        _ body: @escaping @Sendable (Server, Int) async throws -> Void
     ) async throws {
         var configuration = TemporaryStore.deterministicConfiguration(step: step)
         configuration.upcasters = AppCatalog.upcasters
         try await TemporaryStore.with(configuration: configuration) { store in
             let runner = try await ProjectionRunner(store: store, projections: AppCatalog.all)
             let server = try Server(store: store, runner: runner, options: ServerOptions(port: 0), clock: clock)
-            try await server.application().test(.live) { client in
+            try await ServerFixture.test(server, .live) { client in
                 try await body(server, try #require(client.port))
             }
         }

@@ -132,7 +132,7 @@ struct MethodAndDocumentTests {
 
 /// A server on a fresh store, without an application: for what needs only its router.
 enum TemporaryStoreServer {
-    static func with(_ body: @Sendable (Server) async throws -> Void) async throws {
+    static func with(_ body: @escaping @Sendable (Server) async throws -> Void) async throws {
         try await ServerFixture.with { server, _ in try await body(server) }
     }
 }

@@ -16,7 +16,7 @@ enum ServerFixture {
     static func with<R: Sendable>(
         options: ServerOptions = ServerOptions(port: 0), clock: any Clock<Duration> = ContinuousClock(),
         testing: TestingSetup = .router,
-        _ body: @Sendable (Server, any TestClientProtocol) async throws -> R
+        _ body: @escaping @Sendable (Server, any TestClientProtocol) async throws -> R
     ) async throws -> R {
         let metrics = ServerMetrics()
         var configuration = TemporaryStore.deterministicConfiguration()
@@ -25,9 +25,22 @@ enum ServerFixture {
         return try await TemporaryStore.with(configuration: configuration) { store in
             let runner = try await ProjectionRunner(store: store, projections: AppCatalog.all, clock: clock)
             let server = try Server(store: store, runner: runner, options: options, clock: clock, metrics: metrics)
-            return try await server.application().test(testing) { client in
-                try await body(server, client)
-            }
+            return try await test(server, testing) { client in try await body(server, client) }
+        }
+    }
+
+    /// How long a test of a server may take, its body and the server's graceful stop after it
+    /// together. A connection the test leaves open (a stream, a wait) holds a live server's stop,
+    /// which HummingbirdTesting does not bound: the suite would hang there, not fail.
+    static let bound: Duration = .seconds(300)
+
+    /// Runs `body` against `server`'s application through HummingbirdTesting (`testing`),
+    /// failing with a ``TimeoutError`` that says so when it and the stop after it outlast ``bound``.
+    static func test<R: Sendable>(
+        _ server: Server, _ testing: TestingSetup, _ body: @escaping @Sendable (any TestClientProtocol) async throws -> R
+    ) async throws -> R {
+        try await withTimeout(bound, "the test and the server's graceful stop after it (a connection the test left open holds the stop)") {
+            try await server.application().test(testing, body)
         }
     }
 }
