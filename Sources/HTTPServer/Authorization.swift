@@ -21,13 +21,11 @@ struct AuthorizationMiddleware: RouterMiddleware {
         if Self.openPaths.contains(path) || Self.openPrefixes.contains(where: { path.hasPrefix($0) }) {
             return try await next(request, context)
         }
-        try throttle.check(context.clientAddress)
-        if Self.isAuthorized(request, token: token, session: session) {
-            return try await next(request, context)
-        }
+        let authorized = Self.isAuthorized(request, token: token, session: session)
         // Only a token presented and wrong is a guess: a request without one, or a browser's
         // cookie from before a restart, must not lock out others behind the same address.
-        if Self.bearer(request) != nil { throttle.failed(context.clientAddress) }
+        try throttle.admit(context.clientAddress, guessed: Self.bearer(request) != nil, right: authorized)
+        if authorized { return try await next(request, context) }
         throw ServerError(.unauthorized, "This server needs its token: send `Authorization: Bearer TOKEN`, or open a session with POST /session.")
     }
 

@@ -27,15 +27,17 @@ extension Server {
     func addSessionRoutes(to router: Router<ServerContext>) {
         router.post("/session") { request, context -> Response in
             guard let token = self.options.token else { return Response(status: .noContent) }
-            try self.tokenThrottle.check(context.clientAddress)
             var request = request
             var presented = AuthorizationMiddleware.bearer(request)
             if presented == nil {
                 let body = try await request.collectBody(context)
                 presented = SessionRequest.token(in: body)
             }
-            guard let presented, ConstantTime.equal(presented, token) else {
-                if presented != nil { self.tokenThrottle.failed(context.clientAddress) }
+            // Checked and counted in one step after the body, so that guesses whose bodies
+            // arrive together cannot all pass the check before any of them is counted.
+            let right = presented.map { ConstantTime.equal($0, token) } ?? false
+            try self.tokenThrottle.admit(context.clientAddress, guessed: presented != nil, right: right)
+            guard right else {
                 throw ServerError(.unauthorized, "The token is wrong or missing: send {\"token\": TOKEN} or `Authorization: Bearer TOKEN`.")
             }
             var response = Response(status: .noContent)

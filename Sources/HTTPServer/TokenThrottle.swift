@@ -26,18 +26,22 @@ final class TokenThrottle: Sendable {
         self.now = now
     }
 
-    /// Throws ``ServerError`` with ``ServerError/Code/tooManyRequests`` when `address` has used
-    /// up its failures in the current window.
-    func check(_ address: String?) throws(ServerError) {
+    /// Decides a request from `address` that presented a token (`guessed`) or not, which proved
+    /// `right` or not: throws ``ServerError`` with ``ServerError/Code/tooManyRequests`` when the
+    /// address has used up its failures in the current window (right or not: a guess that comes
+    /// after them is not even looked at), and counts a wrong guess otherwise. The check and the
+    /// count are one step, so concurrent guesses cannot all pass a check made before any of them
+    /// was counted.
+    func admit(_ address: String?, guessed: Bool, right: Bool) throws(ServerError) {
         guard let address else { return }
         let instant = now()
         let refused = entries.withLock { entries -> Bool in
-            guard let entry = entries[address] else { return false }
-            if instant - entry.windowStart >= Self.window {
+            if let entry = entries[address], instant - entry.windowStart >= Self.window {
                 entries[address] = nil
-                return false
             }
-            return entry.failures >= Self.allowedFailures
+            if let entry = entries[address], entry.failures >= Self.allowedFailures { return true }
+            if guessed && !right { Self.countFailure(of: address, at: instant, in: &entries) }
+            return false
         }
         if refused {
             throw ServerError(
@@ -46,26 +50,22 @@ final class TokenThrottle: Sendable {
         }
     }
 
-    /// Counts one wrong token presented from `address`.
-    func failed(_ address: String?) {
-        guard let address else { return }
-        let instant = now()
-        entries.withLock { entries in
-            if var entry = entries[address], instant - entry.windowStart < Self.window {
-                entry.failures += 1
-                entries[address] = entry
-                return
-            }
-            if entries[address] == nil && entries.count >= Self.maximumAddresses {
-                // Forget the windows that ended; if none has, the oldest.
-                entries = entries.filter { instant - $0.value.windowStart < Self.window }
-                if entries.count >= Self.maximumAddresses,
-                    let oldest = entries.min(by: { $0.value.windowStart < $1.value.windowStart })?.key
-                {
-                    entries[oldest] = nil
-                }
-            }
-            entries[address] = Entry(failures: 1, windowStart: instant)
+    /// Counts one wrong token presented from `address` at `instant`.
+    private static func countFailure(of address: String, at instant: ContinuousClock.Instant, in entries: inout [String: Entry]) {
+        if var entry = entries[address], instant - entry.windowStart < Self.window {
+            entry.failures += 1
+            entries[address] = entry
+            return
         }
+        if entries[address] == nil && entries.count >= Self.maximumAddresses {
+            // Forget the windows that ended; if none has, the oldest.
+            entries = entries.filter { instant - $0.value.windowStart < Self.window }
+            if entries.count >= Self.maximumAddresses,
+                let oldest = entries.min(by: { $0.value.windowStart < $1.value.windowStart })?.key
+            {
+                entries[oldest] = nil
+            }
+        }
+        entries[address] = Entry(failures: 1, windowStart: instant)
     }
 }

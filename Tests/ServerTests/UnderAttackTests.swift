@@ -293,6 +293,40 @@ extension UnderAttackTests {
 }
 
 extension UnderAttackTests {
+    @Test("guesses whose bodies arrive together are each checked and counted in one step: ten get 401, the rest 429")
+    func concurrentGuesses() async throws {
+        let token = "the-right-token-0123456789"
+        try await ServerFixture.with(options: ServerOptions(port: 0, token: token), testing: .live) { _, client in
+            let port = try Self.port(client)
+            // Given twenty POST /session guesses whose heads have reached the route and whose bodies lack their last byte
+            let body = #"{"token":"guess-0123456789"}"#
+            var guesses: [RawConnection] = []
+            for _ in 0..<20 {
+                let guess = try await RawConnection.open(port: port)
+                try await guess.send(
+                    RawConnection.request("POST", "/session", headers: ["Content-Type: application/json", "Content-Length: \(body.utf8.count)"])
+                        + String(body.dropLast()))
+                guesses.append(guess)
+            }
+            let metrics = RawConnection.request("GET", "/metrics", headers: ["Authorization: Bearer \(token)"])
+            try await withTimeout(.seconds(30), "the twenty guesses to reach the route") {
+                while try await !RawConnection.exchange(port: port, metrics).contains("\nhttp_requests_in_flight 21") {
+                    try await Task.sleep(for: .milliseconds(20))
+                }
+            }
+            // When their bodies end together
+            for guess in guesses { try await guess.send("}") }
+            // Then ten are told the token is wrong and the others are refused for guessing too much
+            var statuses: [Int] = []
+            for guess in guesses {
+                statuses.append(RawConnection.status(try await guess.waitForClose("the answer to a guess", timeout: .seconds(30))))
+            }
+            // (ten wrong tokens a minute: TokenThrottle.allowedFailures)
+            #expect(statuses.filter { $0 == 401 }.count == 10, "\(statuses)")
+            #expect(statuses.filter { $0 == 429 }.count == 10, "\(statuses)")
+        }
+    }
+
     @Test("an HTTP/1.0 request is answered and its connection closed; with Connection: keep-alive it stays open for the next")
     func http10Closed() async throws {
         try await ServerFixture.with(testing: .live) { _, client in
