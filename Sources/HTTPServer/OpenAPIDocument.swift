@@ -72,6 +72,7 @@ paths:
         "204":
           description: The session is open (the cookie is set); a server without a token sets none.
         "401": { $ref: "#/components/responses/Unauthorized" }
+        "408": { $ref: "#/components/responses/RequestTimeout" }
         "413": { $ref: "#/components/responses/PayloadTooLarge" }
         "415": { $ref: "#/components/responses/UnsupportedMediaType" }
   /streams/{stream}:
@@ -108,6 +109,7 @@ paths:
         "401": { $ref: "#/components/responses/Unauthorized" }
         "409": { $ref: "#/components/responses/Conflict" }
         "410": { $ref: "#/components/responses/Tombstoned" }
+        "408": { $ref: "#/components/responses/RequestTimeout" }
         "413": { $ref: "#/components/responses/PayloadTooLarge" }
         "415": { $ref: "#/components/responses/UnsupportedMediaType" }
     delete:
@@ -171,6 +173,7 @@ paths:
         "401": { $ref: "#/components/responses/Unauthorized" }
         "409": { $ref: "#/components/responses/Conflict" }
         "410": { $ref: "#/components/responses/Tombstoned" }
+        "408": { $ref: "#/components/responses/RequestTimeout" }
         "413": { $ref: "#/components/responses/PayloadTooLarge" }
         "415": { $ref: "#/components/responses/UnsupportedMediaType" }
   /streams/{stream}/info:
@@ -214,6 +217,7 @@ paths:
         "401": { $ref: "#/components/responses/Unauthorized" }
         "404": { $ref: "#/components/responses/NotFound" }
         "410": { $ref: "#/components/responses/Tombstoned" }
+        "408": { $ref: "#/components/responses/RequestTimeout" }
         "413": { $ref: "#/components/responses/PayloadTooLarge" }
         "415": { $ref: "#/components/responses/UnsupportedMediaType" }
   /purge:
@@ -508,6 +512,7 @@ paths:
         "400": { $ref: "#/components/responses/BadRequest" }
         "401": { $ref: "#/components/responses/Unauthorized" }
         "410": { $ref: "#/components/responses/Tombstoned" }
+        "408": { $ref: "#/components/responses/RequestTimeout" }
         "413": { $ref: "#/components/responses/PayloadTooLarge" }
         "415": { $ref: "#/components/responses/UnsupportedMediaType" }
   /apps/fitness/goal:
@@ -532,6 +537,7 @@ paths:
         "401": { $ref: "#/components/responses/Unauthorized" }
         "410": { $ref: "#/components/responses/Tombstoned" }
         "409": { $ref: "#/components/responses/Conflict" }
+        "408": { $ref: "#/components/responses/RequestTimeout" }
         "413": { $ref: "#/components/responses/PayloadTooLarge" }
         "415": { $ref: "#/components/responses/UnsupportedMediaType" }
         "422": { $ref: "#/components/responses/Refused" }
@@ -555,6 +561,7 @@ paths:
         "401": { $ref: "#/components/responses/Unauthorized" }
         "410": { $ref: "#/components/responses/Tombstoned" }
         "409": { $ref: "#/components/responses/Conflict" }
+        "408": { $ref: "#/components/responses/RequestTimeout" }
         "413": { $ref: "#/components/responses/PayloadTooLarge" }
         "415": { $ref: "#/components/responses/UnsupportedMediaType" }
         "422": { $ref: "#/components/responses/Refused" }
@@ -578,6 +585,7 @@ paths:
         "401": { $ref: "#/components/responses/Unauthorized" }
         "410": { $ref: "#/components/responses/Tombstoned" }
         "409": { $ref: "#/components/responses/Conflict" }
+        "408": { $ref: "#/components/responses/RequestTimeout" }
         "413": { $ref: "#/components/responses/PayloadTooLarge" }
         "415": { $ref: "#/components/responses/UnsupportedMediaType" }
         "422": { $ref: "#/components/responses/Refused" }
@@ -601,6 +609,7 @@ paths:
         "401": { $ref: "#/components/responses/Unauthorized" }
         "410": { $ref: "#/components/responses/Tombstoned" }
         "409": { $ref: "#/components/responses/Conflict" }
+        "408": { $ref: "#/components/responses/RequestTimeout" }
         "413": { $ref: "#/components/responses/PayloadTooLarge" }
         "415": { $ref: "#/components/responses/UnsupportedMediaType" }
         "422": { $ref: "#/components/responses/Refused" }
@@ -627,6 +636,7 @@ paths:
         "401": { $ref: "#/components/responses/Unauthorized" }
         "410": { $ref: "#/components/responses/Tombstoned" }
         "409": { $ref: "#/components/responses/Conflict" }
+        "408": { $ref: "#/components/responses/RequestTimeout" }
         "413": { $ref: "#/components/responses/PayloadTooLarge" }
         "415": { $ref: "#/components/responses/UnsupportedMediaType" }
         "422": { $ref: "#/components/responses/Refused" }
@@ -652,6 +662,7 @@ paths:
         "401": { $ref: "#/components/responses/Unauthorized" }
         "410": { $ref: "#/components/responses/Tombstoned" }
         "409": { $ref: "#/components/responses/Conflict" }
+        "408": { $ref: "#/components/responses/RequestTimeout" }
         "413": { $ref: "#/components/responses/PayloadTooLarge" }
         "415": { $ref: "#/components/responses/UnsupportedMediaType" }
         "422": { $ref: "#/components/responses/Refused" }
@@ -678,6 +689,7 @@ paths:
         "401": { $ref: "#/components/responses/Unauthorized" }
         "410": { $ref: "#/components/responses/Tombstoned" }
         "409": { $ref: "#/components/responses/Conflict" }
+        "408": { $ref: "#/components/responses/RequestTimeout" }
         "413": { $ref: "#/components/responses/PayloadTooLarge" }
         "415": { $ref: "#/components/responses/UnsupportedMediaType" }
         "422": { $ref: "#/components/responses/Refused" }
@@ -704,6 +716,7 @@ paths:
         "410": { $ref: "#/components/responses/Tombstoned" }
         "404": { $ref: "#/components/responses/NotFound" }
         "409": { $ref: "#/components/responses/Conflict" }
+        "408": { $ref: "#/components/responses/RequestTimeout" }
         "413": { $ref: "#/components/responses/PayloadTooLarge" }
         "415": { $ref: "#/components/responses/UnsupportedMediaType" }
         "422": { $ref: "#/components/responses/Refused" }
@@ -730,6 +743,7 @@ paths:
         "401": { $ref: "#/components/responses/Unauthorized" }
         "410": { $ref: "#/components/responses/Tombstoned" }
         "409": { $ref: "#/components/responses/Conflict" }
+        "408": { $ref: "#/components/responses/RequestTimeout" }
         "413": { $ref: "#/components/responses/PayloadTooLarge" }
         "415": { $ref: "#/components/responses/UnsupportedMediaType" }
         "422": { $ref: "#/components/responses/Refused" }
@@ -756,6 +770,7 @@ paths:
         "401": { $ref: "#/components/responses/Unauthorized" }
         "410": { $ref: "#/components/responses/Tombstoned" }
         "409": { $ref: "#/components/responses/Conflict" }
+        "408": { $ref: "#/components/responses/RequestTimeout" }
         "413": { $ref: "#/components/responses/PayloadTooLarge" }
         "415": { $ref: "#/components/responses/UnsupportedMediaType" }
         "422": { $ref: "#/components/responses/Refused" }
@@ -781,6 +796,7 @@ paths:
         "401": { $ref: "#/components/responses/Unauthorized" }
         "410": { $ref: "#/components/responses/Tombstoned" }
         "409": { $ref: "#/components/responses/Conflict" }
+        "408": { $ref: "#/components/responses/RequestTimeout" }
         "413": { $ref: "#/components/responses/PayloadTooLarge" }
         "415": { $ref: "#/components/responses/UnsupportedMediaType" }
         "422": { $ref: "#/components/responses/Refused" }
@@ -806,6 +822,7 @@ paths:
         "401": { $ref: "#/components/responses/Unauthorized" }
         "410": { $ref: "#/components/responses/Tombstoned" }
         "409": { $ref: "#/components/responses/Conflict" }
+        "408": { $ref: "#/components/responses/RequestTimeout" }
         "413": { $ref: "#/components/responses/PayloadTooLarge" }
         "415": { $ref: "#/components/responses/UnsupportedMediaType" }
         "422": { $ref: "#/components/responses/Refused" }
@@ -831,6 +848,7 @@ paths:
         "401": { $ref: "#/components/responses/Unauthorized" }
         "410": { $ref: "#/components/responses/Tombstoned" }
         "409": { $ref: "#/components/responses/Conflict" }
+        "408": { $ref: "#/components/responses/RequestTimeout" }
         "413": { $ref: "#/components/responses/PayloadTooLarge" }
         "415": { $ref: "#/components/responses/UnsupportedMediaType" }
         "422": { $ref: "#/components/responses/Refused" }
@@ -858,6 +876,7 @@ paths:
         "401": { $ref: "#/components/responses/Unauthorized" }
         "410": { $ref: "#/components/responses/Tombstoned" }
         "409": { $ref: "#/components/responses/Conflict" }
+        "408": { $ref: "#/components/responses/RequestTimeout" }
         "413": { $ref: "#/components/responses/PayloadTooLarge" }
         "415": { $ref: "#/components/responses/UnsupportedMediaType" }
         "422": { $ref: "#/components/responses/Refused" }
@@ -884,6 +903,7 @@ paths:
         "401": { $ref: "#/components/responses/Unauthorized" }
         "410": { $ref: "#/components/responses/Tombstoned" }
         "409": { $ref: "#/components/responses/Conflict" }
+        "408": { $ref: "#/components/responses/RequestTimeout" }
         "413": { $ref: "#/components/responses/PayloadTooLarge" }
         "415": { $ref: "#/components/responses/UnsupportedMediaType" }
         "422": { $ref: "#/components/responses/Refused" }
@@ -911,6 +931,7 @@ paths:
         "401": { $ref: "#/components/responses/Unauthorized" }
         "410": { $ref: "#/components/responses/Tombstoned" }
         "409": { $ref: "#/components/responses/Conflict" }
+        "408": { $ref: "#/components/responses/RequestTimeout" }
         "413": { $ref: "#/components/responses/PayloadTooLarge" }
         "415": { $ref: "#/components/responses/UnsupportedMediaType" }
         "422": { $ref: "#/components/responses/Refused" }
@@ -937,6 +958,7 @@ paths:
         "410": { $ref: "#/components/responses/Tombstoned" }
         "404": { $ref: "#/components/responses/NotFound" }
         "409": { $ref: "#/components/responses/Conflict" }
+        "408": { $ref: "#/components/responses/RequestTimeout" }
         "413": { $ref: "#/components/responses/PayloadTooLarge" }
         "415": { $ref: "#/components/responses/UnsupportedMediaType" }
         "422": { $ref: "#/components/responses/Refused" }
@@ -966,6 +988,7 @@ paths:
         "410": { $ref: "#/components/responses/Tombstoned" }
         "404": { $ref: "#/components/responses/NotFound" }
         "409": { $ref: "#/components/responses/Conflict" }
+        "408": { $ref: "#/components/responses/RequestTimeout" }
         "413": { $ref: "#/components/responses/PayloadTooLarge" }
         "415": { $ref: "#/components/responses/UnsupportedMediaType" }
         "422": { $ref: "#/components/responses/RecordedInvalid" }
@@ -992,6 +1015,7 @@ paths:
         "410": { $ref: "#/components/responses/Tombstoned" }
         "404": { $ref: "#/components/responses/NotFound" }
         "409": { $ref: "#/components/responses/Conflict" }
+        "408": { $ref: "#/components/responses/RequestTimeout" }
         "413": { $ref: "#/components/responses/PayloadTooLarge" }
         "415": { $ref: "#/components/responses/UnsupportedMediaType" }
         "422": { $ref: "#/components/responses/Refused" }
@@ -1020,6 +1044,7 @@ paths:
         "401": { $ref: "#/components/responses/Unauthorized" }
         "410": { $ref: "#/components/responses/Tombstoned" }
         "409": { $ref: "#/components/responses/Conflict" }
+        "408": { $ref: "#/components/responses/RequestTimeout" }
         "413": { $ref: "#/components/responses/PayloadTooLarge" }
         "415": { $ref: "#/components/responses/UnsupportedMediaType" }
         "422": { $ref: "#/components/responses/Refused" }
@@ -1048,6 +1073,7 @@ paths:
         "401": { $ref: "#/components/responses/Unauthorized" }
         "410": { $ref: "#/components/responses/Tombstoned" }
         "409": { $ref: "#/components/responses/Conflict" }
+        "408": { $ref: "#/components/responses/RequestTimeout" }
         "413": { $ref: "#/components/responses/PayloadTooLarge" }
         "415": { $ref: "#/components/responses/UnsupportedMediaType" }
         "422": { $ref: "#/components/responses/Refused" }
@@ -1220,6 +1246,11 @@ components:
           schema: { $ref: "#/components/schemas/Error" }
     Tombstoned:
       description: The stream was deleted for good (a hard delete) and takes no more events (code streamTombstoned).
+      content:
+        application/json:
+          schema: { $ref: "#/components/schemas/Error" }
+    RequestTimeout:
+      description: The body did not arrive in time (--body-timeout from the head, --idle-timeout between its parts); nothing was done, and the connection is closed.
       content:
         application/json:
           schema: { $ref: "#/components/schemas/Error" }
