@@ -112,6 +112,7 @@ for line in open(sys.argv[1], encoding="utf-8", errors="replace"):
 for lines in open_lines.values():
     for line in lines[-3:]:
         print("    " + line)
+print("    (a parameterized test's cases that pass print no end line: of its cases, the last listed is the one running)")
 EOF
     # gdb only now, when it is needed (a hang is rare; CI machines start without it).
     if ! command -v gdb >/dev/null && [ "$(id -u)" = 0 ]; then
@@ -136,6 +137,22 @@ EOF
         else
             echo "    (gdb is not installed: no stacks)"
         fi
+        # Whether the process's timers can still fire: libdispatch arms a timerfd per clock in an
+        # epoll set its manager thread waits on. A descriptor closed by mistake (a double close)
+        # can take one of them, and then every sleep and timeout of the process waits forever
+        # while its threads look idle. So: what the process holds, by kind, and what each epoll
+        # set watches (its fdinfo's tfd lines name the descriptors it expects).
+        echo "hang-check: the descriptors of process $pid, by kind:"
+        for fd in /proc/"$pid"/fd/*; do readlink "$fd"; done 2>/dev/null |
+            sed -E 's/[0-9]+/N/g' | sort | uniq -c | sort -rn | head -20 | sed 's/^/    /'
+        for fd in /proc/"$pid"/fd/*; do
+            [ "$(readlink "$fd" 2>/dev/null)" = "anon_inode:[eventpoll]" ] || continue
+            local number=${fd##*/}
+            echo "    epoll set $number watches:"
+            grep '^tfd:' "/proc/$pid/fdinfo/$number" 2>/dev/null | head -20 | while read -r _ target _; do
+                echo "      $target -> $(readlink "/proc/$pid/fd/$target" 2>/dev/null || echo 'closed')"
+            done
+        done
     done
 }
 
