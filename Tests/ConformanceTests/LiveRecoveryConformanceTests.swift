@@ -36,7 +36,7 @@ struct LiveRecoveryConformanceTests {
                 // Then the daemon waits 50 ms, 200 ms, then 1 s on its clock before each retry,
                 // applying nothing meanwhile
                 for (tries, delay) in zip(1..., [Duration.milliseconds(50), .milliseconds(200), .seconds(1)]) {
-                    try await clock.waitForSleepers(1)
+                    try await clock.waitForSleepers(1, timeout: .seconds(60))
                     #expect(store.failedWrites == tries, "the daemon sleeps after its failed write \(tries)")
                     #expect(try runner.statuses()[0].checkpoint == 1)
                     clock.advance(by: delay)
