@@ -1,6 +1,7 @@
 # The two commands of the README:
 #   make demo   builds esctl and runs a short demo on a fresh local store (.demo/store)
-#   make test   builds and runs the whole test suite (beside a throwaway PostgreSQL cluster that
+#   make test   checks the import rules of ARCHITECTURE.md (scripts/import-rules.sh), builds and
+#               runs the whole test suite (beside a throwaway PostgreSQL cluster that
 #               scripts/with-postgres.sh starts and stops, installing postgresql when missing), fuzzes
 #               a running `esctl serve` against docs/openapi.yaml (scripts/schemathesis.sh), tests
 #               its web console in headless Chromium (scripts/console-test.sh), attacks a live
@@ -31,6 +32,8 @@ demo: build
 	./scripts/demo.sh
 
 test: deps
+	@# The layers of ARCHITECTURE.md: dependencies point down, only a backend touches its database.
+	./scripts/import-rules.sh
 	$(SWIFT) build --build-tests
 	@# The suite runs under the cooperative-pool check: a task that blocks one of the pool's
 	@# threads for a second or more fails the run (README: "What `make test` checks beyond the verdicts").

@@ -12,6 +12,8 @@ let package = Package(
     platforms: [.macOS(.v15)],
     products: [
         .library(name: "EventStore", targets: ["EventStore"]),
+        // The store's API alone, for code that works on any backend (and a backend of your own).
+        .library(name: "EventStoreCore", targets: ["EventStoreCore"]),
         .library(name: "Projections", targets: ["Projections"]),
         .library(name: "Commands", targets: ["Commands"]),
         .library(name: "ConsumerGroups", targets: ["ConsumerGroups"]),
@@ -55,27 +57,40 @@ let package = Package(
         .systemLibrary(name: "CLMDB", pkgConfig: "lmdb", providers: [.apt(["liblmdb-dev"])]),
         // CRC-32C with the processor's instruction where it has one (the records' checksums).
         .target(name: "CRC32C"),
+        // The core: the API every backend shares (values, protocols, errors, the canonical JSON
+        // form, the record format, upcasting, personal-data sealing, subscriptions). It links no
+        // database (scripts/import-rules.sh checks it).
         .target(
-            name: "EventStore",
+            name: "EventStoreCore",
             dependencies: [
-                "CLMDB", "CRC32C", .product(name: "Logging", package: "swift-log"), .product(name: "CoreMetrics", package: "swift-metrics"),
+                "CRC32C", .product(name: "Logging", package: "swift-log"), .product(name: "CoreMetrics", package: "swift-metrics"),
                 .product(name: "Crypto", package: "swift-crypto"),
             ]),
-        // The PostgreSQL backend: the EventLog protocol on postgres-nio. Only this target (and
-        // what depends on it) compiles a PostgreSQL client.
+        // The embedded backend: the log and its tables in LMDB, its writer thread. The only
+        // module that imports CLMDB.
+        .target(
+            name: "EventStoreLMDB",
+            dependencies: [
+                "EventStoreCore", "CLMDB", "CRC32C", .product(name: "Logging", package: "swift-log"),
+                .product(name: "CoreMetrics", package: "swift-metrics"),
+            ]),
+        // What users import: the core and the LMDB backend, re-exported.
+        .target(name: "EventStore", dependencies: ["EventStoreCore", "EventStoreLMDB"]),
+        // The PostgreSQL backend: the core's protocols on postgres-nio. Only this target (and
+        // what depends on it) compiles a PostgreSQL client; it links no LMDB.
         .target(
             name: "EventStorePostgres",
-            dependencies: ["EventStore", .product(name: "PostgresNIO", package: "postgres-nio"), .product(name: "Logging", package: "swift-log")]),
+            dependencies: ["EventStoreCore", .product(name: "PostgresNIO", package: "postgres-nio"), .product(name: "Logging", package: "swift-log")]),
         .target(
             name: "Projections",
-            dependencies: ["EventStore", .product(name: "Logging", package: "swift-log"), .product(name: "CoreMetrics", package: "swift-metrics")]),
-        .target(name: "Commands", dependencies: ["EventStore", .product(name: "Logging", package: "swift-log")]),
-        .target(name: "ConsumerGroups", dependencies: ["EventStore"]),
+            dependencies: ["EventStoreCore", .product(name: "Logging", package: "swift-log"), .product(name: "CoreMetrics", package: "swift-metrics")]),
+        .target(name: "Commands", dependencies: ["EventStoreCore", .product(name: "Logging", package: "swift-log")]),
+        .target(name: "ConsumerGroups", dependencies: ["EventStoreCore"]),
         .target(name: "EventStoreTesting", dependencies: ["EventStore", "Commands"]),
         // The four demo apps: their events, states, deciders and read models. Not a product.
-        .target(name: "Apps", dependencies: ["EventStore", "Projections", "Commands"]),
+        .target(name: "Apps", dependencies: ["EventStoreCore", "Projections", "Commands"]),
         // The JSON and NDJSON forms of events that esctl (and the server) read and write.
-        .target(name: "WireFormat", dependencies: ["EventStore", "Projections"]),
+        .target(name: "WireFormat", dependencies: ["EventStoreCore", "Projections"]),
         // `esctl serve`: the store, the read models and the apps over HTTP (Hummingbird). Only this
         // target and what depends on it compile an HTTP server.
         .target(
@@ -121,7 +136,7 @@ let package = Package(
             path: "Tests/TortureWriter"),
         .testTarget(
             name: "EventStoreTests",
-            dependencies: ["EventStore", "CLMDB", "CRC32C", "EventStoreTesting", "TestSupport", .product(name: "Logging", package: "swift-log")]),
+            dependencies: ["EventStore", "EventStoreCore", "EventStoreLMDB", "CLMDB", "CRC32C", "EventStoreTesting", "TestSupport", .product(name: "Logging", package: "swift-log")]),
         // Throwaway PostgreSQL databases for the tests that need the server.
         .target(
             name: "PostgresTestSupport",
@@ -135,7 +150,7 @@ let package = Package(
         .testTarget(
             name: "ConformanceTests",
             dependencies: [
-                "EventStore", "EventStorePostgres", "EventStoreTesting", "TestSupport", "PostgresTestSupport", "Projections",
+                "EventStore", "EventStoreCore", "EventStoreLMDB", "EventStorePostgres", "EventStoreTesting", "TestSupport", "PostgresTestSupport", "Projections",
                 "ProjectionsTestSupport", "Commands", "ConsumerGroups", "Apps", "esctl", .product(name: "MetricsTestKit", package: "swift-metrics"),
             ]),
         // What is LMDB's own (the documented bytes) and what needs no store.

@@ -1,7 +1,8 @@
 // swift-tools-version:6.1
 // A small app built on the event store the way a user of the library would build one: its own
 // to-do list's events, decider, projection, a reaction to new events, its tests, and a short
-// `main`. It uses the public products only (EventStore, Projections, Commands, and
+// `main`. It uses the public products only (EventStoreCore for the app itself, which runs on any
+// backend; EventStore, the LMDB store, for its `main`; Projections, Commands, and
 // EventStoreTesting in its tests), and leaves the root package's esctl trait off, so it builds
 // nothing of the command-line tool. `make test` builds and tests it.
 import Foundation
@@ -21,7 +22,8 @@ let package = Package(
         .target(
             name: "Todo",
             dependencies: [
-                .product(name: "EventStore", package: root),
+                // The app's domain works on any backend: it needs the store's API, not LMDB.
+                .product(name: "EventStoreCore", package: root),
                 .product(name: "Projections", package: root),
                 .product(name: "Commands", package: root),
             ]),

@@ -9,15 +9,49 @@ cd "$(dirname "$0")/.."
 modules=(EventStore Projections Commands ConsumerGroups EventStoreTesting)
 strict=()
 [ "${1:-}" = "--warnings-as-errors" ] && strict=(--warnings-as-errors)
-swift build --target EventStoreTesting >&2
+swift build --target EventStoreTesting --target EventStore >&2
 swift package dump-symbol-graph --minimum-access-level public >&2
 graphs="$(swift build --show-bin-path)/../symbolgraph"
 out=.build/docs
 rm -rf "$out" .build/docs-graphs
+# The module users import, EventStore, re-exports the core and the LMDB backend: its pages are
+# made from both modules' symbols, merged under its name, so that they read as one API (as
+# `import EventStore` gives it) and link to each other.
+merge_graphs() { # OUT_DIR NAME MODULE...
+  python3 - "$graphs" "$@" <<'PY'
+import glob, json, os, sys
+graphs, out, name, modules = sys.argv[1], sys.argv[2], sys.argv[3], sys.argv[4:]
+merged, extensions = None, {}
+for module in modules:
+    graph = json.load(open(os.path.join(graphs, module + ".symbols.json")))
+    if merged is None:
+        merged = graph
+        merged["module"]["name"] = name
+    else:
+        merged["symbols"] += graph["symbols"]
+        merged["relationships"] += graph["relationships"]
+    for path in glob.glob(os.path.join(graphs, module + "@*.symbols.json")):
+        extended = path.split("@", 1)[1]
+        graph = json.load(open(path))
+        graph["module"]["name"] = name
+        if extended in extensions:
+            extensions[extended]["symbols"] += graph["symbols"]
+            extensions[extended]["relationships"] += graph["relationships"]
+        else:
+            extensions[extended] = graph
+json.dump(merged, open(os.path.join(out, name + ".symbols.json"), "w"))
+for extended, graph in extensions.items():
+    json.dump(graph, open(os.path.join(out, name + "@" + extended), "w"))
+PY
+}
 for module in "${modules[@]}"; do
   mkdir -p ".build/docs-graphs/$module" "$out"
-  cp "$graphs/$module".symbols.json ".build/docs-graphs/$module/"
-  cp "$graphs/$module"@*.symbols.json ".build/docs-graphs/$module/" 2>/dev/null || true
+  if [ "$module" = EventStore ]; then
+    merge_graphs ".build/docs-graphs/$module" EventStore EventStoreCore EventStoreLMDB
+  else
+    cp "$graphs/$module".symbols.json ".build/docs-graphs/$module/"
+    cp "$graphs/$module"@*.symbols.json ".build/docs-graphs/$module/" 2>/dev/null || true
+  fi
   docc convert "Sources/$module/$module.docc" \
     --fallback-display-name "$module" --fallback-bundle-identifier "eventstore.$module" \
     --additional-symbol-graph-dir ".build/docs-graphs/$module" \

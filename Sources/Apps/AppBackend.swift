@@ -1,5 +1,5 @@
 import Commands
-import EventStore
+import EventStoreCore
 
 /// The apps' commands, run against an event store: each through its decider and one
 /// ``CommandHandler`` (load, decide, append with the versions read, retry), plus the chat

@@ -1,5 +1,5 @@
 import Commands
-import EventStore
+import EventStoreCore
 import Projections
 
 /// The apps' read models, registered by name: what esctl (and the server) know. A new app adds
@@ -17,7 +17,7 @@ public enum AppCatalog {
     /// Every projection esctl registers.
     public static var all: [any Projection] { apps + logSummaries }
 
-    /// The apps' upcasters (``Configuration/upcasters``): a store the apps use is opened with
+    /// The apps' upcasters (``StoreConfiguration/upcasters``): a store the apps use is opened with
     /// them, so events recorded in an older shape read in the newest.
     public static let upcasters: [Upcaster] = CampgroundUpcasters.all
 

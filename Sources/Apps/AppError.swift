@@ -1,4 +1,4 @@
-import EventStore
+import EventStoreCore
 import Foundation
 
 /// The one error type of the apps: a command their rules refuse, or input they do not take.

@@ -1,4 +1,4 @@
-import EventStore
+import EventStoreCore
 import Projections
 
 /// How the apps name their streams: one stream per key (a user, a room, a campground), so one

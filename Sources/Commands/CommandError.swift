@@ -1,4 +1,4 @@
-import EventStore
+import EventStoreCore
 
 /// The one error type of the Commands module: the handler gave up or could not write what was
 /// decided. The application's own refusals are the errors its deciders throw, passed through

@@ -1,4 +1,4 @@
-import EventStore
+import EventStoreCore
 import Logging
 
 /// Runs commands against an event store with a ``StreamDecider``: load the state, decide, append
@@ -39,7 +39,7 @@ public struct CommandHandler: Sendable {
     }
 
     /// The store commands are run against.
-    public let store: any EventLog
+    public let store: any CommandStore
     /// How the handler retries and logs.
     public let configuration: Configuration
 
@@ -51,7 +51,7 @@ public struct CommandHandler: Sendable {
     /// snapshot folded from events upcast otherwise is passed over.
     let upcasterFingerprint: UInt64
 
-    public init(store: any EventLog, configuration: Configuration = Configuration()) {
+    public init(store: any CommandStore, configuration: Configuration = Configuration()) {
         self.store = store
         self.configuration = configuration
         logger = configuration.logger ?? store.configuration.logger

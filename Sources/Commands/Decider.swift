@@ -1,4 +1,4 @@
-import EventStore
+import EventStoreCore
 
 /// The rules of one part of an application, as pure functions (the shape of TCA's reducers and
 /// Commanded's aggregates): the state a history of events folds into, and what a command records

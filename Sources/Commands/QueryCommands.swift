@@ -1,4 +1,4 @@
-import EventStore
+import EventStoreCore
 
 extension CommandHandler {
     /// Runs `command` with a ``QueryDecider``: reads every event its ``QueryDecider/query(for:)``

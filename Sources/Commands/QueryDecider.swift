@@ -1,4 +1,4 @@
-import EventStore
+import EventStoreCore
 
 /// A ``Decider`` whose state is folded from the events a query matches, not from whole streams
 /// (a dynamic consistency boundary): a command reads only the facts its rule spans ("this site's

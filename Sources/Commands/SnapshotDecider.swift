@@ -1,4 +1,4 @@
-import EventStore
+import EventStoreCore
 
 /// A ``StreamDecider`` whose state can be kept in snapshots, so that ``CommandHandler`` reads
 /// only the events after the latest one: a command then costs the same with a thousand events
@@ -13,7 +13,7 @@ import EventStore
 /// - ``snapshotName``
 /// - ``snapshotVersion``
 public protocol SnapshotDecider: StreamDecider where State: Codable & Equatable {
-    /// The name the decider's snapshots are kept under (`fitness`): stable, unique among the
+    /// The name the decider's snapshots are kept under (`cart`, say): stable, unique among the
     /// application's deciders, letters, digits, `-`, `_` and `.`.
     var snapshotName: String { get }
     /// Bump it whenever ``Decider/evolve(_:with:)`` or the state's shape changes: snapshots of

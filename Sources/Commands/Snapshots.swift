@@ -1,4 +1,4 @@
-import EventStore
+import EventStoreCore
 import Foundation
 import Logging
 
@@ -84,7 +84,7 @@ public enum Snapshots {
     }
 
     /// Every stored snapshot, in key order (deciders, then streams). Reads nothing but the table.
-    public static func list(in store: any EventLog) async throws -> [Entry] {
+    public static func list(in store: any LogReading & LogTables) async throws -> [Entry] {
         guard try await !store.existingTables([table]).isEmpty else { return [] }
         try await store.openTables([table])
         return try store.readTables { txn in
@@ -101,7 +101,7 @@ public enum Snapshots {
     /// many. Outcomes of commands do not change: the next ones fold from the first event, and
     /// write new snapshots when they are due.
     @discardableResult
-    public static func drop(in store: any EventLog, stream: String? = nil) async throws -> Int {
+    public static func drop(in store: any LogReading & LogTables, stream: String? = nil) async throws -> Int {
         guard try await !store.existingTables([table]).isEmpty else { return 0 }
         try await store.openTables([table])
         return try await store.writeTables { txn in
@@ -177,7 +177,7 @@ extension Snapshots {
     /// its stream's head, and the state it holds equal to the fold of the decider's streams
     /// through those versions. Returns the problem in one sentence, or nil. A snapshot of another
     /// version of the decider is not checked (the handler ignores it). Throws the store's errors.
-    public static func check<D: SnapshotDecider>(_ entry: Entry, with decider: D, in store: any EventLog) throws -> String? {
+    public static func check<D: SnapshotDecider>(_ entry: Entry, with decider: D, in store: any LogReading & LogTables) throws -> String? {
         let place = "the snapshot of '\(entry.decider)' for \(entry.versions.map { "\($0.stream)@\($0.version)" }.joined(separator: ", "))"
         let upcasters = (try? Upcasting(store.configuration.upcasters))?.fingerprint(consuming: nil) ?? 0
         guard entry.deciderVersion == Int64(decider.snapshotVersion), entry.upcasters == upcasters else { return nil }

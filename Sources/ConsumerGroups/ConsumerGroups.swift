@@ -1,4 +1,4 @@
-import EventStore
+import EventStoreCore
 import Foundation
 
 /// Consumer groups over an event store: several members, in this process or others, on this
@@ -17,9 +17,9 @@ import Foundation
 ///
 /// Errors: ``ConsumerGroupError`` with its codes, and the store's errors unchanged.
 public struct ConsumerGroups: Sendable {
-    public let store: any EventLog
+    public let store: any GroupStore
 
-    public init(store: any EventLog) {
+    public init(store: any GroupStore) {
         self.store = store
     }
 

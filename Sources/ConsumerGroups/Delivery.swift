@@ -1,4 +1,4 @@
-import EventStore
+import EventStoreCore
 
 /// One event handed to one member of a group: settle it once, with ``acknowledge()`` (or one of
 /// its forms that commit the member's own writes with it) or ``nack(_:)``. Until it is settled

@@ -1,4 +1,4 @@
-import EventStore
+import EventStoreCore
 import Foundation
 
 /// What a consumer group consumes and how it shares the work: the events (the whole log, a

@@ -1,4 +1,4 @@
-import EventStore
+import EventStoreCore
 import Foundation
 import Synchronization
 
@@ -21,7 +21,7 @@ public final class GroupMember: AsyncSequence, Sendable {
     private let task: Task<Void, Never>
 
     init(
-        store: any EventLog, definition: GroupDefinition, creation: String, member: String, pollInterval: Duration,
+        store: any GroupStore, definition: GroupDefinition, creation: String, member: String, pollInterval: Duration,
         clock: any Clock<Duration>
     ) {
         name = member
@@ -74,7 +74,7 @@ actor MemberCore {
         case park(String)
     }
 
-    let store: any EventLog
+    let store: any GroupStore
     let definition: GroupDefinition
     /// The id the group was created with: a group deleted and created again under the same
     /// name is another group, which this member must not work on with what it knew of the first.
@@ -98,7 +98,7 @@ actor MemberCore {
     private var settledDuringStep = Set<UInt64>()
 
     init(
-        store: any EventLog, definition: GroupDefinition, creation: String, member: String, instance: String, pollInterval: Duration,
+        store: any GroupStore, definition: GroupDefinition, creation: String, member: String, instance: String, pollInterval: Duration,
         clock: any Clock<Duration>
     ) {
         self.store = store
@@ -323,7 +323,7 @@ actor MemberCore {
     }
 
     /// The store's clock, in microseconds, read where a transaction runs.
-    static func now(_ store: any EventLog) -> Int64 { GroupClock.micros(store.configuration.clock()) }
+    static func now(_ store: any GroupStore) -> Int64 { GroupClock.micros(store.configuration.clock()) }
 
     private func checkOutstanding(_ delivery: Delivery) throws {
         guard inFlight[delivery.partition] == delivery.event.position else {

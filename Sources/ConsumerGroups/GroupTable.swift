@@ -1,4 +1,4 @@
-import EventStore
+import EventStoreCore
 import Foundation
 
 /// The table `$groups` where every group's state lives, beside the log, so that it commits with

@@ -1,8 +1,8 @@
-import EventStore
+import EventStoreCore
 import Synchronization
 
 /// The id of one join of a member: `OWNER:UUID:N`, where OWNER is the store handle's
-/// ``EventLog/ownerID``. A membership records it, so that a member restarted under the same name
+/// ``LogOwnership/ownerID``. A membership records it, so that a member restarted under the same name
 /// (systemd's `Restart=`) can tell a holder that is provably dead (its handle's owner gone, or
 /// this very process, which no longer runs that join) from a living twin, and take its name back
 /// at once instead of waiting out its lease. Memberships written before carry a bare UUID: their
@@ -11,7 +11,7 @@ enum MemberInstance {
     /// A new join id for a member on `store`. N counts the joins of this process, so that ids
     /// stay distinct whatever the store's id generator gives (a test's counter repeats across
     /// stores).
-    static func make(on store: any EventLog) -> String {
+    static func make(on store: any GroupStore) -> String {
         let sequence = joins.add(1, ordering: .relaxed).newValue
         return "\(store.ownerID):\(store.configuration.idGenerator().uuidString):\(sequence)"
     }
@@ -33,7 +33,7 @@ enum MemberInstance {
     static func ended(_ instance: String) { _ = living.withLock { $0.remove(instance) } }
 
     /// Whether the join `holder` is provably gone, seen from `store`: false when in doubt.
-    static func isDead(_ holder: String, on store: any EventLog) async -> Bool {
+    static func isDead(_ holder: String, on store: any GroupStore) async -> Bool {
         guard let owner = owner(of: holder) else { return false }
         if owner == store.ownerID { return !living.withLock { $0.contains(holder) } }
         return (try? await store.isOwnerAlive(owner)) == false

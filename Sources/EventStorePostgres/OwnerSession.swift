@@ -1,9 +1,9 @@
-import EventStore
+import EventStoreCore
 import Logging
 import PostgresNIO
 import Synchronization
 
-/// What names a handle to every other handle of the store, on any host (``EventLog/ownerID``):
+/// What names a handle to every other handle of the store, on any host (``LogOwnership/ownerID``):
 /// a connection of its own that holds a session advisory lock on (``lockClass``, id) while the
 /// handle is open. Another handle knows the owner is alive by finding that lock granted in
 /// `pg_locks`; when the owner's process dies or loses its host, PostgreSQL ends the session and

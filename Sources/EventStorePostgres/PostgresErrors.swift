@@ -1,4 +1,4 @@
-import EventStore
+import EventStoreCore
 import PostgresNIO
 
 /// Turns postgres-nio's errors into the store's: unreachable servers and refused logins are

@@ -1,4 +1,4 @@
-import EventStore
+import EventStoreCore
 import Foundation
 import Logging
 import PostgresNIO
@@ -17,14 +17,16 @@ import Synchronization
 /// its LMDB settings (durability, map size, stale readers) do not: PostgreSQL's own settings
 /// (`synchronous_commit`) decide durability.
 public final class PostgresEventStore: EventLog, SubscriptionSource {
+    /// Options for opening the store: `StoreConfiguration`, under the name users look for.
+    public typealias Configuration = StoreConfiguration
     /// The database, as given.
     public let postgresLocation: PostgresLocation
     /// The configuration the store was opened with.
-    public let configuration: Configuration
+    public let configuration: StoreConfiguration
     /// How the store was opened (``OpenMode/readOnly`` refuses every write).
     public let mode: OpenMode
     package let headSignal: HeadSignal
-    /// The store's metrics (``Configuration/metricsFactory``).
+    /// The store's metrics (``StoreConfiguration/metricsFactory``).
     package let metrics: StoreMetrics
 
     let client: PostgresClient
@@ -41,7 +43,7 @@ public final class PostgresEventStore: EventLog, SubscriptionSource {
     let databaseSchemaVersion: Int
     /// The columns its reads select (see ``eventColumns(schemaVersion:)``).
     let eventColumns: String
-    /// The upcasters every read applies (``Configuration/upcasters``, checked).
+    /// The upcasters every read applies (``StoreConfiguration/upcasters``, checked).
     package let upcasting: Upcasting
     private let isClosed = Atomic<Bool>(false)
 
@@ -55,13 +57,13 @@ public final class PostgresEventStore: EventLog, SubscriptionSource {
     /// Throws ``EventStoreError`` with ``EventStoreError/Code/invalidInput`` for a malformed URL,
     /// ``EventStoreError/Code/storeUnavailable`` when the server cannot be reached or refuses the
     /// login, or the database holds a store of a newer schema version; ``EventStoreError/Code/invalidInput``
-    /// when the configuration's upcasters have a gap (see ``Configuration/upcasters``).
-    public convenience init(url: String, mode: OpenMode = .createIfMissing, configuration: Configuration = Configuration()) async throws {
+    /// when the configuration's upcasters have a gap (see ``StoreConfiguration/upcasters``).
+    public convenience init(url: String, mode: OpenMode = .createIfMissing, configuration: StoreConfiguration = StoreConfiguration()) async throws {
         try await self.init(location: PostgresLocation(url: url), mode: mode, configuration: configuration)
     }
 
     /// Opens the store at `location`; see ``init(url:mode:configuration:)``.
-    public init(location: PostgresLocation, mode: OpenMode = .createIfMissing, configuration: Configuration = Configuration()) async throws {
+    public init(location: PostgresLocation, mode: OpenMode = .createIfMissing, configuration: StoreConfiguration = StoreConfiguration()) async throws {
         // The pool waits for a connection as long as it takes, trying again and again: at a server
         // that cannot be reached (or refuses the login) opening would wait forever. The owner
         // session's connection, made first, says at once, and why.
@@ -136,7 +138,7 @@ public final class PostgresEventStore: EventLog, SubscriptionSource {
     }
 
     /// This handle's owner id: the second key of the advisory lock its owner session holds while
-    /// it is open (see ``EventLog/ownerID``).
+    /// it is open (see ``LogOwnership/ownerID``).
     public var ownerID: Int64 { owner.id }
 
     /// Whether the handle whose ``ownerID`` is `owner` still has the store open, on any host: its

@@ -21,17 +21,17 @@ public enum TemporaryStore {
     /// second apart per append, and ids 00000000-0000-0000-0000-000000000001, ...002, ...
     public static func deterministicConfiguration(
         start: Date = Date(timeIntervalSince1970: 1_767_225_600), step: TimeInterval = 1
-    ) -> Configuration {
+    ) -> StoreConfiguration {
         let clock = SteppingClock(start: start, step: step)
         let ids = SequentialIDs()
-        return Configuration(durability: .noSync, clock: { clock.now() }, idGenerator: { ids.next() })
+        return StoreConfiguration(durability: .noSync, clock: { clock.now() }, idGenerator: { ids.next() })
     }
 
     /// Runs `body` with a store in a fresh temporary directory, closes it and removes the
     /// directory afterwards (whether `body` returns or throws). Rethrows what `body` throws and
     /// the store's errors opening it.
     public static func with<R>(
-        configuration: Configuration = deterministicConfiguration(), _ body: (EventStore) async throws -> R
+        configuration: StoreConfiguration = deterministicConfiguration(), _ body: (EventStore) async throws -> R
     ) async throws -> R {
         let directory = try TemporaryDirectory(prefix: "eventstore-store")
         let store = try EventStore(path: directory.appending("store"), configuration: configuration)
@@ -43,7 +43,7 @@ public enum TemporaryStore {
 /// The trait behind `@Test(.temporaryStore)`: the test runs with ``TemporaryStore/current`` set
 /// to a fresh store (deterministic times and ids), closed and removed after it.
 public struct TemporaryStoreTrait: TestTrait, SuiteTrait, TestScoping {
-    let configuration: @Sendable () -> Configuration
+    let configuration: @Sendable () -> StoreConfiguration
 
     public var isRecursive: Bool { true }
 
@@ -64,7 +64,7 @@ extension Trait where Self == TemporaryStoreTrait {
 
     /// Runs each test with a fresh store in ``TemporaryStore/current``, opened with the
     /// configuration `make` returns (called once per test).
-    public static func temporaryStore(_ make: @escaping @Sendable () -> Configuration) -> Self {
+    public static func temporaryStore(_ make: @escaping @Sendable () -> StoreConfiguration) -> Self {
         TemporaryStoreTrait(configuration: make)
     }
 }

@@ -24,7 +24,7 @@ struct LiveStreamFormat: Sendable {
 /// message over in a ``Parcel`` and waits until the writer has written it and come back (a
 /// ``Handoff``); the writer empties the parcel as it writes, and comes back only once the
 /// socket takes more (an empty write waits for the channel to be writable). So a stalled
-/// client holds its subscription's page (``Configuration/subscriptionPageBytes``) and the
+/// client holds its subscription's page (``StoreConfiguration/subscriptionPageBytes``) and the
 /// text of one event in the connection's buffer, never more, until ``ServerOptions/stallTimeout``
 /// cuts it.
 ///

@@ -8,7 +8,7 @@ import Synchronization
 public final class ServerMetrics: Sendable {
     /// What `GET /metrics` prints.
     public let registry: PrometheusCollectorRegistry
-    /// Open the store with `Configuration(metricsFactory: metrics.factory)` to see its appends,
+    /// Open the store with `StoreConfiguration(metricsFactory: metrics.factory)` to see its appends,
     /// commits, subscriptions and projection lags at `/metrics`.
     public let factory: PrometheusMetricsFactory
 

@@ -1,4 +1,4 @@
-import EventStore
+import EventStoreCore
 
 /// A read model: a pure fold of the log into tables of rows.
 ///

@@ -1,4 +1,4 @@
-import EventStore
+import EventStoreCore
 
 /// Deletions, stream facts and retention policies as JSON, the same for esctl and the server.
 public enum DeletionJSON {

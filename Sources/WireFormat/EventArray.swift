@@ -1,4 +1,4 @@
-import EventStore
+import EventStoreCore
 import Foundation
 
 /// A JSON array of events for one stream, `[{"type":T,"data":JSON?,"id":UUID?,"metadata":JSON?}, ...]`,

@@ -1,4 +1,4 @@
-import EventStore
+import EventStoreCore
 import Foundation
 
 /// NDJSON event lines gathered into one atomic append that keeps their order: consecutive lines

@@ -1,4 +1,4 @@
-import EventStore
+import EventStoreCore
 
 extension EventBatch {
     /// Reads NDJSON lines, as `nextLine` hands them with their numbers, into one batch (blank

@@ -1,4 +1,4 @@
-import EventStore
+import EventStoreCore
 import Foundation
 
 /// An event as one line of JSON: what `read`, `replay` and `subscribe` print with `--json`,

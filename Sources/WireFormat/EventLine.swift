@@ -1,4 +1,4 @@
-import EventStore
+import EventStoreCore
 import Foundation
 
 /// One line of esctl's NDJSON event format, as read by `append --batch` and `import`:

@@ -1,4 +1,4 @@
-import EventStore
+import EventStoreCore
 
 /// Builds one line of JSON by hand, so values that are already JSON (an event's data) go in as
 /// they are, and keys keep the documented order.

@@ -1,4 +1,4 @@
-import EventStore
+import EventStoreCore
 import Foundation
 
 /// The `"personal"` key of an event's JSON: `[{"subject":S,"fields":[F,...]|null,"forgotten":true?}]`,

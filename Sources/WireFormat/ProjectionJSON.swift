@@ -1,4 +1,4 @@
-import EventStore
+import EventStoreCore
 import Projections
 
 /// Projections' statuses and rebuild reports as JSON objects: what `esctl projections --json`

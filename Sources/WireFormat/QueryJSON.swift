@@ -1,4 +1,4 @@
-import EventStore
+import EventStoreCore
 import Foundation
 
 /// Queries and append conditions as JSON, as `esctl append --condition` and `esctl replay --query`

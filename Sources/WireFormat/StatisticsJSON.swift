@@ -1,4 +1,4 @@
-import EventStore
+import EventStoreCore
 
 /// The store's counts and sizes as one JSON object: what `esctl stats --json` prints and the
 /// server's `GET /stats` answers, byte for byte.

@@ -53,7 +53,7 @@ struct StoreOptions: ParsableArguments {
         _ mode: OpenMode = .createIfMissing, durability: Durability = .full, metricsFactory: (any MetricsFactory)? = nil,
         asStored: Bool = false, subscriptionPageBytes: Int? = nil
     ) async throws -> any EventLog {
-        var configuration = Configuration(
+        var configuration = StoreConfiguration(
             durability: durability, logger: logger, metricsFactory: metricsFactory, upcasters: asStored ? [] : AppCatalog.upcasters)
         if let subscriptionPageBytes { configuration.subscriptionPageBytes = subscriptionPageBytes }
         do {
@@ -87,7 +87,7 @@ struct StoreOptions: ParsableArguments {
             throw CLIError(.invalidInput, "\(command) works on a store directory, not on PostgreSQL; \(instead)")
         }
         do {
-            return try EventStore(path: path, mode: .readOnly, configuration: Configuration(logger: logger))
+            return try EventStore(path: path, mode: .readOnly, configuration: StoreConfiguration(logger: logger))
         } catch let error as EventStoreError where error.code == .notFound {
             throw CLIError(.notFound, "There is no store at '\(path)'; check --db (or $ESCTL_DB), or create one with `esctl init`.")
         }

@@ -1,6 +1,7 @@
 import Apps
 import Commands
-@testable import EventStore
+@testable import EventStoreCore
+@testable import EventStoreLMDB
 import EventStoreTesting
 import Foundation
 import Testing

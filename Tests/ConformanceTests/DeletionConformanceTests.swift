@@ -1,5 +1,6 @@
 import Apps
-@testable import EventStore
+@testable import EventStoreCore
+@testable import EventStoreLMDB
 import EventStoreTesting
 import Foundation
 import Commands

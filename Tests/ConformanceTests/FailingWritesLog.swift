@@ -19,7 +19,7 @@ final class FailingWritesLog: EventLog {
     var failedWrites: Int { failed.load(ordering: .sequentiallyConsistent) }
 
     var location: String { base.location }
-    var configuration: Configuration { base.configuration }
+    var configuration: StoreConfiguration { base.configuration }
     var mode: OpenMode { base.mode }
     var writerStatistics: WriterStatistics { base.writerStatistics }
     var ownerID: Int64 { base.ownerID }

@@ -1,7 +1,8 @@
 import Apps
 import Commands
 import Projections
-@testable import EventStore
+@testable import EventStoreCore
+@testable import EventStoreLMDB
 import EventStoreTesting
 import Foundation
 import Testing

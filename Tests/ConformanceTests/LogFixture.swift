@@ -23,7 +23,7 @@ final class LogFixture: Sendable {
     let ids: SequentialIDs
     private let configurationBox: ConfigurationBox
     /// The configuration the store is open with (``reopen(upcasters:)`` changes its upcasters).
-    var configuration: Configuration { configurationBox.configuration }
+    var configuration: StoreConfiguration { configurationBox.configuration }
     private let directory: TemporaryDirectory?
     /// The store's database, on PostgreSQL (to run SQL on it beside the store); nil on LMDB.
     let database: ThrowawayDatabase?
@@ -40,7 +40,7 @@ final class LogFixture: Sendable {
         ids = SequentialIDs()
         let clock = clock
         let ids = ids
-        let configuration = Configuration(
+        let configuration = StoreConfiguration(
             durability: options.durability, clock: options.now ?? { clock.now() }, idGenerator: options.idGenerator ?? { ids.next() },
             maximumEventsPerCommit: options.maximumEventsPerCommit, metricsFactory: options.metricsFactory, upcasters: options.upcasters)
         configurationBox = ConfigurationBox(configuration)
@@ -90,7 +90,7 @@ final class LogFixture: Sendable {
     }
 
     private static func open(
-        _ backend: Backend, directory: TemporaryDirectory?, database: ThrowawayDatabase?, configuration: Configuration,
+        _ backend: Backend, directory: TemporaryDirectory?, database: ThrowawayDatabase?, configuration: StoreConfiguration,
         mode: OpenMode = .createIfMissing
     ) async throws -> any EventLog {
         switch backend {
@@ -152,8 +152,8 @@ private final class LogBox: @unchecked Sendable {
 /// The fixture's configuration, replaced by `reopen(upcasters:)`.
 private final class ConfigurationBox: @unchecked Sendable {
     // Safe: as LogBox, changed only by the one task that owns the fixture.
-    var configuration: Configuration
-    init(_ configuration: Configuration) { self.configuration = configuration }
+    var configuration: StoreConfiguration
+    init(_ configuration: StoreConfiguration) { self.configuration = configuration }
 }
 
 /// Runs `body` with a fresh store on `backend`, and removes the store afterwards, whether

@@ -1,4 +1,5 @@
-@testable import EventStore
+@testable import EventStoreCore
+@testable import EventStoreLMDB
 @testable import EventStorePostgres
 import EventStoreTesting
 import Foundation

@@ -1,6 +1,7 @@
 import Apps
 import Commands
-@testable import EventStore
+@testable import EventStoreCore
+@testable import EventStoreLMDB
 import EventStoreTesting
 import Foundation
 import Projections
@@ -190,7 +191,7 @@ struct UpcastingConformanceTests {
             #expect(error?.code == .invalidInput)
             #expect(
                 error?.message
-                    == "'CamperAdded' is written in version 2, but the store's upcasters bring older 'CamperAdded' events only to version 1; open the store with the upcasters of every version (Configuration.upcasters).")
+                    == "'CamperAdded' is written in version 2, but the store's upcasters bring older 'CamperAdded' events only to version 1; open the store with the upcasters of every version (StoreConfiguration.upcasters).")
             // And a handler that decides a CamperAdded (version 2) writes nothing
             let handler = CommandHandler(store: f.log)
             await #expect(throws: EventStoreError.self) {

@@ -203,7 +203,7 @@ struct EsctlBasicsTests {
     @Test("another process's map growth is adopted by a store open in this one")
     func adoptsAnotherProcessGrowth() async throws {
         // Given a store open here with a 1 MiB map
-        let store = try EventStore(path: db, configuration: Configuration(durability: .noSync, initialMapSize: 1 << 20))
+        let store = try EventStore(path: db, configuration: StoreConfiguration(durability: .noSync, initialMapSize: 1 << 20))
         defer { store.close() }
         _ = try await store.append(to: "here", events: [NewEvent(type: "T", data: Data("{}".utf8))])
         // When another process appends 4 MiB, growing the map

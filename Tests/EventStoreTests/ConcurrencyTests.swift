@@ -1,4 +1,5 @@
-@testable import EventStore
+@testable import EventStoreCore
+@testable import EventStoreLMDB
 import Foundation
 import Synchronization
 import Testing

@@ -13,7 +13,7 @@ struct DataFileIdentityTests {
         let directory = try TemporaryDirectory()
         let path = directory.appending("store")
         let captured = LogCapture()
-        let store = try EventStore(path: path, configuration: Configuration(durability: .noSync, logger: captured.logger))
+        let store = try EventStore(path: path, configuration: StoreConfiguration(durability: .noSync, logger: captured.logger))
         defer { store.close() }
         _ = try await store.append(to: "s", events: [event("A")])
         // When its directory is removed, as `rm -rf` would
@@ -34,7 +34,7 @@ struct DataFileIdentityTests {
         // Given an open store with one event, and a copy of its data file
         let directory = try TemporaryDirectory()
         let path = directory.appending("store")
-        let store = try EventStore(path: path, configuration: Configuration(durability: .noSync))
+        let store = try EventStore(path: path, configuration: StoreConfiguration(durability: .noSync))
         _ = try await store.append(to: "s", events: [event("A")])
         let dataFile = path + "/data.mdb"
         let copy = directory.appending("copy.mdb")
@@ -46,7 +46,7 @@ struct DataFileIdentityTests {
         #expect(error?.code == .storeUnavailable)
         #expect(error?.message.contains("was replaced while it was open") == true, "\(error?.message ?? "")")
         store.close()
-        let reopened = try EventStore(path: path, mode: .existing, configuration: Configuration(durability: .noSync))
+        let reopened = try EventStore(path: path, mode: .existing, configuration: StoreConfiguration(durability: .noSync))
         defer { reopened.close() }
         #expect(try reopened.read(limit: 10).map(\.type) == ["A"])
     }

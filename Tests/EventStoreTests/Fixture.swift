@@ -24,8 +24,8 @@ final class StoreFixture: Sendable {
     static func configuration(
         durability: Durability = .noSync, initialMapSize: Int = 64 << 20, clock: SteppingClock, ids: SequentialIDs,
         maximumEventsPerCommit: Int = 50_000
-    ) -> Configuration {
-        Configuration(
+    ) -> StoreConfiguration {
+        StoreConfiguration(
             durability: durability, initialMapSize: initialMapSize, clock: { clock.now() }, idGenerator: { ids.next() },
             maximumEventsPerCommit: maximumEventsPerCommit)
     }

@@ -12,7 +12,7 @@ struct FormatDocumentTests {
     static func writeExample(to path: String) async throws {
         let store = try EventStore(
             path: path,
-            configuration: Configuration(
+            configuration: StoreConfiguration(
                 durability: .full, clock: { Date(timeIntervalSince1970: 1_767_225_600) },
                 idGenerator: { SequentialIDs.id(1) }))
         _ = try await store.append(
@@ -80,7 +80,7 @@ struct FormatDocumentTests {
     @Test("a full chunk of the stream index is where the document says")
     func chunkByTheDocument() async throws {
         let directory = try TemporaryDirectory()
-        let store = try EventStore(path: directory.path, configuration: Configuration(durability: .noSync))
+        let store = try EventStore(path: directory.path, configuration: StoreConfiguration(durability: .noSync))
         _ = try await store.append(to: "s", events: (1...20).map { NewEvent(type: "T", data: Data("{\"n\":\($0)}".utf8)) })
         store.close()
         let raw = try RawLMDB(path: directory.path)

@@ -14,7 +14,7 @@ struct LoggingTests {
         let directory = try TemporaryDirectory()
         let store = try EventStore(
             path: directory.appending("store"),
-            configuration: Configuration(durability: .noSync, slowCommitThreshold: .zero, logger: captured.logger))
+            configuration: StoreConfiguration(durability: .noSync, slowCommitThreshold: .zero, logger: captured.logger))
         defer { store.close() }
         _ = try await store.append(to: "s", events: [event("A"), event("B")])
         #expect(captured.messages(.warning) == ["a commit was slow"])
@@ -28,7 +28,7 @@ struct LoggingTests {
         let captured = LogCapture()
         let directory = try TemporaryDirectory()
         let store = try EventStore(
-            path: directory.appending("store"), configuration: Configuration(durability: .noSync, logger: captured.logger))
+            path: directory.appending("store"), configuration: StoreConfiguration(durability: .noSync, logger: captured.logger))
         defer { store.close() }
         _ = try await store.append(to: "s", events: [event("A")])
         #expect(captured.entries.withLock { $0.isEmpty })
@@ -40,7 +40,7 @@ struct LoggingTests {
         let directory = try TemporaryDirectory()
         let store = try EventStore(
             path: directory.appending("store"),
-            configuration: Configuration(durability: .noSync, subscriptionLagNotice: 2, logger: captured.logger))
+            configuration: StoreConfiguration(durability: .noSync, subscriptionLagNotice: 2, logger: captured.logger))
         defer { store.close() }
         _ = try await store.append(to: "s", events: (0..<600).map { _ in event("A") })
         let collector = EventCollector(store.subscribe(from: .start).withProgress)

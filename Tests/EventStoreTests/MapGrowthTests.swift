@@ -31,7 +31,7 @@ struct MapGrowthTests {
         _ = try await f.store.append(to: "s", events: [NewEvent(type: "Big", data: Data(count: 3 << 20))])
         let grown = try f.store.statistics().mapSize
         f.store.close()
-        let reopened = try EventStore(path: f.path, configuration: Configuration(initialMapSize: 1 << 20))
+        let reopened = try EventStore(path: f.path, configuration: StoreConfiguration(initialMapSize: 1 << 20))
         defer { reopened.close() }
         #expect(grown >= 4 << 20)
         #expect(try reopened.statistics().mapSize == grown)

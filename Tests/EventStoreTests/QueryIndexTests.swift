@@ -1,5 +1,6 @@
 import CLMDB
-@testable import EventStore
+@testable import EventStoreCore
+@testable import EventStoreLMDB
 import EventStoreTesting
 import Foundation
 import Testing

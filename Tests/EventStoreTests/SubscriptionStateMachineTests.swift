@@ -1,4 +1,5 @@
-@testable import EventStore
+@testable import EventStoreCore
+@testable import EventStoreLMDB
 import Foundation
 import Testing
 import TestSupport

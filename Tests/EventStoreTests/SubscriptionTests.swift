@@ -1,4 +1,5 @@
-@testable import EventStore
+@testable import EventStoreCore
+@testable import EventStoreLMDB
 import Foundation
 import Testing
 import TestSupport
@@ -16,7 +17,7 @@ struct SubscriptionTests {
         let directory = try TemporaryDirectory()
         let path = directory.appending("store")
         let store = try EventStore(
-            path: path, configuration: Configuration(durability: .noSync, pollInterval: .seconds(1), pollClock: clock))
+            path: path, configuration: StoreConfiguration(durability: .noSync, pollInterval: .seconds(1), pollClock: clock))
         defer { store.close() }
         let collector = EventCollector(store.subscribe(from: .end).withProgress)
         try await collector.expectNothingMore(through: 0)

@@ -10,7 +10,7 @@ struct VerifyTests {
     /// A store with 3 streams, one long enough to have index chunks; closed again.
     func seededStore() async throws -> TemporaryDirectory {
         let directory = try TemporaryDirectory()
-        let store = try EventStore(path: directory.path, configuration: Configuration(durability: .noSync))
+        let store = try EventStore(path: directory.path, configuration: StoreConfiguration(durability: .noSync))
         _ = try await store.append(to: "long", events: (1...35).map { n in NewEvent(type: "T", data: Data("{\"n\":\(n)}".utf8)) })
         for n in 0..<6 {
             _ = try await store.append(to: "s-\(n % 2)", events: [NewEvent(type: "U", data: Data("{}".utf8))])
@@ -141,7 +141,7 @@ struct VerifyTests {
     @Test("a backup taken while a writer keeps appending opens and verifies clean")
     func backupWhileWriting() async throws {
         let directory = try TemporaryDirectory()
-        let store = try EventStore(path: directory.appending("store"), configuration: Configuration(durability: .noSync))
+        let store = try EventStore(path: directory.appending("store"), configuration: StoreConfiguration(durability: .noSync))
         let writer = Task {
             for n in 0..<300 {
                 _ = try await store.append(to: "s-\(n % 7)", events: [NewEvent(type: "T", data: Data("{\"n\":\(n)}".utf8))])

@@ -30,7 +30,7 @@ extension FuzzChecks {
         do {
             store = try EventStore(
                 path: directory + "/store",
-                configuration: Configuration(
+                configuration: StoreConfiguration(
                     durability: .noSync, clock: { Date(timeIntervalSince1970: 1_767_225_600 + Double(ids.seconds())) },
                     idGenerator: { ids.next() }, upcasters: AppCatalog.upcasters))
         } catch {

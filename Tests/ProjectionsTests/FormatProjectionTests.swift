@@ -13,7 +13,7 @@ struct FormatProjectionTests {
         let directory = try TemporaryDirectory()
         let store = try EventStore(
             path: directory.path,
-            configuration: Configuration(
+            configuration: StoreConfiguration(
                 durability: .noSync, clock: { Date(timeIntervalSince1970: 1_767_225_600) }, idGenerator: { SequentialIDs.id(1) }))
         defer { store.close() }
         _ = try await store.append(

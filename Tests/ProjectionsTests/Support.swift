@@ -18,8 +18,8 @@ final class ProjectionFixture: Sendable {
         store = try EventStore(path: directory.appending("store"), configuration: Self.configuration(clock, ids))
     }
 
-    static func configuration(_ clock: SteppingClock, _ ids: SequentialIDs) -> Configuration {
-        Configuration(durability: .noSync, clock: { clock.now() }, idGenerator: { ids.next() })
+    static func configuration(_ clock: SteppingClock, _ ids: SequentialIDs) -> StoreConfiguration {
+        StoreConfiguration(durability: .noSync, clock: { clock.now() }, idGenerator: { ids.next() })
     }
 }
 

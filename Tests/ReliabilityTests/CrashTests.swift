@@ -269,7 +269,7 @@ struct CrashTests {
     func killDuringRebuild() async throws {
         let directory = try TemporaryDirectory(prefix: "crash-rebuild")
         let db = directory.appending("store")
-        let store = try EventStore(path: db, configuration: Configuration(durability: .noSync))
+        let store = try EventStore(path: db, configuration: StoreConfiguration(durability: .noSync))
         for batch in UInt64(1)...3000 { _ = try await store.append(TortureBatch.appends(seed: Self.seed, batch: batch)) }
         store.close()
         var random = SystemRandomNumberGenerator()
@@ -303,7 +303,7 @@ struct CrashTests {
     func killDuringRebuildWithAppends() async throws {
         let directory = try TemporaryDirectory(prefix: "crash-shadow-rebuild")
         let db = directory.appending("store")
-        let store = try EventStore(path: db, configuration: Configuration(durability: .noSync))
+        let store = try EventStore(path: db, configuration: StoreConfiguration(durability: .noSync))
         for batch in UInt64(1)...3000 { _ = try await store.append(TortureBatch.appends(seed: Self.seed, batch: batch)) }
         let first = try await ProjectionRunner(store: store, projections: AppCatalog.logSummaries)
         try await first.catchUp()
@@ -338,7 +338,7 @@ struct CrashTests {
         // Given 600 orders
         let directory = try TemporaryDirectory(prefix: "crash-processor")
         let db = directory.appending("store")
-        let store = try EventStore(path: db, configuration: Configuration(durability: .noSync))
+        let store = try EventStore(path: db, configuration: StoreConfiguration(durability: .noSync))
         for n in 1...600 { _ = try await store.append(to: "order-\(n)", events: [NewEvent(type: "Ordered")]) }
         store.close()
         // When a processor is killed at random moments, in transactions of 1 to 9 events, and run again

@@ -76,7 +76,7 @@ struct OddFilesTests {
     func addressSpaceLimit() async throws {
         // Given a store whose map is 8 GiB (a sparse file: the map is address space, not disk)
         let store = directory.appending("big-map")
-        let opened = try EventStore(path: store, configuration: Configuration(durability: .noSync, initialMapSize: 8 << 30))
+        let opened = try EventStore(path: store, configuration: StoreConfiguration(durability: .noSync, initialMapSize: 8 << 30))
         _ = try await opened.append(to: "s", events: [NewEvent(type: "T")])
         opened.close()
         // When esctl runs under a 3 GB address-space limit
@@ -111,7 +111,7 @@ struct OddFilesTests {
     func staleReadersAreCleared() async throws {
         // Given a store open here, which checks for dead readers after every commit
         let path = directory.appending("readers")
-        let store = try EventStore(path: path, configuration: Configuration(durability: .noSync, staleReaderCheckInterval: .zero))
+        let store = try EventStore(path: path, configuration: StoreConfiguration(durability: .noSync, staleReaderCheckInterval: .zero))
         defer { store.close() }
         _ = try await store.append(to: "s", events: [NewEvent(type: "T")])
         // And another process reading, killed while it holds its snapshot

@@ -110,7 +110,7 @@ let mapSize = option("--map-size").flatMap(Int.init) ?? 64 << 20
 /// The store `--db` names: a PostgreSQL database for a postgres:// URL, else an LMDB directory.
 func openLog() async throws -> any EventLog {
     if db.hasPrefix("postgres://") || db.hasPrefix("postgresql://") { return try await PostgresEventStore(url: db) }
-    return try EventStore(path: db, configuration: Configuration(durability: durability, initialMapSize: mapSize))
+    return try EventStore(path: db, configuration: StoreConfiguration(durability: durability, initialMapSize: mapSize))
 }
 
 // The modes that run on either backend.
@@ -170,7 +170,7 @@ default:
     break
 }
 
-let store = try EventStore(path: db, configuration: Configuration(durability: durability, initialMapSize: mapSize, upcasters: AppCatalog.upcasters))
+let store = try EventStore(path: db, configuration: StoreConfiguration(durability: durability, initialMapSize: mapSize, upcasters: AppCatalog.upcasters))
 
 switch mode {
 case "misuse":

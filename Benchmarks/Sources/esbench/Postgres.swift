@@ -56,7 +56,7 @@ extension Bench {
         grouped.close()
         report.add(Figure(scenario: "S2", contender: "postgres", metric: "append", value: groupedRate, unit: "events/s",
                        note: "\(tasks) tasks, \(tasks * perTask) single-event appends, \(String(format: "%.1f", Double(tasks * perTask) / Double(max(commits, 1)))) per call"))
-        let single = try await PostgresEventStore(url: url, configuration: Configuration(maximumEventsPerCommit: 1))
+        let single = try await PostgresEventStore(url: url, configuration: StoreConfiguration(maximumEventsPerCommit: 1))
         let singleRate = try await run(single)
         single.close()
         report.add(Figure(scenario: "S2", contender: "postgres-one-per-transaction", metric: "append", value: singleRate, unit: "events/s", note: "the same, one call and transaction per event"))
@@ -83,5 +83,5 @@ extension Bench {
 /// The store a child process appends to: a PostgreSQL database for a URL, else a directory.
 func openForChild(_ location: String) async throws -> any EventLog {
     if location.hasPrefix("postgres://") { return try await PostgresEventStore(url: location) }
-    return try EventStore(path: location, configuration: Configuration(durability: .noSync))
+    return try EventStore(path: location, configuration: StoreConfiguration(durability: .noSync))
 }

@@ -38,7 +38,7 @@ extension Bench {
     /// and print "MEDIAN_SECONDS PEAK_RSS_BYTES" (the first prints the first command's time).
     static func s10Child(_ mode: String, directory: String, count: Int) async throws {
         if mode == "s10-fill" {
-            let store = try EventStore(path: directory, configuration: Configuration(durability: .noSync, initialMapSize: 1 << 30))
+            let store = try EventStore(path: directory, configuration: StoreConfiguration(durability: .noSync, initialMapSize: 1 << 30))
             defer { store.close() }
             let start = [try GoalSet(goal: 10_000_000).newEvent(), try WorkoutStarted().newEvent()]
             _ = try await store.append(to: AppStreams.fitness("long"), events: start)
@@ -53,7 +53,7 @@ extension Bench {
             _ = try await store.append(to: AppStreams.fitness("short"), events: Array(repeating: step, count: 8))
             return
         }
-        let store = try EventStore(path: directory, configuration: Configuration(durability: .noSync, upcasters: AppCatalog.upcasters))
+        let store = try EventStore(path: directory, configuration: StoreConfiguration(durability: .noSync, upcasters: AppCatalog.upcasters))
         defer { store.close() }
         let backend = try AppBackend(store: store)
         let user = mode == "s10-short" ? "short" : "long"

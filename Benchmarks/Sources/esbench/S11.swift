@@ -14,7 +14,7 @@ extension Bench {
     func s11() async throws {
         let events = 1_000_000
         let path = directory("s11")
-        let store = try EventStore(path: path, configuration: Configuration(durability: .noSync, initialMapSize: 1 << 31))
+        let store = try EventStore(path: path, configuration: StoreConfiguration(durability: .noSync, initialMapSize: 1 << 31))
         for start in stride(from: 0, to: events, by: 10_000) {
             let batch = (start..<min(start + 10_000, events)).map { n in
                 NewEvent(type: n % 4 == 0 ? "Reserved" : "Noted", data: Data("{\"n\":\(n)}".utf8), tags: ["site:\(n % 10_000)", "camper:C\(n % 997)"])

@@ -15,7 +15,7 @@ extension Bench {
         let events = options.readSetupEvents
         let path = directory("s12-store")
         do {
-            let store = try EventStore(path: path, configuration: Configuration(durability: .noSync, initialMapSize: 1 << 30))
+            let store = try EventStore(path: path, configuration: StoreConfiguration(durability: .noSync, initialMapSize: 1 << 30))
             for start in stride(from: 0, to: events, by: 10_000) {
                 _ = try await store.append(workload.appends(start..<min(start + 10_000, events)))
             }
@@ -42,7 +42,7 @@ extension Bench {
         var checksum = 0
         for _ in 0..<3 {
             for (index, way) in ways.enumerated() {
-                let store = try EventStore(path: path, configuration: Configuration(durability: .noSync, upcasters: way.upcasters))
+                let store = try EventStore(path: path, configuration: StoreConfiguration(durability: .noSync, upcasters: way.upcasters))
                 let log = try await Measure.seconds {
                     var next: UInt64 = 1
                     while true {

@@ -17,14 +17,14 @@ extension Bench {
         let workload = Workload(streams: options.streams)
         let events = options.readSetupEvents
         let path = directory("s13-store")
-        let store = try EventStore(path: path, configuration: Configuration(durability: .noSync, initialMapSize: 1 << 30))
+        let store = try EventStore(path: path, configuration: StoreConfiguration(durability: .noSync, initialMapSize: 1 << 30))
         for start in stride(from: 0, to: events, by: 10_000) {
             _ = try await store.append(workload.appends(start..<min(start + 10_000, events)))
         }
         // First (before the big log has holes, whose free pages LMDB would also walk): a delete of
         // 100 events at the end of a smaller log and of the big one, best of 20.
         let smallPath = directory("s13-small")
-        let small = try EventStore(path: smallPath, configuration: Configuration(durability: .noSync))
+        let small = try EventStore(path: smallPath, configuration: StoreConfiguration(durability: .noSync))
         for start in stride(from: 0, to: 10_000, by: 5_000) { _ = try await small.append(workload.appends(start..<(start + 5_000))) }
         var bestDelete = [Double.infinity, .infinity]
         for round in 0..<20 {

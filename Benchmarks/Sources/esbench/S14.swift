@@ -17,7 +17,7 @@ extension Bench {
         let paths = [directory("s14-plain"), directory("s14-personal")]
         var stores: [EventStore] = []
         for (index, path) in paths.enumerated() {
-            let store = try EventStore(path: path, configuration: Configuration(durability: .noSync, initialMapSize: 1 << 30))
+            let store = try EventStore(path: path, configuration: StoreConfiguration(durability: .noSync, initialMapSize: 1 << 30))
             for start in stride(from: 0, to: events, by: 10_000) {
                 var appends = workload.appends(start..<min(start + 10_000, events))
                 if index == 1 {

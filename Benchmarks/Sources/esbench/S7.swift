@@ -22,7 +22,7 @@ extension Bench {
         let inProcess = try await s2Figure(workload: workload)
 
         let storePath = directory("s7-store")
-        let store = try EventStore(path: storePath, configuration: Configuration(durability: .full, initialMapSize: 1 << 30, upcasters: AppCatalog.upcasters))
+        let store = try EventStore(path: storePath, configuration: StoreConfiguration(durability: .full, initialMapSize: 1 << 30, upcasters: AppCatalog.upcasters))
         defer {
             store.close()
             cleanUp(storePath)
@@ -80,7 +80,7 @@ extension Bench {
     private func s2Figure(workload: Workload) async throws -> Double {
         if let figure = report.rows.first(where: { $0.scenario == "S2" && $0.contender == "eventstore" }) { return figure.value }
         let storePath = directory("s7-s2-store")
-        let store = try EventStore(path: storePath, configuration: Configuration(durability: .full, initialMapSize: 1 << 30))
+        let store = try EventStore(path: storePath, configuration: StoreConfiguration(durability: .full, initialMapSize: 1 << 30))
         let perTask = max(1, options.writerEvents / options.writerTasks)
         let seconds = try await Self.singleEventAppends(store, tasks: options.writerTasks, perTask: perTask, workload: workload)
         store.close()

@@ -18,7 +18,7 @@ extension Bench {
         let events = options.s8Events
         let storePath = directory("s8-store")
         let store = try EventStore(
-            path: storePath, configuration: Configuration(durability: .noSync, initialMapSize: 1 << 30, upcasters: AppCatalog.upcasters))
+            path: storePath, configuration: StoreConfiguration(durability: .noSync, initialMapSize: 1 << 30, upcasters: AppCatalog.upcasters))
         let runner = try await ProjectionRunner(store: store, projections: [])
         let server = try Server(store: store, runner: runner, options: ServerOptions(port: 0), logger: .init(label: "s8") { _ in SwiftLogNoOpLogHandler() })
         let (listening, announce) = AsyncStream<Int>.makeStream()

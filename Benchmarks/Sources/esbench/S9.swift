@@ -12,10 +12,10 @@ extension Bench {
     func s9() async throws {
         let n = options.domainEvents
         let storePath = directory("s9-store")
-        var store = try EventStore(path: storePath, configuration: Configuration(durability: .noSync, initialMapSize: 1 << 30))
+        var store = try EventStore(path: storePath, configuration: StoreConfiguration(durability: .noSync, initialMapSize: 1 << 30))
         try await DomainWorkload.fill(store, count: n)
         store.close()
-        var configuration = Configuration(durability: .full, initialMapSize: 1 << 30)
+        var configuration = StoreConfiguration(durability: .full, initialMapSize: 1 << 30)
         if ProcessInfo.processInfo.environment["ESBENCH_SLOW_COMMITS"] != nil {
             configuration.slowCommitThreshold = .milliseconds(4)
             configuration.logger = Logger(label: "s9", factory: { label in StreamLogHandler.standardError(label: label) })

@@ -58,7 +58,7 @@ struct Bench {
         let batches = stride(from: 0, to: n, by: options.bulkBatch).map { $0..<min($0 + options.bulkBatch, n) }
 
         let storePath = directory("s1-store")
-        let store = try EventStore(path: storePath, configuration: Configuration(durability: .full, initialMapSize: 1 << 30))
+        let store = try EventStore(path: storePath, configuration: StoreConfiguration(durability: .full, initialMapSize: 1 << 30))
         let ours = try await Measure.seconds {
             for range in batches { _ = try await store.append(workload.appends(range)) }
         }
@@ -103,7 +103,7 @@ struct Bench {
     func s2() async throws {
         let workload = Workload(streams: options.streams)
         let storePath = directory("s2-store")
-        let store = try EventStore(path: storePath, configuration: Configuration(durability: .full, initialMapSize: 1 << 30))
+        let store = try EventStore(path: storePath, configuration: StoreConfiguration(durability: .full, initialMapSize: 1 << 30))
         let tasks = options.writerTasks
         let perTask = options.writerEvents / tasks
         let commitsBefore = store.writerStatistics.commits
@@ -174,7 +174,7 @@ struct Bench {
     func s3() async throws {
         let n = options.domainEvents
         let storePath = directory("s3-store")
-        var store = try EventStore(path: storePath, configuration: Configuration(durability: .noSync, initialMapSize: 1 << 30))
+        var store = try EventStore(path: storePath, configuration: StoreConfiguration(durability: .noSync, initialMapSize: 1 << 30))
         try await DomainWorkload.fill(store, count: n)
         let head = try store.headPosition()
         let runner = try await ProjectionRunner(store: store, projections: AppCatalog.apps)
@@ -230,7 +230,7 @@ struct Bench {
 
     func s4() async throws {
         let storePath = directory("s4-store")
-        let store = try EventStore(path: storePath, configuration: Configuration(durability: .noSync, initialMapSize: 1 << 28))
+        let store = try EventStore(path: storePath, configuration: StoreConfiguration(durability: .noSync, initialMapSize: 1 << 28))
         let count = options.latencyEvents
         let inProcess = try await Self.inProcessLatencies(store, count: count, spacing: .microseconds(500))
         report.add(Figure(scenario: "S4", contender: "eventstore", metric: "in-process p50", value: Measure.percentile(inProcess, 0.5) * 1000, unit: "ms", note: "\(count) events, from the append call to delivery"))
@@ -362,13 +362,13 @@ struct Bench {
     static func memoryChild(_ mode: String, directory: String, count: Int, options: Options) async throws {
         switch mode {
         case "s3-fill":
-            let store = try EventStore(path: directory, configuration: Configuration(durability: .noSync, initialMapSize: 1 << 30))
+            let store = try EventStore(path: directory, configuration: StoreConfiguration(durability: .noSync, initialMapSize: 1 << 30))
             try await DomainWorkload.fill(store, count: count)
             store.close()
         case "s1-memory":
             let sampler = Measure.AnonymousPeak()
             let workload = Workload(streams: options.streams)
-            let store = try EventStore(path: directory, configuration: Configuration(durability: .noSync, initialMapSize: 1 << 30))
+            let store = try EventStore(path: directory, configuration: StoreConfiguration(durability: .noSync, initialMapSize: 1 << 30))
             for start in stride(from: 0, to: count, by: options.bulkBatch) {
                 _ = try await store.append(workload.appends(start..<min(start + options.bulkBatch, count)))
             }
@@ -381,7 +381,7 @@ struct Bench {
             // that grows with the events it has not taken.
             let sampler = Measure.AnonymousPeak()
             let workload = Workload(streams: options.streams)
-            let store = try EventStore(path: directory, configuration: Configuration(durability: .noSync, initialMapSize: 1 << 30))
+            let store = try EventStore(path: directory, configuration: StoreConfiguration(durability: .noSync, initialMapSize: 1 << 30))
             _ = try await store.append(workload.appends(0..<1))
             var iterator = store.subscribe(from: .start).makeAsyncIterator()
             guard try await iterator.next()?.position == 1 else { throw Failure("the subscriber did not get the first event") }
@@ -398,7 +398,7 @@ struct Bench {
             print("\(Measure.status("VmHWM")) \(anonymous)")
         case "s3-memory":
             let sampler = Measure.AnonymousPeak()
-            let store = try EventStore(path: directory, configuration: Configuration(durability: .noSync))
+            let store = try EventStore(path: directory, configuration: StoreConfiguration(durability: .noSync))
             let runner = try await ProjectionRunner(store: store, projections: AppCatalog.apps)
             let reports = try await runner.rebuild()
             let anonymous = sampler.stop()
@@ -420,7 +420,7 @@ struct Bench {
         let streams = (0..<reads).map { _ in random.next(options.streams) }
 
         let storePath = directory("s6-store")
-        let store = try EventStore(path: storePath, configuration: Configuration(durability: .noSync, initialMapSize: 1 << 30))
+        let store = try EventStore(path: storePath, configuration: StoreConfiguration(durability: .noSync, initialMapSize: 1 << 30))
         for start in stride(from: 0, to: setup, by: 10_000) {
             _ = try await store.append(workload.appends(start..<min(start + 10_000, setup)))
         }

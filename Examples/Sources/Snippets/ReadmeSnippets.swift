@@ -68,7 +68,7 @@ struct CamperAdded: EventData {
 }
 
 func readmeSchemaEvolution() throws {
-    let store = try EventStore(path: "camp.db", configuration: Configuration(upcasters: [
+    let store = try EventStore(path: "camp.db", configuration: StoreConfiguration(upcasters: [
         Upcaster("CamperAdded", from: 1) { old in
             ["camperId": old["camperId"] ?? .null,
              "contact": ["fullName": old["fullName"] ?? .null, "phoneNumber": old["phoneNumber"] ?? .null]]

@@ -1,12 +1,12 @@
-import EventStore
+import EventStoreCore
 
 /// A reaction to new events: follows the log from a position and hands every completed item to
 /// `onCompletion` as it is committed (by this process or another), until the task running it is
 /// cancelled. What a notifier, a mailer or an integration would do.
 public struct CompletionLog: Sendable {
-    let store: EventStore
+    let store: any EventLog
 
-    public init(store: EventStore) {
+    public init(store: any EventLog) {
         self.store = store
     }
 

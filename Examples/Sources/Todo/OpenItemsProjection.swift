@@ -1,4 +1,4 @@
-import EventStore
+import EventStoreCore
 import Projections
 
 /// How many items are open in each list, and which: a read model over every list, rebuilt at

@@ -1,15 +1,15 @@
 import Commands
-import EventStore
+import EventStoreCore
 import Projections
 
 /// The to-do app: commands through the generic handler, the open items through a projection.
 public final class TodoApp: Sendable {
-    public let store: EventStore
+    public let store: any EventLog
     let handler: CommandHandler
     let runner: ProjectionRunner
 
     /// The app over `store`, with its projection registered (rebuilt when its version changes).
-    public init(store: EventStore) async throws {
+    public init(store: any EventLog) async throws {
         self.store = store
         handler = CommandHandler(store: store)
         runner = try await ProjectionRunner(store: store, projections: [OpenItemsProjection()])

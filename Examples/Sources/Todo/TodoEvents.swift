@@ -1,5 +1,5 @@
 import Commands
-import EventStore
+import EventStoreCore
 
 /// An item was put on a list.
 public struct ItemAdded: EventData, Equatable {

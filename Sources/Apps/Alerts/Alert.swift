@@ -1,4 +1,4 @@
-import EventStore
+import EventStoreCore
 import Projections
 /// How an alert feels.
 public enum Severity: String, Sendable, Codable, CaseIterable {

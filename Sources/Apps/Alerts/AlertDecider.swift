@@ -1,5 +1,5 @@
 import Commands
-import EventStore
+import EventStoreCore
 
 /// What a user can do with their alert queue.
 public enum AlertCommand: Sendable, Equatable {

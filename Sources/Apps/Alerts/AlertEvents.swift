@@ -1,5 +1,5 @@
 import Commands
-import EventStore
+import EventStoreCore
 
 /// An alert joined the queue.
 public struct AlertPosted: EventData, Equatable {

@@ -1,4 +1,4 @@
-import EventStore
+import EventStoreCore
 import Projections
 /// A user's alert center: alerts in the order posted, each text at most once. The fold of
 /// their alert stream.

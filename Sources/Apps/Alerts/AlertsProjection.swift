@@ -1,4 +1,4 @@
-import EventStore
+import EventStoreCore
 import Projections
 
 /// Each user's alert queue: count, top, next up and the alerts in order. Query parameter:

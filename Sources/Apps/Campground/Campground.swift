@@ -1,4 +1,4 @@
-import EventStore
+import EventStoreCore
 import Projections
 
 /// A camper.

@@ -1,5 +1,5 @@
 import Commands
-import EventStore
+import EventStoreCore
 
 /// The campground's booking rules as a dynamic consistency boundary: adding a site reads only the
 /// campground's site events, and reserving reads only its site's events, its camper's, and the

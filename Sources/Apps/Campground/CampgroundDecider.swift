@@ -1,5 +1,5 @@
 import Commands
-import EventStore
+import EventStoreCore
 
 /// What the campground's desk can do.
 public enum CampgroundCommand: Sendable, Equatable {

@@ -1,5 +1,5 @@
 import Commands
-import EventStore
+import EventStoreCore
 
 /// A camper was added to the campground.
 ///
@@ -48,7 +48,7 @@ public struct CamperContact: Codable, Sendable, Equatable {
     public static let forgotten = CamperContact(fullName: "", phoneNumber: "")
 }
 
-/// The steps of the campground events' schema evolution, for ``Configuration/upcasters``.
+/// The steps of the campground events' schema evolution, for ``StoreConfiguration/upcasters``.
 public enum CampgroundUpcasters {
     /// `CamperAdded` 1 → 2: `fullName` and `phoneNumber` move under `contact`.
     public static let camperContact = Upcaster(CamperAdded.eventType, from: 1) { data in

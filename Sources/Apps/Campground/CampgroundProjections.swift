@@ -1,4 +1,4 @@
-import EventStore
+import EventStoreCore
 import Projections
 
 /// The key of a campground-scoped row: the campground, then the row's own parts.

@@ -1,4 +1,4 @@
-import EventStore
+import EventStoreCore
 
 /// The tags campground events carry, so that a command reads only the facts its rule spans
 /// (``CampgroundBookingDecider``): every event `campground:KEY`; a camper's `camper:ID`; a

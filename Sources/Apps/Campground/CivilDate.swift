@@ -1,4 +1,4 @@
-import EventStore
+import EventStoreCore
 import Projections
 
 /// A calendar date without a time zone, written YYYY-MM-DD: in JSON as that text, in rows as its

@@ -1,5 +1,5 @@
 import Commands
-import EventStore
+import EventStoreCore
 
 /// What a user can do in a chat room.
 public enum ChatCommand: Sendable, Equatable {

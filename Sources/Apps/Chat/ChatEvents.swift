@@ -1,5 +1,5 @@
 import Commands
-import EventStore
+import EventStoreCore
 
 /// How a chat message came to be.
 public enum MessageKind: String, Sendable, Codable, CaseIterable {

@@ -1,5 +1,5 @@
 import Commands
-import EventStore
+import EventStoreCore
 
 /// A key of the calculator's keypad was pressed: a digit `0`–`9` or `A`–`F`, `backspace` or
 /// `clear`.

@@ -1,4 +1,4 @@
-import EventStore
+import EventStoreCore
 import Projections
 
 /// Each calculator's display and what it shows: hex text, RGBO text, name, color, whether a

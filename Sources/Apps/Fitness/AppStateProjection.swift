@@ -1,4 +1,4 @@
-import EventStore
+import EventStoreCore
 import Projections
 
 /// Each user's workout as the app shows it: state, button label, goal, steps, distance and

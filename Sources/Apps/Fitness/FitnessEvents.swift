@@ -1,5 +1,5 @@
 import Commands
-import EventStore
+import EventStoreCore
 
 /// A goal of steps was set.
 public struct GoalSet: EventData, Equatable {

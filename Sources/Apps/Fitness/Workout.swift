@@ -1,4 +1,4 @@
-import EventStore
+import EventStoreCore
 import Projections
 
 /// Where a workout stands, with the label the app's button shows for it.

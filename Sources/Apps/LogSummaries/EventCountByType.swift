@@ -1,4 +1,4 @@
-import EventStore
+import EventStoreCore
 import Projections
 
 /// An example projection: how many events of each type the log holds.

@@ -1,4 +1,4 @@
-import EventStore
+import EventStoreCore
 import Projections
 
 /// An example projection: per stream, how many events it has, and the first and last position

@@ -1,4 +1,4 @@
-import EventStore
+import EventStoreCore
 
 /// A processor (a policy, a process manager): reacts to events by appending new ones, exactly
 /// once. Its reactions and its tracking position (the last position it handled) commit in one
@@ -28,11 +28,11 @@ public protocol Processor: Sendable {
 /// Runs processors: reads the events after each one's tracking position, and commits their
 /// reactions with the new tracking position, a batch of events at a time.
 public struct ProcessorRunner: Sendable {
-    public let store: any EventLog
+    public let store: any LogAppending & LogReading
     /// How many handled events one transaction covers at most.
     public let batchSize: Int
 
-    public init(store: any EventLog, batchSize: Int = 256) {
+    public init(store: any LogAppending & LogReading, batchSize: Int = 256) {
         self.store = store
         self.batchSize = max(1, batchSize)
     }

@@ -1,4 +1,4 @@
-import EventStore
+import EventStoreCore
 
 /// Which state of a projection a catch-up step builds: the one that answers queries, or the one
 /// a rebuild builds beside it until it has caught up with the head.

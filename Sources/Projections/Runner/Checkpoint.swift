@@ -1,4 +1,4 @@
-import EventStore
+import EventStoreCore
 
 /// A projection's entry in the runner's `projections` table (the state that answers queries) or
 /// `projection-rebuilds` table (a state a rebuild builds beside it): which version built it, the

@@ -1,4 +1,4 @@
-import EventStore
+import EventStoreCore
 import Foundation
 
 /// The events a projection passed over instead of applying them: by its ``ProjectionErrorPolicy/skip``
@@ -54,7 +54,7 @@ public enum PassedOver {
     }
 
     /// The decisions recorded for `projection`, read from the store.
-    static func decisions(for projection: String, in store: any EventLog) async throws -> [UUID: Decision] {
+    static func decisions(for projection: String, in store: any ProjectionStore) async throws -> [UUID: Decision] {
         var found: [UUID: Decision] = [:]
         for event in try await store.readStream(decisionsStream, from: nil, direction: .forward, limit: .max) where event.type == decisionType {
             guard let decision = try? Decision(recorded: event), decision.projection == projection else { continue }

@@ -1,9 +1,9 @@
 import CoreMetrics
-import EventStore
+import EventStoreCore
 
 /// Each projection's lag through swift-metrics: the gauge `eventstore_projection_lag` with the
 /// dimension `projection`, in positions behind the head, set after each catch-up and each status
-/// read. Made by the store's ``Configuration/metricsFactory`` (the process's `MetricsSystem`
+/// read. Made by the store's ``StoreConfiguration/metricsFactory`` (the process's `MetricsSystem`
 /// when nil).
 final class ProjectionMetrics: Sendable {
     static let lagLabel = "eventstore_projection_lag"

@@ -1,4 +1,4 @@
-import EventStore
+import EventStoreCore
 import Foundation
 import Logging
 import Synchronization
@@ -76,7 +76,7 @@ public struct RebuildStatus: Sendable, Equatable {
 /// catch-up reads the checkpoints inside the writer's transaction.
 public final class ProjectionRunner: Sendable {
     /// The store the projections read.
-    public let store: any EventLog
+    public let store: any ProjectionStore
     /// The registered projections, in order.
     public let projections: [any Projection]
     /// Each projection's lag, as a gauge.
@@ -124,7 +124,7 @@ public final class ProjectionRunner: Sendable {
     /// Throws ``ProjectionError`` with ``ProjectionError/Code/invalidDefinition`` for a bad or
     /// duplicate name, and the store's errors.
     public init(
-        store: any EventLog, projections: [any Projection], batchSize: UInt64 = 25_000, maximumBatchRows: Int = 256,
+        store: any ProjectionStore, projections: [any Projection], batchSize: UInt64 = 25_000, maximumBatchRows: Int = 256,
         parallelism: Int? = nil, finalRebuildStep: UInt64 = 256, progress: Progress? = nil,
         inspecting: Bool = false, finishingRebuilds: Bool = true, logger: Logger? = nil,
         clock: any Clock<Duration> = ContinuousClock()

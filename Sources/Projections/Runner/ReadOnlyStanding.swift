@@ -1,4 +1,4 @@
-import EventStore
+import EventStoreCore
 
 /// A runner on a store opened read-only (`EventStore/OpenMode/readOnly`) writes nothing: it
 /// catches nothing up, rebuilds nothing, and answers queries from the stored states that can

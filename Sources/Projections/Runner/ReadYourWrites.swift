@@ -1,4 +1,4 @@
-import EventStore
+import EventStoreCore
 
 extension ProjectionRunner {
     /// Waits until the projection has applied `position` (an append this client just made, here

@@ -1,8 +1,8 @@
-import EventStore
+import EventStoreCore
 import Synchronization
 
 /// Which rebuilds are under way: those of this process (registered while its runners run them)
-/// and those whose recorded owner (``EventLog/ownerID``) still has the store open, in another
+/// and those whose recorded owner (``LogOwnership/ownerID``) still has the store open, in another
 /// process or on another host. A rebuild whose owner died (a kill -9, a lost host) is
 /// abandoned: its old state serves until a runner finishes it.
 enum RebuildOwners {
@@ -28,7 +28,7 @@ enum RebuildOwners {
 
     /// Whether the rebuild recorded with `owner` is being run now: by a runner of this handle,
     /// or by another handle that still has the store open. Throws when the backend cannot say.
-    static func isRunning(owner: Int64, in store: any EventLog, projection: String) async throws -> Bool {
+    static func isRunning(owner: Int64, in store: any ProjectionStore, projection: String) async throws -> Bool {
         if owner == store.ownerID { return registered.withLock { $0[key(store.location, projection)] != nil } }
         return try await store.isOwnerAlive(owner)
     }

@@ -1,4 +1,4 @@
-import EventStore
+import EventStoreCore
 
 /// A page of a query's list, as asked with the query parameters `limit`, `after` and `before`
 /// (``Page/parameters``): at most `limit` items, those after the cursor `after` or before the

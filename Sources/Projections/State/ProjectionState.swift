@@ -1,4 +1,4 @@
-import EventStore
+import EventStoreCore
 
 /// A projection's tables as `apply` sees them: rows are read from the stored state (or start
 /// empty, for a state folded in memory) and changes are kept here, decoded, until the runner

@@ -1,4 +1,4 @@
-import EventStore
+import EventStoreCore
 
 /// Read access to a projection's tables: the stored state (``StoredState``) or a state folded in
 /// memory (``ProjectionState``). Queries are written against this.

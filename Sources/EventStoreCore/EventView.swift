@@ -1,0 +1,59 @@
+import Foundation
+
+/// A recorded event read in place, in the store's memory map: nothing is copied until asked for.
+/// It is the event as stored: the store's upcasters do not run on it, and data marked personal
+/// is its sealed envelope (`{"$personal":...}`, docs/FORMAT.md), not opened.
+///
+/// Valid only inside the closure that receives it: its buffers point into a read transaction
+/// that ends when the closure returns. Copy out what you keep (``recordedEvent()``,
+/// `Data(view.data)`, ``type``, ``stream``).
+public struct EventView {
+    /// The event's global position.
+    public let position: UInt64
+    package let record: RecordView
+    /// The stream name when the reader already knows it (a stream read), so it is not decoded again.
+    let knownStream: String?
+
+    package init(position: UInt64, record: RecordView, knownStream: String? = nil) {
+        self.position = position
+        self.record = record
+        self.knownStream = knownStream
+    }
+
+    /// Its version within its stream, from 1.
+    public var version: UInt64 { record.version }
+    /// Its id.
+    public var id: UUID { record.id }
+    /// When it was recorded, in microseconds since 1970-01-01T00:00:00Z.
+    public var recordedAtMicroseconds: Int64 { record.recordedAt }
+    /// The version of its type's schema its data was written in (1 until the type evolves).
+    public var schemaVersion: UInt16 { record.schemaVersion }
+    /// When it was recorded, as a `Date`.
+    public var recordedAt: Date { RecordedEvent.date(microseconds: record.recordedAt) }
+    /// The stream name's UTF-8 bytes, in place.
+    public var streamUTF8: UnsafeRawBufferPointer { record.streamBytes }
+    /// The type name's UTF-8 bytes, in place.
+    public var typeUTF8: UnsafeRawBufferPointer { record.typeBytes }
+    /// The payload bytes, in place.
+    public var data: UnsafeRawBufferPointer { record.dataBytes }
+    /// The metadata bytes, in place (empty when none were given).
+    public var metadata: UnsafeRawBufferPointer { record.metadataBytes }
+    /// The event's tags (empty when none), as strings of their own.
+    public var tags: [String] { record.tags }
+    /// The stream name, as a string of its own.
+    public var stream: String { knownStream ?? String(decoding: record.streamBytes, as: UTF8.self) }
+    /// The type name, as a string of its own.
+    public var type: String { String(decoding: record.typeBytes, as: UTF8.self) }
+
+    /// A copy of the event that outlives the read (and may go to other tasks: the view may not).
+    public func recordedEvent() -> RecordedEvent {
+        RecordedEvent(
+            position: position, stream: stream, version: version, id: id, type: type,
+            data: RecordView.copy(record.dataBytes), metadata: RecordView.copy(record.metadataBytes),
+            recordedAtMicroseconds: record.recordedAt, schemaVersion: record.schemaVersion, tags: record.tags)
+    }
+}
+
+/// The view's buffers live only as long as the closure that received it runs, on that thread.
+@available(*, unavailable)
+extension EventView: Sendable {}

@@ -1,0 +1,197 @@
+import Foundation
+
+/// Named tables of keys and values kept beside the log, and the log itself, seen through one
+/// transaction of the store's backend: a read snapshot (``EventStore/readTables(_:)``) or a write
+/// transaction (``EventStore/writeTables(_:)``), where every change commits atomically with the
+/// others or not at all.
+///
+/// Keys and values are bytes; keys sort byte by byte. Valid only inside the closure it was given
+/// to: after the closure returns every call throws ``EventStoreError/Code/closed``.
+public final class TableTransaction {
+    private let storage: any TableStorage
+    private let upcasting: Upcasting
+    /// Whether this is a write transaction.
+    public let isWritable: Bool
+    private var isValid = true
+
+    /// A transaction over a backend's tables (LMDB's, or another backend's), whose reads of
+    /// events go through `upcasting` (the store's upcasters).
+    package init(storage: any TableStorage, isWritable: Bool, upcasting: Upcasting) {
+        self.storage = storage
+        self.isWritable = isWritable
+        self.upcasting = upcasting
+    }
+
+    /// Tells the kernel that the store's pages this process has read so far need not stay in
+    /// its page tables (they stay in the page cache). A long scan calls it now and then, so its
+    /// resident size does not grow with what it has read. Does nothing on a backend without a
+    /// memory map.
+    public func releaseReadPages() {
+        guard isValid else { return }
+        storage.releaseReadPages()
+    }
+
+    package func invalidate() { isValid = false }
+
+    /// Ends this transaction's use: every later call throws ``EventStoreError/Code/closed``.
+    package func end() { isValid = false }
+
+    private func checkValid() throws(EventStoreError) {
+        guard isValid else {
+            throw EventStoreError(.closed, "A table transaction was used after its closure returned; use it only inside the closure.")
+        }
+    }
+
+    private func checkWritable(_ table: String) throws(EventStoreError) {
+        try checkValid()
+        guard isWritable else {
+            throw EventStoreError(.invalidInput, "The table '\(table)' was written in a read transaction; write inside writeTables.")
+        }
+    }
+
+    // MARK: Tables
+
+    /// The value under `key`, copied out; nil when there is none.
+    public func get(_ table: String, _ key: [UInt8]) throws -> [UInt8]? {
+        try withValue(table, key) { Array($0) }
+    }
+
+    /// Runs `body` with the bytes stored under `key` without copying them; nil when there is none.
+    /// The bytes are valid only during `body`.
+    public func withValue<R>(_ table: String, _ key: [UInt8], _ body: (UnsafeRawBufferPointer) throws -> R) throws -> R? {
+        try checkValid()
+        return try storage.withValue(table, key, body)
+    }
+
+    /// Stores `value` under `key`, replacing what was there.
+    public func put(_ table: String, _ key: [UInt8], _ value: [UInt8]) throws {
+        try checkWritable(table)
+        try Self.checkKey(key, table)
+        try storage.put(table, key, value)
+    }
+
+    /// Removes `key`; returns whether it was there.
+    @discardableResult
+    public func delete(_ table: String, _ key: [UInt8]) throws -> Bool {
+        try checkWritable(table)
+        try Self.checkKey(key, table)
+        return try storage.delete(table, key)
+    }
+
+    /// Removes every entry of a table.
+    public func removeAll(_ table: String) throws {
+        try checkWritable(table)
+        try storage.removeAll(table)
+    }
+
+    /// The number of entries in a table.
+    public func count(_ table: String) throws -> Int {
+        try checkValid()
+        return try storage.count(table)
+    }
+
+    /// Visits the entries whose keys start with `prefix`, in key order (or reverse), until `body`
+    /// returns false; with `after`, only those past that key in the scan's direction (greater,
+    /// or smaller in reverse), which is how a page continues where the last one ended. The bytes
+    /// are valid only during each call of `body`.
+    public func scan(
+        _ table: String, prefix: [UInt8] = [], after: [UInt8]? = nil, reverse: Bool = false,
+        _ body: (_ key: UnsafeRawBufferPointer, _ value: UnsafeRawBufferPointer) throws -> Bool
+    ) throws {
+        try checkValid()
+        try storage.scan(table, prefix: prefix, after: after, reverse: reverse, body)
+    }
+
+    /// The smallest key greater than every key starting with `prefix`; nil when there is none
+    /// (an empty prefix, or one of 0xFF bytes only).
+    package static func successor(of prefix: [UInt8]) -> [UInt8]? {
+        var bytes = prefix
+        while let last = bytes.last {
+            if last < 0xFF {
+                bytes[bytes.count - 1] = last + 1
+                return bytes
+            }
+            bytes.removeLast()
+        }
+        return nil
+    }
+
+    private static func checkKey(_ key: [UInt8], _ table: String) throws(EventStoreError) {
+        guard !key.isEmpty, key.count <= 511 else {
+            throw EventStoreError(.invalidInput, "A key of the table '\(table)' is \(key.count) bytes; keys hold 1 to 511 bytes.")
+        }
+    }
+
+    // MARK: The log
+
+    /// The fingerprint of the store's upcasters of the event types `types` (all when nil): 0
+    /// when none of them has an upcaster. A projection's state records it, and is rebuilt when
+    /// it changes.
+    package func upcasterFingerprint(consuming types: Set<String>?) -> UInt64 {
+        upcasting.fingerprint(consuming: types)
+    }
+
+    /// A number that grows with every deletion that removed events of the types `types`
+    /// consume (all when nil; recorded names of renamed types count too): 0 when none did. For
+    /// a consumer of `$StreamDeleted` events, which handles whole-stream deletes itself, it
+    /// grows with trims by retention only. A projection's state records it, and is rebuilt when
+    /// it changes.
+    package func deletionFingerprint(consuming types: Set<String>?) throws -> UInt64 {
+        try checkValid()
+        guard let types else { return try storage.deletionCount(ofType: nil, trimsOnly: false) &+ SubjectKeys.forgetCount(in: self) }
+        let handlesDeletes = types.contains(StreamDeletion.eventType)
+        var total: UInt64 = 0
+        var personal = false
+        for type in upcasting.recordedTypes(types) ?? types where type != StreamDeletion.eventType {
+            total &+= try storage.deletionCount(ofType: type, trimsOnly: handlesDeletes)
+            if !personal { personal = try SubjectKeys.hasPersonalData(type: type, in: self) }
+        }
+        // A forget changes what events of types with personal data read as.
+        if personal { total &+= try SubjectKeys.forgetCount(in: self) }
+        return total
+    }
+
+    /// The event as readers see it: personal data decrypted with the keys this transaction sees,
+    /// or marked forgotten.
+    private func opened(_ event: RecordedEvent) throws -> RecordedEvent {
+        guard PersonalEnvelope.isSealed(event.data), !SystemWrites.readsSealed else { return event }
+        return event.opened(try PersonalEnvelope.open(event.data, id: event.id) { try SubjectKeys.key(of: $0, in: self) })
+    }
+
+    /// The version of `stream`'s last event this transaction sees, deleted or not; 0 when it never had one.
+    public func streamVersion(_ stream: String) throws -> UInt64 {
+        try checkValid()
+        return try storage.streamVersion(stream)
+    }
+
+    /// The position of the last event this transaction sees; 0 when the log is empty.
+    public func headPosition() throws -> UInt64 {
+        guard isValid else { throw EventStoreError.closedStore }
+        return try storage.headPosition()
+    }
+
+    /// Visits the events of `stream` from version `from` (default 1) on, in version order (none
+    /// when the stream has none there), upcast by the store's upcasters.
+    public func forEachEvent(inStream stream: String, from version: UInt64 = 1, _ body: (RecordedEvent) throws -> Void) throws {
+        guard isValid else { throw EventStoreError.closedStore }
+        guard !upcasting.isEmpty else { return try storage.forEachEvent(inStream: stream, from: Swift.max(version, 1)) { try body(opened($0)) } }
+        try storage.forEachEvent(inStream: stream, from: Swift.max(version, 1)) { event in try body(try upcasting.upcast(opened(event))) }
+    }
+
+    /// Visits the events from `start` through `last` in position order until `body` returns
+    /// false, decoding only those whose type is in `types` (every event when nil; types as the
+    /// store's upcasters give them). Returns the last position examined (`start - 1` when there
+    /// was none), so a caller can go on after it.
+    @discardableResult
+    public func forEachEvent(
+        from start: UInt64, through last: UInt64 = .max, types: Set<String>? = nil,
+        _ body: (RecordedEvent) throws -> Bool
+    ) throws -> UInt64 {
+        guard isValid else { throw EventStoreError.closedStore }
+        guard !upcasting.isEmpty else { return try storage.forEachEvent(from: start, through: last, types: types) { try body(opened($0)) } }
+        return try storage.forEachEvent(from: start, through: last, types: upcasting.recordedTypes(types)) { event in
+            guard let upcast = try upcasting.upcast(opened(event), wanting: types) else { return true }
+            return try body(upcast)
+        }
+    }
+}

@@ -1,0 +1,20 @@
+#if canImport(Glibc)
+import EventStoreCore
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// An LMDB store is shared by the processes of one host only, so a handle's owner id is its
+/// process id, and an owner is alive while a process of that id is.
+extension EventStore {
+    /// This process's id (see ``LogOwnership/ownerID``).
+    public var ownerID: Int64 { Int64(getpid()) }
+
+    /// Whether a process with the id `owner` is alive on this host (see ``LogOwnership/isOwnerAlive(_:)``).
+    /// Never throws: a number that cannot be a process id is a dead owner.
+    public func isOwnerAlive(_ owner: Int64) async throws -> Bool {
+        guard owner > 0, owner <= Int64(Int32.max) else { return false }
+        return kill(pid_t(owner), 0) == 0 || errno == EPERM
+    }
+}

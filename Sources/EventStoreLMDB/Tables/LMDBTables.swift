@@ -1,0 +1,145 @@
+import EventStoreCore
+import CLMDB
+import Foundation
+
+/// The tables and the log of an LMDB transaction.
+final class LMDBTables: TableStorage {
+    private let txn: Transaction
+    private let databases: Databases
+    private let registry: TableRegistry
+    private let environment: Environment
+
+    init(txn: Transaction, environment: Environment, registry: TableRegistry) {
+        self.txn = txn
+        self.environment = environment
+        self.databases = environment.databases
+        self.registry = registry
+    }
+
+    func releaseReadPages() {
+        environment.releaseMappedPagesHoldingGate()
+    }
+
+    /// The table's handle; nil for a table a read-only store does not have, which reads as empty.
+    private func table(_ name: String) throws(EventStoreError) -> MDB_dbi? {
+        try registry.handle(name)
+    }
+
+    private func writableTable(_ name: String) throws(EventStoreError) -> MDB_dbi {
+        guard let dbi = try table(name) else {
+            throw EventStoreError(.invalidInput, "The table '\(name)' was written in a read transaction; write inside writeTables.")
+        }
+        return dbi
+    }
+
+    func withValue<R>(_ table: String, _ key: [UInt8], _ body: (UnsafeRawBufferPointer) throws -> R) throws -> R? {
+        guard let dbi = try self.table(table) else { return nil }
+        return try key.withUnsafeBytes { keyBytes in
+            guard let value = try txn.get(dbi, keyBytes) else { return nil }
+            return try body(value)
+        }
+    }
+
+    func put(_ table: String, _ key: [UInt8], _ value: [UInt8]) throws {
+        let dbi = try writableTable(table)
+        try key.withUnsafeBytes { keyBytes in
+            try value.withUnsafeBytes { valueBytes in _ = try txn.put(dbi, keyBytes, valueBytes) }
+        }
+    }
+
+    func delete(_ table: String, _ key: [UInt8]) throws -> Bool {
+        let dbi = try writableTable(table)
+        return try key.withUnsafeBytes { try txn.delete(dbi, $0) }
+    }
+
+    func removeAll(_ table: String) throws {
+        try txn.empty(try writableTable(table))
+    }
+
+    func count(_ table: String) throws -> Int {
+        guard let dbi = try self.table(table) else { return 0 }
+        return try txn.entryCount(dbi)
+    }
+
+    func scan(
+        _ table: String, prefix: [UInt8], after: [UInt8]?, reverse: Bool,
+        _ body: (_ key: UnsafeRawBufferPointer, _ value: UnsafeRawBufferPointer) throws -> Bool
+    ) throws {
+        guard let dbi = try self.table(table) else { return }
+        let cursor = try txn.cursor(dbi)
+        var entry: Cursor.Entry?
+        if let after {
+            let found = try after.withUnsafeBytes { try cursor.seek(atLeast: $0) }
+            if !reverse {
+                entry = found
+                if let (key, _) = entry, key.elementsEqual(after) { entry = try cursor.next() }
+            } else {
+                // The first key at or past `after` is where a reverse scan starts: one step back.
+                entry = found == nil ? try cursor.last() : try cursor.previous()
+            }
+        } else if !reverse {
+            entry = prefix.isEmpty ? try cursor.first() : try prefix.withUnsafeBytes { try cursor.seek(atLeast: $0) }
+        } else if let successor = TableTransaction.successor(of: prefix) {
+            // The last key with the prefix is just before the first key past every such key.
+            let after = try successor.withUnsafeBytes { try cursor.seek(atLeast: $0) }
+            entry = after == nil ? try cursor.last() : try cursor.previous()
+        } else {
+            entry = try cursor.last()
+        }
+        while let (key, value) = entry, key.starts(with: prefix) {
+            guard try body(key, value) else { return }
+            entry = reverse ? try cursor.previous() : try cursor.next()
+        }
+    }
+
+    func headPosition() throws -> UInt64 {
+        return try Writer.lastPosition(txn, databases)
+    }
+
+    func streamVersion(_ stream: String) throws -> UInt64 {
+        try EventStore.streamHead(stream, txn, databases)?.version ?? 0
+    }
+
+    func deletionCount(ofType type: String?, trimsOnly: Bool) throws -> UInt64 {
+        try MetaCounters.value((trimsOnly ? Schema.trimmedTypePrefix : Schema.deletedTypePrefix) + (type ?? ""), txn, databases)
+    }
+
+    func forEachEvent(inStream stream: String, from version: UInt64, _ body: (RecordedEvent) throws -> Void) throws {
+        guard let head = try EventStore.streamHead(stream, txn, databases), version <= head.version else { return }
+        try EventStore.forEachPosition(of: head, stream: stream, from: version, direction: .forward, limit: .max, txn, databases) { position in
+            try body(try EventStore.indexedRecord(at: position, of: stream, txn, databases).recordedEvent(at: position))
+            return true
+        }
+    }
+
+    func forEachEvent(
+        from start: UInt64, through last: UInt64, types: Set<String>?,
+        _ body: (RecordedEvent) throws -> Bool
+    ) throws -> UInt64 {
+        let filter = EventFilter(types: types).compiled
+        let cursor = try txn.cursor(databases.events)
+        var interner = StringInterner()
+        var examined = start &- 1
+        var entry = try BigEndian.withBytes(of: max(start, 1)) { try cursor.seek(atLeast: $0) }
+        while let (key, value) = entry {
+            let position = try EventStore.position(of: key)
+            if position > last { break }
+            examined = position
+            let view = try RecordView(value, position: position)
+            if filter.matches(view) {
+                guard try body(try view.recordedEvent(at: position, interner: &interner)) else { break }
+            }
+            entry = try cursor.next()
+        }
+        return examined
+    }
+}
+
+extension TableTransaction {
+    /// A table transaction over an LMDB transaction of `environment`.
+    convenience init(txn: Transaction, environment: Environment, registry: TableRegistry, isWritable: Bool) {
+        self.init(
+            storage: LMDBTables(txn: txn, environment: environment, registry: registry), isWritable: isWritable,
+            upcasting: environment.upcasting)
+    }
+}
