@@ -167,7 +167,7 @@ let package = Package(
         .testTarget(
             name: "ServerTests",
             dependencies: [
-                "HTTPServer", "EventStore", "Projections", "Commands", "Apps", "WireFormat", "EventStoreTesting", "TestSupport",
+                "HTTPServer", "EventStore", "Projections", "Commands", "ConsumerGroups", "Apps", "WireFormat", "EventStoreTesting", "TestSupport",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HummingbirdTesting", package: "hummingbird"),
                 .product(name: "HTTPTypes", package: "swift-http-types"),

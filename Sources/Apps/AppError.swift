@@ -114,3 +114,24 @@ enum Validate {
         }
     }
 }
+
+extension AppError: CodedError {
+    public var codeName: String { code.description }
+
+    /// The apps' rules refuse (exit 1, HTTP 422); bad input and unknown names are the caller's.
+    public var category: ErrorCategory {
+        switch code.base {
+        case .goalNotSet, .invalidState, .duplicate, .recordedInvalid: return .rejected
+        case .invalidInput: return .invalidInput
+        case .notFound: return .notFound
+        }
+    }
+
+    public var httpStatus: Int {
+        switch code.base {
+        case .invalidInput: return 400
+        case .notFound: return 404
+        case .goalNotSet, .invalidState, .duplicate, .recordedInvalid: return 422
+        }
+    }
+}

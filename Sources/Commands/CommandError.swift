@@ -47,3 +47,13 @@ public struct CommandError: Error, Sendable, Equatable, CustomStringConvertible 
 public func ~= (code: CommandError.Code, error: any Error) -> Bool {
     (error as? CommandError)?.code == code
 }
+
+extension CommandError: CodedError {
+    public var codeName: String { code.description }
+
+    /// Other writers kept changing the streams: a conflict (409, exit 65); a decided event that
+    /// cannot be encoded is bad input (400, exit 64).
+    public var category: ErrorCategory { code == .conflict ? .conflict : .invalidInput }
+
+    public var httpStatus: Int { code == .conflict ? 409 : 400 }
+}

@@ -1,3 +1,5 @@
+import EventStoreCore
+
 /// The one error type of the ConsumerGroups module: a code a program can switch on and one
 /// sentence saying what was wrong and what to do. Errors of the store pass through unchanged.
 public struct ConsumerGroupError: Error, Sendable, Equatable, CustomStringConvertible {
@@ -40,4 +42,24 @@ public struct ConsumerGroupError: Error, Sendable, Equatable, CustomStringConver
     }
 
     public var description: String { message }
+}
+
+extension ConsumerGroupError: CodedError {
+    public var codeName: String { code.description }
+
+    public var category: ErrorCategory {
+        switch code.base {
+        case .invalidInput: return .invalidInput
+        case .notFound: return .notFound
+        case .alreadyExists, .leaseLost, .alreadySettled: return .conflict
+        }
+    }
+
+    public var httpStatus: Int {
+        switch code.base {
+        case .invalidInput: return 400
+        case .notFound: return 404
+        case .alreadyExists, .leaseLost, .alreadySettled: return 409
+        }
+    }
 }

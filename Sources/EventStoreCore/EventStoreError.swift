@@ -253,3 +253,43 @@ extension EventStoreError {
             "The id generator made an id that is already recorded (\(id.lowercasedString)); check the injected id generator.")
     }
 }
+
+extension EventStoreError: CodedError {
+    public var codeName: String { code.description }
+
+    public var category: ErrorCategory {
+        switch code.base {
+        case .invalidInput: return .invalidInput
+        case .versionConflict, .alreadyProcessed, .conditionFailed: return .conflict
+        case .idempotencyConflict: return .idempotencyConflict
+        case .notFound: return .notFound
+        case .storeUnavailable, .damaged, .closed, .storageFull: return .unavailable
+        case .storageFailure, .upcastFailed: return .internalFailure
+        // A tombstoned stream refuses appends by rule, as a decider refuses a command.
+        case .streamTombstoned: return .rejected
+        }
+    }
+
+    /// Conflicts 409, a tombstoned stream 410, missing things 404, bad input 400, a closed or
+    /// unavailable store 503; a damaged or full store, and failures underneath, 500.
+    public var httpStatus: Int {
+        switch code.base {
+        case .invalidInput: return 400
+        case .versionConflict, .idempotencyConflict, .alreadyProcessed, .conditionFailed: return 409
+        case .streamTombstoned: return 410
+        case .notFound: return 404
+        case .closed, .storeUnavailable: return 503
+        case .damaged, .storageFull, .storageFailure, .upcastFailed: return 500
+        }
+    }
+
+    /// A version conflict's first stream (`stream`, `expected`, `actual`) and every stream's
+    /// (`conflicts`); nothing for the other codes.
+    public var details: [(String, JSONValue)] {
+        guard code == .versionConflict, let first = conflicts.first else { return [] }
+        func members(_ conflict: VersionConflict) -> [(String, JSONValue)] {
+            [("stream", .string(conflict.stream)), ("expected", .string(conflict.expected.text)), ("actual", .int(Int64(clamping: conflict.actual)))]
+        }
+        return members(first) + [("conflicts", .array(conflicts.map { .object(members($0)) }))]
+    }
+}

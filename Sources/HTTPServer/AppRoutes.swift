@@ -70,7 +70,7 @@ enum AppAnswer {
     /// and carries what was recorded (`recorded`, the events) with the original app's error
     /// `domain` and `domainCode`, as esctl prints the events and then exits 1.
     static func refusal(_ error: AppError) -> Response {
-        let status = ErrorResponses.status(for: error.code)
+        let status = ErrorResponses.status(error)
         var object = JSONObjectWriter()
         object.add("error", sentence(for: error))
         object.add("code", error.code.description)

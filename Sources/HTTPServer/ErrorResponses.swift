@@ -11,65 +11,40 @@ import WireFormat
 /// version conflict adds `stream`, `expected`, `actual` (and `conflicts`, one per stream) and the
 /// stream's version in a `Current-Version` header.
 enum ErrorResponses {
-    /// The response for `error`, which a route or middleware threw.
+    /// The response for `error`, which a route or middleware threw: every error of ours says its
+    /// own status, code and details (``CodedError``); Hummingbird's refusals are put in our shape.
     static func response(for error: any Error) -> Response {
         switch error {
-        case let error as ServerError:
-            var response = json(error.code.status, code: error.code.description, message: error.message)
-            // A cap that is full, or a stop under way: a client may come back shortly.
-            if error.code == .unavailable { response.headers[.retryAfter] = "1" }
-            if error.code == .tooManyRequests { response.headers[.retryAfter] = String(TokenThrottle.window.components.seconds) }
-            return response
-        case let error as EventStoreError:
-            return response(for: error)
-        case let error as AppError:
-            return json(status(for: error.code), code: error.code.description, message: error.message)
-        case let error as WireFormatError:
-            return json(.badRequest, code: error.code.description, message: error.message)
-        case let error as ProjectionError:
-            return json(status(for: error.code), code: error.code.description, message: error.message)
         case let error as HTTPError:
             return response(for: error)
-        case let error as CommandError:
-            // Other writers kept changing the streams (409), or a decided event cannot be encoded (400).
-            return json(error.code == .conflict ? .conflict : .badRequest, code: error.code.description, message: error.message)
+        case let error as any CodedError:
+            var response = shaped(error)
+            if let error = error as? ServerError {
+                // A cap that is full, or a stop under way: a client may come back shortly.
+                if error.code == .unavailable { response.headers[.retryAfter] = "1" }
+                if error.code == .tooManyRequests { response.headers[.retryAfter] = String(TokenThrottle.window.components.seconds) }
+            }
+            if let error = error as? EventStoreError, error.code == .versionConflict, let first = error.conflicts.first {
+                response.headers[HTTPField.Name.currentVersion] = String(first.actual)
+            }
+            return response
         default:
             return json(.internalServerError, code: ServerError.Code.internalError.description, message: "The server failed unexpectedly: \(error).")
         }
     }
 
-    /// The store's codes: conflicts 409, a tombstoned stream 410, missing things 404, bad input 400, a closed or
-    /// unavailable store 503, a damaged or full one 500.
-    static func response(for error: EventStoreError) -> Response {
-        let status: HTTPResponse.Status
-        switch error.code {
-        case .invalidInput: status = .badRequest
-        case .versionConflict, .idempotencyConflict, .alreadyProcessed, .conditionFailed: status = .conflict
-        case .streamTombstoned: status = .gone
-        case .notFound: status = .notFound
-        case .closed, .storeUnavailable: status = .serviceUnavailable
-        default: status = .internalServerError
-        }
-        guard error.code == .versionConflict, let first = error.conflicts.first else {
-            return json(status, code: error.code.description, message: error.message)
-        }
+    /// `{"error": SENTENCE, "code": CODE, ...details}` with the error's own status.
+    private static func shaped(_ error: any CodedError) -> Response {
         var object = JSONObjectWriter()
         object.add("error", error.message)
-        object.add("code", error.code.description)
-        object.add("stream", first.stream)
-        object.add("expected", first.expected.text)
-        object.add("actual", first.actual)
-        let conflicts = error.conflicts.map { conflict in
-            var item = JSONObjectWriter()
-            item.add("stream", conflict.stream)
-            item.add("expected", conflict.expected.text)
-            item.add("actual", conflict.actual)
-            return item.finish()
-        }
-        object.add("conflicts", rawJSON: "[" + conflicts.joined(separator: ",") + "]")
-        var response = body(status, object.finish())
-        response.headers[HTTPField.Name.currentVersion] = String(first.actual)
-        return response
+        object.add("code", error.codeName)
+        for (key, value) in error.details { object.add(key, rawJSON: value.description) }
+        return body(status(error), object.finish())
+    }
+
+    /// The error's HTTP status.
+    static func status(_ error: any CodedError) -> HTTPResponse.Status {
+        HTTPResponse.Status(code: error.httpStatus)
     }
 
     /// Hummingbird's own refusals (no route, a body over the limit, a bad request) in our shape.
@@ -93,26 +68,6 @@ enum ErrorResponses {
         default: message = "The request was refused (\(error.status.code) \(error.status.reasonPhrase))."
         }
         return json(error.status, code: code.description, message: message)
-    }
-
-    static func status(for code: AppError.Code) -> HTTPResponse.Status {
-        switch code.base {
-        case .invalidInput: return .badRequest
-        case .notFound: return .notFound
-        case .goalNotSet, .invalidState, .duplicate, .recordedInvalid: return .unprocessableContent
-        }
-    }
-
-    static func status(for code: ProjectionError.Code) -> HTTPResponse.Status {
-        switch code.base {
-        case .unknownProjection: return .notFound
-        case .invalidDefinition, .invalidQuery: return .badRequest
-        case .stopped, .notCaughtUp: return .serviceUnavailable
-        // A client's precondition (a state at least as recent as minPosition) not met in time:
-        // the server did not fail, so not a 5xx.
-        case .timedOut: return .preconditionFailed
-        case .damagedState: return .internalServerError
-        }
     }
 
     /// `{"error": message, "code": code}` with `status`.

@@ -1,3 +1,4 @@
+import EventStoreCore
 import Hummingbird
 
 /// The one error type of the HTTPServer module: a request the server refuses, or options it
@@ -78,4 +79,22 @@ public struct ServerError: Error, Sendable, Equatable, CustomStringConvertible {
     }
 
     public var description: String { message }
+}
+
+extension ServerError: CodedError {
+    public var codeName: String { code.description }
+
+    public var category: ErrorCategory {
+        switch code.base {
+        case .badRequest, .unauthorized, .forbidden, .misdirected, .methodNotAllowed, .notAcceptable, .payloadTooLarge,
+            .unsupportedMediaType, .tooManyRequests, .invalidConfiguration:
+            return .invalidInput
+        case .notFound: return .notFound
+        case .requestTimeout: return .timedOut
+        case .unavailable: return .unavailable
+        case .internalError: return .internalFailure
+        }
+    }
+
+    public var httpStatus: Int { Int(code.status.code) }
 }

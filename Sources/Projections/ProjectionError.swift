@@ -1,3 +1,5 @@
+import EventStoreCore
+
 /// The one error type of the Projections module.
 public struct ProjectionError: Error, Sendable, Equatable, CustomStringConvertible {
     /// What kind of failure this is; a struct so that codes can be added without breaking a
@@ -75,4 +77,30 @@ public struct ProjectionError: Error, Sendable, Equatable, CustomStringConvertib
 /// Matches an error against a code in a `catch`: `catch ProjectionError.Code.stopped`.
 public func ~= (code: ProjectionError.Code, error: any Error) -> Bool {
     (error as? ProjectionError)?.code == code
+}
+
+extension ProjectionError: CodedError {
+    public var codeName: String { code.description }
+
+    public var category: ErrorCategory {
+        switch code.base {
+        case .unknownProjection: return .notFound
+        case .invalidQuery: return .invalidInput
+        case .damagedState, .notCaughtUp: return .unavailable
+        case .stopped, .invalidDefinition: return .internalFailure
+        case .timedOut: return .timedOut
+        }
+    }
+
+    public var httpStatus: Int {
+        switch code.base {
+        case .unknownProjection: return 404
+        case .invalidDefinition, .invalidQuery: return 400
+        case .stopped, .notCaughtUp: return 503
+        // A client's precondition (a state at least as recent as minPosition) not met in time:
+        // the server did not fail, so not a 5xx.
+        case .timedOut: return 412
+        case .damagedState: return 500
+        }
+    }
 }

@@ -1,3 +1,5 @@
+import EventStoreCore
+
 /// The one error type of the WireFormat module: input that is not an event line or a batch.
 /// Nothing was written.
 public struct WireFormatError: Error, Sendable, Equatable, CustomStringConvertible {
@@ -40,4 +42,13 @@ public struct WireFormatError: Error, Sendable, Equatable, CustomStringConvertib
     }
 
     public var description: String { message }
+}
+
+extension WireFormatError: CodedError {
+    public var codeName: String { code.description }
+
+    /// Every code is a malformed input: 400, exit 64.
+    public var category: ErrorCategory { .invalidInput }
+
+    public var httpStatus: Int { 400 }
 }

@@ -54,50 +54,12 @@ enum ExitStatus: Int32, CaseIterable {
             .joined(separator: "\n")
     }
 
-    init(_ code: AppError.Code) {
-        switch code.base {
-        case .goalNotSet, .invalidState, .duplicate, .recordedInvalid: self = .rejected
-        case .invalidInput: self = .invalidInput
-        case .notFound: self = .notFound
-        }
+    /// The status an error of `category` exits with: each error says its own category
+    /// (``CodedError``), so no error type is listed here.
+    init(_ category: ErrorCategory) {
+        self = ExitStatus(rawValue: category.exitCode) ?? .internalError
     }
 
-    init(_ code: CommandError.Code) {
-        switch code.base {
-        case .conflict: self = .versionConflict
-        case .unencodable: self = .invalidInput
-        }
-    }
-
-    init(_ code: ConsumerGroupError.Code) {
-        switch code.base {
-        case .invalidInput: self = .invalidInput
-        case .notFound: self = .notFound
-        case .alreadyExists, .leaseLost, .alreadySettled: self = .versionConflict
-        }
-    }
-
-    init(_ code: ProjectionError.Code) {
-        switch code.base {
-        case .unknownProjection: self = .notFound
-        case .invalidQuery: self = .invalidInput
-        case .damagedState, .notCaughtUp: self = .storeUnavailable
-        case .stopped, .invalidDefinition: self = .internalError
-        case .timedOut: self = .timedOut
-        }
-    }
-
-    init(_ code: EventStoreError.Code) {
-        switch code.base {
-        case .invalidInput: self = .invalidInput
-        case .versionConflict, .alreadyProcessed, .conditionFailed: self = .versionConflict
-        case .idempotencyConflict: self = .idempotencyConflict
-        case .notFound: self = .notFound
-        case .storeUnavailable, .damaged, .closed, .storageFull: self = .storeUnavailable
-        case .storageFailure, .upcastFailed: self = .internalError
-        case .streamTombstoned: self = .rejected
-        }
-    }
 }
 
 /// An error esctl itself reports: one sentence and the exit status it leads to.
@@ -120,24 +82,16 @@ func reportingErrors(_ work: () async throws -> Void) async throws {
     } catch let error as CLIError {
         Console.error(error.message)
         throw ExitCode(error.status.rawValue)
-    } catch let error as EventStoreError {
-        Console.error(error.description)
-        throw ExitCode(ExitStatus(error.code).rawValue)
     } catch let error as AppError {
         Console.error(AppHints.sentence(for: error))
-        throw ExitCode(ExitStatus(error.code).rawValue)
-    } catch let error as CommandError {
+        throw ExitCode(ExitStatus(error.category).rawValue)
+    } catch let error as EventStoreError {
+        // With its cause (the LMDB or SQLSTATE code underneath), when it has one.
+        Console.error(error.description)
+        throw ExitCode(ExitStatus(error.category).rawValue)
+    } catch let error as any CodedError {
         Console.error(error.message)
-        throw ExitCode(ExitStatus(error.code).rawValue)
-    } catch let error as ConsumerGroupError {
-        Console.error(error.message)
-        throw ExitCode(ExitStatus(error.code).rawValue)
-    } catch let error as WireFormatError {
-        Console.error(error.message)
-        throw ExitCode(ExitStatus.invalidInput.rawValue)
-    } catch let error as ProjectionError {
-        Console.error(error.message)
-        throw ExitCode(ExitStatus(error.code).rawValue)
+        throw ExitCode(ExitStatus(error.category).rawValue)
     } catch let error as ExitCode {
         Console.flush()
         throw error

@@ -126,13 +126,13 @@ struct Import: AsyncParsableCommand {
             case .line:
                 throw ImportStop(
                     error: CLIError(
-                        ExitStatus(failure.error.code),
+                        ExitStatus(failure.error.category),
                         "Line \(failure.line): \(failure.error.message) \(importer.summary(lines: before)) Fix the line and resume with --skip \(before)."),
                     linesBefore: before)
             case .batch(let last):
                 throw ImportStop(
                     error: CLIError(
-                        ExitStatus(failure.error.code),
+                        ExitStatus(failure.error.category),
                         "\(failure.error.message) \(importer.summary(lines: before)) Lines \(failure.line) to \(last) (one batch) were not written: resume with --skip \(before) once the cause is fixed."),
                     linesBefore: before)
             }
