@@ -5,7 +5,7 @@
 #   - the core links no database; only a backend touches its database (CLMDB, PostgresNIO);
 #   - the PostgreSQL backend has no path to LMDB, and the LMDB backend none to PostgreSQL;
 #   - the engines ask for the core, never for a backend, and for the roles they use, not EventLog;
-#   - no public protocol has more than twelve requirements;
+#   - no public protocol has more than twelve requirements, no module more than 6,500 lines;
 #   - no app's name appears below the app modules.
 # `make test` runs it; it prints each broken rule and exits 1, or says what it checked.
 # Usage: scripts/import-rules.sh
@@ -133,6 +133,14 @@ for name in targets:
                     j += 1
                 if count > 12:
                     problems.append(f"{path}:{i + 1}: the protocol {m.group(1)} has {count} requirements; split it by role")
+
+# No module larger than about 6,000 lines: past 6,500, split it by subject.
+for name in targets:
+    lines = 0
+    for root, _, files in os.walk(targets[name]["path"]):
+        lines += sum(sum(1 for _ in open(os.path.join(root, f), encoding="utf-8")) for f in files if f.endswith(".swift"))
+    if lines > 6500:
+        problems.append(f"{name} has {lines} lines of Swift; split it by subject (at most about 6,000)")
 
 if problems:
     print("import rules broken (ARCHITECTURE.md):")

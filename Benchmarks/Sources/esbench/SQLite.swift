@@ -8,7 +8,7 @@ final class SQLiteContender: Sendable {
     private let versions: Mutexed<[Int64]>
 
     init(path: String, streams: Int) throws {
-        var configuration = StoreConfiguration()
+        var configuration = Configuration()
         configuration.prepareDatabase { db in
             try db.execute(sql: "PRAGMA synchronous = FULL")
         }
