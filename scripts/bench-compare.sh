@@ -41,7 +41,9 @@ def load(kind):
     for run in runs:
         for row in run["rows"]:
             key = (row["scenario"], row["contender"], row["metric"], row["unit"])
-            values.setdefault(key, []).append(row["value"])
+            # A figure a run could not take (PostgreSQL's, without a cluster) is null: left out.
+            if row["value"] is not None:
+                values.setdefault(key, []).append(row["value"])
     return values
 before, after = load("before"), load("after")
 print(f"before: {rev}; after: the working tree; {rounds} interleaved rounds; medians")
@@ -49,7 +51,7 @@ print(f"| scenario | contender | metric | before | after | after / before |")
 print(f"|---|---|---|---|---|---|")
 fmt = lambda v: f"{v:,.0f}" if v >= 1000 else f"{v:.3f}"
 for key in before:
-    if key not in after: continue
+    if key not in after or not before[key] or not after[key]: continue
     b, a = statistics.median(before[key]), statistics.median(after[key])
     ratio = f"{a / b:.3f}" if b else "-"
     print(f"| {key[0]} | {key[1]} | {key[2]} ({key[3]}) | {fmt(b)} | {fmt(a)} | {ratio} |")

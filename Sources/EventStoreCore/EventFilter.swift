@@ -63,16 +63,17 @@ public struct EventFilter: Sendable, Equatable {
     }
 
     /// The filter prepared for matching raw records without decoding them.
-    package var compiled: CompiledFilter { CompiledFilter(self) }
+    @_spi(Records) public var compiled: CompiledFilter { CompiledFilter(self) }
 }
 
 /// An ``EventFilter`` in bytes, for testing stored records before copying them out.
-package struct CompiledFilter {
-    let isEmpty: Bool
-    private let stream: [UInt8]?
-    private let category: [UInt8]?
-    private let streamPrefix: [UInt8]?
-    private let types: [[UInt8]]?
+@_spi(Records) public struct CompiledFilter {
+    // Inlinable: the backends test every record they scan against it.
+    @usableFromInline let isEmpty: Bool
+    @usableFromInline let stream: [UInt8]?
+    @usableFromInline let category: [UInt8]?
+    @usableFromInline let streamPrefix: [UInt8]?
+    @usableFromInline let types: [[UInt8]]?
 
     init(_ filter: EventFilter) {
         stream = filter.stream.map { Array($0.utf8) }
@@ -82,7 +83,8 @@ package struct CompiledFilter {
         isEmpty = stream == nil && category == nil && streamPrefix == nil && types == nil
     }
 
-    package func matches(_ record: RecordView) -> Bool {
+    @inlinable
+    public func matches(_ record: RecordView) -> Bool {
         if isEmpty { return true }
         if let stream, !Self.equal(record.streamBytes, stream) { return false }
         if let category {
@@ -101,7 +103,7 @@ package struct CompiledFilter {
     }
 
     /// Byte equality by length, then memcmp.
-    @inline(__always)
+    @inlinable @inline(__always)
     static func equal(_ bytes: UnsafeRawBufferPointer, _ other: [UInt8]) -> Bool {
         guard bytes.count == other.count else { return false }
         return other.withUnsafeBytes { otherBytes in

@@ -10,11 +10,12 @@ import Foundation
 public struct EventView {
     /// The event's global position.
     public let position: UInt64
-    package let record: RecordView
+    @_spi(Records) public let record: RecordView
     /// The stream name when the reader already knows it (a stream read), so it is not decoded again.
-    let knownStream: String?
+    @usableFromInline let knownStream: String?
 
-    package init(position: UInt64, record: RecordView, knownStream: String? = nil) {
+    @inlinable
+    @_spi(Records) public init(position: UInt64, record: RecordView, knownStream: String? = nil) {
         self.position = position
         self.record = record
         self.knownStream = knownStream
@@ -46,11 +47,16 @@ public struct EventView {
     public var type: String { String(decoding: record.typeBytes, as: UTF8.self) }
 
     /// A copy of the event that outlives the read (and may go to other tasks: the view may not).
-    public func recordedEvent() -> RecordedEvent {
+    public func recordedEvent() -> RecordedEvent { copy() }
+
+    /// ``recordedEvent()``, inlinable for the backends' read loops (SPI, not an API).
+    @inlinable
+    @_spi(Records) public func copy() -> RecordedEvent {
         RecordedEvent(
-            position: position, stream: stream, version: version, id: id, type: type,
-            data: RecordView.copy(record.dataBytes), metadata: RecordView.copy(record.metadataBytes),
-            recordedAtMicroseconds: record.recordedAt, schemaVersion: record.schemaVersion, tags: record.tags)
+            position: position, stream: knownStream ?? String(decoding: record.streamBytes, as: UTF8.self), version: record.version,
+            id: record.id, type: String(decoding: record.typeBytes, as: UTF8.self), data: RecordView.copy(record.dataBytes),
+            metadata: RecordView.copy(record.metadataBytes), recordedAtMicroseconds: record.recordedAt, schemaVersion: record.schemaVersion,
+            tags: record.tags)
     }
 }
 

@@ -1,4 +1,4 @@
-import EventStoreCore
+@_spi(Records) import EventStoreCore
 import Foundation
 
 extension EventStore: EventLog {
@@ -32,12 +32,12 @@ extension EventStore: StreamPageReads {
                 let size = view.data.count + view.metadata.count
                 if !events.isEmpty, size > byteLimit - bytes { throw PageFull() }
                 bytes += size
-                events.append(view.recordedEvent())
+                events.append(view.copy())
             }
         } catch is PageFull {
             // The page is full: the events taken so far are the answer.
         }
-        if events.contains(where: { PersonalEnvelope.isSealed($0.data) }) {
+        if events.contains(where: { SealedData.isSealed($0.data) }) {
             events = try readTables { txn in try events.map { try opened($0, in: txn) } }
         }
         return try environment.upcasting.upcast(events)

@@ -1,4 +1,4 @@
-import EventStoreCore
+@_spi(Records) import EventStoreCore
 import CLMDB
 
 #if canImport(Glibc)

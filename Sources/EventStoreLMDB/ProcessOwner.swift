@@ -1,5 +1,5 @@
 #if canImport(Glibc)
-import EventStoreCore
+@_spi(Records) import EventStoreCore
 import Glibc
 #elseif canImport(Darwin)
 import Darwin

@@ -1,4 +1,4 @@
-import EventStoreCore
+@_spi(Records) import EventStoreCore
 import CLMDB
 import Foundation
 
@@ -243,7 +243,7 @@ extension EventStore {
     /// The event as readers see it: its personal data decrypted with the keys `txn` sees, or
     /// marked forgotten. Events without personal data cost a comparison of their first bytes.
     func opened(_ event: RecordedEvent, _ txn: Transaction) throws -> RecordedEvent {
-        guard PersonalEnvelope.isSealed(event.data), !SystemWrites.readsSealed else { return event }
+        guard SealedData.isSealed(event.data), !SystemWrites.readsSealed else { return event }
         let tables = TableTransaction(txn: txn, environment: environment, registry: tableRegistry, isWritable: false)
         defer { tables.invalidate() }
         return try opened(event, in: tables)

@@ -1,4 +1,4 @@
-import EventStoreCore
+@_spi(Records) import EventStoreCore
 import CLMDB
 import Foundation
 
@@ -16,9 +16,9 @@ extension EventStore {
         var events: [RecordedEvent] = []
         events.reserveCapacity(min(limit, 256))
         try forEachEvent(inStream: stream, from: version, direction: direction, limit: limit) { view in
-            events.append(view.recordedEvent())
+            events.append(view.copy())
         }
-        if events.contains(where: { PersonalEnvelope.isSealed($0.data) }) {
+        if events.contains(where: { SealedData.isSealed($0.data) }) {
             events = try readTables { txn in try events.map { try opened($0, in: txn) } }
         }
         return try environment.upcasting.upcast(events)

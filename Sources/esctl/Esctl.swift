@@ -1,5 +1,6 @@
 import Apps
 import ArgumentParser
+@_spi(Records) import EventStoreCore
 import EventStore
 import Foundation
 

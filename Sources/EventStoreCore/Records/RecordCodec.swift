@@ -25,31 +25,34 @@ import Foundation
 ///
 /// The position is the record's key, not part of the value; the checksum covers it, so a
 /// record read under another key (a damaged key) is caught too.
-package enum RecordCodec {
+@_spi(Records) public enum RecordCodec {
     /// The format new records are written in.
-    package static let recordFormat: UInt8 = 2
+    @inlinable public static var recordFormat: UInt8 { 2 }
     /// The format of records written before checksums (read, never written).
-    package static let uncheckedFormat: UInt8 = 1
-    package static let headerSize = 48
-    package static let checksumSize = 4
+    @inlinable public static var uncheckedFormat: UInt8 { 1 }
+    @inlinable public static var headerSize: Int { 48 }
+    @inlinable public static var checksumSize: Int { 4 }
     /// The flag that says a tags section follows the metadata.
-    package static let tagsFlag: UInt8 = 1
+    @inlinable public static var tagsFlag: UInt8 { 1 }
 
     /// The size of a record (of the current format) with fields of these lengths.
     @inline(__always)
-    package static func encodedSize(streamBytes: Int, typeBytes: Int, dataBytes: Int, metadataBytes: Int, tags: [String] = []) -> Int {
+    @inlinable
+    public static func encodedSize(streamBytes: Int, typeBytes: Int, dataBytes: Int, metadataBytes: Int, tags: [String] = []) -> Int {
         headerSize + streamBytes + typeBytes + dataBytes + metadataBytes + tagsSize(tags) + checksumSize
     }
 
     /// The size of the tags section: none without tags, else a count and each tag with its length.
     @inline(__always)
-    package static func tagsSize(_ tags: [String]) -> Int {
+    @inlinable
+    public static func tagsSize(_ tags: [String]) -> Int {
         tags.isEmpty ? 0 : tags.reduce(1) { $0 + 1 + $1.utf8.count }
     }
 
     /// The length of the tags section that starts `bytes` (which must be at least that long),
     /// or nil when it does not hold a well-formed one.
-    package static func tagsSectionLength(_ bytes: UnsafeRawBufferPointer) -> Int? {
+    @inlinable
+    public static func tagsSectionLength(_ bytes: UnsafeRawBufferPointer) -> Int? {
         guard let count = bytes.first, count > 0 else { return nil }
         var offset = 1
         for _ in 0..<count {
@@ -62,7 +65,8 @@ package enum RecordCodec {
     }
 
     /// The tags of a well-formed tags section (see ``tagsSectionLength(_:)``).
-    package static func decodeTags(_ bytes: UnsafeRawBufferPointer) -> [String] {
+    @inlinable
+    public static func decodeTags(_ bytes: UnsafeRawBufferPointer) -> [String] {
         guard let count = bytes.first, count > 0 else { return [] }
         var tags: [String] = []
         tags.reserveCapacity(Int(count))
@@ -77,7 +81,8 @@ package enum RecordCodec {
 
     /// Writes the record kept at `position` into `buffer`, which must be exactly ``encodedSize``
     /// bytes, checksum included.
-    package static func encode(
+    @inlinable
+    public static func encode(
         into buffer: UnsafeMutableRawBufferPointer, position: UInt64, stream: UnsafeRawBufferPointer,
         type: UnsafeRawBufferPointer, version: UInt64, recordedAt: Int64, id: UUID, data: Data, metadata: Data,
         schemaVersion: UInt16, tags: [String] = []
@@ -120,21 +125,25 @@ package enum RecordCodec {
     /// Schema version 1 is written as 0, the bytes every record held there before schema versions
     /// existed: the records (and PostgreSQL's checksums) of version-1 events stay as they were.
     @inline(__always)
-    package static func storedSchemaVersion(_ version: UInt16) -> UInt16 { version == 1 ? 0 : version }
+    @inlinable
+    public static func storedSchemaVersion(_ version: UInt16) -> UInt16 { version == 1 ? 0 : version }
 
     /// The schema version the 2 bytes at offset 6 stand for: 0 is 1.
     @inline(__always)
-    package static func schemaVersion(stored: UInt16) -> UInt16 { stored == 0 ? 1 : stored }
+    @inlinable
+    public static func schemaVersion(stored: UInt16) -> UInt16 { stored == 0 ? 1 : stored }
 
     /// The CRC-32C of a record's position (8 bytes, big-endian) followed by `body`, the record's
     /// bytes before its checksum.
     @inline(__always)
-    package static func checksum(position: UInt64, _ body: UnsafeRawBufferPointer) -> UInt32 {
+    @inlinable
+    public static func checksum(position: UInt64, _ body: UnsafeRawBufferPointer) -> UInt32 {
         es_crc32c_record(position, body.baseAddress, body.count)
     }
 
     @inline(__always)
-    private static func copy(_ source: UnsafeRawBufferPointer, to base: UnsafeMutableRawPointer, at offset: Int) {
+    @inlinable
+    @usableFromInline static func copy(_ source: UnsafeRawBufferPointer, to base: UnsafeMutableRawPointer, at offset: Int) {
         guard source.count > 0 else { return }
         UnsafeMutableRawBufferPointer(start: base + offset, count: source.count).copyMemory(from: source)
     }
@@ -146,6 +155,7 @@ package enum RecordCodec {
 /// the event, and `verify` recomputes it from the stored fields.
 package enum ContentChecksum {
     /// The checksum of an event's content, as a signed 32-bit value (PostgreSQL's `integer`).
+    @inlinable
     package static func of(
         stream: String, type: String, recordedAt: Int64, id: UUID, data: Data, metadata: Data, schemaVersion: UInt16,
         tags: [String] = []

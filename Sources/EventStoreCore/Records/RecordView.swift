@@ -8,19 +8,20 @@ import Darwin
 
 /// A checked, non-copying view of one stored record. Valid only while the LMDB transaction that
 /// produced `bytes` is open.
-package struct RecordView {
-    package let bytes: UnsafeRawBufferPointer
-    package let streamLength: Int
-    package let typeLength: Int
-    package let dataLength: Int
-    package let metadataLength: Int
+@_spi(Records) public struct RecordView {
+    public let bytes: UnsafeRawBufferPointer
+    public let streamLength: Int
+    public let typeLength: Int
+    public let dataLength: Int
+    public let metadataLength: Int
     /// The length of the tags section (0 without tags).
-    package let tagsLength: Int
+    public let tagsLength: Int
 
     /// Checks the record kept at `position`: a known format whose lengths add up to its size
     /// and, for records with a checksum, a checksum that matches. Throws
     /// ``EventStoreError/Code/damaged`` naming the position otherwise.
-    package init(_ bytes: UnsafeRawBufferPointer, position: UInt64) throws(EventStoreError) {
+    @inlinable
+    public init(_ bytes: UnsafeRawBufferPointer, position: UInt64) throws(EventStoreError) {
         guard bytes.count >= RecordCodec.headerSize,
             bytes[0] == RecordCodec.recordFormat || bytes[0] == RecordCodec.uncheckedFormat
         else {
@@ -57,33 +58,45 @@ package struct RecordView {
     }
 
     /// Whether the record carries a checksum (format 2); records written before checksums do not.
-    package var isChecked: Bool { bytes[0] == RecordCodec.recordFormat }
-    package var version: UInt64 { BigEndian.uint64(bytes, at: 8) }
-    package var recordedAt: Int64 { Int64(bitPattern: BigEndian.uint64(bytes, at: 16)) }
-    package var schemaVersion: UInt16 { RecordCodec.schemaVersion(stored: BigEndian.uint16(bytes, at: 6)) }
-    package var id: UUID {
+    @inlinable
+    public var isChecked: Bool { bytes[0] == RecordCodec.recordFormat }
+    @inlinable
+    public var version: UInt64 { BigEndian.uint64(bytes, at: 8) }
+    @inlinable
+    public var recordedAt: Int64 { Int64(bitPattern: BigEndian.uint64(bytes, at: 16)) }
+    @inlinable
+    public var schemaVersion: UInt16 { RecordCodec.schemaVersion(stored: BigEndian.uint16(bytes, at: 6)) }
+    @inlinable
+    public var id: UUID {
         UUID(uuid: (
             bytes[24], bytes[25], bytes[26], bytes[27], bytes[28], bytes[29], bytes[30], bytes[31],
             bytes[32], bytes[33], bytes[34], bytes[35], bytes[36], bytes[37], bytes[38], bytes[39]
         ))
     }
-    package var streamBytes: UnsafeRawBufferPointer { slice(RecordCodec.headerSize, streamLength) }
-    package var typeBytes: UnsafeRawBufferPointer { slice(RecordCodec.headerSize + streamLength, typeLength) }
-    package var dataBytes: UnsafeRawBufferPointer {
+    @inlinable
+    public var streamBytes: UnsafeRawBufferPointer { slice(RecordCodec.headerSize, streamLength) }
+    @inlinable
+    public var typeBytes: UnsafeRawBufferPointer { slice(RecordCodec.headerSize + streamLength, typeLength) }
+    @inlinable
+    public var dataBytes: UnsafeRawBufferPointer {
         slice(RecordCodec.headerSize + streamLength + typeLength, dataLength)
     }
-    package var metadataBytes: UnsafeRawBufferPointer {
+    @inlinable
+    public var metadataBytes: UnsafeRawBufferPointer {
         slice(RecordCodec.headerSize + streamLength + typeLength + dataLength, metadataLength)
     }
 
-    package var tagsBytes: UnsafeRawBufferPointer {
+    @inlinable
+    public var tagsBytes: UnsafeRawBufferPointer {
         slice(RecordCodec.headerSize + streamLength + typeLength + dataLength + metadataLength, tagsLength)
     }
     /// The record's tags (empty when none).
-    package var tags: [String] { tagsLength == 0 ? [] : RecordCodec.decodeTags(tagsBytes) }
+    @inlinable
+    public var tags: [String] { tagsLength == 0 ? [] : RecordCodec.decodeTags(tagsBytes) }
 
     /// Whether the record carries `tag` (compared byte by byte, without decoding the others).
-    package func hasTag(_ tag: UnsafeRawBufferPointer) -> Bool {
+    @inlinable
+    public func hasTag(_ tag: UnsafeRawBufferPointer) -> Bool {
         guard tagsLength > 0 else { return false }
         let section = tagsBytes
         var offset = 1
@@ -98,12 +111,14 @@ package struct RecordView {
     }
 
     @inline(__always)
-    private func slice(_ start: Int, _ count: Int) -> UnsafeRawBufferPointer {
+    @inlinable
+    @usableFromInline func slice(_ start: Int, _ count: Int) -> UnsafeRawBufferPointer {
         UnsafeRawBufferPointer(rebasing: bytes[start..<(start + count)])
     }
 
     /// Copies the record out into a value that outlives the transaction.
-    package func recordedEvent(at position: UInt64) throws(EventStoreError) -> RecordedEvent {
+    @inlinable
+    public func recordedEvent(at position: UInt64) throws(EventStoreError) -> RecordedEvent {
         guard UTF8Check.isValid(streamBytes), UTF8Check.isValid(typeBytes) else { throw notUTF8(position) }
         return RecordedEvent(
             position: position, stream: String(decoding: streamBytes, as: UTF8.self), version: version, id: id,
@@ -113,7 +128,8 @@ package struct RecordView {
 
     /// Checks that this record, found through the stream index of `stream`, is one of that
     /// stream's and has a readable type; damaged when not.
-    package func checkBelongs(to stream: String, at position: UInt64) throws(EventStoreError) {
+    @inlinable
+    public func checkBelongs(to stream: String, at position: UInt64) throws(EventStoreError) {
         var name = stream
         let same = name.withUTF8 { expected in
             guard expected.count == streamBytes.count else { return false }
@@ -129,14 +145,16 @@ package struct RecordView {
 
     /// The bytes as Data, with one plain copy.
     @inline(__always)
-    package static func copy(_ bytes: UnsafeRawBufferPointer) -> Data {
+    @inlinable
+    public static func copy(_ bytes: UnsafeRawBufferPointer) -> Data {
         guard let base = bytes.baseAddress, bytes.count > 0 else { return Data() }
         return Data(bytes: base, count: bytes.count)
     }
 
     /// Copies the record out, sharing the stream and type strings of earlier records through
     /// `interner` (for reads of many records).
-    package func recordedEvent(at position: UInt64, interner: inout StringInterner) throws(EventStoreError) -> RecordedEvent {
+    @inlinable
+    public func recordedEvent(at position: UInt64, interner: inout StringInterner) throws(EventStoreError) -> RecordedEvent {
         guard UTF8Check.isValid(streamBytes), UTF8Check.isValid(typeBytes) else { throw notUTF8(position) }
         return RecordedEvent(
             position: position, stream: interner.string(streamBytes), version: version, id: id, type: interner.string(typeBytes),
@@ -144,13 +162,15 @@ package struct RecordView {
             schemaVersion: schemaVersion, tags: tags)
     }
 
-    private func notUTF8(_ position: UInt64) -> EventStoreError {
+    @inlinable
+    @usableFromInline func notUTF8(_ position: UInt64) -> EventStoreError {
         EventStoreError(
             .damaged, "The record at position \(position) has a name that is not UTF-8; run `esctl verify` and restore from a backup.")
     }
 
     /// Whether the stream name starts with the given UTF-8 bytes.
-    package func streamHasPrefix(_ prefix: [UInt8]) -> Bool {
+    @inlinable
+    public func streamHasPrefix(_ prefix: [UInt8]) -> Bool {
         prefix.count <= streamLength && streamBytes.starts(with: prefix)
     }
 
@@ -158,14 +178,14 @@ package struct RecordView {
     /// idempotency). The new event's data and metadata are in their stored form already
     /// (``StoredForm``); a record written before JSON was stored compactly is compared in that
     /// form too, so the same JSON is the same content however it was spaced.
-    package func hasSameContent(stream: String, event: NewEvent) -> Bool {
+    public func hasSameContent(stream: String, event: NewEvent) -> Bool {
         guard streamBytes.elementsEqual(stream.utf8), typeBytes.elementsEqual(event.type.utf8), schemaVersion == event.schemaVersion,
             tags.map({ Array($0.utf8) }) == event.tags.map({ Array($0.utf8) })
         else { return false }
         return Self.sameStoredForm(dataBytes, event.data) && Self.sameStoredForm(metadataBytes, event.metadata)
     }
 
-    private static func sameStoredForm(_ stored: UnsafeRawBufferPointer, _ given: Data) -> Bool {
+    static func sameStoredForm(_ stored: UnsafeRawBufferPointer, _ given: Data) -> Bool {
         if given.withUnsafeBytes({ stored.elementsEqual($0) }) { return true }
         return StoredForm.of(copy(stored)) == given
     }

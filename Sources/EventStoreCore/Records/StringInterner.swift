@@ -3,12 +3,13 @@
 ///
 /// A direct-mapped cache: a slot per hash, no eviction policy but replacement. Used by one
 /// thread at a time (it is a value kept by one bulk read).
-package struct StringInterner {
-    private var slots: [(hash: UInt64, string: String)?]
-    private let mask: Int
+@_spi(Records) public struct StringInterner {
+    @usableFromInline var slots: [(hash: UInt64, string: String)?]
+    @usableFromInline let mask: Int
 
     /// A cache of `capacity` slots (rounded up to a power of two).
-    package init(capacity: Int = 1024) {
+    @inlinable
+    public init(capacity: Int = 1024) {
         var size = 1
         while size < capacity { size <<= 1 }
         slots = Array(repeating: nil, count: size)
@@ -16,7 +17,8 @@ package struct StringInterner {
     }
 
     /// The string of `bytes`, which must be valid UTF-8 (callers check first).
-    package mutating func string(_ bytes: UnsafeRawBufferPointer) -> String {
+    @inlinable
+    public mutating func string(_ bytes: UnsafeRawBufferPointer) -> String {
         var hash: UInt64 = 0xCBF2_9CE4_8422_2325
         for byte in bytes {
             hash = (hash ^ UInt64(byte)) &* 0x0000_0100_0000_01B3

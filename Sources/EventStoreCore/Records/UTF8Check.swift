@@ -1,8 +1,9 @@
 /// Checks bytes for well-formed UTF-8 (RFC 3629: no overlong forms, no surrogates, nothing past
 /// U+10FFFF) without making a string.
-package enum UTF8Check {
+@_spi(Records) public enum UTF8Check {
     /// Whether the bytes are well-formed UTF-8.
-    package static func isValid(_ bytes: UnsafeRawBufferPointer) -> Bool {
+    @inlinable
+    public static func isValid(_ bytes: UnsafeRawBufferPointer) -> Bool {
         var index = 0
         let end = bytes.count
         while index < end {

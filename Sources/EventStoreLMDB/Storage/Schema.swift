@@ -1,4 +1,4 @@
-import EventStoreCore
+@_spi(Records) import EventStoreCore
 /// The named LMDB databases of a store, and the byte layout of their keys and values.
 /// `docs/FORMAT.md` documents the same layout for readers in other languages; keep both in step.
 enum Schema {

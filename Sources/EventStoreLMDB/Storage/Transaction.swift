@@ -1,4 +1,4 @@
-import EventStoreCore
+@_spi(Records) import EventStoreCore
 import CLMDB
 
 /// A live LMDB transaction (read or write). A value of this type is only handed to synchronous
