@@ -238,6 +238,17 @@ struct AppendCall {
         return streams
     }
 
+    /// The one job's results and the streams whose policy now trims them, from the function's
+    /// rows (as they came from the server), for an append made alone; the job's error when it
+    /// was refused.
+    func singleOutcome(_ rows: [PostgresRow]) throws -> ([AppendResult], Set<String>) {
+        let decoded = try rows.map { try $0.decode(Row.self) }
+        guard let outcome = outcomes(decoded).first else {
+            throw EventStoreError(.storageFailure, "The append function answered nothing.")
+        }
+        return (try outcome.get(), streamsWithPolicies(decoded))
+    }
+
     /// Each job's results or error, from the function's rows.
     func outcomes(_ rows: [Row]) -> [Result<[AppendResult], EventStoreError>] {
         var answers = Array(repeating: JobAnswer(), count: batch.count)

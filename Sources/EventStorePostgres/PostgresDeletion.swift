@@ -14,7 +14,7 @@ extension PostgresEventStore {
         try checkDeletable()
         try StreamMaintenance.validate(stream)
         let deletions = try await maintain { [self] connection, logger, now in
-            guard let state = try Self.streamState(stream, connection, logger, locking: true) else {
+            guard let state = try await Self.streamState(stream, connection, logger, locking: true) else {
                 guard expectedVersion.isSatisfied(by: 0) else {
                     throw EventStoreError.versionConflict([VersionConflict(stream: stream, expected: expectedVersion, actual: 0)])
                 }
@@ -26,7 +26,7 @@ extension PostgresEventStore {
             if state.isTombstoned { throw EventStoreError.tombstoned(stream) }
             if state.first > state.version && !hard { throw StreamMaintenance.nothingToDelete(stream) }
             return [
-                try remove(
+                try await remove(
                     stream: stream, state: state, before: state.version &+ 1, hard: hard, reason: StreamDeletion.delete, now: now,
                     connection, logger)
             ]
@@ -43,18 +43,17 @@ extension PostgresEventStore {
         try StreamMaintenance.validate(stream)
         try policy.validate()
         _ = try await maintain { connection, logger, _ in
-            guard let state = try Self.streamState(stream, connection, logger, locking: true) else {
+            guard let state = try await Self.streamState(stream, connection, logger, locking: true) else {
                 throw EventStoreError(.notFound, "The stream '\(stream)' has no events; append to it before giving it a retention policy.")
             }
             if state.isTombstoned { throw EventStoreError.tombstoned(stream) }
             let (count, age, before) = policy.stored
-            _ = try connection.query(
+            try await connection.query(
                 """
                 UPDATE eventstore.streams SET max_count = NULLIF(\(Int64(clamping: count)), 0),
                     max_age_micros = NULLIF(\(Int64(clamping: age)), 0), truncate_before = NULLIF(\(Int64(clamping: before)), 0)
                 WHERE name = \(stream)
-                """, logger: logger
-            ).wait()
+                """, logger: logger)
             return []
         }
     }
@@ -63,20 +62,24 @@ extension PostgresEventStore {
     public func purge() async throws -> [StreamDeletion] {
         try checkDeletable()
         return try await maintain { [self] connection, logger, now in
-            let names = try connection.query(
+            let names = try await connection.rows(
                 """
                 SELECT name FROM eventstore.streams
                 WHERE max_count IS NOT NULL OR max_age_micros IS NOT NULL OR truncate_before IS NOT NULL ORDER BY name
                 """, logger: logger
-            ).wait().rows.map { try $0.decode(String.self) }
-            return try names.compactMap { name in try applyRetention(name, now: now, connection, logger) }
+            ).map { try $0.decode(String.self) }
+            var deletions: [StreamDeletion] = []
+            for name in names {
+                if let deletion = try await applyRetention(name, now: now, connection, logger) { deletions.append(deletion) }
+            }
+            return deletions
         }
     }
 
     /// Applies one stream's policy, right after an append to it (see ``Appender``).
     func trimAfterAppend(_ stream: String) async throws -> [StreamDeletion] {
         try await maintain { [self] connection, logger, now in
-            try applyRetention(stream, now: now, connection, logger).map { [$0] } ?? []
+            try await applyRetention(stream, now: now, connection, logger).map { [$0] } ?? []
         }
     }
 
@@ -110,19 +113,16 @@ extension PostgresEventStore {
     /// Runs `body` in a write transaction holding the tables' lock, then the head row's, with the
     /// writer's clock; publishes the new head after the commit.
     private func maintain(
-        _ body: @escaping @Sendable (PostgresConnection, Logger, Int64) throws -> [StreamDeletion]
+        _ body: (PostgresConnection, Logger, Int64) async throws -> [StreamDeletion]
     ) async throws -> [StreamDeletion] {
         let now = ContentTime.microseconds(configuration.clock())
-        let deletions = try await blocking.offload { [self] in
-            try blocking.withTransaction(writing: true) { connection, logger in
-                do {
-                    _ = try connection.query("SELECT position FROM eventstore.head FOR UPDATE", logger: logger).wait()
-                    return try body(connection, logger, now)
-                } catch let error as EventStoreError {
-                    throw error
-                } catch {
-                    throw PostgresErrors.mapped(error, location: location)
-                }
+        let location = location
+        let deletions = try await inTransaction(.write) { connection, logger in
+            do {
+                try await connection.query("SELECT position FROM eventstore.head FOR UPDATE", logger: logger)
+                return try await body(connection, logger, now)
+            } catch {
+                throw PostgresErrors.mapped(error, location: location)
             }
         }
         appender.countCommittedWrite()
@@ -130,19 +130,24 @@ extension PostgresEventStore {
         return deletions
     }
 
-    private func applyRetention(_ stream: String, now: Int64, _ connection: PostgresConnection, _ logger: Logger) throws -> StreamDeletion? {
-        guard let state = try Self.streamState(stream, connection, logger, locking: true), let policy = state.retention else { return nil }
-        let keep = try policy.firstKept(version: state.version, first: state.first, now: now) { from, cutoff in
-            let rows = try connection.query(
+    private func applyRetention(_ stream: String, now: Int64, _ connection: PostgresConnection, _ logger: Logger) async throws
+        -> StreamDeletion?
+    {
+        guard let state = try await Self.streamState(stream, connection, logger, locking: true), let policy = state.retention else {
+            return nil
+        }
+        var (keep, cutoff) = policy.firstKeptByCount(version: state.version, first: state.first, now: now)
+        if let cutoff {
+            let rows = try await connection.rows(
                 """
                 SELECT coalesce(min(version), \(Int64(clamping: state.version &+ 1))) FROM eventstore.events
-                WHERE stream = \(stream) AND version >= \(Int64(clamping: from)) AND recorded_at >= \(cutoff)
-                """, logger: logger
-            ).wait().rows
-            return try rows.first.map { UInt64(max(try $0.decode(Int64.self), 0)) } ?? (state.version &+ 1)
+                WHERE stream = \(stream) AND version >= \(Int64(clamping: keep)) AND recorded_at >= \(cutoff)
+                """, logger: logger)
+            let byAge = try rows.first.map { UInt64(max(try $0.decode(Int64.self), 0)) } ?? (state.version &+ 1)
+            keep = RetentionPolicy.firstKept(version: state.version, byCount: keep, byAge: byAge)
         }
         guard keep > state.first else { return nil }
-        return try remove(stream: stream, state: state, before: keep, hard: false, reason: StreamDeletion.retention, now: now, connection, logger)
+        return try await remove(stream: stream, state: state, before: keep, hard: false, reason: StreamDeletion.retention, now: now, connection, logger)
     }
 
     /// Removes versions `state.first ..< before` of `stream` and the snapshots that name it,
@@ -150,49 +155,41 @@ extension PostgresEventStore {
     private func remove(
         stream: String, state: StreamState, before: UInt64, hard: Bool, reason: String, now: Int64,
         _ connection: PostgresConnection, _ logger: Logger
-    ) throws -> StreamDeletion {
+    ) async throws -> StreamDeletion {
         let through = min(before, state.version &+ 1) &- 1
-        let removedRows = try connection.query(
+        let removedRows = try await connection.rows(
             """
             WITH gone AS (
                 DELETE FROM eventstore.events WHERE stream = \(stream) AND version < \(Int64(clamping: through &+ 1))
                 RETURNING id, position, type),
             kept AS (INSERT INTO eventstore.deleted_ids (id, position, stream) SELECT id, position, \(stream) FROM gone)
             SELECT count(*), coalesce(array_agg(DISTINCT type), '{}') FROM gone
-            """, logger: logger
-        ).wait().rows
+            """, logger: logger)
         let (removed, typeList) = try removedRows.first?.decode((Int64, [String]).self) ?? (Int64(0), [String]())
         let types = typeList.sorted()
         let newFirst = max(state.first, through &+ 1)
-        _ = try connection.query(
+        try await connection.query(
             """
             UPDATE eventstore.streams SET first_version = \(Int64(clamping: newFirst)), tombstoned = tombstoned OR \(hard)
             WHERE name = \(stream)
-            """, logger: logger
-        ).wait()
+            """, logger: logger)
         if removed > 0 || hard {
             // A snapshot folded from removed events goes with them (one pass over the snapshot rows).
-            _ = try connection.query(
+            try await connection.query(
                 """
                 DELETE FROM eventstore.tables WHERE name = '$snapshots'
                     AND position(\(ByteBuffer(bytes: [0] + Array(stream.utf8) + [0])) IN key) > 0
-                """, logger: logger
-            ).wait()
+                """, logger: logger)
         }
         if removed > 0 {
             let trims: Int64 = reason == StreamDeletion.retention ? 1 : 0
-            _ = try connection.query(
-                """
-                UPDATE eventstore.head SET deleted = deleted + \(removed);
-                """, logger: logger
-            ).wait()
-            _ = try connection.query(
+            try await connection.query("UPDATE eventstore.head SET deleted = deleted + \(removed)", logger: logger)
+            try await connection.query(
                 """
                 INSERT INTO eventstore.deleted_types (type, deletions, trims) SELECT t, 1, \(trims) FROM unnest(\([""] + types)) AS t
                 ON CONFLICT (type) DO UPDATE SET deletions = eventstore.deleted_types.deletions + 1,
                     trims = eventstore.deleted_types.trims + excluded.trims
-                """, logger: logger
-            ).wait()
+                """, logger: logger)
         }
         var deletion = StreamDeletion(
             stream: stream, fromVersion: state.first, toVersion: through, hard: hard, reason: reason, types: types)
@@ -201,7 +198,7 @@ extension PostgresEventStore {
             appends: [StreamAppend(stream: StreamDeletion.systemStream, events: [event])], ids: [[configuration.idGenerator()]],
             tracking: nil)
         let call = AppendCall([request], now: now)
-        let rows = try connection.query(call.query, logger: logger).wait().rows.map { try $0.decode(AppendCall.Row.self) }
+        let rows = try await connection.rows(call.query, logger: logger).map { try $0.decode(AppendCall.Row.self) }
         guard let results = try call.outcomes(rows).first?.get(), let position = results.first?.positions.first else {
             throw EventStoreError(.storageFailure, "The append function did not record the deletion of '\(stream)'.")
         }
@@ -241,10 +238,10 @@ extension PostgresEventStore {
             retention: RetentionPolicy(stored: stored(row.3), stored(row.4), stored(row.5)))
     }
 
-    private static func streamState(_ stream: String, _ connection: PostgresConnection, _ logger: Logger, locking: Bool) throws
+    private static func streamState(_ stream: String, _ connection: PostgresConnection, _ logger: Logger, locking: Bool) async throws
         -> StreamState?
     {
-        let rows = try connection.query(stateQuery(stream, locking: locking), logger: logger).wait().rows
+        let rows = try await connection.rows(stateQuery(stream, locking: locking), logger: logger)
         return try rows.first.map { state(try $0.decode(StateRow.self)) }
     }
 }

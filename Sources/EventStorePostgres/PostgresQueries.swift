@@ -8,7 +8,7 @@ extension PostgresEventStore {
     /// the same. Not grouped with other appends: its transaction locks the head row first, which
     /// every append of every process takes, so the check and the write are serializable.
     public func append(_ appends: [StreamAppend], condition: AppendCondition) async throws -> [AppendResult] {
-        try await appendAlone(appends, condition: condition, alsoWriting: nil)
+        try await append(appends, checking: condition)
     }
 
     /// Up to `limit` events after `after` that match `query`, and the head, from one statement
@@ -46,9 +46,11 @@ enum ConditionCheck {
     /// then refuses the append when an event after the condition's position matches its query,
     /// unless one of the append's given ids is recorded already (a retry: the append function
     /// answers it as recorded, or refuses it, as for any append).
-    static func check(_ condition: AppendCondition, for appends: [StreamAppend], _ connection: PostgresConnection, _ logger: Logger) throws {
+    static func check(_ condition: AppendCondition, for appends: [StreamAppend], _ connection: PostgresConnection, _ logger: Logger)
+        async throws
+    {
         do {
-            let headRows = try connection.query("SELECT position FROM eventstore.head FOR UPDATE", logger: logger).wait().rows
+            let headRows = try await connection.rows("SELECT position FROM eventstore.head FOR UPDATE", logger: logger)
             let head = try headRows.first.map { try $0.decode(Int64.self) } ?? 0
             if let after = condition.after, after > UInt64(max(head, 0)) {
                 throw EventStoreError.conditionBeyondHead(after, head: UInt64(max(head, 0)))
@@ -56,17 +58,16 @@ enum ConditionCheck {
             var sql = SQLQuery("SELECT position, item FROM (")
             appendMatches(of: condition.failIfEventsMatch, after: condition.after ?? 0, limit: 1, hasTags: true, to: &sql, withItem: true)
             sql.append(") u ORDER BY position, item LIMIT 1")
-            let rows = try connection.query(sql.query, logger: logger).wait().rows
+            let rows = try await connection.rows(sql.query, logger: logger)
             guard let row = rows.first else { return }
             let (position, item) = try row.decode((Int64, Int32).self)
             let given = appends.flatMap { $0.events.compactMap(\.id) }
             if !given.isEmpty {
-                let recorded = try connection.query(
+                let recorded = try await connection.rows(
                     """
                     SELECT EXISTS (SELECT FROM eventstore.events WHERE id = ANY(\(given)))
                         OR EXISTS (SELECT FROM eventstore.deleted_ids WHERE id = ANY(\(given)))
-                    """, logger: logger
-                ).wait().rows
+                    """, logger: logger)
                 if let first = recorded.first, try first.decode(Bool.self) { return }
             }
             throw EventStoreError.conditionFailed(at: UInt64(max(position, 0)), item: Int(item))

@@ -67,48 +67,61 @@ extension PostgresEventStore {
     public func append(
         _ appends: [StreamAppend], alsoWriting body: @escaping @Sendable (TableTransaction, [AppendResult]) throws -> Void
     ) async throws -> [AppendResult] {
-        try await appendAlone(appends, condition: nil, alsoWriting: body)
-    }
-
-    /// Appends in a transaction of its own (not grouped with other appends) that holds the
-    /// tables' lock, then the head row's, to commit: first checks `condition` (when given) under
-    /// that lock, so that no append of any process commits between the check and the write, then
-    /// calls the append function, then runs `body` (when given) once the events are newly written.
-    func appendAlone(
-        _ appends: [StreamAppend], condition: AppendCondition?,
-        alsoWriting body: (@Sendable (TableTransaction, [AppendResult]) throws -> Void)?
-    ) async throws -> [AppendResult] {
         try checkWritable()
         try Limits.validate(appends)
-        if let condition { try condition.failIfEventsMatch.validate() }
         let appends = try await sealingPersonalData(appends)
         let call = AppendCall([request(appends, tracking: nil)], now: ContentTime.microseconds(configuration.clock()))
         let started = ContinuousClock.now
         let (results, trims) = try await blocking.offload { [self] in
             try blocking.withTransaction(writing: true) { connection, logger -> ([AppendResult], Set<String>) in
-                if let condition {
-                    try ConditionCheck.check(condition, for: appends, connection, logger)
-                }
-                let rows: [AppendCall.Row]
+                let rows: [PostgresRow]
                 do {
-                    rows = try connection.query(call.query, logger: logger).wait().rows.map { try $0.decode(AppendCall.Row.self) }
+                    rows = try connection.query(call.query, logger: logger).wait().rows
                 } catch {
                     throw Appender.mapped(error)
                 }
-                guard let outcome = call.outcomes(rows).first else {
-                    throw EventStoreError(.storageFailure, "The append function answered nothing.")
-                }
-                let results = try outcome.get()
-                if let body, results.contains(where: { !$0.alreadyRecorded }) {
+                let (results, trims) = try call.singleOutcome(rows)
+                if results.contains(where: { !$0.alreadyRecorded }) {
                     let transaction = TableTransaction(storage: tables(connection, logger), isWritable: true, upcasting: upcasting)
                     defer { transaction.end() }
                     try body(transaction, results)
                 }
-                return (results, call.streamsWithPolicies(rows))
+                return (results, trims)
             }
         }
-        // Streams with a retention policy lose what they no longer keep (and the snapshot just
-        // written with it) before the append returns, as grouped appends do (see ``Appender``).
+        return await appendedAlone(results, trimming: trims, started: started)
+    }
+
+    /// Appends on a condition in a transaction of its own (not grouped with other appends) that
+    /// holds the tables' lock, then the head row's, to commit: checks `condition` under that
+    /// lock, so that no append of any process commits between the check and the write, then
+    /// calls the append function.
+    func append(_ appends: [StreamAppend], checking condition: AppendCondition) async throws -> [AppendResult] {
+        try checkWritable()
+        try Limits.validate(appends)
+        try condition.failIfEventsMatch.validate()
+        let appends = try await sealingPersonalData(appends)
+        let call = AppendCall([request(appends, tracking: nil)], now: ContentTime.microseconds(configuration.clock()))
+        let started = ContinuousClock.now
+        let (results, trims) = try await inTransaction(.write) { connection, logger in
+            try await ConditionCheck.check(condition, for: appends, connection, logger)
+            let rows: [PostgresRow]
+            do {
+                rows = try await connection.rows(call.query, logger: logger)
+            } catch {
+                throw Appender.mapped(error)
+            }
+            return try call.singleOutcome(rows)
+        }
+        return await appendedAlone(results, trimming: trims, started: started)
+    }
+
+    /// What follows an append made alone: streams with a retention policy lose what they no
+    /// longer keep (and the snapshot just written with it) before the append returns, as grouped
+    /// appends do (see ``Appender``); the commit is counted; the new head is published.
+    private func appendedAlone(_ results: [AppendResult], trimming trims: Set<String>, started: ContinuousClock.Instant) async
+        -> [AppendResult]
+    {
         for stream in trims.sorted() {
             do {
                 _ = try await trimAfterAppend(stream)

@@ -130,6 +130,53 @@ struct PostgresLogTests {
         }
     }
 
+    @Test("more refused deletions and conditional appends than the pool has connections leave no connection inside a transaction")
+    func refusedTransactionsRollBack() async throws {
+        try await withLog(.postgres) { f in
+            let database = try #require(f.database)
+            let log = f.log
+            // Given a stream at version 1
+            _ = try await log.append(to: "s", events: [NewEvent(type: "E", data: Data("{}".utf8), tags: ["t"])])
+            // When 40 deletions with a wrong expected version, 40 deletions of streams that do not
+            // exist and 40 conditional appends whose condition fails are refused, 8 at a time
+            let refused = try await withTimeout(.seconds(60), "120 refused deletions and conditional appends to answer") {
+                try await withThrowingTaskGroup(of: EventStoreError.Code?.self) { group in
+                    var codes: [EventStoreError.Code?] = []
+                    for n in 0..<120 {
+                        if n >= 8, let code = try await group.next() { codes.append(code) }
+                        group.addTask {
+                            do {
+                                switch n % 3 {
+                                case 0: _ = try await log.deleteStream("s", expectedVersion: .exact(7), hard: false)
+                                case 1: _ = try await log.deleteStream("missing-\(n)", expectedVersion: .any, hard: false)
+                                default:
+                                    _ = try await log.append(
+                                        [StreamAppend(stream: "c", events: [event("C")])],
+                                        condition: AppendCondition(failIfEventsMatch: EventQuery(tags: ["t"]), after: 0))
+                                }
+                                return nil
+                            } catch let error as EventStoreError {
+                                return error.code
+                            }
+                        }
+                    }
+                    return try await group.reduce(into: codes) { $0.append($1) }
+                }
+            }
+            // Then each was refused with its own error, no connection was left inside a
+            // transaction, and the store appends and deletes as before
+            #expect(refused.count == 120)
+            #expect(refused.filter { $0 == .versionConflict }.count == 40)
+            #expect(refused.filter { $0 == .notFound }.count == 40)
+            #expect(refused.filter { $0 == .conditionFailed }.count == 40)
+            let stuck = try await database.integers(
+                "SELECT pid FROM pg_stat_activity WHERE state LIKE 'idle in transaction%' AND datname = current_database()")
+            #expect(stuck.isEmpty, "connections left inside a transaction: \(stuck)")
+            #expect(try await log.append(to: "s", events: [event("F")]).version == 2)
+            #expect(try await log.deleteStream("s", expectedVersion: .exact(2), hard: false).toVersion == 2)
+        }
+    }
+
     /// The process ids of the connections of `database` that last ran a LISTEN, other than the asker's.
     static func listeners(_ database: ThrowawayDatabase) async throws -> Set<Int64> {
         Set(try await database.integers(

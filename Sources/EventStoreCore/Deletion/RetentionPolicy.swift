@@ -73,14 +73,29 @@ public struct RetentionPolicy: Sendable, Hashable, Codable, CustomStringConverti
     package func firstKept(
         version: UInt64, first: UInt64, now: Int64, firstRecorded: (_ from: UInt64, _ cutoff: Int64) throws -> UInt64
     ) rethrows -> UInt64 {
+        let (keep, cutoff) = firstKeptByCount(version: version, first: first, now: now)
+        guard let cutoff else { return keep }
+        return Self.firstKept(version: version, byCount: keep, byAge: try firstRecorded(keep, cutoff))
+    }
+
+    /// The first step of ``firstKept(version:first:now:firstRecorded:)``, for a backend that
+    /// asks for the first recorded version asynchronously: the first version to keep by count and
+    /// truncation, and the cutoff (microseconds since 1970) to ask `firstRecorded` about from that
+    /// version on; nil when the policy has no age limit or nothing is left to ask about. Finish
+    /// with ``firstKept(version:byCount:byAge:)``.
+    package func firstKeptByCount(version: UInt64, first: UInt64, now: Int64) -> (keep: UInt64, cutoff: Int64?) {
         var keep = first
         if let maxCount, version >= maxCount { keep = max(keep, version - maxCount + 1) }
         if let truncateBefore { keep = max(keep, truncateBefore) }
-        if let age = maxAgeMicroseconds, keep <= version {
-            let cutoff = now.subtractingReportingOverflow(Int64(clamping: age))
-            keep = max(keep, try firstRecorded(keep, cutoff.overflow ? Int64.min : cutoff.partialValue))
-        }
-        return min(keep, version &+ 1)
+        guard let age = maxAgeMicroseconds, keep <= version else { return (min(keep, version &+ 1), nil) }
+        let cutoff = now.subtractingReportingOverflow(Int64(clamping: age))
+        return (keep, cutoff.overflow ? Int64.min : cutoff.partialValue)
+    }
+
+    /// The first version to keep, from the version kept by count and the first version
+    /// recorded at or after the age cutoff.
+    package static func firstKept(version: UInt64, byCount: UInt64, byAge: UInt64) -> UInt64 {
+        min(max(byCount, byAge), version &+ 1)
     }
 
     /// `max-count N, max-age Ss, truncate-before V` (the parts set), or `none`.

@@ -1,0 +1,74 @@
+import EventStoreCore
+import Logging
+import PostgresNIO
+
+extension PostgresEventStore {
+    /// How a transaction begins: a repeatable-read snapshot for reads; for writes, a transaction
+    /// that first takes the tables' advisory lock, so table writes (and deletions) of every
+    /// process run one at a time, as LMDB's single writer runs them.
+    enum TransactionKind {
+        case read, write
+
+        var statements: [String] {
+            switch self {
+            case .read: ["BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY"]
+            case .write: ["BEGIN", "SELECT pg_advisory_xact_lock(\(PostgresSchema.tablesLockKey))"]
+            }
+        }
+    }
+
+    /// Runs `body` in a transaction of `kind` on a connection of the pool, never blocking a
+    /// thread: commits when `body` returns, rolls back when it throws, and rethrows its error as
+    /// it was thrown. A connection whose rollback or commit failed is closed, so the pool never
+    /// lends a connection left inside a transaction. The driver's own errors come back as
+    /// ``EventStoreError``s (see ``PostgresErrors``).
+    func inTransaction<R: Sendable>(
+        _ kind: TransactionKind, _ body: (PostgresConnection, Logger) async throws -> R
+    ) async throws -> R {
+        try checkOpen()
+        let logger = configuration.logger
+        // The caller's error, told apart from the driver's (which are mapped).
+        var callerError: (any Error)?
+        do {
+            return try await client.withConnection { connection in
+                do {
+                    for statement in kind.statements { try await connection.query(PostgresQuery(unsafeSQL: statement), logger: logger) }
+                } catch {
+                    // Whether BEGIN ran or not, the connection's state is unknown: it goes.
+                    try? await connection.close()
+                    throw error
+                }
+                let result: R
+                do {
+                    result = try await body(connection, logger)
+                } catch {
+                    callerError = error
+                    do {
+                        try await connection.query("ROLLBACK", logger: logger)
+                    } catch {
+                        try? await connection.close()
+                    }
+                    throw error
+                }
+                do {
+                    try await connection.query("COMMIT", logger: logger)
+                } catch {
+                    try? await connection.close()
+                    throw error
+                }
+                return result
+            }
+        } catch {
+            if let callerError { throw callerError }
+            throw PostgresErrors.mapped(error, location: location)
+        }
+    }
+}
+
+extension PostgresConnection {
+    /// Runs `query` and collects its rows, as the blocking form did (for statements whose few
+    /// rows are read at once).
+    func rows(_ query: PostgresQuery, logger: Logger) async throws -> [PostgresRow] {
+        try await self.query(query, logger: logger).collect()
+    }
+}
