@@ -30,23 +30,23 @@ extension AppCatalog {
     /// Checks a stored snapshot with the app decider it belongs to (found by its name and made
     /// from its streams); the problem in one sentence, or nil. A snapshot of no app decider is a
     /// problem too. Throws the store's errors.
-    public static func check(_ snapshot: Snapshots.Entry, in store: any EventLog) throws -> String? {
+    public static func check(_ snapshot: Snapshots.Entry, in store: any EventLog) async throws -> String? {
         let streams = snapshot.versions.map(\.stream)
         func key(_ prefix: String, at index: Int) -> String? {
             index < streams.count ? AppStreams.key(of: streams[index], prefix: prefix) : nil
         }
         switch snapshot.decider {
         case "fitness":
-            if let user = key(AppStreams.fitnessPrefix, at: 0) { return try Snapshots.check(snapshot, with: FitnessDecider(user: user), in: store) }
+            if let user = key(AppStreams.fitnessPrefix, at: 0) { return try await Snapshots.check(snapshot, with: FitnessDecider(user: user), in: store) }
         case "alerts":
-            if let user = key(AppStreams.alertsPrefix, at: 0) { return try Snapshots.check(snapshot, with: AlertDecider(user: user), in: store) }
+            if let user = key(AppStreams.alertsPrefix, at: 0) { return try await Snapshots.check(snapshot, with: AlertDecider(user: user), in: store) }
         case "color":
             if let calculator = key(AppStreams.colorPrefix, at: 0) {
-                return try Snapshots.check(snapshot, with: ColorDecider(calculator: calculator), in: store)
+                return try await Snapshots.check(snapshot, with: ColorDecider(calculator: calculator), in: store)
             }
         case "campground":
             if let name = key(AppStreams.campgroundPrefix, at: 0) {
-                return try Snapshots.check(snapshot, with: CampgroundDecider(campground: name), in: store)
+                return try await Snapshots.check(snapshot, with: CampgroundDecider(campground: name), in: store)
             }
         default:
             break

@@ -96,13 +96,13 @@ public struct CommandHandler: Sendable {
     /// The decider's state as its streams tell it now, and the events it passed over (as
     /// `handle(_:with:)` loads it, without deciding anything).
     public func state<D: StreamDecider>(of decider: D) async throws -> (state: D.State, passedOver: [PassedOverEvent]) {
-        let loaded = try load(decider, snapshots: nil)
+        let loaded = try await load(decider, snapshots: nil)
         return (loaded.state, loaded.passedOver)
     }
 
     /// The decider's state as its latest snapshot and the events after it tell it now.
     public func state<D: SnapshotDecider>(of decider: D) async throws -> (state: D.State, passedOver: [PassedOverEvent]) {
-        let loaded = try load(decider, snapshots: try await snapshotCodec(for: decider))
+        let loaded = try await load(decider, snapshots: try await snapshotCodec(for: decider))
         return (loaded.state, loaded.passedOver)
     }
 
@@ -124,7 +124,7 @@ public struct CommandHandler: Sendable {
                 try await configuration.clock.sleep(for: wait)
                 wait *= 2
             }
-            let loaded = try load(decider, snapshots: snapshots)
+            let loaded = try await load(decider, snapshots: snapshots)
             let events = try decider.decide(command, state: loaded.state)
             var state = loaded.state
             for event in events { decider.evolve(&state, with: event) }
@@ -145,8 +145,8 @@ public struct CommandHandler: Sendable {
                     // changes no version it read, but the state may hold what it removed: no snapshot then.
                     let deletions = loaded.deletions
                     results = try await store.append(appends) { txn, _ in
-                        guard try txn.deletionFingerprint(consuming: nil) == deletions else { return }
-                        try txn.put(Snapshots.table, snapshot.key, snapshot.value)
+                        guard try await txn.deletionFingerprint(consuming: nil) == deletions else { return }
+                        try await txn.put(Snapshots.table, snapshot.key, snapshot.value)
                     }
                 } else {
                     results = try await store.append(appends)
@@ -209,12 +209,12 @@ public struct CommandHandler: Sendable {
 
     /// Folds the decider's streams into its state, in position order across streams: from the
     /// latest snapshot when there is one, in one read snapshot of the store.
-    func load<D: StreamDecider>(_ decider: D, snapshots: SnapshotCodec<D>?) throws -> Loaded<D.State> {
+    func load<D: StreamDecider>(_ decider: D, snapshots: SnapshotCodec<D>?) async throws -> Loaded<D.State> {
         let streams = uniqued(decider.streams)
         let logger = logger
-        var loaded = try store.readTables { txn -> (state: D.State?, versions: [String: UInt64], decoded: [(UInt64, D.Event)], passedOver: [PassedOverEvent], tail: Int, deletions: UInt64) in
+        var loaded = try await store.readTables { txn -> (state: D.State?, versions: [String: UInt64], decoded: [(UInt64, D.Event)], passedOver: [PassedOverEvent], tail: Int, deletions: UInt64) in
             var start: (state: D.State, versions: [String: UInt64])?
-            if let snapshots, let bytes = try txn.get(Snapshots.table, snapshots.key) {
+            if let snapshots, let bytes = try await txn.get(Snapshots.table, snapshots.key) {
                 start = snapshots.read(bytes, streams: decider.streams, logger: logger)
             }
             var versions: [String: UInt64] = [:]
@@ -223,7 +223,7 @@ public struct CommandHandler: Sendable {
             var tail = 0
             for stream in streams {
                 var version = start?.versions[stream] ?? 0
-                try txn.forEachEvent(inStream: stream, from: version + 1) { recorded in
+                try await txn.forEachEvent(inStream: stream, from: version + 1) { recorded in
                     version = recorded.version
                     tail += 1
                     do {
@@ -234,10 +234,10 @@ public struct CommandHandler: Sendable {
                 }
                 // A stream whose events were deleted keeps its version: the append continues it. (Its
                 // last event, when one was read, has the stream's version: deletions remove a prefix.)
-                if version == (start?.versions[stream] ?? 0) { version = max(version, try txn.streamVersion(stream)) }
+                if version == (start?.versions[stream] ?? 0) { version = max(version, try await txn.streamVersion(stream)) }
                 versions[stream] = version
             }
-            let deletions = snapshots == nil ? 0 : try txn.deletionFingerprint(consuming: nil)
+            let deletions = snapshots == nil ? 0 : try await txn.deletionFingerprint(consuming: nil)
             return (start?.state, versions, decoded, passedOver, tail, deletions)
         }
         if streams.count > 1 { loaded.decoded.sort { $0.0 < $1.0 } }

@@ -87,9 +87,9 @@ public enum Snapshots {
     public static func list(in store: any LogReading & LogTables) async throws -> [Entry] {
         guard try await !store.existingTables([table]).isEmpty else { return [] }
         try await store.openTables([table])
-        return try store.readTables { txn in
+        return try await store.readTables { txn in
             var entries: [Entry] = []
-            try txn.scan(table, prefix: []) { key, value in
+            try await txn.scan(table, prefix: []) { key, value in
                 if let entry = entry(key: key, value: value) { entries.append(entry) }
                 return true
             }
@@ -106,7 +106,7 @@ public enum Snapshots {
         try await store.openTables([table])
         return try await store.writeTables { txn in
             var keys: [[UInt8]] = []
-            try txn.scan(table, prefix: []) { key, value in
+            try await txn.scan(table, prefix: []) { key, value in
                 guard let stream else {
                     keys.append(Array(key))
                     return true
@@ -116,7 +116,7 @@ public enum Snapshots {
                 }
                 return true
             }
-            for key in keys { _ = try txn.delete(table, key) }
+            for key in keys { _ = try await txn.delete(table, key) }
             return keys.count
         }
     }
@@ -177,7 +177,7 @@ extension Snapshots {
     /// its stream's head, and the state it holds equal to the fold of the decider's streams
     /// through those versions. Returns the problem in one sentence, or nil. A snapshot of another
     /// version of the decider is not checked (the handler ignores it). Throws the store's errors.
-    public static func check<D: SnapshotDecider>(_ entry: Entry, with decider: D, in store: any LogReading & LogTables) throws -> String? {
+    public static func check<D: SnapshotDecider>(_ entry: Entry, with decider: D, in store: any LogReading & LogTables) async throws -> String? {
         let place = "the snapshot of '\(entry.decider)' for \(entry.versions.map { "\($0.stream)@\($0.version)" }.joined(separator: ", "))"
         let upcasters = (try? Upcasting(store.configuration.upcasters))?.fingerprint(consuming: nil) ?? 0
         guard entry.deciderVersion == Int64(decider.snapshotVersion), entry.upcasters == upcasters else { return nil }
@@ -189,11 +189,11 @@ extension Snapshots {
             return "\(place) does not decode: \(error)"
         }
         // The streams' events through the snapshot's versions, and each stream's head, in one snapshot.
-        let (decoded, pastHead): ([(UInt64, D.Event)], String?) = try store.readTables { tables in
+        let (decoded, pastHead): ([(UInt64, D.Event)], String?) = try await store.readTables { tables in
             var decoded: [(UInt64, D.Event)] = []
             for version in entry.versions {
                 var head: UInt64 = 0
-                try tables.forEachEvent(inStream: version.stream) { event in
+                try await tables.forEachEvent(inStream: version.stream) { event in
                     head = event.version
                     // Events the decider cannot read are passed over, as when it loads.
                     if event.version <= version.version, let decodedEvent = try? D.Event(recorded: event) {

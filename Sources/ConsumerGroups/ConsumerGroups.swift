@@ -32,14 +32,14 @@ public struct ConsumerGroups: Sendable {
         try await store.openTables([GroupTable.name])
         let creation = store.configuration.idGenerator().uuidString
         return try await store.writeTables { txn in
-            if let existing = try? GroupTable.definition(definition.name, txn) {
+            if let existing = try? await GroupTable.definition(definition.name, txn) {
                 guard existing == definition else {
                     throw ConsumerGroupError(
                         .alreadyExists, "The consumer group '\(definition.name)' exists with another definition; delete it first, or use another name.")
                 }
                 return false
             }
-            try txn.put(GroupTable.name, GroupTable.key(.definition, definition.name, []), definition.json(creation: creation))
+            try await txn.put(GroupTable.name, GroupTable.key(.definition, definition.name, []), definition.json(creation: creation))
             return true
         }
     }
@@ -49,17 +49,17 @@ public struct ConsumerGroups: Sendable {
         try GroupNames.validate(name, kind: "group")
         try await store.openTables([GroupTable.name])
         try await store.writeTables { txn in
-            _ = try GroupTable.definition(name, txn)
-            try GroupTable.removeAll(name, txn)
+            _ = try await GroupTable.definition(name, txn)
+            try await GroupTable.removeAll(name, txn)
         }
     }
 
     /// The names of every group, in byte order.
     public func names() async throws -> [String] {
         try await store.openTables([GroupTable.name])
-        return try store.readTables { txn in
+        return try await store.readTables { txn in
             var names: [String] = []
-            try txn.scan(GroupTable.name, prefix: [GroupTable.Kind.definition.rawValue]) { key, _ in
+            try await txn.scan(GroupTable.name, prefix: [GroupTable.Kind.definition.rawValue]) { key, _ in
                 names.append(String(decoding: key.dropFirst().dropLast(), as: UTF8.self))
                 return true
             }
@@ -73,20 +73,20 @@ public struct ConsumerGroups: Sendable {
         try GroupNames.validate(name, kind: "group")
         try await store.openTables([GroupTable.name])
         let now = GroupClock.micros(store.configuration.clock())
-        return try store.readTables { txn in
-            let definition = try GroupTable.definition(name, txn)
-            let checkpoints = try GroupTable.checkpoints(name, partitions: definition.partitions, txn)
-            let leases = try GroupTable.leases(name, txn)
-            let members = try GroupTable.members(name, txn).filter { $0.value > now }.keys.sorted()
+        return try await store.readTables { txn in
+            let definition = try await GroupTable.definition(name, txn)
+            let checkpoints = try await GroupTable.checkpoints(name, partitions: definition.partitions, txn)
+            let leases = try await GroupTable.leases(name, txn)
+            let members = try await GroupTable.members(name, txn).filter { $0.value > now }.keys.sorted()
             let partitions = (0..<definition.partitions).map { partition in
                 let lease = leases[partition].flatMap { $0.expires > now ? $0.member : nil }
                 return PartitionStatus(partition: partition, member: lease, checkpoint: checkpoints[partition])
             }
-            let head = try txn.headPosition()
+            let head = try await txn.headPosition()
             let checkpoint = checkpoints.min() ?? 0
             return GroupStatus(
                 definition: definition, members: members, partitions: partitions, checkpoint: checkpoint, head: head,
-                parked: try GroupTable.parked(name, txn).count)
+                parked: try await GroupTable.parked(name, txn).count)
         }
     }
 
@@ -94,9 +94,9 @@ public struct ConsumerGroups: Sendable {
     public func parked(_ name: String) async throws -> [ParkedEvent] {
         try GroupNames.validate(name, kind: "group")
         try await store.openTables([GroupTable.name])
-        return try store.readTables { txn in
-            _ = try GroupTable.definition(name, txn)
-            return try GroupTable.parked(name, txn)
+        return try await store.readTables { txn in
+            _ = try await GroupTable.definition(name, txn)
+            return try await GroupTable.parked(name, txn)
         }
     }
 
@@ -109,14 +109,14 @@ public struct ConsumerGroups: Sendable {
         try GroupNames.validate(name, kind: "group")
         try await store.openTables([GroupTable.name])
         return try await store.writeTables { txn in
-            _ = try GroupTable.definition(name, txn)
-            let parked = try GroupTable.parked(name, txn).filter { position == nil || $0.position == position }
+            _ = try await GroupTable.definition(name, txn)
+            let parked = try await GroupTable.parked(name, txn).filter { position == nil || $0.position == position }
             if let position, parked.isEmpty {
                 throw ConsumerGroupError(.notFound, "The consumer group '\(name)' has no event parked at position \(position); see esctl group parked \(name).")
             }
             for var event in parked {
                 event.replay = true
-                try GroupTable.putParked(name, event, txn)
+                try await GroupTable.putParked(name, event, txn)
             }
             return parked.count
         }
@@ -135,7 +135,7 @@ public struct ConsumerGroups: Sendable {
         try GroupNames.validate(name, kind: "group")
         try GroupNames.validate(member, kind: "member")
         try await store.openTables([GroupTable.name])
-        let (definition, creation) = try store.readTables { txn in (try GroupTable.definition(name, txn), try GroupTable.creation(name, txn) ?? "") }
+        let (definition, creation) = try await store.readTables { txn in (try await GroupTable.definition(name, txn), try await GroupTable.creation(name, txn) ?? "") }
         guard pollInterval > .zero, pollInterval * 3 <= definition.leaseDuration else {
             throw ConsumerGroupError(
                 .invalidInput,

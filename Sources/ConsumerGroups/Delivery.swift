@@ -25,7 +25,7 @@ public struct Delivery: Sendable {
     /// Settles the delivery as handled and runs `body` in the same transaction of the store's
     /// tables: what it writes (a projection's rows) commits with the acknowledgement or not at
     /// all, so its effect happens exactly once. Errors as ``acknowledge()``, and `body`'s own.
-    public func acknowledge(alsoWriting body: @escaping @Sendable (TableTransaction) throws -> Void) async throws {
+    public func acknowledge(alsoWriting body: @escaping @Sendable (TableTransaction) async throws -> Void) async throws {
         _ = try await member.settle(self, .acknowledge, alsoWriting: body)
     }
 

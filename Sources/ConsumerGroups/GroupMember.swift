@@ -162,7 +162,7 @@ actor MemberCore {
         // Read through the writer, as every other access of the member is: the group's table
         // is opened there, and no cooperative thread waits for a read meanwhile.
         let holder = try await store.writeTables { txn in
-            try txn.withValue(GroupTable.name, key) { (Int64(bitPattern: GroupTable.uint64($0)), String(decoding: $0.dropFirst(8), as: UTF8.self)) }
+            try await txn.withValue(GroupTable.name, key) { (Int64(bitPattern: GroupTable.uint64($0)), String(decoding: $0.dropFirst(8), as: UTF8.self)) }
         }
         guard let holder, holder.1 != instance, holder.0 > Self.now(store) else { return nil }
         guard await MemberInstance.isDead(holder.1, on: store) else { return nil }
@@ -171,7 +171,7 @@ actor MemberCore {
         // interval its membership must not move.
         try await clock.sleep(for: pollInterval)
         let again = try await store.writeTables { txn in
-            try txn.withValue(GroupTable.name, key) { (Int64(bitPattern: GroupTable.uint64($0)), String(decoding: $0.dropFirst(8), as: UTF8.self)) }
+            try await txn.withValue(GroupTable.name, key) { (Int64(bitPattern: GroupTable.uint64($0)), String(decoding: $0.dropFirst(8), as: UTF8.self)) }
         }
         guard let again, again == holder else { return nil }
         return holder.1
@@ -185,7 +185,7 @@ actor MemberCore {
         // Until its first renewal, a member may take its name from a holder that is provably dead.
         let replacing = hasRenewed ? nil : try await deadHolderOfName()
         let (held, tries, replays) = try await store.writeTables { [store, definition, creation, member, instance] txn in
-            try Self.renew(
+            try await Self.renew(
                 definition, creation: creation, member: member, instance: instance, replacing: replacing, now: Self.now(store), busy: busy, txn)
         }
         if !hasRenewed, let replacing {
@@ -211,7 +211,7 @@ actor MemberCore {
             guard let event = try await store.event(at: parked.position) else {
                 // Its event was deleted since it was parked: nothing is left to replay.
                 _ = try await store.writeTables { [definition] txn in
-                    try txn.delete(GroupTable.name, GroupTable.key(.parked, definition.name, position: parked.position))
+                    try await txn.delete(GroupTable.name, GroupTable.key(.parked, definition.name, position: parked.position))
                 }
                 continue
             }
@@ -227,8 +227,8 @@ actor MemberCore {
             try await store.writeTables { [store, definition, member] txn in
                 let now = Self.now(store)
                 for partition in advanced {
-                    guard try Self.holds(definition, partition, member: member, now: now, txn) else { continue }
-                    try Self.raiseCheckpoint(definition, partition, to: scannedThrough, txn)
+                    guard try await Self.holds(definition, partition, member: member, now: now, txn) else { continue }
+                    try await Self.raiseCheckpoint(definition, partition, to: scannedThrough, txn)
                 }
             }
             for partition in advanced { owned[partition] = scannedThrough }
@@ -275,15 +275,15 @@ actor MemberCore {
 
     // MARK: Settling
 
-    func settle(_ delivery: Delivery, _ outcome: Outcome, alsoWriting body: (@Sendable (TableTransaction) throws -> Void)?) async throws -> Settlement {
+    func settle(_ delivery: Delivery, _ outcome: Outcome, alsoWriting body: (@Sendable (TableTransaction) async throws -> Void)?) async throws -> Settlement {
         try checkOutstanding(delivery)
         let settlement: Settlement
         do {
             settlement = try await store.writeTables { [store, definition, creation, member] txn in
-                let settlement = try Self.record(
+                let settlement = try await Self.record(
                     delivery.event, delivery.partition, delivery.isReplay, outcome, definition, creation: creation, member: member,
                     now: Self.now(store), txn)
-                try body?(txn)
+                try await body?(txn)
                 return settlement
             }
         } catch let error as ConsumerGroupError where error.code == .leaseLost || error.code == .alreadySettled {
@@ -298,15 +298,15 @@ actor MemberCore {
         try checkOutstanding(delivery)
         let results: [AppendResult]
         do {
-            let record: @Sendable (TableTransaction) throws -> Void = { [store, definition, creation, member] txn in
-                _ = try Self.record(
+            let record: @Sendable (TableTransaction) async throws -> Void = { [store, definition, creation, member] txn in
+                _ = try await Self.record(
                     delivery.event, delivery.partition, delivery.isReplay, .acknowledge, definition, creation: creation, member: member,
                     now: Self.now(store), txn)
             }
-            results = try await store.append(appends) { txn, _ in try record(txn) }
+            results = try await store.append(appends) { txn, _ in try await record(txn) }
             // A repeat whose events were recorded before (a delivery repeated after a lost lease)
             // wrote nothing, and so no acknowledgement either.
-            if results.allSatisfy(\.alreadyRecorded) { try await store.writeTables { txn in try record(txn) } }
+            if results.allSatisfy(\.alreadyRecorded) { try await store.writeTables { txn in try await record(txn) } }
         } catch let error as ConsumerGroupError where error.code == .leaseLost || error.code == .alreadySettled {
             forget(delivery)
             throw error
@@ -374,11 +374,11 @@ actor MemberCore {
             _ = try? await store.writeTables { txn in
                 // Only this join's own name and leases: a twin that was refused holds neither.
                 let memberKey = GroupTable.key(.member, definition.name, Array(member.utf8))
-                let holder = try txn.withValue(GroupTable.name, memberKey) { String(decoding: $0.dropFirst(8), as: UTF8.self) }
+                let holder = try await txn.withValue(GroupTable.name, memberKey) { String(decoding: $0.dropFirst(8), as: UTF8.self) }
                 guard holder == instance else { return }
-                _ = try txn.delete(GroupTable.name, memberKey)
-                for (partition, lease) in try GroupTable.leases(definition.name, txn) where lease.member == member {
-                    _ = try txn.delete(GroupTable.name, GroupTable.key(.lease, definition.name, partition: partition))
+                _ = try await txn.delete(GroupTable.name, memberKey)
+                for (partition, lease) in try await GroupTable.leases(definition.name, txn) where lease.member == member {
+                    _ = try await txn.delete(GroupTable.name, GroupTable.key(.lease, definition.name, partition: partition))
                 }
             }
         }
@@ -399,11 +399,11 @@ actor MemberCore {
     static func renew(
         _ definition: GroupDefinition, creation: String, member: String, instance: String, replacing: String? = nil, now: Int64,
         busy: Set<Int>, _ txn: TableTransaction
-    ) throws -> (held: [Int: UInt64], tries: [UInt64: Int], replays: [ParkedEvent]) {
+    ) async throws -> (held: [Int: UInt64], tries: [UInt64: Int], replays: [ParkedEvent]) {
         let group = definition.name
-        try checkCreation(definition, creation, txn)
+        try await checkCreation(definition, creation, txn)
         let memberKey = GroupTable.key(.member, group, Array(member.utf8))
-        if let other = try txn.withValue(GroupTable.name, memberKey, { (Int64(bitPattern: GroupTable.uint64($0)), String(decoding: $0.dropFirst(8), as: UTF8.self)) }),
+        if let other = try await txn.withValue(GroupTable.name, memberKey, { (Int64(bitPattern: GroupTable.uint64($0)), String(decoding: $0.dropFirst(8), as: UTF8.self)) }),
             other.1 != instance, other.1 != replacing, other.0 > now
         {
             throw ConsumerGroupError(
@@ -411,10 +411,10 @@ actor MemberCore {
                 "Another living member of '\(group)' is named '\(member)'; give each member its own name (or wait for its lease to expire).")
         }
         let expires = now &+ GroupClock.micros(definition.leaseDuration)
-        try txn.put(GroupTable.name, memberKey, GroupTable.bytes(UInt64(bitPattern: expires)) + Array(instance.utf8))
-        var members = try GroupTable.members(group, txn)
+        try await txn.put(GroupTable.name, memberKey, GroupTable.bytes(UInt64(bitPattern: expires)) + Array(instance.utf8))
+        var members = try await GroupTable.members(group, txn)
         for (name, until) in members where until <= now {
-            _ = try txn.delete(GroupTable.name, GroupTable.key(.member, group, Array(name.utf8)))
+            _ = try await txn.delete(GroupTable.name, GroupTable.key(.member, group, Array(name.utf8)))
             members[name] = nil
         }
         // Each living member's share: the partitions divided evenly, the first (by name) taking
@@ -422,100 +422,100 @@ actor MemberCore {
         let names = members.keys.sorted()
         let rank = names.firstIndex(of: member) ?? 0
         let share = definition.partitions / max(names.count, 1) + (rank < definition.partitions % max(names.count, 1) ? 1 : 0)
-        let leases = try GroupTable.leases(group, txn)
+        let leases = try await GroupTable.leases(group, txn)
         var mine = leases.filter { $0.value.member == member && $0.value.expires > now }.map(\.key).sorted()
         while mine.count > share, let index = mine.lastIndex(where: { !busy.contains($0) }) {
-            _ = try txn.delete(GroupTable.name, GroupTable.key(.lease, group, partition: mine[index]))
+            _ = try await txn.delete(GroupTable.name, GroupTable.key(.lease, group, partition: mine[index]))
             mine.remove(at: index)
         }
         for partition in 0..<definition.partitions where mine.count < share && !mine.contains(partition) {
             if let lease = leases[partition], lease.expires > now, lease.member != member { continue }
             mine.append(partition)
         }
-        for partition in mine { try GroupTable.putLease(group, partition: partition, member: member, expires: expires, txn) }
-        let checkpoints = try GroupTable.checkpoints(group, partitions: definition.partitions, txn)
+        for partition in mine { try await GroupTable.putLease(group, partition: partition, member: member, expires: expires, txn) }
+        let checkpoints = try await GroupTable.checkpoints(group, partitions: definition.partitions, txn)
         let held = Dictionary(uniqueKeysWithValues: mine.map { ($0, checkpoints[$0]) })
-        let replays = try GroupTable.parked(group, txn).filter { $0.replay && held[$0.partition] != nil }
-        return (held, try GroupTable.tries(group, txn), replays)
+        let replays = try await GroupTable.parked(group, txn).filter { $0.replay && held[$0.partition] != nil }
+        return (held, try await GroupTable.tries(group, txn), replays)
     }
 
     /// Refuses a group deleted (or deleted and created again) since the member joined.
-    static func checkCreation(_ definition: GroupDefinition, _ creation: String, _ txn: TableTransaction) throws {
-        guard try GroupTable.creation(definition.name, txn) == creation else {
+    static func checkCreation(_ definition: GroupDefinition, _ creation: String, _ txn: TableTransaction) async throws {
+        guard try await GroupTable.creation(definition.name, txn) == creation else {
             throw ConsumerGroupError(
                 .notFound, "The consumer group '\(definition.name)' was deleted (or deleted and created again) since this member joined; join it again.")
         }
     }
 
     /// Whether `member` holds `partition` now.
-    static func holds(_ definition: GroupDefinition, _ partition: Int, member: String, now: Int64, _ txn: TableTransaction) throws -> Bool {
+    static func holds(_ definition: GroupDefinition, _ partition: Int, member: String, now: Int64, _ txn: TableTransaction) async throws -> Bool {
         let key = GroupTable.key(.lease, definition.name, partition: partition)
-        guard let lease = try txn.withValue(GroupTable.name, key, { (GroupTable.uint64($0), $0.dropFirst(8).elementsEqual(member.utf8)) }) else {
+        guard let lease = try await txn.withValue(GroupTable.name, key, { (GroupTable.uint64($0), $0.dropFirst(8).elementsEqual(member.utf8)) }) else {
             return false
         }
         return lease.1 && Int64(bitPattern: lease.0) > now
     }
 
-    static func raiseCheckpoint(_ definition: GroupDefinition, _ partition: Int, to position: UInt64, _ txn: TableTransaction) throws {
+    static func raiseCheckpoint(_ definition: GroupDefinition, _ partition: Int, to position: UInt64, _ txn: TableTransaction) async throws {
         let key = GroupTable.key(.checkpoint, definition.name, partition: partition)
-        let current = try txn.withValue(GroupTable.name, key) { GroupTable.uint64($0) } ?? 0
-        if position > current { try txn.put(GroupTable.name, key, GroupTable.bytes(position)) }
+        let current = try await txn.withValue(GroupTable.name, key) { GroupTable.uint64($0) } ?? 0
+        if position > current { try await txn.put(GroupTable.name, key, GroupTable.bytes(position)) }
     }
 
     /// Records a settlement: the member must hold the partition now.
     static func record(
         _ event: RecordedEvent, _ partition: Int, _ isReplay: Bool, _ outcome: Outcome, _ definition: GroupDefinition, creation: String,
         member: String, now: Int64, _ txn: TableTransaction
-    ) throws -> Settlement {
+    ) async throws -> Settlement {
         let group = definition.name
-        try checkCreation(definition, creation, txn)
-        guard try holds(definition, partition, member: member, now: now, txn) else {
+        try await checkCreation(definition, creation, txn)
+        guard try await holds(definition, partition, member: member, now: now, txn) else {
             throw ConsumerGroupError(
                 .leaseLost, "This member no longer holds partition \(partition) of '\(group)'; the member holding it delivers the event again.")
         }
         // A settlement recorded already (a delivery repeated from a stale read) records nothing
         // again: its effects, written with it, must not happen twice.
         if isReplay {
-            guard try txn.get(GroupTable.name, GroupTable.key(.parked, group, position: event.position)) != nil else {
+            guard try await txn.get(GroupTable.name, GroupTable.key(.parked, group, position: event.position)) != nil else {
                 throw ConsumerGroupError(.alreadySettled, "The replay of position \(event.position) was settled already.")
             }
         } else {
-            let checkpoint = try txn.withValue(GroupTable.name, GroupTable.key(.checkpoint, group, partition: partition)) { GroupTable.uint64($0) } ?? 0
+            let checkpoint = try await txn.withValue(GroupTable.name, GroupTable.key(.checkpoint, group, partition: partition)) { GroupTable.uint64($0) } ?? 0
             guard event.position > checkpoint else {
                 throw ConsumerGroupError(.alreadySettled, "The delivery of position \(event.position) was settled already.")
             }
         }
         let triesKey = GroupTable.key(.tries, group, position: event.position)
-        let failed = try txn.withValue(GroupTable.name, triesKey) { $0.count >= 4 ? Int(UInt32(bigEndian: $0.loadUnaligned(as: UInt32.self))) : 0 } ?? 0
-        func done() throws {
-            _ = try txn.delete(GroupTable.name, triesKey)
+        let failed = try await txn.withValue(GroupTable.name, triesKey) { $0.count >= 4 ? Int(UInt32(bigEndian: $0.loadUnaligned(as: UInt32.self))) : 0 } ?? 0
+        func done() async throws {
+            _ = try await txn.delete(GroupTable.name, triesKey)
             if isReplay {
-                _ = try txn.delete(GroupTable.name, GroupTable.key(.parked, group, position: event.position))
+                _ = try await txn.delete(GroupTable.name, GroupTable.key(.parked, group, position: event.position))
             } else {
-                try raiseCheckpoint(definition, partition, to: event.position, txn)
+                try await raiseCheckpoint(definition, partition, to: event.position, txn)
             }
         }
-        func park(_ reason: String, tries: Int) throws -> Settlement {
-            _ = try txn.delete(GroupTable.name, triesKey)
-            try GroupTable.putParked(
+        func park(_ reason: String, tries: Int) async throws -> Settlement {
+            _ = try await txn.delete(GroupTable.name, triesKey)
+            try await GroupTable.putParked(
                 group, ParkedEvent(position: event.position, stream: event.stream, type: event.type, partition: partition, reason: reason, tries: tries, replay: false),
                 txn)
-            if !isReplay { try raiseCheckpoint(definition, partition, to: event.position, txn) }
+            if !isReplay { try await raiseCheckpoint(definition, partition, to: event.position, txn) }
             return .parked(reason: reason)
         }
         switch outcome {
         case .acknowledge:
-            try done()
+            try await done()
             return .acknowledged
         case .skip:
-            try done()
+            try await done()
             return .skipped
         case let .park(reason):
-            return try park(reason, tries: failed)
+            return try await park(reason, tries: failed)
         case .retry:
             let tries = failed + 1
-            if tries >= definition.maxTries { return try park("failed \(tries) tries", tries: tries) }
-            try GroupTable.putTries(group, position: event.position, tries: tries, txn)
+            if tries >= definition.maxTries { return try await park("failed \(tries) tries", tries: tries) }
+            try await GroupTable.putTries(group, position: event.position, tries: tries, txn)
             return .retried(tries: tries)
         }
     }

@@ -34,8 +34,8 @@ enum GroupTable {
     }
 
     /// The definition of `group`; ``ConsumerGroupError/Code/notFound`` when there is none.
-    static func definition(_ group: String, _ txn: TableTransaction) throws -> GroupDefinition {
-        let found = try txn.withValue(name, key(.definition, group, [])) { GroupDefinition(name: group, stored: $0) }
+    static func definition(_ group: String, _ txn: TableTransaction) async throws -> GroupDefinition {
+        let found = try await txn.withValue(name, key(.definition, group, [])) { GroupDefinition(name: group, stored: $0) }
         guard let found else {
             throw ConsumerGroupError(.notFound, "There is no consumer group '\(group)'; create it first (esctl group create \(group)).")
         }
@@ -46,16 +46,16 @@ enum GroupTable {
     }
 
     /// The id the group was created with (nil: no such group).
-    static func creation(_ group: String, _ txn: TableTransaction) throws -> String? {
-        try txn.withValue(name, key(.definition, group, [])) { bytes in
+    static func creation(_ group: String, _ txn: TableTransaction) async throws -> String? {
+        try await txn.withValue(name, key(.definition, group, [])) { bytes in
             (try? JSONValue(parsing: Array(bytes)))?["creation"]?.stringValue ?? ""
         }
     }
 
     /// Each partition's checkpoint (0 when it has none yet).
-    static func checkpoints(_ group: String, partitions: Int, _ txn: TableTransaction) throws -> [UInt64] {
+    static func checkpoints(_ group: String, partitions: Int, _ txn: TableTransaction) async throws -> [UInt64] {
         var checkpoints = Array(repeating: UInt64(0), count: partitions)
-        try txn.scan(name, prefix: prefix(.checkpoint, group)) { key, value in
+        try await txn.scan(name, prefix: prefix(.checkpoint, group)) { key, value in
             let partition = Int(key[key.count - 2]) << 8 | Int(key[key.count - 1])
             if partition < partitions { checkpoints[partition] = uint64(value) }
             return true
@@ -64,9 +64,9 @@ enum GroupTable {
     }
 
     /// Each partition's lease: its holder and when it expires.
-    static func leases(_ group: String, _ txn: TableTransaction) throws -> [Int: (member: String, expires: Int64)] {
+    static func leases(_ group: String, _ txn: TableTransaction) async throws -> [Int: (member: String, expires: Int64)] {
         var leases: [Int: (member: String, expires: Int64)] = [:]
-        try txn.scan(name, prefix: prefix(.lease, group)) { key, value in
+        try await txn.scan(name, prefix: prefix(.lease, group)) { key, value in
             let partition = Int(key[key.count - 2]) << 8 | Int(key[key.count - 1])
             leases[partition] = (String(decoding: value.dropFirst(8), as: UTF8.self), Int64(bitPattern: uint64(value)))
             return true
@@ -74,15 +74,15 @@ enum GroupTable {
         return leases
     }
 
-    static func putLease(_ group: String, partition: Int, member: String, expires: Int64, _ txn: TableTransaction) throws {
-        try txn.put(name, key(.lease, group, partition: partition), bytes(UInt64(bitPattern: expires)) + Array(member.utf8))
+    static func putLease(_ group: String, partition: Int, member: String, expires: Int64, _ txn: TableTransaction) async throws {
+        try await txn.put(name, key(.lease, group, partition: partition), bytes(UInt64(bitPattern: expires)) + Array(member.utf8))
     }
 
     /// The live members and when each expires.
-    static func members(_ group: String, _ txn: TableTransaction) throws -> [String: Int64] {
+    static func members(_ group: String, _ txn: TableTransaction) async throws -> [String: Int64] {
         var members: [String: Int64] = [:]
         let start = prefix(.member, group).count
-        try txn.scan(name, prefix: prefix(.member, group)) { key, value in
+        try await txn.scan(name, prefix: prefix(.member, group)) { key, value in
             members[String(decoding: key.dropFirst(start), as: UTF8.self)] = Int64(bitPattern: uint64(value))
             return true
         }
@@ -90,9 +90,9 @@ enum GroupTable {
     }
 
     /// The failed tries recorded so far, by position.
-    static func tries(_ group: String, _ txn: TableTransaction) throws -> [UInt64: Int] {
+    static func tries(_ group: String, _ txn: TableTransaction) async throws -> [UInt64: Int] {
         var tries: [UInt64: Int] = [:]
-        try txn.scan(name, prefix: prefix(.tries, group)) { key, value in
+        try await txn.scan(name, prefix: prefix(.tries, group)) { key, value in
             let position = uint64(UnsafeRawBufferPointer(rebasing: key[(key.count - 8)...]))
             tries[position] = value.count >= 4 ? Int(UInt32(bigEndian: value.loadUnaligned(as: UInt32.self))) : 0
             return true
@@ -100,14 +100,14 @@ enum GroupTable {
         return tries
     }
 
-    static func putTries(_ group: String, position: UInt64, tries: Int, _ txn: TableTransaction) throws {
-        try txn.put(name, key(.tries, group, position: position), withUnsafeBytes(of: UInt32(clamping: tries).bigEndian) { Array($0) })
+    static func putTries(_ group: String, position: UInt64, tries: Int, _ txn: TableTransaction) async throws {
+        try await txn.put(name, key(.tries, group, position: position), withUnsafeBytes(of: UInt32(clamping: tries).bigEndian) { Array($0) })
     }
 
     /// The parked events, in position order.
-    static func parked(_ group: String, _ txn: TableTransaction) throws -> [ParkedEvent] {
+    static func parked(_ group: String, _ txn: TableTransaction) async throws -> [ParkedEvent] {
         var parked: [ParkedEvent] = []
-        try txn.scan(name, prefix: prefix(.parked, group)) { key, value in
+        try await txn.scan(name, prefix: prefix(.parked, group)) { key, value in
             let position = uint64(UnsafeRawBufferPointer(rebasing: key[(key.count - 8)...]))
             if let event = ParkedEvent(position: position, stored: value) { parked.append(event) }
             return true
@@ -115,19 +115,19 @@ enum GroupTable {
         return parked
     }
 
-    static func putParked(_ group: String, _ event: ParkedEvent, _ txn: TableTransaction) throws {
-        try txn.put(name, key(.parked, group, position: event.position), event.json)
+    static func putParked(_ group: String, _ event: ParkedEvent, _ txn: TableTransaction) async throws {
+        try await txn.put(name, key(.parked, group, position: event.position), event.json)
     }
 
     /// Every row of `group`.
-    static func removeAll(_ group: String, _ txn: TableTransaction) throws {
+    static func removeAll(_ group: String, _ txn: TableTransaction) async throws {
         for kind in [Kind.definition, .member, .lease, .checkpoint, .tries, .parked] {
             var keys: [[UInt8]] = []
-            try txn.scan(name, prefix: prefix(kind, group)) { key, _ in
+            try await txn.scan(name, prefix: prefix(kind, group)) { key, _ in
                 keys.append(Array(key))
                 return true
             }
-            for key in keys { _ = try txn.delete(name, key) }
+            for key in keys { _ = try await txn.delete(name, key) }
         }
     }
 }

@@ -29,8 +29,8 @@ public struct TrackingPosition: Sendable, Equatable, CustomStringConvertible {
     /// one or later, and with ``EventStoreError/Code/invalidInput`` when it is beyond `head`
     /// (the last position before this append: a processor handles events that exist). Writes
     /// nothing: an append checks it first and records it last.
-    package func check(in tables: TableTransaction, head: UInt64) throws {
-        try check(recorded: try Self.recorded(name, in: tables), head: head)
+    package func check(in tables: TableTransaction, head: UInt64) async throws {
+        try check(recorded: try await Self.recorded(name, in: tables), head: head)
     }
 
     /// The same check against a recorded position and a head read by the caller (a backend
@@ -66,17 +66,20 @@ public struct TrackingPosition: Sendable, Equatable, CustomStringConvertible {
         }
     }
 
-    package func record(in tables: TableTransaction) throws {
-        try tables.put(Self.table, Array(name.utf8), BigEndian.bytes(of: position))
+    package func record(in tables: TableTransaction) async throws {
+        try await tables.put(Self.table, Array(name.utf8), BigEndian.bytes(of: position))
     }
 
     /// The position recorded for `name`; 0 when none is.
-    package static func recorded(_ name: String, in tables: TableTransaction) throws -> UInt64 {
-        try tables.withValue(table, Array(name.utf8)) { bytes in
-            guard bytes.count == 8 else {
-                throw EventStoreError(.damaged, "The tracking position of '\(name)' is \(bytes.count) bytes long, not 8; run `esctl verify`.")
-            }
-            return BigEndian.uint64(bytes)
-        } ?? 0
+    package static func recorded(_ name: String, in tables: TableTransaction) async throws -> UInt64 {
+        try await tables.withValue(table, Array(name.utf8)) { bytes in try recorded(name, from: bytes) } ?? 0
+    }
+
+    /// The position recorded for `name`, from its row's bytes.
+    package static func recorded(_ name: String, from bytes: UnsafeRawBufferPointer) throws(EventStoreError) -> UInt64 {
+        guard bytes.count == 8 else {
+            throw EventStoreError(.damaged, "The tracking position of '\(name)' is \(bytes.count) bytes long, not 8; run `esctl verify`.")
+        }
+        return BigEndian.uint64(bytes)
     }
 }

@@ -108,21 +108,34 @@ public final class EventStore: Sendable {
     /// done by the writer while this thread waits for it (not a task: an open may run on every
     /// thread of the cooperative pool at once).
     private func finishForgettingAtOpen() throws {
-        let (pending, checked) = try readTables { txn in (try Forgetting.pending(in: txn), try SubjectKeys.checkedVersion(in: txn)) }
-        guard pending.version > checked else { return }
-        try tableRegistry.create([SnapshotRows.table], in: environment)
-        let environment = environment
         let registry = tableRegistry
-        if pending.toRecord.isEmpty {
-            try waitForWriter { completion in
-                TableWriteJob(environment: environment, registry: registry, body: { [pending] txn in try Forgetting.finish(pending, in: txn) }, completion: completion)
-            }
-            return
+        let opened = environment
+        let (version, checked) = try opened.read { txn in
+            let tables = LMDBTables(txn: txn, environment: opened, registry: registry)
+            return (
+                try tables.streamVersion(Forgetting.systemStream),
+                try SubjectKeys.checkedVersion { key in try tables.withValue(SubjectKeys.table, key) { Array($0) } }
+            )
         }
+        guard version > checked else { return }
+        try tableRegistry.create([SnapshotRows.table], in: opened)
+        let environment = opened
+        // What is pending is read in the writer's transaction; when no forgotten event is
+        // missing, the same transaction finishes.
+        let pending: Forgetting.Pending = try waitForWriter { completion in
+            TableWriteJob(
+                environment: environment, registry: registry,
+                body: { txn in
+                    let pending = try await Forgetting.pending(in: txn)
+                    if pending.toRecord.isEmpty { try await Forgetting.finish(pending, in: txn) }
+                    return pending
+                }, completion: completion)
+        }
+        if pending.toRecord.isEmpty { return }
         var appends = [StreamAppend(stream: Forgetting.systemStream, events: pending.forgottenEvents)]
         StoredForm.apply(to: &appends)
         let tables = AppendJob.TableWrites(environment: environment, registry: registry, tracking: nil) { [pending] txn, _ in
-            try Forgetting.finish(pending, in: txn)
+            try await Forgetting.finish(pending, in: txn)
         }
         let generator = configuration.idGenerator
         _ = try waitForWriter { completion in AppendJob(appends: appends, idGenerator: generator, tableWrites: tables, completion: completion) }
@@ -158,6 +171,7 @@ public final class EventStore: Sendable {
             _ = try? ReentrancyWatchdog.check("close")
             return
         }
+        if TableClosure.isRunning { return }
         guard !isClosed.exchange(true, ordering: .acquiringAndReleasing) else { return }
         writer.shutDown()
         headSignal.close()
@@ -206,12 +220,12 @@ public final class EventStore: Sendable {
     /// `alsoWriting` with the tables and the results: what it writes commits with the events or
     /// not at all (a snapshot of state that describes exactly these versions, say).
     ///
-    /// `alsoWriting` runs on the writer thread: it must be synchronous, touch only the
-    /// transaction (never the store), and may run more than once when the writer retries. Its
+    /// `alsoWriting` runs on the writer thread: it must touch only the transaction (a call of the
+    /// store's writes from it throws), and may run more than once when the writer retries. Its
     /// own error fails the append, which then writes nothing, and is rethrown here as it was.
     /// Errors otherwise as ``append(_:)``.
     public func append(
-        _ appends: [StreamAppend], alsoWriting tables: @escaping @Sendable (TableTransaction, [AppendResult]) throws -> Void
+        _ appends: [StreamAppend], alsoWriting tables: @escaping @Sendable (TableTransaction, [AppendResult]) async throws -> Void
     ) async throws -> [AppendResult] {
         try await append(appends, tracking: nil, alsoWriting: tables)
     }
@@ -234,7 +248,7 @@ public final class EventStore: Sendable {
 
     func append(
         _ appends: [StreamAppend], tracking: TrackingPosition?,
-        alsoWriting body: (@Sendable (TableTransaction, [AppendResult]) throws -> Void)?, condition: AppendCondition? = nil
+        alsoWriting body: (@Sendable (TableTransaction, [AppendResult]) async throws -> Void)?, condition: AppendCondition? = nil
     ) async throws -> [AppendResult] {
         try Limits.validate(appends)
         var appends = try await sealingPersonalData(appends)

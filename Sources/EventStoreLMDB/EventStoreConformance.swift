@@ -38,7 +38,7 @@ extension EventStore: StreamPageReads {
             // The page is full: the events taken so far are the answer.
         }
         if events.contains(where: { SealedData.isSealed($0.data) }) {
-            events = try readTables { txn in try events.map { try opened($0, in: txn) } }
+            events = try environment.read { txn in try events.map { try opened($0, txn) } }
         }
         return try environment.upcasting.upcast(events)
     }

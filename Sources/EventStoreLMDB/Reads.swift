@@ -244,8 +244,10 @@ extension EventStore {
     /// marked forgotten. Events without personal data cost a comparison of their first bytes.
     func opened(_ event: RecordedEvent, _ txn: Transaction) throws -> RecordedEvent {
         guard SealedData.isSealed(event.data), !SystemWrites.readsSealed else { return event }
-        let tables = TableTransaction(txn: txn, environment: environment, registry: tableRegistry, isWritable: false)
-        defer { tables.invalidate() }
-        return try opened(event, in: tables)
+        let tables = LMDBTables(txn: txn, environment: environment, registry: tableRegistry)
+        return event.opened(
+            try PersonalEnvelope.open(event.data, id: event.id) { subject in
+                try SubjectKeys.key(of: subject) { key in try tables.withValue(SubjectKeys.table, key) { Array($0) } }
+            })
     }
 }

@@ -19,7 +19,7 @@ extension EventStore {
             events.append(view.copy())
         }
         if events.contains(where: { SealedData.isSealed($0.data) }) {
-            events = try readTables { txn in try events.map { try opened($0, in: txn) } }
+            events = try environment.read { txn in try events.map { try opened($0, txn) } }
         }
         return try environment.upcasting.upcast(events)
     }

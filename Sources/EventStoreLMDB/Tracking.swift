@@ -20,8 +20,8 @@ extension EventStore {
         try await openTables([TrackingPosition.table])
         guard !appends.isEmpty else {
             try await writeTables { tables in
-                try tracking.check(in: tables, head: try tables.headPosition())
-                try tracking.record(in: tables)
+                try await tracking.check(in: tables, head: try await tables.headPosition())
+                try await tracking.record(in: tables)
             }
             return []
         }
@@ -33,6 +33,6 @@ extension EventStore {
     public func trackingPosition(of name: String) async throws -> UInt64 {
         try Limits.validateName(name, kind: "processor")
         try await openTables([TrackingPosition.table])
-        return try readTables { tables in try TrackingPosition.recorded(name, in: tables) }
+        return try await readTables { tables in try await TrackingPosition.recorded(name, in: tables) }
     }
 }

@@ -36,7 +36,6 @@ public final class PostgresEventStore: EventLog, SubscriptionSource {
     private let listenerTask: Task<Void, Never>
     private let listener: HeadListener
     let appender: Appender
-    let blocking: BlockingConnections
     /// The tables this handle has opened.
     let openedTables = OpenedTables()
     /// The database's schema version as this handle found it (after any upgrade it made).
@@ -101,7 +100,6 @@ public final class PostgresEventStore: EventLog, SubscriptionSource {
         self.metrics = metrics
         self.listener = listener
         self.listenerTask = Task { [listener] in await listener.run(publishingTo: headSignal, retryEvery: configuration.pollInterval, on: configuration.pollClock) }
-        self.blocking = BlockingConnections(location: location, logger: configuration.logger)
         self.appender = Appender(
             client: client, clock: configuration.clock, maximumEventsPerCall: configuration.maximumEventsPerCommit,
             logger: configuration.logger, metrics: metrics, headSignal: headSignal)
@@ -129,7 +127,6 @@ public final class PostgresEventStore: EventLog, SubscriptionSource {
         appender.shutDown()
         headSignal.close()
         listenerTask.cancel()
-        blocking.closeAll()
         owner.close()
         Task { [appender, clientTask] in
             await appender.drained()
@@ -194,6 +191,7 @@ public final class PostgresEventStore: EventLog, SubscriptionSource {
     }
 
     private func submit(_ appends: [StreamAppend], tracking: TrackingPosition?) async throws -> [AppendResult] {
+        try TableClosure.checkOutside("an append")
         let request = self.request(appends, tracking: tracking)
         return try await withCheckedThrowingContinuation { continuation in
             appender.submit(Appender.Job(request: request, continuation: continuation))

@@ -86,7 +86,7 @@ extension PostgresEventStore: StreamPageReads {
             query.appendConditions(of: recorded)
             query.append(" ORDER BY position LIMIT \(query.bind(Int64(limit)))")
             let rows = try await storedEvents(query)
-            events += try upcasting.upcast(opened(rows), wanting: filter.types)
+            events += try upcasting.upcast(try await opened(rows), wanting: filter.types)
             if events.count >= limit { return Array(events.prefix(limit)) }
             guard rows.count == limit, let lastRow = rows.last, lastRow.position < last else { return events }
             next = lastRow.position + 1
@@ -154,7 +154,7 @@ extension PostgresEventStore: StreamPageReads {
             }
             return events
         }
-        return try upcasting.upcast(opened(stored))
+        return try upcasting.upcast(try await opened(stored))
     }
 
     /// The event at `position`, or nil when there is none.
@@ -266,7 +266,9 @@ extension PostgresEventStore: StreamPageReads {
         query.appendConditions(of: upcasting.recordedFilter(filter))
         query.append(" ORDER BY position LIMIT \(query.bind(Int64(max(limit, 1))))) p")
         query.append(" WHERE p.page_row <= 2 OR p.page_bytes - p.event_bytes <= \(query.bind(Int64(clamping: byteLimit))) ORDER BY position) e ON true")
-        return try await withConnection { connection in
+        // Opened after the connection is given back: opening reads the key table on a connection
+        // of its own, and none is leased while one is held.
+        let (stored, scannedThrough) = try await withConnection { connection in
             var (head, events) = try await headAndEvents(query, connection)
             var pageBytes = 0
             var cut = false
@@ -285,8 +287,9 @@ extension PostgresEventStore: StreamPageReads {
             } else {
                 scannedThrough = max(min(last, head), position - 1)
             }
-            return (try upcasting.upcast(opened(events), wanting: filter.types), scannedThrough)
+            return (events, scannedThrough)
         }
+        return (try upcasting.upcast(try await opened(stored), wanting: filter.types), scannedThrough)
     }
 
     /// The columns a page's outer query hands on: ``eventColumns(schemaVersion:)``'s names,
@@ -314,14 +317,19 @@ extension PostgresEventStore: StreamPageReads {
 
     /// The events a query selects, upcast.
     func events(_ query: SQLQuery) async throws -> [RecordedEvent] {
-        try upcasting.upcast(opened(try await storedEvents(query)))
+        try upcasting.upcast(try await opened(try await storedEvents(query)))
     }
 
     /// The events as readers see them: personal data decrypted with the keys of one read of the
     /// key table (only when some event has any), or marked forgotten.
-    func opened(_ events: [RecordedEvent]) throws -> [RecordedEvent] {
+    func opened(_ events: [RecordedEvent]) async throws -> [RecordedEvent] {
         guard events.contains(where: { PersonalEnvelope.isSealed($0.data) }), !SystemWrites.readsSealed else { return events }
-        return try readTables { txn in try events.map { try opened($0, in: txn) } }
+        return try await readTables { txn in
+            var opened: [RecordedEvent] = []
+            opened.reserveCapacity(events.count)
+            for event in events { opened.append(try await txn.opened(event)) }
+            return opened
+        }
     }
 
     /// The events a query selects, as stored.

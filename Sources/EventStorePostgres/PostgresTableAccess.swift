@@ -32,29 +32,26 @@ extension PostgresEventStore {
         }
     }
 
-    /// Runs `body` in one repeatable-read snapshot of the tables and the log. Blocks the calling
-    /// thread for its round trips (see ``readTables(_:)`` on ``EventLog``). The caller's own
+    /// Runs `body` in one repeatable-read snapshot of the tables and the log, on a connection of
+    /// the pool; each of its operations is a round trip that holds no thread. The caller's own
     /// errors come back as they were thrown.
-    public func readTables<T>(_ body: (TableTransaction) throws -> T) throws -> T {
-        try checkOpen()
-        return try blocking.withTransaction(writing: false) { connection, logger in
+    public func readTables<T: Sendable>(_ body: (TableTransaction) async throws -> T) async throws -> T {
+        try await inTransaction(.read) { connection, logger in
             let transaction = TableTransaction(storage: tables(connection, logger), isWritable: false, upcasting: upcasting)
             defer { transaction.end() }
-            return try body(transaction)
+            return try await TableClosure.$isRunning.withValue(true) { try await body(transaction) }
         }
     }
 
     /// Runs `body` in a write transaction that first takes the tables' advisory lock, so that
     /// table writes of every process run one at a time (as under LMDB's single writer): all it
     /// writes commits together, or nothing when it throws (its error is rethrown as it was).
-    public func writeTables<T: Sendable>(_ body: @escaping @Sendable (TableTransaction) throws -> T) async throws -> T {
+    public func writeTables<T: Sendable>(_ body: @escaping @Sendable (TableTransaction) async throws -> T) async throws -> T {
         try checkWritable()
-        let result = try await blocking.offload { [self] in
-            try blocking.withTransaction(writing: true) { connection, logger in
-                let transaction = TableTransaction(storage: tables(connection, logger), isWritable: true, upcasting: upcasting)
-                defer { transaction.end() }
-                return try body(transaction)
-            }
+        let result = try await inTransaction(.write) { connection, logger in
+            let transaction = TableTransaction(storage: tables(connection, logger), isWritable: true, upcasting: upcasting)
+            defer { transaction.end() }
+            return try await TableClosure.$isRunning.withValue(true) { try await body(transaction) }
         }
         appender.countCommittedWrite()
         return result
@@ -65,29 +62,27 @@ extension PostgresEventStore {
     /// Not grouped with other appends: it runs in a transaction of its own that holds the tables'
     /// lock, then the head row's, to commit.
     public func append(
-        _ appends: [StreamAppend], alsoWriting body: @escaping @Sendable (TableTransaction, [AppendResult]) throws -> Void
+        _ appends: [StreamAppend], alsoWriting body: @escaping @Sendable (TableTransaction, [AppendResult]) async throws -> Void
     ) async throws -> [AppendResult] {
         try checkWritable()
         try Limits.validate(appends)
         let appends = try await sealingPersonalData(appends)
         let call = AppendCall([request(appends, tracking: nil)], now: ContentTime.microseconds(configuration.clock()))
         let started = ContinuousClock.now
-        let (results, trims) = try await blocking.offload { [self] in
-            try blocking.withTransaction(writing: true) { connection, logger -> ([AppendResult], Set<String>) in
-                let rows: [PostgresRow]
-                do {
-                    rows = try connection.query(call.query, logger: logger).wait().rows
-                } catch {
-                    throw Appender.mapped(error)
-                }
-                let (results, trims) = try call.singleOutcome(rows)
-                if results.contains(where: { !$0.alreadyRecorded }) {
-                    let transaction = TableTransaction(storage: tables(connection, logger), isWritable: true, upcasting: upcasting)
-                    defer { transaction.end() }
-                    try body(transaction, results)
-                }
-                return (results, trims)
+        let (results, trims) = try await inTransaction(.write) { connection, logger -> ([AppendResult], Set<String>) in
+            let rows: [PostgresRow]
+            do {
+                rows = try await connection.rows(call.query, logger: logger)
+            } catch {
+                throw Appender.mapped(error)
             }
+            let (results, trims) = try call.singleOutcome(rows)
+            if results.contains(where: { !$0.alreadyRecorded }) {
+                let transaction = TableTransaction(storage: tables(connection, logger), isWritable: true, upcasting: upcasting)
+                defer { transaction.end() }
+                try await TableClosure.$isRunning.withValue(true) { try await body(transaction, results) }
+            }
+            return (results, trims)
         }
         return await appendedAlone(results, trimming: trims, started: started)
     }

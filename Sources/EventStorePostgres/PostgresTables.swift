@@ -5,7 +5,7 @@ import PostgresNIO
 
 /// The tables and the log seen through one PostgreSQL transaction, for ``TableTransaction``:
 /// every entry is a row of `eventstore.tables` (name, key, value), read and written with
-/// blocking round trips on the transaction's connection (see ``BlockingConnections``).
+/// round trips on the transaction's connection that hold no thread while they wait.
 final class PostgresTables: TableStorage {
     private let connection: PostgresConnection
     private let logger: Logger
@@ -37,9 +37,9 @@ final class PostgresTables: TableStorage {
         }
     }
 
-    private func rows(_ query: PostgresQuery) throws -> [PostgresRow] {
+    private func rows(_ query: PostgresQuery) async throws -> [PostgresRow] {
         do {
-            return try connection.query(query, logger: logger).wait().rows
+            return try await connection.rows(query, logger: logger)
         } catch {
             throw PostgresErrors.mapped(error, location: location)
         }
@@ -47,43 +47,47 @@ final class PostgresTables: TableStorage {
 
     func releaseReadPages() {}
 
-    func withValue<R>(_ table: String, _ key: [UInt8], _ body: (UnsafeRawBufferPointer) throws -> R) throws -> R? {
+    var rowsAtHand: Bool { false }
+
+    func valueAtHand(_ table: String, _ key: [UInt8]) throws -> [UInt8]?? { nil }
+
+    func withValue<R>(_ table: String, _ key: [UInt8], _ body: (UnsafeRawBufferPointer) throws -> R) async throws -> R? {
         try checkOpen(table)
-        let found = try rows("SELECT value FROM eventstore.tables WHERE name = \(table) AND key = \(ByteBuffer(bytes: key))")
+        let found = try await rows("SELECT value FROM eventstore.tables WHERE name = \(table) AND key = \(ByteBuffer(bytes: key))")
         guard let row = found.first else { return nil }
         let value = try row.decode(ByteBuffer.self)
         return try value.withUnsafeReadableBytes { try body($0) }
     }
 
-    func put(_ table: String, _ key: [UInt8], _ value: [UInt8]) throws {
+    func put(_ table: String, _ key: [UInt8], _ value: [UInt8]) async throws {
         try checkOpen(table)
-        _ = try rows(
+        _ = try await rows(
             """
             INSERT INTO eventstore.tables (name, key, value) VALUES (\(table), \(ByteBuffer(bytes: key)), \(ByteBuffer(bytes: value)))
             ON CONFLICT (name, key) DO UPDATE SET value = excluded.value
             """)
     }
 
-    func delete(_ table: String, _ key: [UInt8]) throws -> Bool {
+    func delete(_ table: String, _ key: [UInt8]) async throws -> Bool {
         try checkOpen(table)
-        return try !rows("DELETE FROM eventstore.tables WHERE name = \(table) AND key = \(ByteBuffer(bytes: key)) RETURNING 1").isEmpty
+        return try await !rows("DELETE FROM eventstore.tables WHERE name = \(table) AND key = \(ByteBuffer(bytes: key)) RETURNING 1").isEmpty
     }
 
-    func removeAll(_ table: String) throws {
+    func removeAll(_ table: String) async throws {
         try checkOpen(table)
-        _ = try rows("DELETE FROM eventstore.tables WHERE name = \(table)")
+        _ = try await rows("DELETE FROM eventstore.tables WHERE name = \(table)")
     }
 
-    func count(_ table: String) throws -> Int {
+    func count(_ table: String) async throws -> Int {
         try checkOpen(table)
-        let found = try rows("SELECT count(*) FROM eventstore.tables WHERE name = \(table)")
+        let found = try await rows("SELECT count(*) FROM eventstore.tables WHERE name = \(table)")
         return Int(try found.first?.decode(Int64.self) ?? 0)
     }
 
     func scan(
         _ table: String, prefix: [UInt8], after: [UInt8]?, reverse: Bool,
         _ body: (UnsafeRawBufferPointer, UnsafeRawBufferPointer) throws -> Bool
-    ) throws {
+    ) async throws {
         try checkOpen(table)
         let upper = TableTransaction.successor(of: prefix)
         var resume = after
@@ -96,7 +100,7 @@ final class PostgresTables: TableStorage {
                 query.append(" AND key \(reverse ? "<" : ">") \(query.bind(ByteBuffer(bytes: resume)))")
             }
             query.append(" ORDER BY key \(reverse ? "DESC" : "ASC") LIMIT \(Self.pageSize)")
-            let page = try rows(query.query)
+            let page = try await rows(query.query)
             for row in page {
                 let (key, value) = try row.decode((ByteBuffer, ByteBuffer).self)
                 let goOn = try key.withUnsafeReadableBytes { keyBytes in
@@ -109,50 +113,51 @@ final class PostgresTables: TableStorage {
         }
     }
 
-    func streamVersion(_ stream: String) throws -> UInt64 {
-        let found = try rows("SELECT version FROM eventstore.streams WHERE name = \(stream)")
+    func streamVersion(_ stream: String) async throws -> UInt64 {
+        let found = try await rows("SELECT version FROM eventstore.streams WHERE name = \(stream)")
         return try found.first.map { UInt64(max(try $0.decode(Int64.self), 0)) } ?? 0
     }
 
-    func deletionCount(ofType type: String?, trimsOnly: Bool) throws -> UInt64 {
+    func deletionCount(ofType type: String?, trimsOnly: Bool) async throws -> UInt64 {
         guard hasDeletions else { return 0 }
-        let found = try rows(
+        let found = try await rows(
             trimsOnly
                 ? "SELECT trims FROM eventstore.deleted_types WHERE type = \(type ?? "")"
                 : "SELECT deletions FROM eventstore.deleted_types WHERE type = \(type ?? "")")
         return try found.first.map { UInt64(max(try $0.decode(Int64.self), 0)) } ?? 0
     }
 
-    func headPosition() throws -> UInt64 {
-        let found = try rows("SELECT position FROM eventstore.head")
+    func headPosition() async throws -> UInt64 {
+        let found = try await rows("SELECT position FROM eventstore.head")
         guard let row = found.first else {
             throw EventStoreError(.damaged, "The head row of the store is missing; run `esctl verify`.")
         }
         return UInt64(max(try row.decode(Int64.self), 0))
     }
 
-    func forEachEvent(inStream stream: String, from version: UInt64, _ body: (RecordedEvent) throws -> Void) throws {
+    func forEachEvent(inStream stream: String, from version: UInt64, _ body: (RecordedEvent) async throws -> Void) async throws {
         var next = Int64(clamping: version)
         while true {
-            let page = try rows(
+            let page = try await rows(
                 """
                 SELECT \(unescaped: eventColumns) FROM eventstore.events WHERE stream = \(stream) AND version >= \(next)
                 ORDER BY version LIMIT \(Self.pageSize)
                 """)
             for row in page {
                 let event = try recordedEvent(row.decode(EventRow.self))
-                try body(event)
+                try await body(event)
                 next = Int64(clamping: event.version) + 1
             }
             if page.count < Self.pageSize { return }
         }
     }
 
-    func forEachEvent(from start: UInt64, through last: UInt64, types: Set<String>?, _ body: (RecordedEvent) throws -> Bool) throws
-        -> UInt64
+    func forEachEvent(
+        from start: UInt64, through last: UInt64, types: Set<String>?, _ body: (RecordedEvent) async throws -> Bool
+    ) async throws -> UInt64
     {
         let start = max(start, 1)
-        let end = min(last, try headPosition())
+        let end = min(last, try await headPosition())
         guard start <= end else { return start - 1 }
         var next = start
         while next <= end {
@@ -161,10 +166,10 @@ final class PostgresTables: TableStorage {
             query.append(" AND position <= \(query.bind(Int64(clamping: end)))")
             query.appendConditions(of: EventFilter(types: types))
             query.append(" ORDER BY position LIMIT \(Self.pageSize)")
-            let page = try rows(query.query)
+            let page = try await rows(query.query)
             for row in page {
                 let event = try recordedEvent(row.decode(EventRow.self))
-                guard try body(event) else { return event.position }
+                guard try await body(event) else { return event.position }
                 next = event.position + 1
             }
             if page.count < Self.pageSize { break }

@@ -26,6 +26,9 @@ extension PostgresEventStore {
         _ kind: TransactionKind, _ body: (PostgresConnection, Logger) async throws -> R
     ) async throws -> R {
         try checkOpen()
+        // A write from inside a table closure would wait for the tables' lock its own
+        // transaction holds.
+        if kind == .write { try TableClosure.checkOutside("a write") }
         let logger = configuration.logger
         // The caller's error, told apart from the driver's (which are mapped).
         var callerError: (any Error)?
@@ -66,8 +69,7 @@ extension PostgresEventStore {
 }
 
 extension PostgresConnection {
-    /// Runs `query` and collects its rows, as the blocking form did (for statements whose few
-    /// rows are read at once).
+    /// Runs `query` and collects its rows (for statements whose few rows are read at once).
     func rows(_ query: PostgresQuery, logger: Logger) async throws -> [PostgresRow] {
         try await self.query(query, logger: logger).collect()
     }

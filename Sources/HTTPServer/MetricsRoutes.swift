@@ -9,7 +9,7 @@ extension Server {
     /// projections' lags first.
     func addMetricsRoutes(to router: Router<ServerContext>) {
         router.get("/metrics") { _, _ -> Response in
-            _ = try self.runner.statuses()
+            _ = try await self.runner.statuses()
             return Response(
                 status: .ok, headers: [.contentType: "text/plain; version=0.0.4; charset=utf-8"],
                 body: ResponseBody(

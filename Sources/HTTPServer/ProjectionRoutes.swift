@@ -10,7 +10,7 @@ extension Server {
         // objects as one array.
         router.get("/projections") { request, _ -> Response in
             _ = try RequestQuery(request, known: [])
-            let statuses = try self.runner.statuses()
+            let statuses = try await self.runner.statuses()
             return ErrorResponses.body(.ok, "[" + statuses.map(ProjectionJSON.status).joined(separator: ",") + "]")
         }
 

@@ -20,7 +20,7 @@ import EventStoreCore
 ///     let errorPolicy = ProjectionErrorPolicy.stop      // ProjectionErrorPolicy
 ///     let queryParameters: [QueryParameter] = []        // [QueryParameter]
 ///     func apply(_ event: RecordedEvent, to state: inout ProjectionState) throws { ... }
-///     func query(_ state: some StateReader, _ parameters: QueryParameters) throws -> JSONValue { ... }
+///     func query(_ state: some StateReader, _ parameters: QueryParameters) async throws -> JSONValue { ... }
 /// }
 /// ```
 ///
@@ -55,7 +55,7 @@ public protocol Projection: Sendable {
     func apply(_ event: RecordedEvent, to state: inout ProjectionState) throws
 
     /// The state, or the part the parameters select, as JSON for `esctl query` and other faces.
-    func query(_ state: some StateReader, _ parameters: QueryParameters) throws -> JSONValue
+    func query(_ state: some StateReader, _ parameters: QueryParameters) async throws -> JSONValue
 }
 
 /// What happens when a projection's `apply` throws on an event.

@@ -425,28 +425,28 @@ struct SnapshotConformanceTests {
             let append = [StreamAppend(stream: "s", events: [event("A", id: id)])]
             // When an append writes a row beside its events
             let first = try await f.log.append(append) { txn, results in
-                try txn.put("side", Array("row".utf8), Array("first \(results[0].positions)".utf8))
+                try await txn.put("side", Array("row".utf8), Array("first \(results[0].positions)".utf8))
             }
             // Then both are there
             #expect(first.map(\.positions) == [[1]] && first.map(\.alreadyRecorded) == [false])
-            #expect(try f.log.readTables { txn in try txn.get("side", Array("row".utf8)) } == Array("first [1]".utf8))
+            #expect(try await f.log.readTables { txn in try await txn.get("side", Array("row".utf8)) } == Array("first [1]".utf8))
             // When the same append is retried
             let retried = try await f.log.append(append) { txn, _ in
-                try txn.put("side", Array("row".utf8), Array("retried".utf8))
+                try await txn.put("side", Array("row".utf8), Array("retried".utf8))
             }
             // Then it is already recorded, and its body did not run
             #expect(retried.map(\.positions) == [[1]] && retried.map(\.alreadyRecorded) == [true])
-            #expect(try f.log.readTables { txn in try txn.get("side", Array("row".utf8)) } == Array("first [1]".utf8))
+            #expect(try await f.log.readTables { txn in try await txn.get("side", Array("row".utf8)) } == Array("first [1]".utf8))
             // When the body throws, then neither the events nor the row are written, and its error comes back
             struct Refused: Error, Equatable {}
             await #expect(throws: Refused()) {
                 try await f.log.append([StreamAppend(stream: "s", events: [event("B")])]) { txn, _ in
-                    try txn.put("side", Array("other".utf8), Array("x".utf8))
+                    try await txn.put("side", Array("other".utf8), Array("x".utf8))
                     throw Refused()
                 }
             }
             #expect(try await f.log.headPosition() == 1)
-            #expect(try f.log.readTables { txn in try txn.count("side") } == 1)
+            #expect(try await f.log.readTables { txn in try await txn.count("side") } == 1)
         }
     }
 
@@ -466,7 +466,7 @@ func corruptSnapshot(_ log: any EventLog, state: String) async throws {
     for version in entry.versions { key += Array(version.stream.utf8) + [0] }
     let headerSize = entry.size - entry.state.count
     try await log.writeTables { [key] txn in
-        let old = try txn.get(Snapshots.table, key) ?? []
-        try txn.put(Snapshots.table, key, Array(old.prefix(headerSize)) + Array(state.utf8))
+        let old = try await txn.get(Snapshots.table, key) ?? []
+        try await txn.put(Snapshots.table, key, Array(old.prefix(headerSize)) + Array(state.utf8))
     }
 }

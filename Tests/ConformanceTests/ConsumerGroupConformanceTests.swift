@@ -204,22 +204,22 @@ struct ConsumerGroupConformanceTests {
                     // When the process fails after writing its effect and before the acknowledgement commits
                     await #expect(throws: Crash.self) {
                         try await delivery.acknowledge { txn in
-                            try txn.put("effects", key, [1])
+                            try await txn.put("effects", key, [1])
                             throw Crash()
                         }
                     }
                     // Then neither the effect nor the acknowledgement was written
-                    #expect(try f.log.readTables { try $0.get("effects", key) } == nil)
+                    #expect(try await f.log.readTables { try await $0.get("effects", key) } == nil)
                     _ = try await waitForCheckpoint(groups, "g", 1)
                 }
                 // And acknowledging again writes the effect once, with the acknowledgement
                 try await delivery.acknowledge { txn in
-                    let count = try txn.get("effects", key)?.first ?? 0
-                    try txn.put("effects", key, [count + 1])
+                    let count = try await txn.get("effects", key)?.first ?? 0
+                    try await txn.put("effects", key, [count + 1])
                 }
             }
             _ = try await waitForCheckpoint(groups, "g", 3)
-            let effects = try f.log.readTables { txn in try ["1", "2", "3"].map { try txn.get("effects", Array($0.utf8)) } }
+            let effects = try await f.log.readTables { txn in try await ["1", "2", "3"].asyncMap { try await txn.get("effects", Array($0.utf8)) } }
             #expect(effects == [[1], [1], [1]])
             await member.leave()
         }
@@ -295,8 +295,8 @@ struct ConsumerGroupConformanceTests {
             let dead = "2000000000:\(UUID().uuidString)"
             try await f.log.openTables([GroupTable.name])
             _ = try await f.log.writeTables { txn in
-                try txn.put(GroupTable.name, GroupTable.key(.member, "g", Array("a".utf8)), GroupTable.bytes(UInt64(now + hour)) + Array(dead.utf8))
-                for partition in 0..<4 { try GroupTable.putLease("g", partition: partition, member: "a", expires: now + hour, txn) }
+                try await txn.put(GroupTable.name, GroupTable.key(.member, "g", Array("a".utf8)), GroupTable.bytes(UInt64(now + hour)) + Array(dead.utf8))
+                for partition in 0..<4 { try await GroupTable.putLease("g", partition: partition, member: "a", expires: now + hour, txn) }
             }
             // When a new "a" joins, before any lease expires, and an event arrives
             let restarted = try await groups.join("g", member: "a", pollInterval: .milliseconds(20))
@@ -312,7 +312,7 @@ struct ConsumerGroupConformanceTests {
             // And a membership whose holder's owner is unknown (written before owners were
             // recorded) is not taken: the member is refused until it expires
             _ = try await f.log.writeTables { txn in
-                try txn.put(GroupTable.name, GroupTable.key(.member, "g", Array("b".utf8)), GroupTable.bytes(UInt64(now + hour)) + Array(UUID().uuidString.utf8))
+                try await txn.put(GroupTable.name, GroupTable.key(.member, "g", Array("b".utf8)), GroupTable.bytes(UInt64(now + hour)) + Array(UUID().uuidString.utf8))
             }
             let waiting = try await groups.join("g", member: "b", pollInterval: .milliseconds(20))
             var iterator = waiting.makeAsyncIterator()

@@ -41,17 +41,17 @@ struct CrossBackendTests {
                 // And every projection's state after catching up: hash and rows
                 try await runners.lmdb.catchUp()
                 try await runners.postgres.catchUp()
-                let live = try AppCatalog.all.map { try runners.lmdb.storedHash(of: $0.name) }
-                #expect(try AppCatalog.all.map { try runners.postgres.storedHash(of: $0.name) } == live)
-                #expect(try dump(postgres.store, AppCatalog.all) == (try dump(lmdb.store, AppCatalog.all)))
-                #expect(try runners.postgres.statuses().map(\.checkpoint) == (try runners.lmdb.statuses().map(\.checkpoint)))
+                let live = try await AppCatalog.all.asyncMap { try await runners.lmdb.storedHash(of: $0.name) }
+                #expect(try await AppCatalog.all.asyncMap { try await runners.postgres.storedHash(of: $0.name) } == live)
+                #expect(try await dump(postgres.store, AppCatalog.all) == (try dump(lmdb.store, AppCatalog.all)))
+                #expect(try await runners.postgres.statuses().map(\.checkpoint) == (try runners.lmdb.statuses().map(\.checkpoint)))
                 // And after a rebuild of every one, the same hashes again, those of the live states
                 let rebuilt = (lmdb: try await runners.lmdb.rebuild(), postgres: try await runners.postgres.rebuild())
                 #expect(rebuilt.lmdb.map(\.hash) == live)
                 #expect(rebuilt.postgres.map(\.hash) == live)
                 #expect(rebuilt.postgres.map(\.eventsApplied) == rebuilt.lmdb.map(\.eventsApplied))
                 #expect(rebuilt.postgres.map(\.eventsSkipped) == rebuilt.lmdb.map(\.eventsSkipped))
-                #expect(try dump(postgres.store, AppCatalog.all) == (try dump(lmdb.store, AppCatalog.all)))
+                #expect(try await dump(postgres.store, AppCatalog.all) == (try dump(lmdb.store, AppCatalog.all)))
             }
         }
     }

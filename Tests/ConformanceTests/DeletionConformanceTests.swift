@@ -39,11 +39,11 @@ struct DeletionConformanceTests {
         var paged: [RecordedEvent] = []
         for try await event in f.log.events(from: 1, through: .max, filter: .all, pageSize: 1) { paged.append(event) }
         paths["pages"] = shown(paged)
-        let tables = try f.log.readTables { txn in
+        let tables = try await f.log.readTables { txn in
             var byStream: [RecordedEvent] = []
-            try txn.forEachEvent(inStream: stream) { byStream.append($0) }
+            try await txn.forEachEvent(inStream: stream) { byStream.append($0) }
             var byPosition: [RecordedEvent] = []
-            try txn.forEachEvent(from: 1) { byPosition.append($0); return true }
+            try await txn.forEachEvent(from: 1) { byPosition.append($0); return true }
             return (byStream, byPosition)
         }
         paths["tables by stream"] = shown(tables.0)
@@ -275,8 +275,8 @@ struct CountsByStream: Projection {
         try state.put("counts", RowKey(event.stream), (try state.get("counts", RowKey(event.stream), as: Int.self) ?? 0) + 1)
     }
 
-    func query(_ state: some StateReader, _ parameters: QueryParameters) throws -> JSONValue {
-        .object(try state.rows("counts", as: Int.self).map { ($0.key.decode(String.self) ?? "?", .int(Int64($0.value))) })
+    func query(_ state: some StateReader, _ parameters: QueryParameters) async throws -> JSONValue {
+        .object(try await state.rows("counts", as: Int.self).map { ($0.key.decode(String.self) ?? "?", .int(Int64($0.value))) })
     }
 }
 
@@ -341,7 +341,7 @@ struct DeletionProjectionTests {
             let rebuilt = logs.messages.filter { $0.contains("deleted since; rebuilding") }
             #expect(rebuilt.count == 1 && rebuilt.allSatisfy { $0.hasPrefix("Projection 'counts-by-stream' read events that were deleted since; rebuilding it.") })
             // And rebuild == live for both
-            let live = (try runner.storedHash(of: plain.name), try runner.storedHash(of: handling.name))
+            let live = await (try runner.storedHash(of: plain.name), try runner.storedHash(of: handling.name))
             let reports = try await runner.rebuild()
             #expect(reports.map(\.hash) == [live.0, live.1])
             // And a deletion of another type's stream rebuilds nothing
@@ -379,7 +379,7 @@ struct DeletionAppsTests {
             let rebuilt = Set(logs.messages.filter { $0.contains("deleted since; rebuilding") }.compactMap { $0.split(separator: "'").dropFirst().first.map(String.init) })
             #expect(rebuilt.isDisjoint(with: ["app-state", "alerts", "color"]), "\(rebuilt)")
             #expect(try await runner.query("app-state", parameters: ["user": "ann"])["state"] == "notStarted")
-            var live = try AppCatalog.apps.map { try runner.storedHash(of: $0.name) }
+            var live = try await AppCatalog.apps.asyncMap { try await runner.storedHash(of: $0.name) }
             #expect(try await runner.rebuild().map(\.hash) == live)
             // When a retention policy trims bob's workout, then even app-state is rebuilt, to a fold of what is left
             _ = try #require(try await f.store.streamInfo("fitness-bob"), "the seeded traffic gave bob a workout")
@@ -387,7 +387,7 @@ struct DeletionAppsTests {
             _ = try await f.backend.fitness(.setGoal(5), user: "bob")
             try await runner.catchUp()
             #expect(logs.messages.contains { $0.hasPrefix("Projection 'app-state' read events that were deleted since") })
-            live = try AppCatalog.apps.map { try runner.storedHash(of: $0.name) }
+            live = try await AppCatalog.apps.asyncMap { try await runner.storedHash(of: $0.name) }
             #expect(try await runner.rebuild().map(\.hash) == live)
         }
     }

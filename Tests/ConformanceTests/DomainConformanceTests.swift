@@ -23,8 +23,8 @@ struct DomainReplayConformanceTests {
             #expect(head > 100, "seed \(seed) recorded only \(head) events")
             // Then each projection's live state is its rebuild's and its state as of the head
             for projection in AppCatalog.apps {
-                let live = try runner.storedHash(of: projection.name)
-                let asOfHead = try StateHash.of(projection, in: try await runner.state(of: projection.name, asOf: head).reader)
+                let live = try await runner.storedHash(of: projection.name)
+                let asOfHead = try await StateHash.of(projection, in: try await runner.state(of: projection.name, asOf: head).reader)
                 let rebuilt = try await runner.rebuild([projection.name])[0].hash
                 #expect(live == rebuilt, "seed \(seed), \(projection.name)")
                 #expect(live == asOfHead, "seed \(seed), \(projection.name)")
@@ -172,7 +172,7 @@ struct AppBackendConformanceTests {
             #expect(room["activeUsers"] == 2)
             #expect(room["active"] == ["cat", "dan"])
             // And the time index holds one sighting per user, not one per event
-            #expect(try await runner.read("messages") { try $0.rowCount("recent") } == 5)
+            #expect(try await runner.read("messages") { try await $0.rowCount("recent") } == 5)
             // And a rebuild answers the same
             _ = try await runner.rebuild(["messages"])
             #expect(try await runner.query("messages", parameters: ["room": "r"]) == room)
@@ -343,7 +343,7 @@ struct ColorAppConformanceTests {
             #expect(after["color"] == ["red": 255, "green": 255, "blue": 255, "opacity": 255])
             // As of the setting, the display was the setting.
             #expect(try await runner.query("color", parameters: ["calculator": "c"], asOf: 1)["hexText"] == "#006636AA")
-            let live = try runner.storedHash(of: "color")
+            let live = try await runner.storedHash(of: "color")
             #expect(try await runner.rebuild(["color"]).map(\.hash) == [live])
         }
     }
@@ -371,7 +371,7 @@ struct ColorAppConformanceTests {
             #expect(outcome.passedOver.map(\.position) == [1])
             let runner = try await f.runner()
             #expect(try await runner.query("color", parameters: ["calculator": "c"])["hexText"] == "#")
-            #expect(try runner.statuses().first { $0.name == "color" }?.eventsSkipped == 1)
+            #expect(try await runner.statuses().first { $0.name == "color" }?.eventsSkipped == 1)
         }
     }
 }

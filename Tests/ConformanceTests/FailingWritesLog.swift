@@ -24,7 +24,7 @@ final class FailingWritesLog: EventLog {
     var writerStatistics: WriterStatistics { base.writerStatistics }
     var ownerID: Int64 { base.ownerID }
 
-    func writeTables<T: Sendable>(_ body: @escaping @Sendable (TableTransaction) throws -> T) async throws -> T {
+    func writeTables<T: Sendable>(_ body: @escaping @Sendable (TableTransaction) async throws -> T) async throws -> T {
         let left = failuresLeft.wrappingSubtract(1, ordering: .sequentiallyConsistent).oldValue
         if left > 0 {
             failed.wrappingAdd(1, ordering: .sequentiallyConsistent)
@@ -73,9 +73,9 @@ final class FailingWritesLog: EventLog {
     func close() { base.close() }
     func openTables(_ names: [String]) async throws { try await base.openTables(names) }
     func existingTables(_ names: [String]) async throws -> [String] { try await base.existingTables(names) }
-    func readTables<T>(_ body: (TableTransaction) throws -> T) throws -> T { try base.readTables(body) }
+    func readTables<T: Sendable>(_ body: (TableTransaction) async throws -> T) async throws -> T { try await base.readTables(body) }
     func append(
-        _ appends: [StreamAppend], alsoWriting body: @escaping @Sendable (TableTransaction, [AppendResult]) throws -> Void
+        _ appends: [StreamAppend], alsoWriting body: @escaping @Sendable (TableTransaction, [AppendResult]) async throws -> Void
     ) async throws -> [AppendResult] {
         try await base.append(appends, alsoWriting: body)
     }

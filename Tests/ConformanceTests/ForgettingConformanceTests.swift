@@ -31,9 +31,9 @@ struct ForgettingConformanceTests {
         let first = try #require(try await f.log.readStream(stream, from: nil, direction: .forward, limit: 1).first)
         paths["at"] = [text(try #require(try await f.log.event(at: first.position)).data)]
         paths["by id"] = [text(try #require(try await f.log.event(withID: first.id)).data)]
-        paths["tables"] = try f.log.readTables { txn in
+        paths["tables"] = try await f.log.readTables { txn in
             var seen: [String] = []
-            try txn.forEachEvent(inStream: stream) { seen.append(text($0.data)) }
+            try await txn.forEachEvent(inStream: stream) { seen.append(text($0.data)) }
             return seen
         }
         return paths
@@ -53,7 +53,7 @@ struct ForgettingConformanceTests {
             let retry = try await f.log.append(to: "camp-1", events: [camper(id: id)])
             #expect(retry.alreadyRecorded && retry.positions == first.positions)
             // And the stored bytes hold no plaintext
-            let stored = try f.log.readTables { txn in try txn.get(SubjectKeys.table, [UInt8(ascii: "s")] + Array("camper:C1".utf8)) }
+            let stored = try await f.log.readTables { txn in try await txn.get(SubjectKeys.table, [UInt8(ascii: "s")] + Array("camper:C1".utf8)) }
             #expect(stored?.count == 48, "the subject has one key")
         }
     }
@@ -123,7 +123,7 @@ struct ForgettingConformanceTests {
             try await withLog(backend) { f in
                 // Given a camper, and a forget that stopped after step `step`
                 _ = try await f.log.append(to: "camp-1", events: [camper()])
-                let key = try #require(try f.log.readTables { try SubjectKeys.key(of: "camper:C1", in: $0) })
+                let key = try #require(try await f.log.readTables { try await SubjectKeys.key(of: "camper:C1", in: $0) })
                 _ = try await SystemWrites.$isActive.withValue(true) {
                     try await f.log.append(
                         to: "$forgotten", events: [Forgetting.event(Forgetting.requestType, subject: "camper:C1", keyID: key.idText)],
@@ -133,7 +133,7 @@ struct ForgettingConformanceTests {
                     try await f.log.openTables([SubjectKeys.table, "$snapshots"])
                     var pending = Forgetting.Pending()
                     pending.destroy = [("camper:C1", key.idText)]
-                    try await f.log.writeTables { [pending] txn in try Forgetting.destroyKeys(pending, in: txn) }
+                    try await f.log.writeTables { [pending] txn in try await Forgetting.destroyKeys(pending, in: txn) }
                 }
                 // When the store opens again
                 try await f.reopen()
@@ -182,12 +182,12 @@ struct ForgettingConformanceTests {
         try await withLog(backend) { f in
             // Given a forgotten camper
             _ = try await f.log.append(to: "camp-1", events: [camper()])
-            let key = try #require(try f.log.readTables { try SubjectKeys.key(of: "camper:C1", in: $0) })
+            let key = try #require(try await f.log.readTables { try await SubjectKeys.key(of: "camper:C1", in: $0) })
             _ = try await f.log.forget("camper:C1")
             // When the key table comes back as it was before the forget
             try await f.log.writeTables { txn in
-                try txn.put(SubjectKeys.table, [UInt8(ascii: "s")] + Array("camper:C1".utf8), key.id + key.material)
-                try SubjectKeys.setCheckedVersion(0, in: txn)
+                try await txn.put(SubjectKeys.table, [UInt8(ascii: "s")] + Array("camper:C1".utf8), key.id + key.material)
+                try await SubjectKeys.setCheckedVersion(0, in: txn)
             }
             #expect(try await everyPath(f, "camp-1")["read"] == [Self.annRead], "the restored key reads")
             try await f.reopen()
@@ -257,7 +257,7 @@ struct ForgettingAppsTests {
             // And no snapshot from before the forget is left
             #expect(try await Snapshots.list(in: f.store).isEmpty)
             // And rebuild == live
-            let live = try AppCatalog.apps.map { try runner.storedHash(of: $0.name) }
+            let live = try await AppCatalog.apps.asyncMap { try await runner.storedHash(of: $0.name) }
             #expect(try await runner.rebuild().map(\.hash) == live)
         }
     }
@@ -271,8 +271,8 @@ struct ForgettingAppsTests {
             let runner = try await ProjectionRunner(store: f.store, projections: AppCatalog.apps)
             try await runner.catchUp()
             let store = try #require(f.store as? EventStore)
-            let keys = try store.readTables { txn in
-                [try SubjectKeys.key(of: CamperAdded.subject(ann.id), in: txn), try SubjectKeys.key(of: MessagePosted.subject("ann"), in: txn)]
+            let keys = try await store.readTables { txn in
+                [try await SubjectKeys.key(of: CamperAdded.subject(ann.id), in: txn), try await SubjectKeys.key(of: MessagePosted.subject("ann"), in: txn)]
             }.compactMap { $0?.material }
             #expect(keys.count == 2)
             let secrets = ["Ann Smith", "555-0101", "my secret plan"].map { Array($0.utf8) } + keys

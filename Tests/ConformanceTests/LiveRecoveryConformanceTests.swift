@@ -13,7 +13,7 @@ struct LiveRecoveryConformanceTests {
     /// Waits until the runner's only projection has applied `position`.
     func waitForCheckpoint(_ runner: ProjectionRunner, _ position: UInt64, _ what: String) async throws {
         try await withTimeout(.seconds(30), "\(what) (the checkpoint is at \((try? runner.statuses()[0].checkpoint) ?? 0))") {
-            while try runner.statuses()[0].checkpoint < position { try await Task.sleep(for: .milliseconds(5)) }
+            while try await runner.statuses()[0].checkpoint < position { try await Task.sleep(for: .milliseconds(5)) }
         }
     }
 
@@ -38,7 +38,7 @@ struct LiveRecoveryConformanceTests {
                 for (tries, delay) in zip(1..., [Duration.milliseconds(50), .milliseconds(200), .seconds(1)]) {
                     try await clock.waitForSleepers(1, timeout: .seconds(60))
                     #expect(store.failedWrites == tries, "the daemon sleeps after its failed write \(tries)")
-                    #expect(try runner.statuses()[0].checkpoint == 1)
+                    #expect(try await runner.statuses()[0].checkpoint == 1)
                     clock.advance(by: delay)
                 }
                 // And the retry after the last failure passes: it catches up by itself

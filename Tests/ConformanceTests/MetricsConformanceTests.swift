@@ -72,7 +72,7 @@ struct MetricsConformanceTests {
             // Given three events and a runner that has not caught up
             _ = try await f.log.append(to: "acct-1", events: [event("Opened"), event("Deposited"), event("Closed")])
             let runner = try await ProjectionRunner(store: f.log, projections: [Ledger()])
-            _ = try runner.statuses()
+            _ = try await runner.statuses()
             #expect(try metrics.expectGauge("eventstore_projection_lag", [("projection", "ledger")]).lastValue == 3)
             // When it catches up, then the lag is zero
             try await runner.catchUp()

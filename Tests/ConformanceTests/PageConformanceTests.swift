@@ -21,9 +21,9 @@ struct PageConformanceTests {
             try state.put("rows", RowKey(Int(event.position)), Int(event.position))
         }
 
-        func query(_ state: some StateReader, _ parameters: QueryParameters) throws -> JSONValue {
+        func query(_ state: some StateReader, _ parameters: QueryParameters) async throws -> JSONValue {
             guard let page = try Page(parameters, projection: name) else { return .null }
-            let rows = try state.page("rows", prefix: RowKey(), page, cursorKey: { Int($0).map { RowKey($0) } }, as: Int.self) { _, n in n % 3 != 0 }
+            let rows = try await state.page("rows", prefix: RowKey(), page, cursorKey: { Int($0).map { RowKey($0) } }, as: Int.self) { _, n in n % 3 != 0 }
             return ["items": .array(rows.rows.map { .int($0.value) }), "next": rows.continuation.map { .int($0.value) } ?? .null]
         }
     }

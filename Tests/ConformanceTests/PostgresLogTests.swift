@@ -253,7 +253,7 @@ struct PostgresLogTests {
             defer { live.cancel() }
             _ = try await f.log.append(to: "s", events: [event("Before")])
             try await withTimeout(.seconds(10), "the live projection to count the first event") {
-                while try runner.statuses()[0].checkpoint < 1 { try await Task.sleep(for: .milliseconds(5)) }
+                while try await runner.statuses()[0].checkpoint < 1 { try await Task.sleep(for: .milliseconds(5)) }
             }
             // When every connection of the store to the database is cut, twice
             var head: UInt64 = 1
@@ -284,9 +284,9 @@ struct PostgresLogTests {
             let ticks = try await withTimeout(.seconds(30), "the live projection to reach the head after the connections were cut (at \((try? runner.statuses()[0].checkpoint) ?? 0), head at least \(lastAppended))") {
                 var target = lastAppended
                 var ticks = 0
-                while try runner.statuses()[0].checkpoint < target {
+                while try await runner.statuses()[0].checkpoint < target {
                     try await Task.sleep(for: .milliseconds(100))
-                    if try runner.statuses()[0].checkpoint < target {
+                    if try await runner.statuses()[0].checkpoint < target {
                         target = try await log.append(to: "ticks", events: [event("Tick")]).positions[0]
                         ticks += 1
                     }

@@ -97,7 +97,7 @@ struct ProcessorConformanceTests {
                 #expect(try await Self.mails(f.log) == [first, second].map(Int.init))
                 // And the projection counts the orders and the mails
                 try await withTimeout(.seconds(10), "the live projection to count the orders and the mails") {
-                    while try runner.statuses()[0].checkpoint < 4 { try await Task.sleep(for: .milliseconds(5)) }
+                    while try await runner.statuses()[0].checkpoint < 4 { try await Task.sleep(for: .milliseconds(5)) }
                 }
                 let counted = try await runner.query("count-by-type")
                 #expect(counted == ["types": ["MailDue": 2, "OrderPlaced": 2], "total": 4], "\(counted)")

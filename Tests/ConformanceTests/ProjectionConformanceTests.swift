@@ -20,7 +20,7 @@ struct ProjectionConformanceTests {
             #expect(try await runner.query("count-by-type") == ["types": ["A": 2, "B": 1], "total": 3])
             _ = try await f.log.append(to: "t", events: [event("C")])
             #expect(try await runner.query("count-by-type") == ["types": ["A": 2, "B": 1, "C": 1], "total": 4])
-            let status = try #require(try runner.statuses().first)
+            let status = try #require(try await runner.statuses().first)
             #expect(status.checkpoint == 4 && status.lag == 0 && !status.isBuilding && status.failure == nil)
         }
     }
@@ -34,7 +34,7 @@ struct ProjectionConformanceTests {
             try await runner.catchUp(["count-by-type"])
             _ = try await f.log.append(to: "s", events: [event("C")])
             // Then the statuses say so
-            let statuses = try runner.statuses()
+            let statuses = try await runner.statuses()
             #expect(statuses.map(\.name) == ["count-by-type", "stream-summary"])
             #expect(statuses.map(\.checkpoint) == [2, 0])
             #expect(statuses.map(\.lag) == [1, 3])
@@ -53,7 +53,7 @@ struct ProjectionConformanceTests {
             try await runner.catchUp(["count-by-type", "count-by-type"])
             // Then its state counts each event once
             #expect(try await runner.query("count-by-type") == ["types": ["A": 2, "B": 1], "total": 3])
-            #expect(try runner.storedHash(of: "count-by-type") == (try await runner.rebuild(["count-by-type"]))[0].hash)
+            #expect(try await runner.storedHash(of: "count-by-type") == (try await runner.rebuild(["count-by-type"]))[0].hash)
         }
     }
 
@@ -69,23 +69,23 @@ struct ProjectionConformanceTests {
             }
             _ = try await f.log.append(to: "acct-2", events: [event("Closed")])
             try await runner.catchUp()
-            let live = try projections.map { try runner.storedHash(of: $0.name) }
-            let liveRows = try dump(f.log, projections)
+            let live = try await projections.asyncMap { try await runner.storedHash(of: $0.name) }
+            let liveRows = try await dump(f.log, projections)
             // When they are rebuilt, then the hashes and the rows are the live ones
             let first = try await runner.rebuild()
             #expect(first.map(\.hash) == live)
             #expect(first.map(\.checkpoint) == [41, 41, 41])
             #expect(first.map(\.eventsApplied) == [41, 41, 41])
-            #expect(try dump(f.log, projections) == liveRows)
+            #expect(try await dump(f.log, projections) == liveRows)
             let second = try await runner.rebuild(["ledger"])
             #expect(second.map(\.hash) == [live[2]])
-            #expect(try dump(f.log, projections) == liveRows)
+            #expect(try await dump(f.log, projections) == liveRows)
             // And a name given twice is rebuilt once, and its events counted once
             let twice = try await runner.rebuild(["ledger", "count-by-type", "ledger"])
             #expect(twice.map(\.projection) == ["ledger", "count-by-type"])
             #expect(twice.map(\.eventsApplied) == [41, 41])
             #expect(twice.map(\.hash) == [live[2], live[0]])
-            #expect(try dump(f.log, projections) == liveRows)
+            #expect(try await dump(f.log, projections) == liveRows)
         }
     }
 
@@ -103,7 +103,7 @@ struct ProjectionConformanceTests {
             let second = try await ProjectionRunner(store: f.log, projections: [changed])
             // Then it says so and rebuilds it, and the next runner has nothing to say
             #expect(second.notices == ["Projection 'ledger' changed from version 1 to 2; rebuilding it."])
-            let status = try #require(try second.statuses().first)
+            let status = try #require(try await second.statuses().first)
             #expect(status.version == 2 && status.checkpoint == 2 && !status.isBuilding)
             let again = try await ProjectionRunner(store: f.log, projections: [changed])
             #expect(again.notices.isEmpty)
@@ -120,14 +120,14 @@ struct ProjectionConformanceTests {
             let runner = try await ProjectionRunner(store: f.log, projections: [Ledger()])
             let expected = try await runner.rebuild()[0].hash
             let owner = f.log.ownerID
-            try await f.log.writeTables { txn in try CatchUpBatch.startRebuild(Ledger(), txn, startedAt: 0, owner: owner) }
+            try await f.log.writeTables { txn in try await CatchUpBatch.startRebuild(Ledger(), txn, startedAt: 0, owner: owner) }
             let folded = try #require(
-                try f.log.readTables { txn in
-                    try CatchUpBatch.fold(txn, projection: Ledger(), slot: .rebuild, limit: 12, maximumRows: 4096, timed: false)
+                try await f.log.readTables { txn in
+                    try await CatchUpBatch.fold(txn, projection: Ledger(), slot: .rebuild, limit: 12, maximumRows: 4096, timed: false)
                 })
-            #expect(try await f.log.writeTables { txn in try CatchUpBatch.commit(txn, folded, projection: Ledger(), finalStep: 0) } == CommitOutcome.committed)
+            #expect(try await f.log.writeTables { txn in try await CatchUpBatch.commit(txn, folded, projection: Ledger(), finalStep: 0) } == CommitOutcome.committed)
             // (meanwhile the old state serves, whole)
-            let during = try #require(try runner.statuses().first)
+            let during = try #require(try await runner.statuses().first)
             #expect(during.checkpoint == 30 && during.hash == expected && during.isBuilding && during.rebuild?.position == 12)
             #expect(try await runner.query("ledger") == (try Ledger().query(try await runner.state(of: "ledger", asOf: 30).reader, QueryParameters())))
             try await f.reopen()
@@ -135,7 +135,7 @@ struct ProjectionConformanceTests {
             let reopened = try await ProjectionRunner(store: f.log, projections: [Ledger()])
             // Then it says so, and finishes the rebuild to the same state as a whole one
             #expect(reopened.notices == ["Projection 'ledger' was being rebuilt when the store last closed (at position 12); finishing the rebuild."])
-            let status = try #require(try reopened.statuses().first)
+            let status = try #require(try await reopened.statuses().first)
             #expect(status.checkpoint == 30 && !status.isBuilding && status.hash == expected && status.rebuild == nil)
         }
     }
@@ -146,7 +146,7 @@ struct ProjectionConformanceTests {
             // Given four events and a runner that has not caught up
             let runner = try await ProjectionRunner(store: f.log, projections: [EventCountByType()])
             _ = try await f.log.append(to: "s", events: [event("A"), event("B"), event("A"), event("C")])
-            let storedBefore = try runner.storedHash(of: "count-by-type")
+            let storedBefore = try await runner.storedHash(of: "count-by-type")
             // Then the states as of 0, 2 and 4 are those of the events up to there
             #expect(try await runner.query("count-by-type", asOf: 0) == ["types": [:], "total": 0])
             #expect(try await runner.query("count-by-type", asOf: 2) == ["types": ["A": 1, "B": 1], "total": 2])
@@ -156,11 +156,11 @@ struct ProjectionConformanceTests {
             #expect(beyond?.code == .invalidQuery)
             #expect(beyond?.message == "Position 99 is beyond the head of the log (4); give a position up to 4.")
             // And the stored state was not touched
-            #expect(try runner.storedHash(of: "count-by-type") == storedBefore)
-            #expect(try runner.statuses()[0].checkpoint == 0)
+            #expect(try await runner.storedHash(of: "count-by-type") == storedBefore)
+            #expect(try await runner.statuses()[0].checkpoint == 0)
             let atHead = try await runner.state(of: "count-by-type", asOf: 4)
             try await runner.catchUp()
-            #expect(try StateHash.of(tables: ["counts"], in: atHead.reader) == (try runner.storedHash(of: "count-by-type")))
+            #expect(try await StateHash.of(tables: ["counts"], in: atHead.reader) == (try runner.storedHash(of: "count-by-type")))
         }
     }
 
@@ -171,7 +171,7 @@ struct ProjectionConformanceTests {
             let runner = try await ProjectionRunner(store: f.log, projections: [Ledger(), EventCountByType()])
             _ = try await f.log.append(to: "acct-1", events: [event("Opened"), event("Deposited", #"{"amount":5}"#)])
             try await runner.catchUp()
-            let ledgerBefore = try runner.storedHash(of: "ledger")
+            let ledgerBefore = try await runner.storedHash(of: "ledger")
             // When a batch holds good events, then one the ledger cannot apply, then more good ones
             _ = try await f.log.append(to: "acct-1", events: [event("Deposited", #"{"amount":1}"#)])
             _ = try await f.log.append(to: "acct-9", events: [event("Deposited", #"{"amount":1}"#)])
@@ -182,9 +182,9 @@ struct ProjectionConformanceTests {
             #expect(error?.projection == "ledger" && error?.position == 4)
             #expect(error?.message.contains("no account 'acct-9'") == true)
             // And the ledger is exactly as before the batch, while the other projection went on
-            let statuses = try runner.statuses()
+            let statuses = try await runner.statuses()
             #expect(statuses.map(\.checkpoint) == [2, 5])
-            #expect(try runner.storedHash(of: "ledger") == ledgerBefore)
+            #expect(try await runner.storedHash(of: "ledger") == ledgerBefore)
             #expect(statuses[0].failure?.contains("position 4") == true)
             // And a query of the stopped projection fails the same way
             await #expect(throws: ProjectionError.self) { try await runner.query("ledger") }
@@ -214,18 +214,18 @@ struct ProjectionConformanceTests {
             let ledger = Ledger(errorPolicy: .skip)
             let runner = try await ProjectionRunner(store: f.log, projections: [ledger])
             _ = try await f.log.append(to: "acct-1", events: [event("Opened"), event("Poison")])
-            let hashBefore = try runner.storedHash(of: "ledger")
+            let hashBefore = try await runner.storedHash(of: "ledger")
             // When it catches up
             try await runner.catchUp()
             // Then the status lists the event passed over and why
-            let status = try #require(try runner.statuses().first)
+            let status = try #require(try await runner.statuses().first)
             #expect(status.eventsSkipped == 1)
             #expect(status.skippedPositions == [PassedOver.Entry(position: 2, reason: "poisoned")])
             // And the passed-over table is part of the state's hash
             #expect(status.hash != hashBefore)
-            let live = try runner.storedHash(of: "ledger")
+            let live = try await runner.storedHash(of: "ledger")
             #expect(try await runner.rebuild().map(\.hash) == [live])
-            await #expect(try StateHash.of(ledger, in: try runner.state(of: "ledger", asOf: 2).reader) == live)
+            #expect(try await StateHash.of(ledger, in: try runner.state(of: "ledger", asOf: 2).reader) == live)
         }
     }
 
@@ -238,7 +238,7 @@ struct ProjectionConformanceTests {
             _ = try await f.log.append(to: "acct-9", events: [event("Deposited", #"{"amount":1}"#)])
             _ = try await f.log.append(to: "acct-1", events: [event("Deposited", #"{"amount":5}"#)])
             await #expect(throws: ProjectionError.self) { try await runner.catchUp() }
-            #expect(try runner.statuses()[0].checkpoint == 0)
+            #expect(try await runner.statuses()[0].checkpoint == 0)
             // When an operator passes it over
             let decision = try await runner.passOver("ledger", position: 2, reason: "a test deposit to no account")
             // Then the decision is an event of the store's own stream, naming the projection and the event's id
@@ -248,13 +248,13 @@ struct ProjectionConformanceTests {
             #expect(recorded == PassedOver.Decision(projection: "ledger", eventId: SequentialIDs.id(2), position: 2, reason: "a test deposit to no account"))
             // And the ledger resumes past it, listing it
             #expect(try await runner.query("ledger") == ["accounts": ["acct-1": 5], "events": 2])
-            let status = try runner.statuses()[0]
+            let status = try await runner.statuses()[0]
             #expect(status.checkpoint == 4 && status.failure == nil)
             #expect(status.skippedPositions == [PassedOver.Entry(position: 2, reason: "passed over by decision: a test deposit to no account")])
             // And a rebuild, and the state as of the head, make the same choice
-            let live = try runner.storedHash(of: "ledger")
+            let live = try await runner.storedHash(of: "ledger")
             #expect(try await runner.rebuild(["ledger"]).map(\.hash) == [live])
-            await #expect(try StateHash.of(Ledger(), in: try runner.state(of: "ledger", asOf: 4).reader) == live)
+            #expect(try await StateHash.of(Ledger(), in: try runner.state(of: "ledger", asOf: 4).reader) == live)
         }
     }
 
@@ -306,9 +306,9 @@ struct ProjectionConformanceTests {
                 _ = try await f.log.append(to: "s", events: [event("A"), event("B")])
                 // Then it applies them by itself
                 try await withTimeout(.seconds(10), "the live runner to reach position 2") {
-                    while try runner.statuses()[0].checkpoint < 2 { try await Task.sleep(for: .milliseconds(2)) }
+                    while try await runner.statuses()[0].checkpoint < 2 { try await Task.sleep(for: .milliseconds(2)) }
                 }
-                await #expect(try runner.statuses()[0].hash == (try runner.state(of: "count-by-type", asOf: 2)).hashFor(EventCountByType()))
+                #expect(try await runner.statuses()[0].hash == (try runner.state(of: "count-by-type", asOf: 2)).hashFor(EventCountByType()))
             }
         }
     }
@@ -323,9 +323,9 @@ struct ProjectionConformanceTests {
                 #expect(child.status == 0, "\(child)")
                 // Then the daemon applies it
                 try await withTimeout(.seconds(30), "the daemon to apply the other process's append (position 1)") {
-                    while try runner.statuses()[0].checkpoint < 1 { try await Task.sleep(for: .milliseconds(5)) }
+                    while try await runner.statuses()[0].checkpoint < 1 { try await Task.sleep(for: .milliseconds(5)) }
                 }
-                await #expect(try runner.storedHash(of: "count-by-type") == (try runner.state(of: "count-by-type", asOf: 1)).hashFor(EventCountByType()))
+                #expect(try await runner.storedHash(of: "count-by-type") == (try runner.state(of: "count-by-type", asOf: 1)).hashFor(EventCountByType()))
             }
         }
     }
@@ -363,10 +363,10 @@ struct RunnerVerifyConformanceTests {
     func tamperedRow(_ backend: Backend) async throws {
         try await withCaughtUp(backend) { f, runner in
             // Given caught-up projections, when a row of count-by-type is overwritten
-            let hashBefore = try runner.storedHash(of: "count-by-type")
+            let hashBefore = try await runner.storedHash(of: "count-by-type")
             let table = StoredState.tableName("count-by-type", "counts", generation: 0)
-            try await f.log.writeTables { txn in try txn.put(table, RowKey("A").bytes, Int(99).encoded) }
-            let hashAfter = try runner.storedHash(of: "count-by-type")
+            try await f.log.writeTables { txn in try await txn.put(table, RowKey("A").bytes, Int(99).encoded) }
+            let hashAfter = try await runner.storedHash(of: "count-by-type")
             // Then the shallow check does not look at rows, and the deep one names the projection
             #expect(hashAfter != hashBefore)
             #expect(try await problems(runner, deep: false) == [])
@@ -380,7 +380,7 @@ struct RunnerVerifyConformanceTests {
     func checkpointPastHead(_ backend: Backend) async throws {
         try await withCaughtUp(backend) { f, runner in
             let past = Checkpoint(version: Int64(EventCountByType().version), position: 9, isBuilding: false)
-            try await f.log.writeTables { txn in try txn.put(Checkpoint.table, Checkpoint.key("count-by-type"), past.encoded) }
+            try await f.log.writeTables { txn in try await txn.put(Checkpoint.table, Checkpoint.key("count-by-type"), past.encoded) }
             #expect(try await problems(runner, deep: true) == ["projections: 'count-by-type' is at position 9, past the head 5"])
         }
     }
@@ -391,8 +391,8 @@ struct RunnerVerifyConformanceTests {
             let old = Checkpoint(version: Int64(EventCountByType().version) + 1, position: 5, isBuilding: false)
             let table = StoredState.tableName("count-by-type", "counts", generation: 0)
             try await f.log.writeTables { txn in
-                try txn.put(Checkpoint.table, Checkpoint.key("count-by-type"), old.encoded)
-                try txn.put(table, RowKey("A").bytes, Int(99).encoded)
+                try await txn.put(Checkpoint.table, Checkpoint.key("count-by-type"), old.encoded)
+                try await txn.put(table, RowKey("A").bytes, Int(99).encoded)
             }
             #expect(try await problems(runner, deep: true) == [])
         }

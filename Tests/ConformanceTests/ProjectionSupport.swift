@@ -52,18 +52,19 @@ final class Flag: Sendable {
 }
 
 extension ProjectionState {
-    func hashFor(_ projection: some Projection) throws -> String {
-        try StateHash.of(projection, in: reader)
+    func hashFor(_ projection: some Projection) async throws -> String {
+        try await StateHash.of(projection, in: reader)
     }
 }
 
 /// Every stored row of the projections' serving states, as bytes.
-func dump(_ log: any EventLog, _ projections: [any Projection]) throws -> [[UInt8]] {
-    try log.readTables { txn in
-        try projections.flatMap { projection in
-            try projection.tables.flatMap { table in
-                try StoredState.serving(txn, projection.name).rawRows(table).map { $0.key + [0xFF] + $0.value }
-            }
+func dump(_ log: any EventLog, _ projections: [any Projection]) async throws -> [[UInt8]] {
+    try await log.readTables { txn in
+        var rows: [[UInt8]] = []
+        for projection in projections {
+            let state = try await StoredState.serving(txn, projection.name)
+            for table in projection.tables { rows += try await state.rawRows(table).map { $0.key + [0xFF] + $0.value } }
         }
+        return rows
     }
 }

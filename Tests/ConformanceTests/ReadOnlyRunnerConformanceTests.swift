@@ -24,11 +24,11 @@ struct ReadOnlyRunnerConformanceTests {
         try await withLog(backend) { f in
             try await givenOneProjectionBehind(f)
             let projections: [any Projection] = [EventCountByType(), StreamSummary()]
-            let rowsBefore = try dump(f.log, projections)
+            let rowsBefore = try await dump(f.log, projections)
             // When the store is opened read-only and a runner made on it
             try await f.reopen(mode: .readOnly)
             let reader = try await ProjectionRunner(store: f.log, projections: projections)
-            let statusesBefore = try reader.statuses()
+            let statusesBefore = try await reader.statuses()
             #expect(reader.isReadOnly && reader.notices.isEmpty)
             #expect(statusesBefore.map(\.checkpoint) == [2, 1] && statusesBefore.map(\.lag) == [0, 1])
             // Then the caught-up state answers, waited for or not
@@ -58,8 +58,8 @@ struct ReadOnlyRunnerConformanceTests {
             let live = reader.runLive()
             try await withTimeout(.seconds(30), "the read-only runner's daemon to end by itself") { await live.value }
             // And nothing was written
-            #expect(try dump(f.log, projections) == rowsBefore)
-            #expect(try reader.statuses() == statusesBefore)
+            #expect(try await dump(f.log, projections) == rowsBefore)
+            #expect(try await reader.statuses() == statusesBefore)
             #expect(try await f.log.headPosition() == 2)
             // When another handle, which may write, catches the projection up while a client
             // waits (PostgreSQL: LMDB allows one handle per process; ServeReadOnlyTests does it
@@ -119,7 +119,7 @@ struct ReadOnlyRunnerConformanceTests {
                 (error as? ProjectionError)?.message
                     == "The projection 'ledger' changed from version 1 to 2, and the store is open read-only, so it cannot be rebuilt here: rebuild it where the store can be written (`esctl rebuild ledger`)."
             }
-            let status = try #require(try reader.statuses().first)
+            let status = try #require(try await reader.statuses().first)
             #expect(status.checkpoint == 2 && status.version == 2)
         }
     }

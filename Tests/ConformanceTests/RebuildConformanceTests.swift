@@ -29,7 +29,7 @@ struct RebuildConformanceTests {
             var answers: [JSONValue] = []
             var answeredDuringTheRebuild = 0
             while !done.isSet {
-                let underWay = try runner.statuses()[0].rebuild != nil
+                let underWay = try await runner.statuses()[0].rebuild != nil
                 answers.append(try await runner.query("count-by-type"))
                 if underWay { answeredDuringTheRebuild += 1 }
             }
@@ -48,8 +48,8 @@ struct RebuildConformanceTests {
             }
             // And the rebuilt state is the live one, byte for byte
             try await runner.catchUp()
-            await #expect(try runner.storedHash(of: "count-by-type") == (try runner.state(of: "count-by-type", asOf: 700)).hashFor(EventCountByType()))
-            let status = try #require(try runner.statuses().first)
+            #expect(try await runner.storedHash(of: "count-by-type") == (try runner.state(of: "count-by-type", asOf: 700)).hashFor(EventCountByType()))
+            let status = try #require(try await runner.statuses().first)
             #expect(status.checkpoint == 700 && status.rebuild == nil && !status.isBuilding)
         }
     }
@@ -63,36 +63,36 @@ struct RebuildConformanceTests {
             }
             let runner = try await ProjectionRunner(store: f.log, projections: [Ledger()], batchSize: 10)
             try await runner.catchUp()
-            let before = try runner.storedHash(of: "ledger")
+            let before = try await runner.storedHash(of: "ledger")
             // When a rebuild has folded part of the log beside it
             let owner = f.log.ownerID
-            try await f.log.writeTables { txn in try CatchUpBatch.startRebuild(Ledger(), txn, startedAt: 0, owner: owner) }
+            try await f.log.writeTables { txn in try await CatchUpBatch.startRebuild(Ledger(), txn, startedAt: 0, owner: owner) }
             for _ in 0..<2 {
                 let folded = try #require(
-                    try f.log.readTables { txn in
-                        try CatchUpBatch.fold(txn, projection: Ledger(), slot: .rebuild, limit: 10, maximumRows: 4096, timed: false)
+                    try await f.log.readTables { txn in
+                        try await CatchUpBatch.fold(txn, projection: Ledger(), slot: .rebuild, limit: 10, maximumRows: 4096, timed: false)
                     })
-                #expect(try await f.log.writeTables { txn in try CatchUpBatch.commit(txn, folded, projection: Ledger(), finalStep: 0) } == .committed)
+                #expect(try await f.log.writeTables { txn in try await CatchUpBatch.commit(txn, folded, projection: Ledger(), finalStep: 0) } == .committed)
             }
             // Then the serving state is whole and unchanged, and the new one sits in the other generation
-            #expect(try runner.storedHash(of: "ledger") == before)
-            let during = try #require(try runner.statuses().first)
+            #expect(try await runner.storedHash(of: "ledger") == before)
+            let during = try #require(try await runner.statuses().first)
             #expect(during.checkpoint == 40 && during.rebuild?.position == 20 && during.rebuild?.lag == 20)
-            let newRows = try f.log.readTables { txn in try txn.count(StoredState.tableName("ledger", "accounts", generation: 1)) }
+            let newRows = try await f.log.readTables { txn in try await txn.count(StoredState.tableName("ledger", "accounts", generation: 1)) }
             #expect(newRows == 4)
             // When the rebuild is finished (the next open resumes it)
             try await f.reopen()
             let reopened = try await ProjectionRunner(store: f.log, projections: [Ledger()])
             // Then generation 1 serves with the same hash, and generation 0's tables are empty
-            #expect(try reopened.storedHash(of: "ledger") == before)
-            let (oldRows, generation) = try f.log.readTables { txn in
-                (try txn.count(StoredState.tableName("ledger", "accounts", generation: 0)), try CatchUpBatch.readCheckpoint("ledger", txn)?.generation)
+            #expect(try await reopened.storedHash(of: "ledger") == before)
+            let (oldRows, generation) = try await f.log.readTables { txn in
+                (try await txn.count(StoredState.tableName("ledger", "accounts", generation: 0)), try await CatchUpBatch.readCheckpoint("ledger", txn)?.generation)
             }
             #expect(oldRows == 0 && generation == 1)
             // And a further rebuild goes back to generation 0
             let reports = try await reopened.rebuild()
             #expect(reports.map(\.hash) == [before] && reports.map(\.checkpoint) == [40])
-            #expect(try f.log.readTables { txn in try CatchUpBatch.readCheckpoint("ledger", txn)?.generation } == 0)
+            #expect(try await f.log.readTables { txn in try await CatchUpBatch.readCheckpoint("ledger", txn)?.generation } == 0)
         }
     }
 
@@ -127,8 +127,8 @@ struct RebuildConformanceTests {
             // Then it committed every 256 rows, not once (and the state is whole)
             let taken = f.log.writerStatistics.commits - commits
             #expect(taken == 3, "\(taken) commits for 600 rows in batches of 256")
-            #expect(try runner.statuses()[0].checkpoint == 600)
-            await #expect(try runner.storedHash(of: "stream-summary") == (try runner.state(of: "stream-summary", asOf: 600)).hashFor(StreamSummary()))
+            #expect(try await runner.statuses()[0].checkpoint == 600)
+            #expect(try await runner.storedHash(of: "stream-summary") == (try runner.state(of: "stream-summary", asOf: 600)).hashFor(StreamSummary()))
         }
     }
 
@@ -166,7 +166,7 @@ struct RebuildConformanceTests {
             for report in reports {
                 let projection = try runner.projection(named: report.projection)
                 #expect(report.checkpoint > 300)
-                await #expect(report.hash == (try StateHash.of(projection, in: try runner.state(of: report.projection, asOf: report.checkpoint).reader)))
+                #expect(report.hash == (try await StateHash.of(projection, in: try await runner.state(of: report.projection, asOf: report.checkpoint).reader)))
             }
         }
     }

@@ -69,28 +69,28 @@ struct RebuildOwnerConformanceTests {
             }
             let runner = try await ProjectionRunner(store: f.log, projections: [Ledger()])
             try await runner.catchUp()
-            let hash = try runner.storedHash(of: "ledger")
+            let hash = try await runner.storedHash(of: "ledger")
             let other = try await otherOwner(backend, f)
             let owner = other.id
             try await f.log.writeTables { txn in
-                try CatchUpBatch.startRebuild(Ledger(), txn, startedAt: 0, owner: owner)
+                try await CatchUpBatch.startRebuild(Ledger(), txn, startedAt: 0, owner: owner)
             }
             // When runners open meanwhile
             let meanwhile = try await ProjectionRunner(store: f.log, projections: [Ledger()])
             let oneShot = try await ProjectionRunner(store: f.log, projections: [Ledger()], finishingRebuilds: false)
             // Then neither takes it over: no notice, the rebuild stays where it was, the old state answers
             #expect(meanwhile.notices.isEmpty && oneShot.notices.isEmpty)
-            #expect(try meanwhile.statuses()[0].rebuild?.position == 0)
-            #expect(try meanwhile.storedHash(of: "ledger") == hash)
+            #expect(try await meanwhile.statuses()[0].rebuild?.position == 0)
+            #expect(try await meanwhile.storedHash(of: "ledger") == hash)
             // When that owner is gone
             try await other.end()
             // Then a one-shot runner says so and leaves it, and a runner that finishes rebuilds finishes it
             let later = try await ProjectionRunner(store: f.log, projections: [Ledger()], finishingRebuilds: false)
             #expect(later.notices == ["Projection 'ledger' has an interrupted rebuild (at position 0); the old state answers until `esctl rebuild ledger` finishes it."])
-            #expect(try later.statuses()[0].rebuild != nil)
+            #expect(try await later.statuses()[0].rebuild != nil)
             let finishing = try await ProjectionRunner(store: f.log, projections: [Ledger()])
             #expect(finishing.notices == ["Projection 'ledger' was being rebuilt when the store last closed (at position 0); finishing the rebuild."])
-            let status = try #require(try finishing.statuses().first)
+            let status = try #require(try await finishing.statuses().first)
             #expect(status.rebuild == nil && status.checkpoint == 40 && status.hash == hash)
         }
     }

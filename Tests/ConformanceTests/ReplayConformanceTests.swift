@@ -42,11 +42,11 @@ struct ReplayConformanceTests {
             // Then every way to the state gives the same hash
             for projection in projections {
                 let context = Comment(rawValue: "seed \(seed), projection \(projection.name)")
-                let live = try runner.storedHash(of: projection.name)
+                let live = try await runner.storedHash(of: projection.name)
                 let asOfHead = try await StateHash.of(projection, in: try runner.state(of: projection.name, asOf: head).reader)
                 var snapshot = try await runner.state(of: projection.name, asOf: snapshotAt)
                 try snapshot.fold(all.filter { $0.position > snapshotAt }, with: projection)
-                let snapshotPlusTail = try StateHash.of(projection, in: snapshot.reader)
+                let snapshotPlusTail = try await StateHash.of(projection, in: snapshot.reader)
                 let rebuilt = try await runner.rebuild([projection.name])[0].hash
                 #expect(live == rebuilt, context)
                 #expect(live == asOfHead, context)

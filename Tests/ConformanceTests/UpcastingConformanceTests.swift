@@ -39,8 +39,8 @@ struct Titles: Projection {
         try state.put("titles", RowKey(event.position), "\(data["title"]?.stringValue ?? "?")×\(data["count"]?.intValue ?? 0)")
     }
 
-    func query(_ state: some StateReader, _ parameters: QueryParameters) throws -> JSONValue {
-        .array(try state.rows("titles", as: String.self).map { .string($0.value) })
+    func query(_ state: some StateReader, _ parameters: QueryParameters) async throws -> JSONValue {
+        .array(try await state.rows("titles", as: String.self).map { .string($0.value) })
     }
 }
 
@@ -57,8 +57,8 @@ struct Others: Projection {
         try state.put("count", RowKey("n"), (try state.get("count", RowKey("n"), as: Int.self) ?? 0) + 1)
     }
 
-    func query(_ state: some StateReader, _ parameters: QueryParameters) throws -> JSONValue {
-        .int(Int64(try state.get("count", RowKey("n"), as: Int.self) ?? 0))
+    func query(_ state: some StateReader, _ parameters: QueryParameters) async throws -> JSONValue {
+        .int(Int64(try await state.get("count", RowKey("n"), as: Int.self) ?? 0))
     }
 }
 
@@ -109,11 +109,11 @@ struct UpcastingConformanceTests {
             let live = [#"Noted@1 {"title":"nib","count":1}"#]
             #expect(shown(try await collector.take(1, within: .seconds(30))) == live, "subscription live")
             // And table transactions (projections, rebuilds, as-of queries and the handler's loads read there)
-            let inTables = try f.log.readTables { txn in
+            let inTables = try await f.log.readTables { txn in
                 var byStream: [RecordedEvent] = []
-                try txn.forEachEvent(inStream: "list-1") { byStream.append($0) }
+                try await txn.forEachEvent(inStream: "list-1") { byStream.append($0) }
                 var byPosition: [RecordedEvent] = []
-                try txn.forEachEvent(from: 1) { byPosition.append($0); return true }
+                try await txn.forEachEvent(from: 1) { byPosition.append($0); return true }
                 return (byStream, byPosition)
             }
             #expect(shown(inTables.0) == Array(upcast.prefix(4)) + live, "forEachEvent(inStream:)")
@@ -138,9 +138,9 @@ struct UpcastingConformanceTests {
             #expect(shown(paged) == [upcast[2]], "events(from:) pages")
             let collector = EventCollector(f.log.subscription(from: .start, filter: newThing))
             #expect(shown(try await collector.take(1, within: .seconds(30))) == [upcast[2]], "subscription")
-            let inTables = try f.log.readTables { txn in
+            let inTables = try await f.log.readTables { txn in
                 var seen: [RecordedEvent] = []
-                try txn.forEachEvent(from: 1, types: ["NewThing", "Other"]) { seen.append($0); return true }
+                try await txn.forEachEvent(from: 1, types: ["NewThing", "Other"]) { seen.append($0); return true }
                 return seen
             }
             #expect(shown(inTables) == [upcast[2], upcast[4]], "forEachEvent(from:types:)")
@@ -240,7 +240,7 @@ struct UpcastingConformanceTests {
             #expect(error?.message.contains("Fix the upcaster") == true, "\(String(describing: error))")
             #expect(try await runner.query("titles-skip") == ["ink×1", "cap×2"])
             #expect(try await runner.query("others") == 1)
-            let passed = try await runner.read("titles-skip") { state in try state.rows(PassedOver.table, as: String.self).map(\.value) }
+            let passed = try await runner.read("titles-skip") { state in try await state.rows(PassedOver.table, as: String.self).map(\.value) }
             #expect(passed == ["The upcaster of Noted from version 1 failed on the event at position 1 ('list-1'): no pens."])
         }
     }
@@ -253,14 +253,14 @@ struct UpcastingConformanceTests {
             let first = try await ProjectionRunner(store: f.log, projections: [Titles(), Others()])
             _ = try await first.catchUp()
             #expect(try await first.query("titles") == ["?×0", "ink×0", "cap×2"])
-            let othersHash = try first.storedHash(of: "others")
+            let othersHash = try await first.storedHash(of: "others")
             // When the store reopens with the upcasters
             try await f.reopen(upcasters: TestUpcasters.all)
             let second = try await ProjectionRunner(store: f.log, projections: [Titles(), Others()])
             // Then only the consumer of Noted is rebuilt, and it holds the upcast events
             #expect(second.notices == ["Projection 'titles' reads event types whose upcasters changed; rebuilding it."])
             #expect(try await second.query("titles") == ["pen×1", "ink×1", "cap×2"])
-            #expect(try second.storedHash(of: "others") == othersHash)
+            #expect(try await second.storedHash(of: "others") == othersHash)
             #expect(try await second.query("others") == 1)
             // And as-of queries fold upcast events too
             #expect(try await second.query("titles", asOf: 2) == ["pen×1", "ink×1"])
@@ -268,7 +268,7 @@ struct UpcastingConformanceTests {
             try await f.reopen(upcasters: TestUpcasters.all)
             let third = try await ProjectionRunner(store: f.log, projections: [Titles(), Others()])
             #expect(third.notices.isEmpty)
-            let live = try third.storedHash(of: "titles")
+            let live = try await third.storedHash(of: "titles")
             let rebuilt = try await third.rebuild(["titles"])
             #expect(rebuilt.map(\.hash) == [live])
             // And a new revision of a step of another type (OldThing) rebuilds nothing

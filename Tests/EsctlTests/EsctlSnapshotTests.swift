@@ -64,8 +64,8 @@ struct EsctlSnapshotTests {
         let key = Array("fitness".utf8) + [0] + Array("fitness-z".utf8) + [0] + Array("alerts-z".utf8) + [0]
         let headerSize = entry.size - entry.state.count
         try await store.writeTables { txn in
-            let old = try txn.get(Snapshots.table, key) ?? []
-            try txn.put(Snapshots.table, key, Array(old.prefix(headerSize)) + changed)
+            let old = try await txn.get(Snapshots.table, key) ?? []
+            try await txn.put(Snapshots.table, key, Array(old.prefix(headerSize)) + changed)
         }
         store.close()
         // When verify runs deep, then it names the snapshot; without --deep it is not checked

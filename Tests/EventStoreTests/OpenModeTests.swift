@@ -33,7 +33,7 @@ struct OpenModeTests {
         let f = try StoreFixture()
         _ = try await f.store.append(to: "s", events: [event("A", #"{"n":1}"#), event("B")])
         try await f.store.openTables(["notes"])
-        _ = try await f.store.writeTables { try $0.put("notes", [1], [2]) }
+        _ = try await f.store.writeTables { try await $0.put("notes", [1], [2]) }
         let written = try f.store.read(limit: .max)
         f.store.close()
         let dataFile = f.path + "/data.mdb"
@@ -46,9 +46,9 @@ struct OpenModeTests {
         #expect(try store.statistics().eventCount == 2)
         #expect(try store.verify().isClean)
         try await store.openTables(["notes", "never-made"])
-        #expect(try store.readTables { try $0.get("notes", [1]) } == [2])
-        #expect(try store.readTables { try $0.get("never-made", [1]) } == nil)
-        #expect(try store.readTables { try $0.count("never-made") } == 0)
+        #expect(try await store.readTables { try await $0.get("notes", [1]) } == [2])
+        #expect(try await store.readTables { try await $0.get("never-made", [1]) } == nil)
+        #expect(try await store.readTables { try await $0.count("never-made") } == 0)
         var collected: [RecordedEvent] = []
         for try await event in store.subscribe(from: .start) {
             collected.append(event)
@@ -58,7 +58,7 @@ struct OpenModeTests {
         let append = await #expect(throws: EventStoreError.self) { try await store.append(to: "s", events: [event("C")]) }
         #expect(append?.code == .storeUnavailable)
         #expect(append?.message == "The store at '\(f.path)' is open read-only; open it for writing to change it.")
-        let write = await #expect(throws: EventStoreError.self) { try await store.writeTables { try $0.put("notes", [1], [3]) } }
+        let write = await #expect(throws: EventStoreError.self) { try await store.writeTables { try await $0.put("notes", [1], [3]) } }
         #expect(write?.code == .storeUnavailable)
         store.close()
         #expect(try Data(contentsOf: URL(fileURLWithPath: dataFile)) == before)

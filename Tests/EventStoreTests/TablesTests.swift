@@ -14,24 +14,24 @@ struct TablesTests {
         try await f.store.openTables(["fruit", "meta"])
         _ = try await f.store.append(to: "s", events: [event("E")])
         let head = try await f.store.writeTables { txn -> UInt64 in
-            try txn.put("fruit", Array("apple".utf8), [1])
-            try txn.put("fruit", Array("banana".utf8), [2])
-            try txn.put("fruit", Array("cherry".utf8), [3])
-            try txn.put("meta", [0], Array("x".utf8))
-            return try txn.headPosition()
+            try await txn.put("fruit", Array("apple".utf8), [1])
+            try await txn.put("fruit", Array("banana".utf8), [2])
+            try await txn.put("fruit", Array("cherry".utf8), [3])
+            try await txn.put("meta", [0], Array("x".utf8))
+            return try await txn.headPosition()
         }
         #expect(head == 1)
-        let rows = try f.store.readTables { txn in
+        let rows = try await f.store.readTables { txn in
             var rows: [String] = []
-            try txn.scan("fruit") { key, value in
+            try await txn.scan("fruit") { key, value in
                 rows.append("\(String(decoding: key, as: UTF8.self))=\(value.first ?? 0)")
                 return true
             }
             return rows
         }
         #expect(rows == ["apple=1", "banana=2", "cherry=3"])
-        #expect(try f.store.readTables { try $0.get("meta", [0]) } == Array("x".utf8))
-        #expect(try f.store.readTables { try $0.count("fruit") } == 3)
+        #expect(try await f.store.readTables { try await $0.get("meta", [0]) } == Array("x".utf8))
+        #expect(try await f.store.readTables { try await $0.count("fruit") } == 3)
     }
 
     @Test("a closure that throws keeps nothing it wrote, and its error reaches the caller")
@@ -40,18 +40,18 @@ struct TablesTests {
         try await f.store.openTables(["t"])
         await #expect(throws: Refused.self) {
             try await f.store.writeTables { txn in
-                try txn.put("t", [1], [1])
+                try await txn.put("t", [1], [1])
                 throw Refused()
             }
         }
-        #expect(try f.store.readTables { try $0.get("t", [1]) } == nil)
+        #expect(try await f.store.readTables { try await $0.get("t", [1]) } == nil)
     }
 
     @Test("a read closure's own error comes back as it was thrown")
     func readErrorsPassThrough() async throws {
         let f = try StoreFixture()
         try await f.store.openTables(["t"])
-        #expect(throws: Refused.self) { try f.store.readTables { _ in throw Refused() } }
+        await #expect(throws: Refused.self) { try await f.store.readTables { _ in throw Refused() } }
     }
 
     @Test("scans follow a prefix, forward and backward")
@@ -60,25 +60,26 @@ struct TablesTests {
         try await f.store.openTables(["t"])
         let keys: [[UInt8]] = [[1], [1, 0], [1, 5], [1, 0xFF], [1, 0xFF, 0xFF], [2], [2, 1]]
         try await f.store.writeTables { txn in
-            for key in keys { try txn.put("t", key, []) }
+            for key in keys { try await txn.put("t", key, []) }
         }
-        func scan(_ prefix: [UInt8], reverse: Bool, limit: Int = .max) throws -> [[UInt8]] {
-            try f.store.readTables { txn in
+        func scan(_ prefix: [UInt8], reverse: Bool, limit: Int = .max) async throws -> [[UInt8]] {
+            try await f.store.readTables { txn in
                 var found: [[UInt8]] = []
-                try txn.scan("t", prefix: prefix, reverse: reverse) { key, _ in
+                try await txn.scan("t", prefix: prefix, reverse: reverse) { key, _ in
                     found.append(Array(key))
                     return found.count < limit
                 }
                 return found
             }
         }
-        #expect(try scan([1], reverse: false) == Array(keys[0...4]))
-        #expect(try scan([1], reverse: true) == Array(keys[0...4].reversed()))
-        #expect(try scan([1, 0xFF], reverse: true) == [[1, 0xFF, 0xFF], [1, 0xFF]])
-        #expect(try scan([2], reverse: true, limit: 1) == [[2, 1]])
-        #expect(try scan([], reverse: true, limit: 2) == [[2, 1], [2]])
-        #expect(try scan([3], reverse: false).isEmpty && (try scan([3], reverse: true)).isEmpty)
-        #expect(try scan([0], reverse: true).isEmpty)
+        #expect(try await scan([1], reverse: false) == Array(keys[0...4]))
+        #expect(try await scan([1], reverse: true) == Array(keys[0...4].reversed()))
+        #expect(try await scan([1, 0xFF], reverse: true) == [[1, 0xFF, 0xFF], [1, 0xFF]])
+        #expect(try await scan([2], reverse: true, limit: 1) == [[2, 1]])
+        #expect(try await scan([], reverse: true, limit: 2) == [[2, 1], [2]])
+        #expect(try await scan([3], reverse: false).isEmpty)
+        #expect(try await scan([3], reverse: true).isEmpty)
+        #expect(try await scan([0], reverse: true).isEmpty)
     }
 
     @Test("removeAll empties a table; delete reports whether the key was there")
@@ -86,26 +87,28 @@ struct TablesTests {
         let f = try StoreFixture()
         try await f.store.openTables(["t"])
         let deleted = try await f.store.writeTables { txn -> [Bool] in
-            try txn.put("t", [1], [])
-            try txn.put("t", [2], [])
-            return [try txn.delete("t", [1]), try txn.delete("t", [9])]
+            try await txn.put("t", [1], [])
+            try await txn.put("t", [2], [])
+            return [try await txn.delete("t", [1]), try await txn.delete("t", [9])]
         }
         #expect(deleted == [true, false])
-        try await f.store.writeTables { txn in try txn.removeAll("t") }
-        #expect(try f.store.readTables { try $0.count("t") } == 0)
+        try await f.store.writeTables { txn in try await txn.removeAll("t") }
+        #expect(try await f.store.readTables { try await $0.count("t") } == 0)
     }
 
     @Test("misuse is an error, not a crash: unopened tables, bad keys, writes in a read, escaped transactions")
     func misuse() async throws {
         let f = try StoreFixture()
         try await f.store.openTables(["t"])
-        let unopened = #expect(throws: EventStoreError.self) { try f.store.readTables { try $0.get("never", [1]) } }
+        let unopened = await #expect(throws: EventStoreError.self) { try await f.store.readTables { try await $0.get("never", [1]) } }
         #expect(unopened?.code == .notFound)
-        await #expect(throws: EventStoreError.self) { try await f.store.writeTables { try $0.put("t", [], [1]) } }
-        await #expect(throws: EventStoreError.self) { try await f.store.writeTables { try $0.put("t", Array(repeating: 1, count: 512), [1]) } }
-        #expect(throws: EventStoreError.self) { try f.store.readTables { try $0.put("t", [1], [1]) } }
-        let escaped = try f.store.readTables { $0 }
-        #expect(throws: EventStoreError.self) { try escaped.get("t", [1]) }
+        await #expect(throws: EventStoreError.self) { try await f.store.writeTables { try await $0.put("t", [], [1]) } }
+        await #expect(throws: EventStoreError.self) { try await f.store.writeTables { try await $0.put("t", Array(repeating: 1, count: 512), [1]) } }
+        await #expect(throws: EventStoreError.self) { try await f.store.readTables { try await $0.put("t", [1], [1]) } }
+        var kept: TableTransaction?
+        try await f.store.readTables { kept = $0 }
+        let escaped = try #require(kept)
+        await #expect(throws: EventStoreError.self) { try await escaped.get("t", [1]) }
         await #expect(throws: EventStoreError.self) { try await f.store.openTables(["bad\nname"]) }
     }
 
@@ -113,18 +116,18 @@ struct TablesTests {
     func eventsInATransaction() async throws {
         let f = try StoreFixture()
         _ = try await f.store.append(to: "s", events: [event("A"), event("B"), event("A"), event("C")])
-        let (seen, last) = try f.store.readTables { txn -> ([UInt64], UInt64) in
+        let (seen, last) = try await f.store.readTables { txn -> ([UInt64], UInt64) in
             var seen: [UInt64] = []
-            let last = try txn.forEachEvent(from: 2, through: 3, types: ["A", "B"]) { event in
+            let last = try await txn.forEachEvent(from: 2, through: 3, types: ["A", "B"]) { event in
                 seen.append(event.position)
                 return true
             }
             return (seen, last)
         }
         #expect(seen == [2, 3] && last == 3)
-        let stopped = try f.store.readTables { txn in try txn.forEachEvent(from: 1, types: ["C"]) { _ in true } }
+        let stopped = try await f.store.readTables { txn in try await txn.forEachEvent(from: 1, types: ["C"]) { _ in true } }
         #expect(stopped == 4)
-        let empty = try f.store.readTables { txn in try txn.forEachEvent(from: 9) { _ in true } }
+        let empty = try await f.store.readTables { txn in try await txn.forEachEvent(from: 9) { _ in true } }
         #expect(empty == 8)
     }
 

@@ -80,7 +80,8 @@ extension FuzzChecks {
                     }
                 }
             }
-            let live = try AppCatalog.all.map { try runner.storedHash(of: $0.name) }
+            var live: [String] = []
+            for projection in AppCatalog.all { live.append(try await runner.storedHash(of: projection.name)) }
             let reports = try await runner.rebuild()
             let rebuilt = reports.map(\.hash)
             outcome.events = try store.headPosition()

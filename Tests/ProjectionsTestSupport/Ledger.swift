@@ -41,8 +41,8 @@ public struct Ledger: Projection {
         }
     }
 
-    public func query(_ state: some StateReader, _ parameters: QueryParameters) throws -> JSONValue {
-        let accounts = try state.rows("accounts", as: Int.self).map { ($0.key.parts([.string])?.first?.string ?? "?", JSONValue.int($0.value)) }
-        return ["accounts": .object(accounts), "events": .int(try state.get("totals", RowKey("all"), as: Int.self) ?? 0)]
+    public func query(_ state: some StateReader, _ parameters: QueryParameters) async throws -> JSONValue {
+        let accounts = try await state.rows("accounts", as: Int.self).map { ($0.key.parts([.string])?.first?.string ?? "?", JSONValue.int($0.value)) }
+        return ["accounts": .object(accounts), "events": .int(try await state.get("totals", RowKey("all"), as: Int.self) ?? 0)]
     }
 }

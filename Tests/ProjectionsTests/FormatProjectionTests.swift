@@ -31,10 +31,10 @@ struct FormatProjectionTests {
             let sides = parts[1].components(separatedBy: "->")
             let key = sides[0].split(separator: " ").compactMap { UInt8($0, radix: 16) }
             let value = sides[1].split(separator: " ").compactMap { UInt8($0, radix: 16) }
-            let stored = try store.readTables { txn in try txn.get(String(table.dropFirst(2)), key) }
+            let stored = try await store.readTables { txn in try await txn.get(String(table.dropFirst(2)), key) }
             #expect(stored == value, "\(table)")
         }
         let hash = try #require(Documents.block(named: "projection-hash", in: document)).trimmingCharacters(in: .whitespacesAndNewlines)
-        #expect(try runner.storedHash(of: "count-by-type") == hash)
+        #expect(try await runner.storedHash(of: "count-by-type") == hash)
     }
 }

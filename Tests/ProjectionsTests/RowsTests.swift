@@ -132,7 +132,7 @@ struct RowsTests {
             func apply(_ event: RecordedEvent, to state: inout ProjectionState) throws {
                 try state.put("rows", RowKey(event.position), Unwritable())
             }
-            func query(_ state: some StateReader, _ parameters: QueryParameters) throws -> JSONValue { .null }
+            func query(_ state: some StateReader, _ parameters: QueryParameters) async throws -> JSONValue { .null }
         }
         let f = try ProjectionFixture()
         _ = try await f.store.append(to: "s", events: [event("A")])
@@ -140,10 +140,10 @@ struct RowsTests {
         let message = "The projection 'keeper' put a row in 'rows' that cannot be stored: a Unwritable cannot be written as a row: Refused()."
         let error = await #expect(throws: ProjectionError.self) { try await runner.catchUp() }
         #expect(error?.code == .invalidDefinition && error?.message == message)
-        let status = try #require(try runner.statuses().first)
+        let status = try #require(try await runner.statuses().first)
         #expect(status.checkpoint == 0)
         #expect(status.failure == message)
-        #expect(try runner.storedHash(of: "keeper") == (try StateHash.of(Keeper(), in: ProjectionState(for: Keeper()).reader)))
+        #expect(try await runner.storedHash(of: "keeper") == (try await StateHash.of(Keeper(), in: ProjectionState(for: Keeper()).reader)))
     }
 
     @Test("JSON values parse and serialize compactly, in member order")

@@ -88,7 +88,7 @@ struct CrashTests {
             let head = try await runner.catchUp()
             for projection in AppCatalog.logSummaries {
                 let folded = try await StateHash.of(projection, in: try runner.state(of: projection.name, asOf: head).reader)
-                #expect(try runner.storedHash(of: projection.name) == folded, "\(projection.name) after kill \(killed)")
+                #expect(try await runner.storedHash(of: projection.name) == folded, "\(projection.name) after kill \(killed)")
             }
             nextBatch = (byBatch.keys.max() ?? 0) + 1
             store.close()
@@ -144,7 +144,7 @@ struct CrashTests {
             let caughtUp = try await runner.catchUp()
             for projection in AppCatalog.logSummaries {
                 let folded = try await StateHash.of(projection, in: try runner.state(of: projection.name, asOf: caughtUp).reader)
-                #expect(try runner.storedHash(of: projection.name) == folded, "\(projection.name) after kill \(round)")
+                #expect(try await runner.storedHash(of: projection.name) == folded, "\(projection.name) after kill \(round)")
             }
             store.close()
         }
@@ -199,14 +199,14 @@ struct CrashTests {
         var random = SystemRandomNumberGenerator()
         func check(_ store: EventStore, after round: Int) async throws -> Int {
             try await store.openTables(["effects", "violations"])
-            let (effects, violations) = try store.readTables { txn -> ([UInt8], [String]) in
+            let (effects, violations) = try await store.readTables { txn -> ([UInt8], [String]) in
                 var effects: [UInt8] = []
-                try txn.scan("effects") { _, value in
+                try await txn.scan("effects") { _, value in
                     effects.append(value.first ?? 0)
                     return true
                 }
                 var violations: [String] = []
-                try txn.scan("violations") { _, value in
+                try await txn.scan("violations") { _, value in
                     violations.append(String(decoding: value, as: UTF8.self))
                     return true
                 }
@@ -256,7 +256,7 @@ struct CrashTests {
             _ = try await child.waitForExit()
             let store = try EventStore(path: db)
             for snapshot in try await Snapshots.list(in: store) {
-                #expect(try AppCatalog.check(snapshot, in: store) == nil, "after kill \(round + 1)")
+                #expect(try await AppCatalog.check(snapshot, in: store) == nil, "after kill \(round + 1)")
                 checked += 1
             }
             #expect(try store.verify().isClean)
@@ -293,9 +293,9 @@ struct CrashTests {
         let head = try await runner.catchUp()
         for projection in AppCatalog.logSummaries {
             let folded = try await StateHash.of(projection, in: try runner.state(of: projection.name, asOf: head).reader)
-            #expect(try runner.storedHash(of: projection.name) == folded)
+            #expect(try await runner.storedHash(of: projection.name) == folded)
         }
-        #expect(try runner.statuses().allSatisfy { !$0.isBuilding && $0.rebuild == nil })
+        #expect(try await runner.statuses().allSatisfy { !$0.isBuilding && $0.rebuild == nil })
         #expect(try store.verify().isClean)
     }
 
@@ -320,7 +320,7 @@ struct CrashTests {
             let reopened = try EventStore(path: db)
             // The state that serves is whole: the fold of the log up to its checkpoint, rebuild or not
             let inspecting = try await ProjectionRunner(store: reopened, projections: AppCatalog.logSummaries, inspecting: true)
-            for status in try inspecting.statuses() {
+            for status in try await inspecting.statuses() {
                 if status.rebuild != nil { caughtMidRebuild += 1 }
                 let projection = try inspecting.projection(named: status.name)
                 let folded = try await StateHash.of(projection, in: try inspecting.state(of: status.name, asOf: status.checkpoint).reader)

@@ -23,7 +23,7 @@ struct ProjectionRouteTests {
         try await ServerFixture.with { server, client in
             try await Self.seed(server.store)
             _ = try await server.runner.catchUp(["count-by-type"])
-            let statuses = try server.runner.statuses()
+            let statuses = try await server.runner.statuses()
             try await client.execute(uri: "/projections", method: .get) { response in
                 #expect(response.status == .ok)
                 #expect(response.headers[.contentType] == "application/json; charset=utf-8")
@@ -129,7 +129,7 @@ struct ProjectionRouteTests {
                 #expect(object["eventsSkipped"] as? Int == 0)
                 #expect(object["checkpoint"] as? Int == 3)
                 #expect(object["seconds"] is NSNumber)
-                let hash = try server.runner.storedHash(of: "count-by-type")
+                let hash = try await server.runner.storedHash(of: "count-by-type")
                 #expect(object["hash"] as? String == hash)
                 #expect(response.text.hasPrefix(#"{"name":"count-by-type","eventsApplied":3,"eventsSkipped":0,"checkpoint":3,"seconds":"#))
             }

@@ -174,11 +174,13 @@ let store = try EventStore(path: db, configuration: StoreConfiguration(durabilit
 
 switch mode {
 case "misuse":
-    _ = try store.readTables { _ in try store.headPosition() }
+    // A closure that runs inside a read transaction (holding the store's gate) calls the store.
+    _ = try await store.append(to: "s", events: [NewEvent(type: "T")])
+    _ = try store.forEachEvent(inStream: "s") { _ in _ = try store.headPosition() }
     say("NOT STOPPED")
 case "hold-read":
     if option("--map-size") != nil { _ = try await store.append(to: "held", events: [NewEvent(type: "Held")]) }
-    try store.readTables { _ in
+    try await store.readTables { _ in
         say("HOLDING")
         while true { sleep(1) }
     }
@@ -264,12 +266,12 @@ case "group":
         do {
             try await delivery.acknowledge { txn in
             let key = withUnsafeBytes(of: event.position.bigEndian) { Array($0) }
-            let count = try txn.get("effects", key)?.first ?? 0
-            try txn.put("effects", key, [count &+ 1])
+            let count = try await txn.get("effects", key)?.first ?? 0
+            try await txn.put("effects", key, [count &+ 1])
             let stream = Array(event.stream.utf8)
-            let last = try txn.get("order", stream).map { $0.reduce(UInt64(0)) { $0 << 8 | UInt64($1) } } ?? 0
-            if event.version != last + 1 { try txn.put("violations", key, Array("\(event.stream)@\(event.version) after \(last)".utf8)) }
-            try txn.put("order", stream, withUnsafeBytes(of: event.version.bigEndian) { Array($0) })
+            let last = try await txn.get("order", stream).map { $0.reduce(UInt64(0)) { $0 << 8 | UInt64($1) } } ?? 0
+            if event.version != last + 1 { try await txn.put("violations", key, Array("\(event.stream)@\(event.version) after \(last)".utf8)) }
+            try await txn.put("order", stream, withUnsafeBytes(of: event.version.bigEndian) { Array($0) })
             }
         } catch let error as ConsumerGroupError where error.code == .leaseLost {
             // Its partition moved to another member, which delivers it again.

@@ -117,7 +117,7 @@ func readmeConsumerGroups(store: EventStore) async throws {
     let member = try await groups.join("mail", member: "worker-1")
     for try await delivery in member {
         try await delivery.acknowledge { txn in
-            try txn.put("sent", Array(String(delivery.event.position).utf8), [1])
+            try await txn.put("sent", Array(String(delivery.event.position).utf8), [1])
         }
     }
 }

@@ -31,9 +31,9 @@ public struct OpenItemsProjection: Projection {
         }
     }
 
-    public func query(_ state: some StateReader, _ parameters: QueryParameters) throws -> JSONValue {
+    public func query(_ state: some StateReader, _ parameters: QueryParameters) async throws -> JSONValue {
         let prefix = parameters["list"].map { RowKey($0) } ?? RowKey()
-        let rows = try state.rows("open", prefix: prefix, as: OpenItem.self)
+        let rows = try await state.rows("open", prefix: prefix, as: OpenItem.self)
         return .array(rows.compactMap { row in
             guard let (list, item) = row.key.decode(String.self, String.self) else { return nil }
             return ["list": .string(list), "item": .string(item)]
@@ -41,7 +41,7 @@ public struct OpenItemsProjection: Projection {
     }
 
     /// The open items of `list`, in item order, read from a state.
-    public static func openItems(of list: String, in state: some StateReader) throws -> [String] {
-        try state.rows("open", prefix: RowKey(list), as: OpenItem.self).compactMap { $0.key.decode(String.self, String.self)?.1 }
+    public static func openItems(of list: String, in state: some StateReader) async throws -> [String] {
+        try await state.rows("open", prefix: RowKey(list), as: OpenItem.self).compactMap { $0.key.decode(String.self, String.self)?.1 }
     }
 }

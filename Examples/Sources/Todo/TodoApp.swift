@@ -24,6 +24,6 @@ public final class TodoApp: Sendable {
 
     /// The open items of `list`, caught up with every command run before.
     public func openItems(of list: String) async throws -> [String] {
-        try await runner.read(OpenItemsProjection.self) { state in try OpenItemsProjection.openItems(of: list, in: state) }
+        try await runner.read(OpenItemsProjection.self) { state in try await OpenItemsProjection.openItems(of: list, in: state) }
     }
 }

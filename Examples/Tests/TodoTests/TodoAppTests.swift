@@ -33,7 +33,7 @@ struct TodoAppTests {
         #expect(try await runner.query(OpenItemsProjection.self, parameters: ["list": "home"]) == [
             ["list": "home", "item": "a"], ["list": "home", "item": "c"],
         ])
-        let live = try runner.storedHash(of: "open-items")
+        let live = try await runner.storedHash(of: "open-items")
         #expect(try await runner.rebuild().map(\.hash) == [live])
     }
 

@@ -29,9 +29,9 @@ public struct AlertsProjection: Projection {
 
     /// `{"user","count","top","nextUp","alerts":[{"name","text","severity"}]}`; with `limit`, a page
     /// of `alerts` and `"next"` beside it (the cursor is how many alerts of the queue come before).
-    public func query(_ state: some StateReader, _ parameters: QueryParameters) throws -> JSONValue {
+    public func query(_ state: some StateReader, _ parameters: QueryParameters) async throws -> JSONValue {
         let user = parameters.value("user", default: AppStreams.defaultKey)
-        let queue = try state.get("queues", RowKey(user), as: AlertQueue.self) ?? AlertQueue()
+        let queue = try await state.get("queues", RowKey(user), as: AlertQueue.self) ?? AlertQueue()
         guard let page = try Page(parameters, projection: name) else { return queue.json(user: user) }
         // A user's queue is one row (its alerts, each text once): a page is a slice of it.
         let count = queue.alerts.count

@@ -44,13 +44,13 @@ public struct CampersProjection: Projection {
 
     /// `[{"id","fullName","phoneNumber"}]`, in the order added; with `limit` (and a camper id as
     /// the cursor), `{"items":[...],"next":ID|null}`.
-    public func query(_ state: some StateReader, _ parameters: QueryParameters) throws -> JSONValue {
+    public func query(_ state: some StateReader, _ parameters: QueryParameters) async throws -> JSONValue {
         let campground = RowKey(parameters.value("campground", default: AppStreams.defaultKey))
         if let page = try Page(parameters, projection: name) {
-            let rows = try state.page("campers", prefix: campground, page, cursorKey: { idKey(campground, $0) }, as: Camper.self)
+            let rows = try await state.page("campers", prefix: campground, page, cursorKey: { idKey(campground, $0) }, as: Camper.self)
             return try pageJSON(rows, cursor: { _, camper in .string(camper.id) }, item: JSONValueEncoder.encode)
         }
-        return .array(try state.rows("campers", prefix: campground, as: Camper.self).map { try JSONValueEncoder.encode($0.value) })
+        return .array(try await state.rows("campers", prefix: campground, as: Camper.self).map { try JSONValueEncoder.encode($0.value) })
     }
 }
 
@@ -82,18 +82,18 @@ public struct CampsitesProjection: Projection {
 
     /// `{"nextSiteNumber","sites":[{"number","electricity","water"}]}`; with `limit` (and a site
     /// number as the cursor), `"next"` beside `sites`: the number to continue after, or null.
-    public func query(_ state: some StateReader, _ parameters: QueryParameters) throws -> JSONValue {
+    public func query(_ state: some StateReader, _ parameters: QueryParameters) async throws -> JSONValue {
         let campground = RowKey(parameters.value("campground", default: AppStreams.defaultKey))
-        let highest = try state.rows("sites", prefix: campground, reverse: true, limit: 1, as: Campsite.self).first?.value.number
+        let highest = try await state.rows("sites", prefix: campground, reverse: true, limit: 1, as: Campsite.self).first?.value.number
         let next: JSONValue = .int(Campground.number(after: highest))
         if let page = try Page(parameters, projection: name) {
-            let rows = try state.page("sites", prefix: campground, page, cursorKey: { Int($0).map { campground.appending($0) } }, as: Campsite.self)
+            let rows = try await state.page("sites", prefix: campground, page, cursorKey: { Int($0).map { campground.appending($0) } }, as: Campsite.self)
             return [
                 "nextSiteNumber": next, "sites": .array(try rows.rows.map { try JSONValueEncoder.encode($0.value) }),
                 "next": rows.continuation.map { .int($0.value.number) } ?? .null,
             ]
         }
-        let sites = try state.rows("sites", prefix: campground, as: Campsite.self).map(\.value)
+        let sites = try await state.rows("sites", prefix: campground, as: Campsite.self).map(\.value)
         return ["nextSiteNumber": next, "sites": .array(try sites.map(JSONValueEncoder.encode))]
     }
 }
@@ -132,7 +132,7 @@ public struct ReservationsProjection: Projection {
     /// `[{"id","camper","site","dateFrom","dateTo","status","problem"}]` in the order recorded,
     /// narrowed by camper, site and date; with `limit` (and a reservation id as the cursor),
     /// `{"items":[...],"next":ID|null}`.
-    public func query(_ state: some StateReader, _ parameters: QueryParameters) throws -> JSONValue {
+    public func query(_ state: some StateReader, _ parameters: QueryParameters) async throws -> JSONValue {
         let campground = RowKey(parameters.value("campground", default: AppStreams.defaultKey))
         var site: Int?
         if let text = parameters["site"] {
@@ -154,12 +154,12 @@ public struct ReservationsProjection: Projection {
                 && (date.map { reservation.status == .reserved && reservation.covers($0) } ?? true)
         }
         if let page = try Page(parameters, projection: name) {
-            let rows = try state.page(
+            let rows = try await state.page(
                 "reservations", prefix: campground, page, cursorKey: { idKey(campground, $0) }, as: Reservation.self, where: include)
             return pageJSON(rows, cursor: { _, reservation in .string(reservation.id) }, item: \.json)
         }
         var matching: [JSONValue] = []
-        try state.forEachRow("reservations", prefix: campground, after: nil, reverse: false, as: Reservation.self) { key, reservation in
+        try await state.forEachRow("reservations", prefix: campground, after: nil, reverse: false, as: Reservation.self) { key, reservation in
             if include(key, reservation) { matching.append(reservation.json) }
             return true
         }

@@ -116,30 +116,30 @@ public struct MessagesProjection: Projection {
     /// cursor (a message's position), and `"next"` beside it is the cursor of the page that
     /// continues in the same direction (older ones from the newest or `before`, newer ones from
     /// `after`), or null.
-    public func query(_ state: some StateReader, _ parameters: QueryParameters) throws -> JSONValue {
+    public func query(_ state: some StateReader, _ parameters: QueryParameters) async throws -> JSONValue {
         let roomName = parameters.value("room", default: AppStreams.defaultKey)
         let room = RowKey(roomName)
-        let newest = try state.get("newest", room, as: Int64.self) ?? 0
+        let newest = try await state.get("newest", room, as: Int64.self) ?? 0
         // Only the sightings of the window are read: each user's latest, from the window's start.
         let (since, overflow) = newest.subtractingReportingOverflow(Self.activeWindow)
         let start = overflow || since == .min ? nil : Self.recentKey(room, since - 1, nil)
         var active: [String] = []
-        try state.forEachRow("recent", prefix: room, after: start, reverse: false, as: LastSeen.self) { key, seen in
+        try await state.forEachRow("recent", prefix: room, after: start, reverse: false, as: LastSeen.self) { key, seen in
             if seen.isActive(asOf: newest), let (_, _, user) = key.decode(String.self, Int.self, String.self) { active.append(user) }
             return true
         }
         // By name, in the byte order of their keys, as the users are listed everywhere.
         active.sort { $0.utf8.lexicographicallyPrecedes($1.utf8) }
-        let newReader = try state.rows("messages", prefix: room, reverse: true, limit: Self.newReaderCount, as: ChatMessage.self).reversed()
+        let newReader = try await state.rows("messages", prefix: room, reverse: true, limit: Self.newReaderCount, as: ChatMessage.self).reversed()
         var result: [(String, JSONValue)] = [("room", .string(roomName)), ("activeUsers", .int(active.count))]
         if let page = try Page(parameters, projection: name) {
-            let rows = try state.page(
+            let rows = try await state.page(
                 "messages", prefix: room, page, startFromEnd: true, cursorKey: { UInt64($0).map { room.appending($0) } }, as: ChatMessage.self)
             result.append(("messages", .array(rows.rows.map(\.value.json))))
             let next: UInt64? = rows.continuation.flatMap { row in row.key.decode(String.self, UInt64.self).map { $0.1 } }
             result.append(("next", next.map { JSONValue.uint($0) } ?? .null))
         } else {
-            let messages = try state.rows("messages", prefix: room, as: ChatMessage.self)
+            let messages = try await state.rows("messages", prefix: room, as: ChatMessage.self)
             result.append(("messages", .array(messages.map(\.value.json))))
         }
         result.append(("newReader", .array(newReader.map(\.value.json))))

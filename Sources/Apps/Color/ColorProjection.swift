@@ -28,8 +28,8 @@ public struct ColorProjection: Projection {
     }
 
     /// `{"calculator","hexText","rgboText","name","color":{"red","green","blue","opacity"},"derived"}`.
-    public func query(_ state: some StateReader, _ parameters: QueryParameters) throws -> JSONValue {
+    public func query(_ state: some StateReader, _ parameters: QueryParameters) async throws -> JSONValue {
         let calculator = parameters.value("calculator", default: AppStreams.defaultKey)
-        return (try state.get("calculators", RowKey(calculator), as: ColorDisplay.self) ?? .start).json(calculator: calculator)
+        return (try await state.get("calculators", RowKey(calculator), as: ColorDisplay.self) ?? .start).json(calculator: calculator)
     }
 }

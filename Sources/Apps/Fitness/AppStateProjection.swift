@@ -29,8 +29,8 @@ public struct AppStateProjection: Projection {
 
     /// `{"user","state","label","goal","steps","distance","nessie","alertsSent"}`; a user with no
     /// workout yet is notStarted.
-    public func query(_ state: some StateReader, _ parameters: QueryParameters) throws -> JSONValue {
+    public func query(_ state: some StateReader, _ parameters: QueryParameters) async throws -> JSONValue {
         let user = parameters.value("user", default: AppStreams.defaultKey)
-        return (try state.get("workouts", RowKey(user), as: Workout.self) ?? Workout()).json(user: user)
+        return (try await state.get("workouts", RowKey(user), as: Workout.self) ?? Workout()).json(user: user)
     }
 }

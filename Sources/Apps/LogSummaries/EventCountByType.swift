@@ -21,8 +21,8 @@ public struct EventCountByType: Projection {
     }
 
     /// `{"types": {"TYPE": COUNT, ...}, "total": N}`, types in byte order.
-    public func query(_ state: some StateReader, _ parameters: QueryParameters) throws -> JSONValue {
-        let rows = try state.rows("counts", as: Int.self)
+    public func query(_ state: some StateReader, _ parameters: QueryParameters) async throws -> JSONValue {
+        let rows = try await state.rows("counts", as: Int.self)
         let counts = rows.map { row in (row.key.parts([.string])?.first?.string ?? "?", JSONValue.int(row.value)) }
         return ["types": .object(counts), "total": .int(rows.reduce(0) { $0 + $1.value })]
     }

@@ -46,7 +46,7 @@ public struct StreamSummary: Projection {
 
     /// `{"streams": [{"stream", "events", "firstPosition", "lastPosition", "lastType", "lastRecordedAt"}]}`,
     /// in stream-name order; with `limit` (and a stream name as the cursor), `"next"` beside it.
-    public func query(_ state: some StateReader, _ parameters: QueryParameters) throws -> JSONValue {
+    public func query(_ state: some StateReader, _ parameters: QueryParameters) async throws -> JSONValue {
         let category = parameters["category"].map { EventFilter(category: $0) }
         let include = { (key: RowKey, _: Summary) -> Bool in
             guard let category else { return true }
@@ -60,14 +60,14 @@ public struct StreamSummary: Projection {
             ]
         }
         if let page = try Page(parameters, projection: name) {
-            let rows = try state.page("streams", prefix: RowKey(), page, cursorKey: { RowKey($0) }, as: Summary.self, where: include)
+            let rows = try await state.page("streams", prefix: RowKey(), page, cursorKey: { RowKey($0) }, as: Summary.self, where: include)
             return [
                 "streams": .array(rows.rows.map { json($0.key, $0.value) }),
                 "next": rows.continuation.flatMap { $0.key.decode(String.self) }.map { .string($0) } ?? .null,
             ]
         }
         var streams: [JSONValue] = []
-        try state.forEachRow("streams", prefix: RowKey(), after: nil, reverse: false, as: Summary.self) { key, summary in
+        try await state.forEachRow("streams", prefix: RowKey(), after: nil, reverse: false, as: Summary.self) { key, summary in
             if include(key, summary) { streams.append(json(key, summary)) }
             return true
         }

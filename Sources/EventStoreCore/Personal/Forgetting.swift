@@ -48,7 +48,7 @@ package enum Forgetting {
     }
 
     /// What an open (or a forget) has left to finish: keys to destroy, forgotten events to append.
-    package struct Pending {
+    package struct Pending: Sendable {
         package var destroy: [(subject: String, keyID: String)] = []
         package var toRecord: [(subject: String, keyID: String)] = []
         package var version: UInt64 = 0
@@ -60,13 +60,13 @@ package enum Forgetting {
     /// no forgotten event after them are pending, and a forgotten event's key must be gone
     /// (a key table restored from before the forget brings it back). Costs nothing when
     /// nothing happened since.
-    package static func pending(in txn: TableTransaction) throws -> Pending {
+    package static func pending(in txn: TableTransaction) async throws -> Pending {
         var result = Pending()
-        result.version = try txn.streamVersion(systemStream)
-        let checked = try SubjectKeys.checkedVersion(in: txn)
+        result.version = try await txn.streamVersion(systemStream)
+        let checked = try await SubjectKeys.checkedVersion(in: txn)
         guard result.version > checked else { return result }
         var requested: [(subject: String, keyID: String)] = []
-        try txn.forEachEvent(inStream: systemStream, from: checked + 1) { event in
+        try await txn.forEachEvent(inStream: systemStream, from: checked + 1) { event in
             guard let (subject, keyID) = parse(event) else { return }
             if event.type == requestType {
                 requested.append((subject, keyID))
@@ -82,20 +82,20 @@ package enum Forgetting {
 
     /// Destroys the keys `pending` names and marks `$forgotten` checked through the version it
     /// was read at (never further: a request another process appends meanwhile is read next time).
-    package static func finish(_ pending: Pending, in txn: TableTransaction) throws {
-        try destroyKeys(pending, in: txn)
-        try SubjectKeys.setCheckedVersion(pending.version, in: txn)
+    package static func finish(_ pending: Pending, in txn: TableTransaction) async throws {
+        try await destroyKeys(pending, in: txn)
+        try await SubjectKeys.setCheckedVersion(pending.version, in: txn)
     }
 
     /// Destroys the keys `pending` names (those still there) and drops every command snapshot
     /// when one went: a snapshot may hold what was folded from the subject's data.
-    static func destroyKeys(_ pending: Pending, in txn: TableTransaction) throws {
+    static func destroyKeys(_ pending: Pending, in txn: TableTransaction) async throws {
         var destroyed = false
         for (subject, keyID) in pending.destroy {
-            let key = try SubjectKeys.key(of: subject, in: txn)
-            if let key, key.idText == keyID { destroyed = try SubjectKeys.destroy(subject, id: key.id, in: txn) || destroyed }
+            let key = try await SubjectKeys.key(of: subject, in: txn)
+            if let key, key.idText == keyID, try await SubjectKeys.destroy(subject, id: key.id, in: txn) { destroyed = true }
         }
-        if destroyed { try txn.removeAll(SnapshotRows.table) }
+        if destroyed { try await txn.removeAll(SnapshotRows.table) }
     }
 }
 
@@ -122,8 +122,8 @@ extension EventLog {
         try Limits.validateName(subject, kind: "subject")
         try await openTables([SubjectKeys.table, SnapshotRows.table])
         try await finishForgetting()
-        let (found, known) = try readTables { txn in
-            (try SubjectKeys.key(of: subject, in: txn), try SubjectKeys.wasForgotten(subject, in: txn))
+        let (found, known) = try await readTables { txn in
+            (try await SubjectKeys.key(of: subject, in: txn), try await SubjectKeys.wasForgotten(subject, in: txn))
         }
         guard let key = found, keyID == nil || key.idText == keyID else {
             return SubjectForgetting(subject: subject, keyID: nil, requestPosition: nil, forgottenPosition: nil, isKnown: found != nil || known)
@@ -136,7 +136,7 @@ extension EventLog {
         }
         var pending = Forgetting.Pending()
         pending.destroy = [(subject, keyID)]
-        try await writeTables { [pending] txn in try Forgetting.destroyKeys(pending, in: txn) }
+        try await writeTables { [pending] txn in try await Forgetting.destroyKeys(pending, in: txn) }
         let forgotten = try await SystemWrites.$isActive.withValue(true) {
             try await append(to: Forgetting.systemStream, events: [Forgetting.event(Forgetting.forgottenType, subject: subject, keyID: keyID)])
         }
@@ -151,15 +151,17 @@ extension EventLog {
     /// call it; so does every forget first.
     package func finishForgetting() async throws {
         try await openTables([SubjectKeys.table, SnapshotRows.table])
-        let (pending, checked) = try readTables { txn in (try Forgetting.pending(in: txn), try SubjectKeys.checkedVersion(in: txn)) }
+        let (pending, checked) = try await readTables { txn in
+            (try await Forgetting.pending(in: txn), try await SubjectKeys.checkedVersion(in: txn))
+        }
         guard pending.version > checked else { return }
         if pending.toRecord.isEmpty {
-            try await writeTables { [pending] txn in try Forgetting.finish(pending, in: txn) }
+            try await writeTables { [pending] txn in try await Forgetting.finish(pending, in: txn) }
             return
         }
         _ = try await SystemWrites.$isActive.withValue(true) {
             try await append([StreamAppend(stream: Forgetting.systemStream, events: pending.forgottenEvents)]) { [pending] txn, _ in
-                try Forgetting.finish(pending, in: txn)
+                try await Forgetting.finish(pending, in: txn)
             }
         }
     }

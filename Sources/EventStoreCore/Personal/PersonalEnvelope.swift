@@ -151,6 +151,12 @@ package enum PersonalEnvelope {
         return (Data(object(rest, members, replacing: values)), marks)
     }
 
+    /// The subjects whose keys opening `data` asks for, in order; none when it is not an envelope.
+    package static func subjects(of data: Data) -> [String] {
+        guard isSealed(data), let (parts, _) = parse(data) else { return [] }
+        return parts.map(\.subject)
+    }
+
     /// `data` as it reads once the `forgotten` parts' subjects are forgotten: each of their
     /// fields (or the whole payload) replaced by the marker; nil when the data does not fit them.
     static func masked(_ data: Data, forgotten parts: [PersonalData]) -> Data? {

@@ -43,28 +43,32 @@ extension EventLog {
         try await openTables([SubjectKeys.table])
         let wanted = subjects.sorted()
         let noted = types.sorted()
-        var keys = try readTables { txn -> [String: SubjectKey]? in
+        var keys = try await readTables { txn -> [String: SubjectKey]? in
             var keys: [String: SubjectKey] = [:]
             for subject in wanted {
-                guard let key = try SubjectKeys.key(of: subject, in: txn) else { return nil }
+                guard let key = try await SubjectKeys.key(of: subject, in: txn) else { return nil }
                 keys[subject] = key
             }
-            for type in noted where try !SubjectKeys.hasPersonalData(type: type, in: txn) { return nil }
+            for type in noted where try await !SubjectKeys.hasPersonalData(type: type, in: txn) { return nil }
             return keys
         }
         if keys == nil {
             keys = try await SystemWrites.$leavesClockAlone.withValue(true) {
                 try await writeTables { txn in
                 var keys: [String: SubjectKey] = [:]
-                for subject in wanted { keys[subject] = try SubjectKeys.keyCreating(of: subject, in: txn) }
-                for type in noted { try SubjectKeys.notePersonalType(type, in: txn) }
+                for subject in wanted { keys[subject] = try await SubjectKeys.keyCreating(of: subject, in: txn) }
+                for type in noted { try await SubjectKeys.notePersonalType(type, in: txn) }
                 return keys
                 }
             }
         }
         // A retry (a given id) of an event recorded before one of its subjects was forgotten
         // cannot seal to the bytes recorded (that key is gone): it is compared in what is left.
-        let forgottenBefore = try readTables { txn in Set(try wanted.filter { try SubjectKeys.wasForgotten($0, in: txn) }) }
+        let forgottenBefore = try await readTables { txn in
+            var forgotten = Set<String>()
+            for subject in wanted where try await SubjectKeys.wasForgotten(subject, in: txn) { forgotten.insert(subject) }
+            return forgotten
+        }
         let generator = configuration.idGenerator
         var sealed = appends
         for part in sealed.indices {
@@ -124,9 +128,8 @@ extension EventLog {
     }
 
     /// The event as readers see it: personal data decrypted, or marked forgotten.
-    package func opened(_ event: RecordedEvent, in txn: TableTransaction) throws -> RecordedEvent {
-        guard PersonalEnvelope.isSealed(event.data), !SystemWrites.readsSealed else { return event }
-        return event.opened(try PersonalEnvelope.open(event.data, id: event.id) { try SubjectKeys.key(of: $0, in: txn) })
+    package func opened(_ event: RecordedEvent, in txn: TableTransaction) async throws -> RecordedEvent {
+        try await txn.opened(event)
     }
 }
 

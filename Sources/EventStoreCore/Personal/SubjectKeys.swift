@@ -49,52 +49,62 @@ package enum SubjectKeys {
     static let checkedKey: [UInt8] = [UInt8(ascii: "c")]
 
     /// The subject's key, nil when it has none (never had personal data, or was forgotten).
-    package static func key(of subject: String, in txn: TableTransaction) throws -> SubjectKey? {
-        try txn.get(table, subjectKey(subject)).flatMap(SubjectKey.init(row:))
+    package static func key(of subject: String, in txn: TableTransaction) async throws -> SubjectKey? {
+        try await txn.get(table, subjectKey(subject)).flatMap(SubjectKey.init(row:))
+    }
+
+    /// The subject's key read with `get` (a backend's synchronous read of this table's rows).
+    package static func key(of subject: String, reading get: ([UInt8]) throws -> [UInt8]?) rethrows -> SubjectKey? {
+        try get(subjectKey(subject)).flatMap(SubjectKey.init(row:))
     }
 
     /// The subject's key, created when it has none.
-    static func keyCreating(of subject: String, in txn: TableTransaction) throws -> SubjectKey {
-        if let key = try key(of: subject, in: txn) { return key }
+    static func keyCreating(of subject: String, in txn: TableTransaction) async throws -> SubjectKey {
+        if let key = try await key(of: subject, in: txn) { return key }
         let key = SubjectKey.generate()
-        try txn.put(table, subjectKey(subject), key.row)
+        try await txn.put(table, subjectKey(subject), key.row)
         return key
     }
 
     /// Destroys the subject's key when it is the one named `id`, and counts the forget; true when it did.
-    static func destroy(_ subject: String, id: [UInt8], in txn: TableTransaction) throws -> Bool {
-        guard let key = try key(of: subject, in: txn), key.id == id else { return false }
-        _ = try txn.delete(table, subjectKey(subject))
-        try txn.put(table, forgottenKey(subject), [])
-        try txn.put(table, forgetCountKey, bigEndian(try forgetCount(in: txn) &+ 1))
+    static func destroy(_ subject: String, id: [UInt8], in txn: TableTransaction) async throws -> Bool {
+        guard let key = try await key(of: subject, in: txn), key.id == id else { return false }
+        _ = try await txn.delete(table, subjectKey(subject))
+        try await txn.put(table, forgottenKey(subject), [])
+        try await txn.put(table, forgetCountKey, bigEndian(try await forgetCount(in: txn) &+ 1))
         return true
     }
 
     /// Whether a forget destroyed a key of the subject here.
-    static func wasForgotten(_ subject: String, in txn: TableTransaction) throws -> Bool {
-        try txn.get(table, forgottenKey(subject)) != nil
+    static func wasForgotten(_ subject: String, in txn: TableTransaction) async throws -> Bool {
+        try await txn.get(table, forgottenKey(subject)) != nil
     }
 
     /// How many keys forgets have destroyed.
-    package static func forgetCount(in txn: TableTransaction) throws -> UInt64 {
-        try txn.get(table, forgetCountKey).map(uint64) ?? 0
+    package static func forgetCount(in txn: TableTransaction) async throws -> UInt64 {
+        try await txn.get(table, forgetCountKey).map(uint64) ?? 0
     }
 
     /// Whether events of `type` have ever carried personal data.
-    package static func hasPersonalData(type: String, in txn: TableTransaction) throws -> Bool {
-        try txn.get(table, typeKey(type)) != nil
+    package static func hasPersonalData(type: String, in txn: TableTransaction) async throws -> Bool {
+        try await txn.get(table, typeKey(type)) != nil
     }
 
-    static func notePersonalType(_ type: String, in txn: TableTransaction) throws {
-        if try txn.get(table, typeKey(type)) == nil { try txn.put(table, typeKey(type), []) }
+    static func notePersonalType(_ type: String, in txn: TableTransaction) async throws {
+        if try await txn.get(table, typeKey(type)) == nil { try await txn.put(table, typeKey(type), []) }
     }
 
-    package static func checkedVersion(in txn: TableTransaction) throws -> UInt64 {
-        try txn.get(table, checkedKey).map(uint64) ?? 0
+    package static func checkedVersion(in txn: TableTransaction) async throws -> UInt64 {
+        try await txn.get(table, checkedKey).map(uint64) ?? 0
     }
 
-    static func setCheckedVersion(_ version: UInt64, in txn: TableTransaction) throws {
-        try txn.put(table, checkedKey, bigEndian(version))
+    /// The same, read with `get` (a backend's synchronous read of this table's rows).
+    package static func checkedVersion(reading get: ([UInt8]) throws -> [UInt8]?) rethrows -> UInt64 {
+        try get(checkedKey).map(uint64) ?? 0
+    }
+
+    static func setCheckedVersion(_ version: UInt64, in txn: TableTransaction) async throws {
+        try await txn.put(table, checkedKey, bigEndian(version))
     }
 
     static func bigEndian(_ value: UInt64) -> [UInt8] { withUnsafeBytes(of: value.bigEndian) { Array($0) } }

@@ -1,22 +1,33 @@
 /// What a backend does for a ``TableTransaction``: the table and log operations of one of its
 /// transactions. ``TableTransaction`` checks validity, writability and keys before calling.
+///
+/// The operations are async, so a backend that reads over the network (PostgreSQL) never blocks
+/// a thread; a backend whose reads are memory reads (LMDB) implements them synchronously. The
+/// closures over bytes stay synchronous: the bytes are valid only during each call.
 package protocol TableStorage: AnyObject {
-    func withValue<R>(_ table: String, _ key: [UInt8], _ body: (UnsafeRawBufferPointer) throws -> R) throws -> R?
-    func put(_ table: String, _ key: [UInt8], _ value: [UInt8]) throws
-    func delete(_ table: String, _ key: [UInt8]) throws -> Bool
-    func removeAll(_ table: String) throws
-    func count(_ table: String) throws -> Int
+    /// The value under `key` when this storage can read it without waiting (`.some(nil)`: there
+    /// is none); nil when it must be read with ``withValue(_:_:_:)``. A synchronous fold reads
+    /// rows through it (see the projections' `ProjectionState`).
+    func valueAtHand(_ table: String, _ key: [UInt8]) throws -> [UInt8]??
+    /// Whether ``valueAtHand(_:_:)`` always has the value.
+    var rowsAtHand: Bool { get }
+    func withValue<R>(_ table: String, _ key: [UInt8], _ body: (UnsafeRawBufferPointer) throws -> R) async throws -> R?
+    func put(_ table: String, _ key: [UInt8], _ value: [UInt8]) async throws
+    func delete(_ table: String, _ key: [UInt8]) async throws -> Bool
+    func removeAll(_ table: String) async throws
+    func count(_ table: String) async throws -> Int
     func scan(
         _ table: String, prefix: [UInt8], after: [UInt8]?, reverse: Bool,
-        _ body: (UnsafeRawBufferPointer, UnsafeRawBufferPointer) throws -> Bool) throws
+        _ body: (UnsafeRawBufferPointer, UnsafeRawBufferPointer) throws -> Bool) async throws
     func releaseReadPages()
-    func headPosition() throws -> UInt64
+    func headPosition() async throws -> UInt64
     /// How many deletions (with `trimsOnly`, trims by retention) removed events of `type` (nil:
     /// any); 0 on a backend without deletions.
-    func deletionCount(ofType type: String?, trimsOnly: Bool) throws -> UInt64
+    func deletionCount(ofType type: String?, trimsOnly: Bool) async throws -> UInt64
     /// The version of the stream's last event, deleted or not; 0 for a stream never written.
-    func streamVersion(_ stream: String) throws -> UInt64
-    func forEachEvent(inStream stream: String, from version: UInt64, _ body: (RecordedEvent) throws -> Void) throws
-    func forEachEvent(from start: UInt64, through last: UInt64, types: Set<String>?, _ body: (RecordedEvent) throws -> Bool) throws
-        -> UInt64
+    func streamVersion(_ stream: String) async throws -> UInt64
+    func forEachEvent(inStream stream: String, from version: UInt64, _ body: (RecordedEvent) async throws -> Void) async throws
+    func forEachEvent(
+        from start: UInt64, through last: UInt64, types: Set<String>?, _ body: (RecordedEvent) async throws -> Bool
+    ) async throws -> UInt64
 }

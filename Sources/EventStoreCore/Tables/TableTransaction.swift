@@ -6,7 +6,8 @@ import Foundation
 /// others or not at all.
 ///
 /// Keys and values are bytes; keys sort byte by byte. Valid only inside the closure it was given
-/// to: after the closure returns every call throws ``EventStoreError/Code/closed``.
+/// to: after the closure returns every call throws ``EventStoreError/Code/closed``. Its
+/// operations are async: on PostgreSQL each is a round trip that holds no thread while it waits.
 public final class TableTransaction {
     private let storage: any TableStorage
     private let upcasting: Upcasting
@@ -52,42 +53,53 @@ public final class TableTransaction {
     // MARK: Tables
 
     /// The value under `key`, copied out; nil when there is none.
-    public func get(_ table: String, _ key: [UInt8]) throws -> [UInt8]? {
-        try withValue(table, key) { Array($0) }
+    public func get(_ table: String, _ key: [UInt8]) async throws -> [UInt8]? {
+        try await withValue(table, key) { Array($0) }
     }
 
     /// Runs `body` with the bytes stored under `key` without copying them; nil when there is none.
     /// The bytes are valid only during `body`.
-    public func withValue<R>(_ table: String, _ key: [UInt8], _ body: (UnsafeRawBufferPointer) throws -> R) throws -> R? {
+    public func withValue<R>(_ table: String, _ key: [UInt8], _ body: (UnsafeRawBufferPointer) throws -> R) async throws -> R? {
         try checkValid()
-        return try storage.withValue(table, key, body)
+        return try await storage.withValue(table, key, body)
     }
 
+    /// The value under `key` when the backend can read it without waiting (`.some(nil)`: there
+    /// is none); nil when it must be read with ``get(_:_:)``. For a synchronous fold, which
+    /// reads rows as it goes (LMDB reads every row at hand; PostgreSQL none).
+    package func valueAtHand(_ table: String, _ key: [UInt8]) throws -> [UInt8]?? {
+        try checkValid()
+        return try storage.valueAtHand(table, key)
+    }
+
+    /// Whether ``valueAtHand(_:_:)`` always has the value (LMDB): a fold then never waits.
+    package var rowsAtHand: Bool { storage.rowsAtHand }
+
     /// Stores `value` under `key`, replacing what was there.
-    public func put(_ table: String, _ key: [UInt8], _ value: [UInt8]) throws {
+    public func put(_ table: String, _ key: [UInt8], _ value: [UInt8]) async throws {
         try checkWritable(table)
         try Self.checkKey(key, table)
-        try storage.put(table, key, value)
+        try await storage.put(table, key, value)
     }
 
     /// Removes `key`; returns whether it was there.
     @discardableResult
-    public func delete(_ table: String, _ key: [UInt8]) throws -> Bool {
+    public func delete(_ table: String, _ key: [UInt8]) async throws -> Bool {
         try checkWritable(table)
         try Self.checkKey(key, table)
-        return try storage.delete(table, key)
+        return try await storage.delete(table, key)
     }
 
     /// Removes every entry of a table.
-    public func removeAll(_ table: String) throws {
+    public func removeAll(_ table: String) async throws {
         try checkWritable(table)
-        try storage.removeAll(table)
+        try await storage.removeAll(table)
     }
 
     /// The number of entries in a table.
-    public func count(_ table: String) throws -> Int {
+    public func count(_ table: String) async throws -> Int {
         try checkValid()
-        return try storage.count(table)
+        return try await storage.count(table)
     }
 
     /// Visits the entries whose keys start with `prefix`, in key order (or reverse), until `body`
@@ -97,9 +109,9 @@ public final class TableTransaction {
     public func scan(
         _ table: String, prefix: [UInt8] = [], after: [UInt8]? = nil, reverse: Bool = false,
         _ body: (_ key: UnsafeRawBufferPointer, _ value: UnsafeRawBufferPointer) throws -> Bool
-    ) throws {
+    ) async throws {
         try checkValid()
-        try storage.scan(table, prefix: prefix, after: after, reverse: reverse, body)
+        try await storage.scan(table, prefix: prefix, after: after, reverse: reverse, body)
     }
 
     /// The smallest key greater than every key starting with `prefix`; nil when there is none
@@ -136,46 +148,54 @@ public final class TableTransaction {
     /// a consumer of `$StreamDeleted` events, which handles whole-stream deletes itself, it
     /// grows with trims by retention only. A projection's state records it, and is rebuilt when
     /// it changes.
-    package func deletionFingerprint(consuming types: Set<String>?) throws -> UInt64 {
+    package func deletionFingerprint(consuming types: Set<String>?) async throws -> UInt64 {
         try checkValid()
-        guard let types else { return try storage.deletionCount(ofType: nil, trimsOnly: false) &+ SubjectKeys.forgetCount(in: self) }
+        guard let types else {
+            return try await storage.deletionCount(ofType: nil, trimsOnly: false) &+ SubjectKeys.forgetCount(in: self)
+        }
         let handlesDeletes = types.contains(StreamDeletion.eventType)
         var total: UInt64 = 0
         var personal = false
         for type in upcasting.recordedTypes(types) ?? types where type != StreamDeletion.eventType {
-            total &+= try storage.deletionCount(ofType: type, trimsOnly: handlesDeletes)
-            if !personal { personal = try SubjectKeys.hasPersonalData(type: type, in: self) }
+            total &+= try await storage.deletionCount(ofType: type, trimsOnly: handlesDeletes)
+            if !personal { personal = try await SubjectKeys.hasPersonalData(type: type, in: self) }
         }
         // A forget changes what events of types with personal data read as.
-        if personal { total &+= try SubjectKeys.forgetCount(in: self) }
+        if personal { total &+= try await SubjectKeys.forgetCount(in: self) }
         return total
     }
 
     /// The event as readers see it: personal data decrypted with the keys this transaction sees,
     /// or marked forgotten.
-    private func opened(_ event: RecordedEvent) throws -> RecordedEvent {
+    package func opened(_ event: RecordedEvent) async throws -> RecordedEvent {
         guard PersonalEnvelope.isSealed(event.data), !SystemWrites.readsSealed else { return event }
-        return event.opened(try PersonalEnvelope.open(event.data, id: event.id) { try SubjectKeys.key(of: $0, in: self) })
+        var keys: [String: SubjectKey] = [:]
+        for subject in PersonalEnvelope.subjects(of: event.data) where keys[subject] == nil {
+            keys[subject] = try await SubjectKeys.key(of: subject, in: self)
+        }
+        return event.opened(PersonalEnvelope.open(event.data, id: event.id) { keys[$0] })
     }
 
     /// The version of `stream`'s last event this transaction sees, deleted or not; 0 when it never had one.
-    public func streamVersion(_ stream: String) throws -> UInt64 {
+    public func streamVersion(_ stream: String) async throws -> UInt64 {
         try checkValid()
-        return try storage.streamVersion(stream)
+        return try await storage.streamVersion(stream)
     }
 
     /// The position of the last event this transaction sees; 0 when the log is empty.
-    public func headPosition() throws -> UInt64 {
+    public func headPosition() async throws -> UInt64 {
         guard isValid else { throw EventStoreError.closedStore }
-        return try storage.headPosition()
+        return try await storage.headPosition()
     }
 
     /// Visits the events of `stream` from version `from` (default 1) on, in version order (none
     /// when the stream has none there), upcast by the store's upcasters.
-    public func forEachEvent(inStream stream: String, from version: UInt64 = 1, _ body: (RecordedEvent) throws -> Void) throws {
+    public func forEachEvent(inStream stream: String, from version: UInt64 = 1, _ body: (RecordedEvent) async throws -> Void) async throws {
         guard isValid else { throw EventStoreError.closedStore }
-        guard !upcasting.isEmpty else { return try storage.forEachEvent(inStream: stream, from: Swift.max(version, 1)) { try body(opened($0)) } }
-        try storage.forEachEvent(inStream: stream, from: Swift.max(version, 1)) { event in try body(try upcasting.upcast(opened(event))) }
+        try await storage.forEachEvent(inStream: stream, from: Swift.max(version, 1)) { event in
+            let opened = try await opened(event)
+            try await body(upcasting.isEmpty ? opened : try upcasting.upcast(opened))
+        }
     }
 
     /// Visits the events from `start` through `last` in position order until `body` returns
@@ -185,13 +205,15 @@ public final class TableTransaction {
     @discardableResult
     public func forEachEvent(
         from start: UInt64, through last: UInt64 = .max, types: Set<String>? = nil,
-        _ body: (RecordedEvent) throws -> Bool
-    ) throws -> UInt64 {
+        _ body: (RecordedEvent) async throws -> Bool
+    ) async throws -> UInt64 {
         guard isValid else { throw EventStoreError.closedStore }
-        guard !upcasting.isEmpty else { return try storage.forEachEvent(from: start, through: last, types: types) { try body(opened($0)) } }
-        return try storage.forEachEvent(from: start, through: last, types: upcasting.recordedTypes(types)) { event in
-            guard let upcast = try upcasting.upcast(opened(event), wanting: types) else { return true }
-            return try body(upcast)
+        guard !upcasting.isEmpty else {
+            return try await storage.forEachEvent(from: start, through: last, types: types) { try await body(try await opened($0)) }
+        }
+        return try await storage.forEachEvent(from: start, through: last, types: upcasting.recordedTypes(types)) { event in
+            guard let upcast = try upcasting.upcast(try await opened(event), wanting: types) else { return true }
+            return try await body(upcast)
         }
     }
 }

@@ -56,6 +56,8 @@ final class Environment: @unchecked Sendable {
     private let mapped = Mutex<(start: UInt, length: Int, size: Int)?>(nil)
     /// Reset read transactions waiting to be renewed (see `read`).
     private let readers = Mutex<[PooledReader]>([])
+    /// The reads that may suspend (see `readSuspending`), which hold no share of the gate.
+    private let suspendingReads = SuspendingReads()
     /// The data file as opened, checked before each commit (nil when read-only or unreadable).
     private(set) var dataFile: DataFileIdentity?
     /// Bytes read by scans since the map's pages were last dropped (see ``noteScanned(bytes:)``).
@@ -353,43 +355,58 @@ final class Environment: @unchecked Sendable {
     /// Runs a read-only transaction.
     @inline(__always)
     func read<R>(_ body: (Transaction) throws -> R) throws(EventStoreError) -> R {
-        try withTransaction(
-            "a read",
-            begin: { () -> (Int32, OpaquePointer?) in
-                // A reset read transaction keeps its reader slot: renewing it is much cheaper than
-                // beginning a new one.
-                if let pooled = readers.withLock({ $0.popLast() })?.handle {
-                    let rc = mdb_txn_renew(pooled)
-                    if rc == MDB_SUCCESS { return (rc, pooled) }
-                    mdb_txn_abort(pooled)
-                    if rc == MDB_MAP_RESIZED { return (rc, nil) }
-                }
-                var txn: OpaquePointer?
-                let rc = mdb_txn_begin(handle, nil, UInt32(MDB_RDONLY), &txn)
-                return (rc, txn)
-            },
-            end: { (txn: OpaquePointer, _: Bool) in
-                mdb_txn_reset(txn)
-                let pooled = PooledReader(handle: txn)
-                let kept = readers.withLock { readers -> Bool in
-                    guard readers.count < Self.pooledReaders else { return false }
-                    readers.append(pooled)
-                    return true
-                }
-                if !kept { mdb_txn_abort(txn) }
-            }, body)
+        try withTransaction("a read", begin: beginPooledRead, end: { txn, _ in endPooledRead(txn) }, body)
     }
 
-    /// The one way a transaction is run: under a shared hold of the gate (so the map cannot
-    /// change under it), started by `begin` again after adopting a larger map when another
-    /// process grew it, with `body` marked as inside a transaction, and finished by `end` (told
-    /// whether `body` returned) before the gate is released.
-    @inline(__always)
-    private func withTransaction<R>(
-        _ what: String, begin: () -> (Int32, OpaquePointer?), end: (OpaquePointer, Bool) throws(EventStoreError) -> Void,
-        _ body: (Transaction) throws -> R
-    ) throws(EventStoreError) -> R {
-        try ReentrancyWatchdog.check(what)
+    /// Begins a read transaction, renewing a pooled one when there is one: a reset read
+    /// transaction keeps its reader slot, and renewing it is much cheaper than beginning anew.
+    private func beginPooledRead() -> (Int32, OpaquePointer?) {
+        if let pooled = readers.withLock({ $0.popLast() })?.handle {
+            let rc = mdb_txn_renew(pooled)
+            if rc == MDB_SUCCESS { return (rc, pooled) }
+            mdb_txn_abort(pooled)
+            if rc == MDB_MAP_RESIZED { return (rc, nil) }
+        }
+        var txn: OpaquePointer?
+        let rc = mdb_txn_begin(handle, nil, UInt32(MDB_RDONLY), &txn)
+        return (rc, txn)
+    }
+
+    /// Ends a read transaction, keeping it for reuse when the pool has room.
+    private func endPooledRead(_ txn: OpaquePointer) {
+        mdb_txn_reset(txn)
+        let pooled = PooledReader(handle: txn)
+        let kept = readers.withLock { readers -> Bool in
+            guard readers.count < Self.pooledReaders else { return false }
+            readers.append(pooled)
+            return true
+        }
+        if !kept { mdb_txn_abort(txn) }
+    }
+
+    /// Runs `body` in a read transaction that may suspend: it may resume on another thread, which
+    /// `MDB_NOTLS` allows a read transaction. It holds no share of the gate while `body` runs
+    /// (a lock is released by the thread that took it); instead it is counted, and resizing and
+    /// closing, which take the gate exclusively, wait until no such read runs.
+    func readSuspending<R>(_ body: (Transaction) async throws -> R) async throws -> R {
+        let txn = try beginSuspendingRead()
+        defer { suspendingReads.end { endPooledRead(txn) } }
+        return try await body(Transaction(handle: txn))
+    }
+
+    private func beginSuspendingRead() throws(EventStoreError) -> OpaquePointer {
+        let txn = try startHoldingGate("a read", begin: beginPooledRead)
+        // Counted under the shared hold: an exclusive holder either ran before this (and is
+        // done) or waits for this read to end.
+        suspendingReads.begin()
+        pthread_rwlock_unlock(gate)
+        return txn
+    }
+
+    /// Takes a shared hold of the gate and starts a transaction with `begin`, again after
+    /// adopting a larger map when another process grew it; returns it with the gate still held
+    /// (the caller releases it). Throws with the gate released.
+    private func startHoldingGate(_ what: String, begin: () -> (Int32, OpaquePointer?)) throws(EventStoreError) -> OpaquePointer {
         while true {
             pthread_rwlock_rdlock(gate)
             if isClosed {
@@ -406,17 +423,31 @@ final class Environment: @unchecked Sendable {
                 pthread_rwlock_unlock(gate)
                 throw .lmdb(rc, "starting \(what)")
             }
-            defer { pthread_rwlock_unlock(gate) }
-            let result: R
-            do {
-                result = try ReentrancyWatchdog.inside { try body(Transaction(handle: txn)) }
-            } catch {
-                try end(txn, false)
-                throw EventStoreError.wrapping(error)
-            }
-            try end(txn, true)
-            return result
+            return txn
         }
+    }
+
+    /// The one way a transaction is run: under a shared hold of the gate (so the map cannot
+    /// change under it), started by `begin` again after adopting a larger map when another
+    /// process grew it, with `body` marked as inside a transaction, and finished by `end` (told
+    /// whether `body` returned) before the gate is released.
+    @inline(__always)
+    private func withTransaction<R>(
+        _ what: String, begin: () -> (Int32, OpaquePointer?), end: (OpaquePointer, Bool) throws(EventStoreError) -> Void,
+        _ body: (Transaction) throws -> R
+    ) throws(EventStoreError) -> R {
+        try ReentrancyWatchdog.check(what)
+        let txn = try startHoldingGate(what, begin: begin)
+        defer { pthread_rwlock_unlock(gate) }
+        let result: R
+        do {
+            result = try ReentrancyWatchdog.inside { try body(Transaction(handle: txn)) }
+        } catch {
+            try end(txn, false)
+            throw EventStoreError.wrapping(error)
+        }
+        try end(txn, true)
+        return result
     }
 
     /// How many reset read transactions are kept for reuse.
@@ -437,6 +468,7 @@ final class Environment: @unchecked Sendable {
         pthread_rwlock_wrlock(gate)
         defer { pthread_rwlock_unlock(gate) }
         if isClosed { throw EventStoreError.closedStore }
+        suspendingReads.waitUntilNone()
         drainReaders()
         try Self.check(mdb_env_set_mapsize(handle, 0), "adopting another process's map size")
     }
@@ -465,6 +497,7 @@ final class Environment: @unchecked Sendable {
         if isClosed { throw EventStoreError.closedStore }
         var info = MDB_envinfo()
         try Self.check(mdb_env_info(handle, &info), "reading the map size")
+        suspendingReads.waitUntilNone()
         drainReaders()
         let (doubled, overflow) = info.me_mapsize.multipliedReportingOverflow(by: 2)
         guard !overflow else {
@@ -594,6 +627,7 @@ final class Environment: @unchecked Sendable {
         defer { pthread_rwlock_unlock(gate) }
         if isClosed { return }
         isClosed = true
+        suspendingReads.waitUntilNone()
         drainReaders()
         mdb_env_close(handle)
     }
@@ -602,4 +636,33 @@ final class Environment: @unchecked Sendable {
 /// The count `mdb_reader_list`'s callback adds to (a class, to pass through its context pointer).
 private final class ReaderCounter {
     var pids: [Int32] = []
+}
+
+/// The count of read transactions running without a share of the gate (see
+/// `Environment.readSuspending`), and a wait for it to reach zero.
+private final class SuspendingReads: @unchecked Sendable {
+    // @unchecked Sendable: `count` is touched only under `condition`'s lock.
+    private let condition = NSCondition()
+    private var count = 0
+
+    func begin() {
+        condition.lock()
+        count += 1
+        condition.unlock()
+    }
+
+    /// Runs `finish` (which ends the transaction), then counts the read as ended.
+    func end(_ finish: () -> Void) {
+        finish()
+        condition.lock()
+        count -= 1
+        if count == 0 { condition.broadcast() }
+        condition.unlock()
+    }
+
+    func waitUntilNone() {
+        condition.lock()
+        while count > 0 { condition.wait() }
+        condition.unlock()
+    }
 }

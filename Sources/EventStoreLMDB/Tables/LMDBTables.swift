@@ -4,6 +4,8 @@ import Foundation
 
 /// The tables and the log of an LMDB transaction.
 final class LMDBTables: TableStorage {
+    /// Positions gathered per step of a stream's walk.
+    private static let pageSize = 1024
     private let txn: Transaction
     private let databases: Databases
     private let registry: TableRegistry
@@ -30,6 +32,12 @@ final class LMDBTables: TableStorage {
             throw EventStoreError(.invalidInput, "The table '\(name)' was written in a read transaction; write inside writeTables.")
         }
         return dbi
+    }
+
+    var rowsAtHand: Bool { true }
+
+    func valueAtHand(_ table: String, _ key: [UInt8]) throws -> [UInt8]?? {
+        .some(try withValue(table, key) { Array($0) })
     }
 
     func withValue<R>(_ table: String, _ key: [UInt8], _ body: (UnsafeRawBufferPointer) throws -> R) throws -> R? {
@@ -104,18 +112,30 @@ final class LMDBTables: TableStorage {
         try MetaCounters.value((trimsOnly ? Schema.trimmedTypePrefix : Schema.deletedTypePrefix) + (type ?? ""), txn, databases)
     }
 
-    func forEachEvent(inStream stream: String, from version: UInt64, _ body: (RecordedEvent) throws -> Void) throws {
+    func forEachEvent(inStream stream: String, from version: UInt64, _ body: (RecordedEvent) async throws -> Void) async throws {
         guard let head = try EventStore.streamHead(stream, txn, databases), version <= head.version else { return }
-        try EventStore.forEachPosition(of: head, stream: stream, from: version, direction: .forward, limit: .max, txn, databases) { position in
-            try body(try EventStore.indexedRecord(at: position, of: stream, txn, databases).recordedEvent(at: position))
-            return true
+        // The index walk takes a synchronous closure: positions are gathered a page at a time,
+        // then their events visited, so memory stays flat in the stream's length.
+        var next = version
+        while next <= head.version {
+            var positions: [UInt64] = []
+            try EventStore.forEachPosition(of: head, stream: stream, from: next, direction: .forward, limit: Self.pageSize, txn, databases) {
+                positions.append($0)
+                return true
+            }
+            guard !positions.isEmpty else { return }
+            for position in positions {
+                let event = try EventStore.indexedRecord(at: position, of: stream, txn, databases).recordedEvent(at: position)
+                try await body(event)
+                next = event.version + 1
+            }
         }
     }
 
     func forEachEvent(
         from start: UInt64, through last: UInt64, types: Set<String>?,
-        _ body: (RecordedEvent) throws -> Bool
-    ) throws -> UInt64 {
+        _ body: (RecordedEvent) async throws -> Bool
+    ) async throws -> UInt64 {
         let filter = EventFilter(types: types).compiled
         let cursor = try txn.cursor(databases.events)
         var interner = StringInterner()
@@ -127,7 +147,7 @@ final class LMDBTables: TableStorage {
             examined = position
             let view = try RecordView(value, position: position)
             if filter.matches(view) {
-                guard try body(try view.recordedEvent(at: position, interner: &interner)) else { break }
+                guard try await body(try view.recordedEvent(at: position, interner: &interner)) else { break }
             }
             entry = try cursor.next()
         }

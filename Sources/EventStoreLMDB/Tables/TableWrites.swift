@@ -7,7 +7,7 @@ final class TableWriteJob<T: Sendable>: WriteJob, @unchecked Sendable {
     // @unchecked Sendable: touched only by the writer thread after submission (see WriteJob).
     /// Released as soon as the job is done with it: what it captures (the store, say) must not
     /// outlive the job on the writer thread.
-    private var body: ((TableTransaction) throws -> T)?
+    private var body: (@Sendable (TableTransaction) async throws -> T)?
     private let environment: Environment
     private let registry: TableRegistry
     /// Called once, on the writer thread, with the outcome.
@@ -19,7 +19,7 @@ final class TableWriteJob<T: Sendable>: WriteJob, @unchecked Sendable {
     let readsClock = !SystemWrites.leavesClockAlone
 
     init(
-        environment: Environment, registry: TableRegistry, body: @escaping (TableTransaction) throws -> T,
+        environment: Environment, registry: TableRegistry, body: @escaping @Sendable (TableTransaction) async throws -> T,
         completion: @escaping @Sendable (Result<T, any Error>) -> Void
     ) {
         self.environment = environment
@@ -35,7 +35,8 @@ final class TableWriteJob<T: Sendable>: WriteJob, @unchecked Sendable {
         callerError = nil
         guard let body else { throw .transaction(EventStoreError(.storageFailure, "A table write ran after it completed.")) }
         do {
-            result = try body(transaction)
+            let owned = WriterOwned(transaction)
+            result = try context.executor.run { try await body(owned.value) }.get()
         } catch let error as EventStoreError where error.lmdbCode == MDB_MAP_FULL || error.lmdbCode == MDB_TXN_FULL {
             // The map is full or the transaction too big: the writer grows or splits and retries.
             throw .transaction(error)
@@ -104,9 +105,11 @@ extension EventStore {
     /// other writes (group commit): everything it writes commits together, or, when it throws,
     /// nothing it wrote is kept and its error is rethrown here.
     ///
-    /// `body` must be synchronous and touch only the transaction: it may run more than once when
-    /// the writer has to retry (after growing the map). Never call the store from inside it.
-    public func writeTables<T: Sendable>(_ body: @escaping @Sendable (TableTransaction) throws -> T) async throws -> T {
+    /// `body` runs as a task whose every step runs on the writer thread (see ``LogTables``): it
+    /// may run more than once when the writer has to retry (after growing the map), and must not
+    /// wait for other work of the store. An append or a table write from inside it throws
+    /// ``EventStoreError/Code/invalidInput`` at once.
+    public func writeTables<T: Sendable>(_ body: @escaping @Sendable (TableTransaction) async throws -> T) async throws -> T {
         let environment = environment
         let registry = tableRegistry
         return try await withCheckedThrowingContinuation { continuation in
@@ -119,25 +122,17 @@ extension EventStore {
     }
 
     /// Runs `body` in one read snapshot of the tables and the log. Keep it short: a long read
-    /// holds back page reuse and map growth.
-    public func readTables<T>(_ body: (TableTransaction) throws -> T) throws -> T {
+    /// holds back page reuse, and growing the map waits for it. `body` may suspend (the snapshot
+    /// is not tied to a thread); it must not wait for other work of the store: an append or a
+    /// table write from inside it throws ``EventStoreError/Code/invalidInput``. The caller's own
+    /// errors come back as they were thrown.
+    public func readTables<T: Sendable>(_ body: (TableTransaction) async throws -> T) async throws -> T {
         let environment = environment
         let registry = tableRegistry
-        // The caller's own errors come back as they were thrown, not wrapped.
-        var callerError: (any Error)?
-        do {
-            return try environment.read { txn in
-                let transaction = TableTransaction(txn: txn, environment: environment, registry: registry, isWritable: false)
-                defer { transaction.invalidate() }
-                do {
-                    return try body(transaction)
-                } catch {
-                    callerError = error
-                    throw error
-                }
-            }
-        } catch {
-            throw callerError ?? error
+        return try await environment.readSuspending { txn in
+            let transaction = TableTransaction(txn: txn, environment: environment, registry: registry, isWritable: false)
+            defer { transaction.invalidate() }
+            return try await TableClosure.$isRunning.withValue(true) { try await body(transaction) }
         }
     }
 

@@ -30,7 +30,7 @@ final class AppendJob: WriteJob, @unchecked Sendable {
         let registry: TableRegistry
         /// A processor's tracking position, checked before anything else and recorded with the events.
         let tracking: TrackingPosition?
-        let body: ((TableTransaction, [AppendResult]) throws -> Void)?
+        let body: (@Sendable (TableTransaction, [AppendResult]) async throws -> Void)?
     }
 
     /// `appends` must already have passed ``Limits/validate(_:)`` and hold their data and
@@ -64,15 +64,16 @@ final class AppendJob: WriteJob, @unchecked Sendable {
             if let recorded = try alreadyRecorded(context) {
                 result = recorded
                 // A processor that meets its own reaction already recorded has handled the event.
-                try withTables(context) { tables in try tableWrites?.tracking?.record(in: tables) }
+                try recordTracking(context)
                 return
             }
             try checkCondition(context)
             var heads = try checkExpectations(context)
             result = try write(heads: &heads, context: &context)
-            try withTables(context) { tables in
-                try tableWrites?.tracking?.record(in: tables)
-                try tableWrites?.body?(tables, result)
+            try recordTracking(context)
+            if let body = tableWrites?.body {
+                let result = result
+                try withTables(context) { tables in try await body(tables, result) }
             }
             // Last, so that a snapshot written with these events goes with the events it trims.
             try applyRetention(heads: heads, context: &context)
@@ -87,10 +88,12 @@ final class AppendJob: WriteJob, @unchecked Sendable {
     /// written: a refusal rejects this job alone.
     private func checkTracking(_ context: BatchContext) throws(JobFailure) {
         guard let writes = tableWrites, let tracking = writes.tracking else { return }
-        let transaction = TableTransaction(txn: context.txn, environment: writes.environment, registry: writes.registry, isWritable: true)
-        defer { transaction.invalidate() }
+        let tables = LMDBTables(txn: context.txn, environment: writes.environment, registry: writes.registry)
         do {
-            try tracking.check(in: transaction, head: context.nextPosition - 1)
+            let recorded = try tables.withValue(TrackingPosition.table, Array(tracking.name.utf8)) { bytes in
+                try TrackingPosition.recorded(tracking.name, from: bytes)
+            }
+            try tracking.check(recorded: recorded ?? 0, head: context.nextPosition - 1)
         } catch let error as EventStoreError where error.code == .alreadyProcessed || error.code == .invalidInput {
             throw .rejected(error)
         } catch {
@@ -98,16 +101,28 @@ final class AppendJob: WriteJob, @unchecked Sendable {
         }
     }
 
-    /// Runs table writes (recording the tracking position, the caller's writes) in this
+    /// Records the tracking position (when there is one) in this transaction.
+    private func recordTracking(_ context: BatchContext) throws(JobFailure) {
+        guard let writes = tableWrites, let tracking = writes.tracking else { return }
+        let tables = LMDBTables(txn: context.txn, environment: writes.environment, registry: writes.registry)
+        do {
+            try tables.put(TrackingPosition.table, Array(tracking.name.utf8), BigEndian.bytes(of: tracking.position))
+        } catch {
+            throw .transaction(EventStoreError.wrapping(error))
+        }
+    }
+
+    /// Runs table writes (the caller's) in this
     /// transaction. A full map or transaction goes back to the writer (it grows or splits and
     /// retries); the caller's own error rolls the batch back without this job and fails it.
-    private func withTables(_ context: BatchContext, _ body: (TableTransaction) throws -> Void) throws(JobFailure) {
+    private func withTables(_ context: BatchContext, _ body: @escaping @Sendable (TableTransaction) async throws -> Void) throws(JobFailure) {
         guard let writes = tableWrites else { return }
         callerError = nil
         let transaction = TableTransaction(txn: context.txn, environment: writes.environment, registry: writes.registry, isWritable: true)
         defer { transaction.invalidate() }
         do {
-            try body(transaction)
+            let owned = WriterOwned(transaction)
+            try context.executor.run { try await body(owned.value) }.get()
         } catch let error as EventStoreError where error.lmdbCode == MDB_MAP_FULL || error.lmdbCode == MDB_TXN_FULL {
             throw .transaction(error)
         } catch {

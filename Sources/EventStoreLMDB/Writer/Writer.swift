@@ -22,6 +22,8 @@ struct BatchContext {
     var nextPosition: UInt64
     /// The time stamped on every event of this batch, in microseconds since 1970.
     let recordedAt: Int64
+    /// Where a job runs a caller's async closure, on this thread (see ``WriterExecutor``).
+    let executor: WriterExecutor
 }
 
 /// One unit of work for the writer thread, run inside a transaction it shares with other jobs.
@@ -72,6 +74,8 @@ final class Writer: @unchecked Sendable {
     private var thread: Thread?
     /// Told the new head after each commit that appended events.
     private let headSignal: HeadSignal
+    /// Runs callers' async table closures on this thread.
+    private let executor = WriterExecutor()
 
     /// Write transactions committed since the store opened.
     let commitCount = Atomic<UInt64>(0)
@@ -111,6 +115,8 @@ final class Writer: @unchecked Sendable {
     /// Queues a job; throws ``EventStoreError/Code/closed`` once the writer is shutting down, and
     /// ``EventStoreError/Code/storeUnavailable`` when the store is open read-only.
     func submit(_ job: any WriteJob) throws(EventStoreError) {
+        // From a table closure the writer runs, the job would wait for the writer forever.
+        try TableClosure.checkOutside("a write")
         if environment.isReadOnly {
             throw EventStoreError(
                 .storeUnavailable,
@@ -203,7 +209,7 @@ final class Writer: @unchecked Sendable {
                     var context = BatchContext(
                         txn: txn, databases: environment.databases,
                         nextPosition: try Self.lastPosition(txn, environment.databases) + 1,
-                        recordedAt: recordedAt)
+                        recordedAt: recordedAt, executor: executor)
                     let start = context.nextPosition
                     // The store may now hold records of the current format.
                     if formatUpgradePending { try MetaCounters.markFormat(Schema.formatVersion, txn, environment.databases) }

@@ -6,14 +6,14 @@
 /// the value's length (u32), the value.
 public enum StateHash {
     /// The hash of a projection's state, as 64 lowercase hexadecimal digits.
-    public static func of(tables: [String], in state: some StateReader) throws -> String {
+    public static func of(tables: [String], in state: some StateReader) async throws -> String {
         var hasher = SHA256()
         for table in tables.sorted(by: { $0.utf8.lexicographicallyPrecedes($1.utf8) }) {
             hasher.update(bytes(UInt32(table.utf8.count)))
             hasher.update(table.utf8)
-            hasher.update(bytes(UInt64(try state.rowCount(table))))
+            hasher.update(bytes(UInt64(try await state.rowCount(table))))
             // Row by row, so hashing a large state holds no copy of it.
-            try state.forEachRawRow(table) { key, value in
+            try await state.forEachRawRow(table) { key, value in
                 hasher.update(bytes(UInt32(key.count)))
                 hasher.update(key)
                 hasher.update(bytes(UInt32(value.count)))
@@ -25,9 +25,9 @@ public enum StateHash {
 
     /// The hash of a projection's state: its tables, and its passed-over events when it has any
     /// (so a projection that never passed one over hashes as its tables alone).
-    public static func of(_ projection: any Projection, in state: some StateReader) throws -> String {
-        let passedOver = try state.rowCount(PassedOver.table) > 0
-        return try of(tables: projection.tables + (passedOver ? [PassedOver.table] : []), in: state)
+    public static func of(_ projection: any Projection, in state: some StateReader) async throws -> String {
+        let passedOver = try await state.rowCount(PassedOver.table) > 0
+        return try await of(tables: projection.tables + (passedOver ? [PassedOver.table] : []), in: state)
     }
 
     private static func bytes(_ value: UInt32) -> [UInt8] { withUnsafeBytes(of: value.bigEndian) { Array($0) } }

@@ -58,13 +58,13 @@ enum CatchUpBatch {
     /// `txn`. Nil for the rebuild slot when no rebuild is under way.
     static func fold(
         _ txn: TableTransaction, projection: any Projection, slot: Slot, limit: UInt64, maximumRows: Int, timed: Bool
-    ) throws -> FoldedBatch? {
+    ) async throws -> FoldedBatch? {
         let name = projection.name
-        let head = try txn.headPosition()
-        let stored = try readCheckpoint(name, txn, slot: slot)
+        let head = try await txn.headPosition()
+        let stored = try await readCheckpoint(name, txn, slot: slot)
         if slot == .rebuild && stored == nil { return nil }
         // Deletions matter only to a new state's checkpoint; a stored one folds on (see foldsLike).
-        let definition = try ProjectionDefinition(projection, in: txn, countingDeletions: stored == nil)
+        let definition = try await ProjectionDefinition(projection, in: txn, countingDeletions: stored == nil)
         let base = stored ?? Checkpoint(building: definition)
         var progress = BatchProgress()
         func result(_ next: Checkpoint, _ changes: [(table: String, rows: [(key: [UInt8], value: [UInt8]?)])] = []) -> FoldedBatch {
@@ -80,12 +80,16 @@ enum CatchUpBatch {
         guard base.position < head else { return result(base) }
         let start = base.position + 1
         let end = min(head, start.addingReportingOverflow(limit - 1).overflow ? head : start + (limit - 1))
+        // On LMDB every stored row is at hand; elsewhere an event that asks for one not loaded yet
+        // is applied again once it is (see RowCache).
+        let cache = RowCache(txn)
+        let rowsMissing: (() -> Bool)? = txn.rowsAtHand ? nil : { cache.isMissingRows }
         var state = ProjectionState(projection: name, tables: projection.tables + [PassedOver.table]) { table, key in
-            try txn.get(StoredState.tableName(name, table, generation: base.generation), key)
+            try cache.value(StoredState.tableName(name, table, generation: base.generation), key)
         }
         // Operators' decisions to pass over an event (a few events in a small stream of the
         // store's own; read at this snapshot, so a rebuild meets the same ones).
-        let decided = projection.errorPolicy == .stop ? try PassedOver.decisions(for: name, in: txn) : [:]
+        let decided = projection.errorPolicy == .stop ? try await PassedOver.decisions(for: name, in: txn) : [:]
         let policy = projection.errorPolicy
         let apply = { (event: RecordedEvent, state: inout ProjectionState) throws in try projection.apply(event, to: &state) }
         var reached = base.position
@@ -97,12 +101,17 @@ enum CatchUpBatch {
         while chunkStart <= end && !stoppedEarly && !failed {
             let chunkEnd = end - chunkStart < releaseEvery ? end : chunkStart + (releaseEvery - 1)
             do {
-                try txn.forEachEvent(from: chunkStart, through: chunkEnd, types: projection.eventTypes) { event in
+                try await txn.forEachEvent(from: chunkStart, through: chunkEnd, types: projection.eventTypes) { event in
                     let started = timed ? ContinuousClock.now : nil
                     defer { if let started { progress.time += ContinuousClock.now - started } }
                     do {
                         let decision = decided.isEmpty ? nil : decided[event.id]
-                        if try state.apply(event, policy: policy, decision: decision, apply) {
+                        var passedOver = try state.apply(event, policy: policy, decision: decision, rowsMissing: rowsMissing, apply)
+                        while passedOver == nil {
+                            try await cache.load()
+                            passedOver = try state.apply(event, policy: policy, decision: decision, rowsMissing: rowsMissing, apply)
+                        }
+                        if passedOver == true {
                             progress.skipped += 1
                         } else {
                             progress.applied += 1
@@ -161,21 +170,21 @@ enum CatchUpBatch {
     /// find the head still where its fold left it): its checkpoint becomes the serving one.
     static func commit(
         _ txn: TableTransaction, _ folded: FoldedBatch, projection: any Projection, finalStep: UInt64
-    ) throws -> CommitOutcome {
+    ) async throws -> CommitOutcome {
         let name = folded.projection
-        guard try readCheckpoint(name, txn, slot: folded.slot) == folded.base else { return .raced }
-        try write(folded, txn)
-        let head = try txn.headPosition()
+        guard try await readCheckpoint(name, txn, slot: folded.slot) == folded.base else { return .raced }
+        try await write(folded, txn)
+        let head = try await txn.headPosition()
         guard folded.slot == .rebuild, head - min(head, folded.next.position) <= finalStep else { return .committed }
         var last = folded.next
         var tailProgress = BatchProgress()
         if last.position < head {
-            guard let tail = try fold(txn, projection: projection, slot: .rebuild, limit: finalStep, maximumRows: .max, timed: false) else {
+            guard let tail = try await fold(txn, projection: projection, slot: .rebuild, limit: finalStep, maximumRows: .max, timed: false) else {
                 return .committed
             }
             // A stop in the tail: the rebuild keeps what it has, and its lane meets the stop next.
             guard tail.progress.failure == nil else { return .committed }
-            try write(tail, txn)
+            try await write(tail, txn)
             last = tail.next
             tailProgress = tail.progress
         }
@@ -184,29 +193,29 @@ enum CatchUpBatch {
         let serving = Checkpoint(
             version: last.version, position: last.position, isBuilding: false, generation: last.generation, upcasters: last.upcasters,
             deletions: last.deletions)
-        try txn.put(Checkpoint.table, Checkpoint.key(name), serving.encoded)
-        try txn.delete(Checkpoint.rebuildTable, Checkpoint.key(name))
+        try await txn.put(Checkpoint.table, Checkpoint.key(name), serving.encoded)
+        try await txn.delete(Checkpoint.rebuildTable, Checkpoint.key(name))
         return .swapped(applied: tailProgress.applied, skipped: tailProgress.skipped)
     }
 
     /// Writes a batch's rows and its checkpoint.
-    private static func write(_ folded: FoldedBatch, _ txn: TableTransaction) throws {
+    private static func write(_ folded: FoldedBatch, _ txn: TableTransaction) async throws {
         var written = 0
         for (table, rows) in folded.changes {
             for (key, value) in rows {
-                if let value { try txn.put(table, key, value) } else { try txn.delete(table, key) }
+                if let value { try await txn.put(table, key, value) } else { try await txn.delete(table, key) }
                 written += 1
                 // Writing back walks the tables' pages: let go of those passed now and then.
                 if written % 2048 == 0 { txn.releaseReadPages() }
             }
         }
         if written > 0 { txn.releaseReadPages() }
-        try txn.put(folded.slot.table, Checkpoint.key(folded.projection), folded.next.encoded)
+        try await txn.put(folded.slot.table, Checkpoint.key(folded.projection), folded.next.encoded)
     }
 
     /// A projection's checkpoint in a slot as stored; nil when it has none.
-    static func readCheckpoint(_ name: String, _ txn: TableTransaction, slot: Slot = .serving) throws -> Checkpoint? {
-        guard let bytes = try txn.get(slot.table, Checkpoint.key(name)) else { return nil }
+    static func readCheckpoint(_ name: String, _ txn: TableTransaction, slot: Slot = .serving) async throws -> Checkpoint? {
+        guard let bytes = try await txn.get(slot.table, Checkpoint.key(name)) else { return nil }
         do {
             return try Checkpoint(decoding: bytes)
         } catch {
@@ -216,16 +225,16 @@ enum CatchUpBatch {
 
     /// Deletes up to `limit` rows of the projection's tables in `generation` (which no checkpoint
     /// names: the one a swap left behind); returns whether they are all empty now.
-    static func clear(_ projection: any Projection, generation: Int, limit: Int, _ txn: TableTransaction) throws -> Bool {
+    static func clear(_ projection: any Projection, generation: Int, limit: Int, _ txn: TableTransaction) async throws -> Bool {
         var deleted = 0
         for table in projection.tables + [PassedOver.table] {
             let name = StoredState.tableName(projection.name, table, generation: generation)
             var keys: [[UInt8]] = []
-            try txn.scan(name) { key, _ in
+            try await txn.scan(name) { key, _ in
                 keys.append(Array(key))
                 return deleted + keys.count < limit
             }
-            for key in keys { try txn.delete(name, key) }
+            for key in keys { try await txn.delete(name, key) }
             deleted += keys.count
             // Clearing jobs follow each other: let go of the pages each one walked.
             txn.releaseReadPages()
@@ -238,30 +247,30 @@ enum CatchUpBatch {
     /// (there is nothing to serve meanwhile); otherwise beside the serving state, in the other
     /// generation of tables, emptied first (the runner has cleared it already, a short
     /// transaction at a time; this empties whatever is left).
-    static func startRebuild(_ projection: any Projection, _ txn: TableTransaction, startedAt: Int64, owner: Int64) throws {
+    static func startRebuild(_ projection: any Projection, _ txn: TableTransaction, startedAt: Int64, owner: Int64) async throws {
         let name = projection.name
         let tables = projection.tables + [PassedOver.table]
-        let definition = try ProjectionDefinition(projection, in: txn)
-        guard let serving = try readCheckpoint(name, txn, slot: .serving) else {
-            for table in tables { try txn.removeAll(StoredState.tableName(name, table, generation: 0)) }
-            try txn.delete(Checkpoint.rebuildTable, Checkpoint.key(name))
-            try txn.put(
+        let definition = try await ProjectionDefinition(projection, in: txn)
+        guard let serving = try await readCheckpoint(name, txn, slot: .serving) else {
+            for table in tables { try await txn.removeAll(StoredState.tableName(name, table, generation: 0)) }
+            try await txn.delete(Checkpoint.rebuildTable, Checkpoint.key(name))
+            try await txn.put(
                 Checkpoint.table, Checkpoint.key(name), Checkpoint(building: definition).encoded)
             return
         }
         let generation = 1 - serving.generation
-        for table in tables { try txn.removeAll(StoredState.tableName(name, table, generation: generation)) }
-        try txn.put(
+        for table in tables { try await txn.removeAll(StoredState.tableName(name, table, generation: generation)) }
+        try await txn.put(
             Checkpoint.rebuildTable, Checkpoint.key(name),
             Checkpoint(building: definition, generation: generation, startedAt: startedAt, owner: owner).encoded)
     }
 
     /// Marks the rebuild of `name` as resumed by this process now (for its rate).
-    static func resumeRebuild(_ name: String, _ txn: TableTransaction, startedAt: Int64, owner: Int64) throws {
-        guard var record = try readCheckpoint(name, txn, slot: .rebuild) else { return }
+    static func resumeRebuild(_ name: String, _ txn: TableTransaction, startedAt: Int64, owner: Int64) async throws {
+        guard var record = try await readCheckpoint(name, txn, slot: .rebuild) else { return }
         record.startedAt = startedAt
         record.startPosition = record.position
         record.owner = owner
-        try txn.put(Checkpoint.rebuildTable, Checkpoint.key(name), record.encoded)
+        try await txn.put(Checkpoint.rebuildTable, Checkpoint.key(name), record.encoded)
     }
 }

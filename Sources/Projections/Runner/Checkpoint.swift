@@ -107,10 +107,10 @@ struct ProjectionDefinition: Equatable, Sendable, CustomStringConvertible {
     /// The definition of `projection` under the store's upcasters and deletions, as `txn` knows
     /// them; without `countingDeletions`, with deletions 0 (for ``foldsLike(_:)``, which does not
     /// look at them, without the reads they cost).
-    init(_ projection: any Projection, in txn: TableTransaction, countingDeletions: Bool = true) throws {
+    init(_ projection: any Projection, in txn: TableTransaction, countingDeletions: Bool = true) async throws {
         self.init(
             version: Int64(projection.version), upcasters: txn.upcasterFingerprint(consuming: projection.eventTypes),
-            deletions: countingDeletions ? try txn.deletionFingerprint(consuming: projection.eventTypes) : 0)
+            deletions: countingDeletions ? try await txn.deletionFingerprint(consuming: projection.eventTypes) : 0)
     }
 
     init(version: Int64, upcasters: UInt64, deletions: UInt64 = 0) {

@@ -15,12 +15,15 @@ struct LaneTotals: Sendable {
 /// hold a thread that awaiting appends need, nor libdispatch's, whose threads serve others too),
 /// at nice 10, so a rebuild takes the CPU the writer and the appending tasks leave, not theirs.
 /// Started on first use, one per core (at least two); they wait for work when there is none.
-final class FoldThreads: @unchecked Sendable {
+///
+/// A task executor: a fold is an async task that prefers it, so each of its steps runs here, and
+/// while it awaits a round trip (PostgreSQL) it holds no thread.
+final class FoldThreads: TaskExecutor, @unchecked Sendable {
     // @unchecked Sendable: `jobs` is touched only under `condition`'s lock.
     static let shared = FoldThreads(count: max(2, ProcessInfo.processInfo.activeProcessorCount))
 
     private let condition = NSCondition()
-    private var jobs: [@Sendable () -> Void] = []
+    private var jobs: [UnownedJob] = []
 
     private init(count: Int) {
         for _ in 0..<count {
@@ -31,7 +34,8 @@ final class FoldThreads: @unchecked Sendable {
     }
 
     /// Runs `job` on one of the threads.
-    func run(_ job: @escaping @Sendable () -> Void) {
+    func enqueue(_ job: consuming ExecutorJob) {
+        let job = UnownedJob(job)
         condition.lock()
         jobs.append(job)
         condition.signal()
@@ -49,7 +53,7 @@ final class FoldThreads: @unchecked Sendable {
             while jobs.isEmpty { condition.wait() }
             let job = jobs.removeFirst()
             condition.unlock()
-            job()
+            job.runSynchronously(on: asUnownedTaskExecutor())
         }
     }
 }
@@ -126,7 +130,9 @@ extension ProjectionRunner {
             guard folded.needsCommit else { return totals }
             let finalStep = finalRebuildStep
             let writesBefore = store.writerStatistics.completedWrites
-            let outcome = try await store.writeTables { txn in try CatchUpBatch.commit(txn, folded, projection: projection, finalStep: finalStep) }
+            let outcome = try await store.writeTables { txn in
+                try await CatchUpBatch.commit(txn, folded, projection: projection, finalStep: finalStep)
+            }
             // More jobs completed while this one waited or ran than this runner's lanes make:
             // appends (or other writers) are going on.
             othersWriting = store.writerStatistics.completedWrites - writesBefore > UInt64(parallelism)
@@ -149,21 +155,16 @@ extension ProjectionRunner {
     /// write transactions of at most ``maximumBatchRows`` deletions.
     func clear(_ projection: any Projection, generation: Int) async throws {
         let limit = maximumBatchRows
-        while try await !store.writeTables({ txn in try CatchUpBatch.clear(projection, generation: generation, limit: limit, txn) }) {}
+        while try await !store.writeTables({ txn in try await CatchUpBatch.clear(projection, generation: generation, limit: limit, txn) }) {}
     }
 
-    /// One batch of `projection` folded in a read snapshot on a fold thread.
+    /// One batch of `projection` folded in a read snapshot on the fold threads.
     private func fold(_ projection: any Projection, _ slot: Slot, maximumRows: Int, timed: Bool) async throws -> FoldedBatch? {
         let store = store
         let limit = batchSize
-        return try await withCheckedThrowingContinuation { continuation in
-            FoldThreads.shared.run {
-                continuation.resume(
-                    with: Result {
-                        try store.readTables { txn in
-                            try CatchUpBatch.fold(txn, projection: projection, slot: slot, limit: limit, maximumRows: maximumRows, timed: timed)
-                        }
-                    })
+        return try await withTaskExecutorPreference(FoldThreads.shared) {
+            try await store.readTables { txn in
+                try await CatchUpBatch.fold(txn, projection: projection, slot: slot, limit: limit, maximumRows: maximumRows, timed: timed)
             }
         }
     }

@@ -44,9 +44,9 @@ public enum PassedOver {
     }
 
     /// The decisions recorded for `projection`, by event id.
-    static func decisions(for projection: String, in txn: TableTransaction) throws -> [UUID: Decision] {
+    static func decisions(for projection: String, in txn: TableTransaction) async throws -> [UUID: Decision] {
         var found: [UUID: Decision] = [:]
-        try txn.forEachEvent(inStream: decisionsStream) { event in
+        try await txn.forEachEvent(inStream: decisionsStream) { event in
             guard event.type == decisionType, let decision = try? Decision(recorded: event), decision.projection == projection else { return }
             found[decision.eventId] = decision
         }

@@ -145,12 +145,7 @@ public final class ProjectionRunner: Sendable {
         }
         try await store.openTables([Checkpoint.table, Checkpoint.rebuildTable] + projections.flatMap(Self.storedTables))
 
-        let stored = try store.readTables { txn in
-            try projections.map {
-                (try CatchUpBatch.readCheckpoint($0.name, txn), try CatchUpBatch.readCheckpoint($0.name, txn, slot: .rebuild),
-                 try ProjectionDefinition($0, in: txn))
-            }
-        }
+        let stored = try await Self.checkpoints(of: projections, in: store)
         // A read-only open rebuilds and finishes nothing: its notices say so.
         let readOnly = store.mode == .readOnly
         let rebuildingIt = readOnly ? "the store is open read-only, so it is not rebuilt here" : "rebuilding it"
@@ -201,7 +196,7 @@ public final class ProjectionRunner: Sendable {
             let resumed = toResume.map(\.name)
             let owner = store.ownerID
             try await store.writeTables { txn in
-                for name in resumed { try CatchUpBatch.resumeRebuild(name, txn, startedAt: now, owner: owner) }
+                for name in resumed { try await CatchUpBatch.resumeRebuild(name, txn, startedAt: now, owner: owner) }
             }
             _ = try await finishRebuilds(toResume, progress: progress, started: .now)
         }
@@ -310,28 +305,29 @@ public final class ProjectionRunner: Sendable {
     private func rebuildAfterDeletions(_ selected: [any Projection], progress: Progress?) async throws {
         guard !selected.isEmpty else { return }
         // One read when no deletion happened since every state was last found up to date.
-        let (deletions, candidates, allCurrent) = try store.readTables { txn -> (UInt64, [(any Projection, Checkpoint?)], Bool) in
-            let deletions = try txn.deletionFingerprint(consuming: nil)
-            if deletions == checkedDeletions.withLock({ $0 }) { return (deletions, [], false) }
+        let checked = checkedDeletions.withLock { $0 }
+        let (deletions, candidates, allCurrent) = try await store.readTables { txn -> (UInt64, [(name: String, rebuilding: Checkpoint?)], Bool) in
+            let deletions = try await txn.deletionFingerprint(consuming: nil)
+            if deletions == checked { return (deletions, [], false) }
             var allCurrent = true
-            var candidates: [(any Projection, Checkpoint?)] = []
+            var candidates: [(name: String, rebuilding: Checkpoint?)] = []
             for projection in selected {
-                let definition = try ProjectionDefinition(projection, in: txn)
-                let rebuilding = try CatchUpBatch.readCheckpoint(projection.name, txn, slot: .rebuild)
-                guard let serving = try CatchUpBatch.readCheckpoint(projection.name, txn) else {
+                let definition = try await ProjectionDefinition(projection, in: txn)
+                let rebuilding = try await CatchUpBatch.readCheckpoint(projection.name, txn, slot: .rebuild)
+                guard let serving = try await CatchUpBatch.readCheckpoint(projection.name, txn) else {
                     allCurrent = false  // a first build under way records its own count when it commits
                     continue
                 }
                 if serving.definition == definition && !serving.isBuilding && rebuilding == nil { continue }
                 allCurrent = false
-                if serving.definition.foldsLike(definition), serving.definition != definition { candidates.append((projection, rebuilding)) }
+                if serving.definition.foldsLike(definition), serving.definition != definition { candidates.append((projection.name, rebuilding)) }
             }
             return (deletions, candidates, allCurrent)
         }
         var stale: [String] = []
-        for (projection, rebuilding) in candidates {
-            if let rebuilding, try await RebuildOwners.isRunning(owner: rebuilding.owner, in: store, projection: projection.name) { continue }
-            stale.append(projection.name)
+        for (name, rebuilding) in candidates {
+            if let rebuilding, try await RebuildOwners.isRunning(owner: rebuilding.owner, in: store, projection: name) { continue }
+            stale.append(name)
         }
         // Remembered only when a check of every projection found each state up to date.
         if allCurrent && selected.count == projections.count { checkedDeletions.withLock { $0 = deletions } }
@@ -360,12 +356,7 @@ public final class ProjectionRunner: Sendable {
         // have left rows there), a short transaction at a time.
         let path = store.location
         return try await RebuildOwners.running(path, selected.map(\.name)) {
-            let records = try store.readTables { txn in
-                try selected.map {
-                    (try CatchUpBatch.readCheckpoint($0.name, txn), try CatchUpBatch.readCheckpoint($0.name, txn, slot: .rebuild),
-                     try ProjectionDefinition($0, in: txn))
-                }
-            }
+            let records = try await Self.checkpoints(of: selected, in: store)
             // A rebuild of this version whose process died goes on from where it stopped.
             var resumed: [String] = []
             var fresh: [any Projection] = []
@@ -382,8 +373,8 @@ public final class ProjectionRunner: Sendable {
             let now = store.configuration.clock().microsecondsSince1970
             let (toResume, toStart, owner) = (resumed, fresh, store.ownerID)
             try await store.writeTables { txn in
-                for name in toResume { try CatchUpBatch.resumeRebuild(name, txn, startedAt: now, owner: owner) }
-                for projection in toStart { try CatchUpBatch.startRebuild(projection, txn, startedAt: now, owner: owner) }
+                for name in toResume { try await CatchUpBatch.resumeRebuild(name, txn, startedAt: now, owner: owner) }
+                for projection in toStart { try await CatchUpBatch.startRebuild(projection, txn, startedAt: now, owner: owner) }
             }
             return try await finishRebuilds(selected, progress: progress, started: started)
         }
@@ -392,14 +383,14 @@ public final class ProjectionRunner: Sendable {
     /// Runs the started rebuilds of `selected` to their swap (a projection rebuilt in place: to
     /// the head) and reports on each.
     private func finishRebuilds(_ selected: [any Projection], progress: Progress?, started: ContinuousClock.Instant) async throws -> [RebuildReport] {
-        let slots = try store.readTables { txn in
-            try selected.map { projection in
-                (projection, try CatchUpBatch.readCheckpoint(projection.name, txn, slot: .rebuild) == nil ? Slot.serving : .rebuild)
-            }
+        let slots = try await store.readTables { txn in
+            var slots: [Slot] = []
+            for projection in selected { slots.append(try await CatchUpBatch.readCheckpoint(projection.name, txn, slot: .rebuild) == nil ? .serving : .rebuild) }
+            return slots
         }
         // Between batches: a cancelled rebuild leaves its record, which the next open resumes.
         let totals = try await RebuildOwners.running(store.location, selected.map(\.name)) {
-            try await runLanes(slots.map { ($0.0, $0.1) }, timed: true, progress: progress)
+            try await runLanes(Array(zip(selected, slots)).map { (projection: $0.0, slot: $0.1) }, timed: true, progress: progress)
         }
         var stopped: ProjectionError?
         for projection in selected {
@@ -409,16 +400,37 @@ public final class ProjectionRunner: Sendable {
         }
         if let stopped { throw stopped }
         let seconds = Self.seconds(since: started)
-        return try store.readTables { txn in
-            try selected.map { projection in
-                failures.withLock { _ = $0.removeValue(forKey: projection.name) }
+        for projection in selected { failures.withLock { _ = $0.removeValue(forKey: projection.name) } }
+        return try await store.readTables { txn in
+            var reports: [RebuildReport] = []
+            for projection in selected {
                 let lane = totals[projection.name] ?? LaneTotals()
-                let checkpoint = try CatchUpBatch.readCheckpoint(projection.name, txn)?.position ?? 0
-                return RebuildReport(
-                    projection: projection.name, eventsApplied: lane.applied, eventsSkipped: lane.skipped, checkpoint: checkpoint,
-                    seconds: Self.seconds(lane.time), elapsedSeconds: seconds,
-                    hash: try StateHash.of(projection, in: try StoredState.serving(txn, projection.name)))
+                let checkpoint = try await CatchUpBatch.readCheckpoint(projection.name, txn)?.position ?? 0
+                reports.append(
+                    RebuildReport(
+                        projection: projection.name, eventsApplied: lane.applied, eventsSkipped: lane.skipped, checkpoint: checkpoint,
+                        seconds: Self.seconds(lane.time), elapsedSeconds: seconds,
+                        hash: try await StateHash.of(projection, in: try await StoredState.serving(txn, projection.name))))
             }
+            return reports
+        }
+    }
+
+    /// Each projection's serving and rebuild checkpoints and its current definition, in one snapshot.
+    private static func checkpoints(of projections: [any Projection], in store: any ProjectionStore) async throws
+        -> [(serving: Checkpoint?, rebuilding: Checkpoint?, definition: ProjectionDefinition)]
+    {
+        try await store.readTables { txn in
+            var found: [(serving: Checkpoint?, rebuilding: Checkpoint?, definition: ProjectionDefinition)] = []
+            for projection in projections {
+                found.append(
+                    (
+                        try await CatchUpBatch.readCheckpoint(projection.name, txn),
+                        try await CatchUpBatch.readCheckpoint(projection.name, txn, slot: .rebuild),
+                        try await ProjectionDefinition(projection, in: txn)
+                    ))
+            }
+            return found
         }
     }
 
@@ -437,15 +449,15 @@ public final class ProjectionRunner: Sendable {
     /// opened read-only, nothing is caught up here: the state answers once another process has
     /// caught it up with the head as it was at the call (waiting up to a second for it), and
     /// ``ProjectionError/Code/notCaughtUp`` says how to catch it up otherwise.
-    public func read<T>(_ name: String, _ body: (StoredState) throws -> T) async throws -> T {
+    public func read<T: Sendable>(_ name: String, _ body: (StoredState) async throws -> T) async throws -> T {
         let projection = try projection(named: name)
         if isReadOnly { return try await readStanding(projection, body) }
         try await catchUp([projection.name])
-        return try store.readTables { txn in try body(try StoredState.serving(txn, projection.name)) }
+        return try await store.readTables { txn in try await body(try await StoredState.serving(txn, projection.name)) }
     }
 
     /// The same, for the registered projection of type `P` (a typo does not compile).
-    public func read<P: Projection, T>(_ type: P.Type, _ body: (StoredState) throws -> T) async throws -> T {
+    public func read<P: Projection, T: Sendable>(_ type: P.Type, _ body: (StoredState) async throws -> T) async throws -> T {
         try await read(try projection(ofType: type).name, body)
     }
 
@@ -459,9 +471,9 @@ public final class ProjectionRunner: Sendable {
     public func query(_ name: String, parameters: QueryParameters = QueryParameters(), asOf position: UInt64? = nil) async throws -> JSONValue {
         let projection = try checkedQuery(name, parameters)
         if let position {
-            return try projection.query(try await state(of: name, asOf: position).reader, parameters)
+            return try await projection.query(try await state(of: name, asOf: position).reader, parameters)
         }
-        return try await read(name) { try projection.query($0, parameters) }
+        return try await read(name) { try await projection.query($0, parameters) }
     }
 
     /// The projection `name`, once `parameters` are known to be ones it takes; throws
@@ -528,33 +540,40 @@ public final class ProjectionRunner: Sendable {
     }
 
     /// The hash of the projection's stored state (as it stands, without catching up).
-    public func storedHash(of name: String) throws -> String {
+    public func storedHash(of name: String) async throws -> String {
         let projection = try projection(named: name)
-        return try store.readTables { txn in
-            try StateHash.of(projection, in: try StoredState.serving(txn, name))
+        return try await store.readTables { txn in
+            try await StateHash.of(projection, in: try await StoredState.serving(txn, name))
         }
     }
 
     /// Where every projection stands, without catching up.
-    public func statuses() throws -> [ProjectionStatus] {
+    public func statuses() async throws -> [ProjectionStatus] {
         let failures = failures.withLock { $0 }
         let now = store.configuration.clock().microsecondsSince1970
-        let statuses = try store.readTables { txn in
-            let head = try txn.headPosition()
-            return try projections.map { projection in
-                let checkpoint = try CatchUpBatch.readCheckpoint(projection.name, txn)
-                let rebuilding = try CatchUpBatch.readCheckpoint(projection.name, txn, slot: .rebuild)
+        let projections = projections
+        let statuses = try await store.readTables { txn in
+            let head = try await txn.headPosition()
+            var statuses: [ProjectionStatus] = []
+            for projection in projections {
+                let checkpoint = try await CatchUpBatch.readCheckpoint(projection.name, txn)
+                let rebuilding = try await CatchUpBatch.readCheckpoint(projection.name, txn, slot: .rebuild)
                 let position = checkpoint?.position ?? 0
-                let state = try StoredState.serving(txn, projection.name)
-                let skipped = try state.rows(PassedOver.table, prefix: RowKey(), reverse: false, limit: ProjectionStatus.listedSkips, as: String.self)
-                return ProjectionStatus(
-                    name: projection.name, version: projection.version, checkpoint: position,
-                    lag: head > position ? head - position : 0, hash: try StateHash.of(projection, in: state),
-                    isBuilding: (checkpoint?.isBuilding ?? false) || rebuilding != nil, failure: failures[projection.name]?.message,
-                    eventsSkipped: try state.rowCount(PassedOver.table),
-                    skippedPositions: skipped.map { PassedOver.Entry(position: $0.key.parts([.number])?.first?.number ?? 0, reason: $0.value) },
-                    rebuild: rebuilding.map { RebuildStatus($0, head: head, now: now) })
+                let state = try await StoredState.serving(txn, projection.name)
+                let skipped = try await state.rows(
+                    PassedOver.table, prefix: RowKey(), reverse: false, limit: ProjectionStatus.listedSkips, as: String.self)
+                statuses.append(
+                    ProjectionStatus(
+                        name: projection.name, version: projection.version, checkpoint: position,
+                        lag: head > position ? head - position : 0, hash: try await StateHash.of(projection, in: state),
+                        isBuilding: (checkpoint?.isBuilding ?? false) || rebuilding != nil, failure: failures[projection.name]?.message,
+                        eventsSkipped: try await state.rowCount(PassedOver.table),
+                        skippedPositions: skipped.map {
+                            PassedOver.Entry(position: $0.key.parts([.number])?.first?.number ?? 0, reason: $0.value)
+                        },
+                        rebuild: rebuilding.map { RebuildStatus($0, head: head, now: now) }))
             }
+            return statuses
         }
         for status in statuses { metrics.lag(status.name, status.lag) }
         return statuses
@@ -585,7 +604,7 @@ public final class ProjectionRunner: Sendable {
                 .invalidQuery, "There is no event at position \(position) (the head is \(try await store.headPosition())).",
                 projection: name, position: position)
         }
-        let checkpoint = try store.readTables { txn in try CatchUpBatch.readCheckpoint(name, txn)?.position ?? 0 }
+        let checkpoint = try await store.readTables { txn in try await CatchUpBatch.readCheckpoint(name, txn)?.position ?? 0 }
         guard position > checkpoint else {
             throw ProjectionError(
                 .invalidQuery,
@@ -684,12 +703,9 @@ extension ProjectionRunner {
     /// over (the next open rebuilds it). Adds each problem to `report` under the check
     /// "projections"; throws the store's errors.
     public func verify(into report: inout VerificationReport, deep: Bool) async throws {
-        let stored = try store.readTables { txn in
-            try projections.map { projection in
-                (try CatchUpBatch.readCheckpoint(projection.name, txn), try txn.headPosition(), try ProjectionDefinition(projection, in: txn))
-            }
-        }
-        for (projection, (checkpoint, head, definition)) in zip(projections, stored) {
+        let stored = try await Self.checkpoints(of: projections, in: store)
+        let head = try await store.headPosition()
+        for (projection, (checkpoint, _, definition)) in zip(projections, stored) {
             guard let checkpoint else { continue }
             if checkpoint.position > head {
                 report.add("projections", "'\(projection.name)' is at position \(checkpoint.position), past the head \(head)")
@@ -699,8 +715,8 @@ extension ProjectionRunner {
             guard checkpoint.definition == definition else { continue }
             guard deep, checkpoint.position <= head else { continue }
             do {
-                let expected = try StateHash.of(projection, in: try await state(of: projection.name, asOf: checkpoint.position).reader)
-                let actual = try storedHash(of: projection.name)
+                let expected = try await StateHash.of(projection, in: try await state(of: projection.name, asOf: checkpoint.position).reader)
+                let actual = try await storedHash(of: projection.name)
                 if expected != actual {
                     report.add(
                         "projections",

@@ -20,14 +20,14 @@ extension ProjectionRunner {
 
     /// A read-only `read(_:_:)`: `body` runs on the stored state once it has applied the head
     /// as it was when asked, waiting up to `readOnlyGrace` for another process to get it there.
-    func readStanding<T>(_ projection: any Projection, _ body: (StoredState) throws -> T) async throws -> T {
+    func readStanding<T: Sendable>(_ projection: any Projection, _ body: (StoredState) async throws -> T) async throws -> T {
         let head = try await store.headPosition()
         do {
             try await waitUntilApplied(projection.name, position: head, timeout: Self.readOnlyGrace)
         } catch ProjectionError.Code.timedOut {
             // Said below, as the projection being behind.
         }
-        return try readStanding(projection, atLeast: head, body)
+        return try await readStanding(projection, atLeast: head, body)
     }
 
     /// Runs `body` on the stored state of `projection` in one snapshot, if that state can answer
@@ -35,10 +35,12 @@ extension ProjectionRunner {
     ///
     /// Throws `ProjectionError/Code/notCaughtUp` otherwise, saying how to catch it up, and
     /// the store's errors.
-    func readStanding<T>(_ projection: any Projection, atLeast position: UInt64, _ body: (StoredState) throws -> T) throws -> T {
-        try store.readTables { txn in
-            try Self.checkStanding(projection, atLeast: position, in: txn)
-            return try body(try StoredState.serving(txn, projection.name))
+    func readStanding<T: Sendable>(_ projection: any Projection, atLeast position: UInt64, _ body: (StoredState) async throws -> T) async throws
+        -> T
+    {
+        try await store.readTables { txn in
+            try await Self.checkStanding(projection, atLeast: position, in: txn)
+            return try await body(try await StoredState.serving(txn, projection.name))
         }
     }
 
@@ -46,9 +48,9 @@ extension ProjectionRunner {
     /// store's catch-up); throws `ProjectionError/Code/notCaughtUp` for the first that is not.
     func checkStanding(_ selected: [any Projection]) async throws -> UInt64 {
         for projection in selected { try await reopenTables(projection) }
-        return try store.readTables { txn in
-            let head = try txn.headPosition()
-            for projection in selected { try Self.checkStanding(projection, atLeast: head, in: txn) }
+        return try await store.readTables { txn in
+            let head = try await txn.headPosition()
+            for projection in selected { try await Self.checkStanding(projection, atLeast: head, in: txn) }
             return head
         }
     }
@@ -61,7 +63,7 @@ extension ProjectionRunner {
         var interval = Self.readOnlyPollIntervals.first
         while true {
             try await reopenTables(projection)
-            let checkpoint = try store.readTables { txn in try Self.checkDefinition(projection, in: txn) }
+            let checkpoint = try await store.readTables { txn in try await Self.checkDefinition(projection, in: txn) }
             if checkpoint >= position { return checkpoint }
             try await clock.sleep(for: interval)
             interval = min(interval * 2, Self.readOnlyPollIntervals.longest)
@@ -76,10 +78,10 @@ extension ProjectionRunner {
 
     /// Throws `ProjectionError/Code/notCaughtUp` unless the stored state of `projection` can
     /// answer (see `checkDefinition(_:in:)`) and has applied `position`.
-    private static func checkStanding(_ projection: any Projection, atLeast position: UInt64, in txn: TableTransaction) throws {
-        let applied = try checkDefinition(projection, in: txn)
+    private static func checkStanding(_ projection: any Projection, atLeast position: UInt64, in txn: TableTransaction) async throws {
+        let applied = try await checkDefinition(projection, in: txn)
         guard applied >= position else {
-            let head = try txn.headPosition()
+            let head = try await txn.headPosition()
             throw ProjectionError(
                 .notCaughtUp,
                 "The projection '\(projection.name)' has applied the log up to position \(applied) of \(head), and the store is open read-only, so it cannot catch up here: catch it up where the store can be written (`esctl query \(projection.name)` or `esctl serve` there does), or ask for its state as of a position (--as-of, asOf=).",
@@ -91,16 +93,16 @@ extension ProjectionRunner {
     /// projection's current definition, and holds no event deleted since unless a rebuild (by a
     /// process that may write) is under way to remove them: the same state a writable runner
     /// serves. Throws `ProjectionError/Code/notCaughtUp` otherwise.
-    private static func checkDefinition(_ projection: any Projection, in txn: TableTransaction) throws -> UInt64 {
-        guard let checkpoint = try CatchUpBatch.readCheckpoint(projection.name, txn) else { return 0 }
-        let current = try ProjectionDefinition(projection, in: txn)
+    private static func checkDefinition(_ projection: any Projection, in txn: TableTransaction) async throws -> UInt64 {
+        guard let checkpoint = try await CatchUpBatch.readCheckpoint(projection.name, txn) else { return 0 }
+        let current = try await ProjectionDefinition(projection, in: txn)
         guard checkpoint.definition.foldsLike(current) else {
             throw ProjectionError(
                 .notCaughtUp,
                 "The projection '\(projection.name)' \(checkpoint.definition.change(to: current)), and the store is open read-only, so it cannot be rebuilt here: rebuild it where the store can be written (`esctl rebuild \(projection.name)`).",
                 projection: projection.name)
         }
-        if checkpoint.definition != current, try CatchUpBatch.readCheckpoint(projection.name, txn, slot: .rebuild) == nil {
+        if checkpoint.definition != current, try await CatchUpBatch.readCheckpoint(projection.name, txn, slot: .rebuild) == nil {
             throw ProjectionError(
                 .notCaughtUp,
                 "The projection '\(projection.name)' holds events deleted since it was built, and the store is open read-only, so it cannot be rebuilt without them here: catch it up where the store can be written (`esctl query \(projection.name)` or `esctl serve` there rebuilds it).",

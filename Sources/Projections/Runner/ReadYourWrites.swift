@@ -23,7 +23,7 @@ extension ProjectionRunner {
             return try await group.next() ?? nil
         }
         if let reached { return reached }
-        let checkpoint = try self.checkpoint(of: projection.name)
+        let checkpoint = try await self.checkpoint(of: projection.name)
         let head = try await store.headPosition()
         throw ProjectionError(
             .timedOut,
@@ -40,19 +40,19 @@ extension ProjectionRunner {
     ) async throws -> JSONValue {
         let projection = try checkedQuery(name, parameters)
         try await waitUntilApplied(name, position: minPosition, timeout: timeout)
-        if isReadOnly { return try readStanding(projection, atLeast: minPosition) { try projection.query($0, parameters) } }
+        if isReadOnly { return try await readStanding(projection, atLeast: minPosition) { try await projection.query($0, parameters) } }
         return try await query(name, parameters: parameters)
     }
 
     /// The stored checkpoint of the state that answers queries; 0 before the first build.
-    func checkpoint(of name: String) throws -> UInt64 {
-        try store.readTables { txn in try CatchUpBatch.readCheckpoint(name, txn)?.position ?? 0 }
+    func checkpoint(of name: String) async throws -> UInt64 {
+        try await store.readTables { txn in try await CatchUpBatch.readCheckpoint(name, txn)?.position ?? 0 }
     }
 
     private func reach(_ name: String, _ position: UInt64) async throws -> UInt64 {
         if isReadOnly { return try await reachStanding(try projection(named: name), position) }
         while true {
-            let checkpoint = try self.checkpoint(of: name)
+            let checkpoint = try await self.checkpoint(of: name)
             if checkpoint >= position { return checkpoint }
             let head = try await store.headPosition()
             if checkpoint < head {

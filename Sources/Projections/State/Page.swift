@@ -85,7 +85,7 @@ extension StateReader {
     public func page<V: RowValue>(
         _ table: String, prefix: RowKey, _ page: Page, startFromEnd: Bool = false, cursorKey: (String) -> RowKey?,
         as type: V.Type, where include: (RowKey, V) throws -> Bool = { _, _ in true }
-    ) throws -> PageRows<V> {
+    ) async throws -> PageRows<V> {
         let backward = page.isBackward(startFromEnd: startFromEnd)
         var start: RowKey?
         if let cursor = page.after ?? page.before {
@@ -96,7 +96,7 @@ extension StateReader {
         }
         var rows: [(key: RowKey, value: V)] = []
         var hasMore = false
-        try forEachRow(table, prefix: prefix, after: start, reverse: backward, as: type) { key, value in
+        try await forEachRow(table, prefix: prefix, after: start, reverse: backward, as: type) { key, value in
             guard try include(key, value) else { return true }
             if rows.count == page.limit {
                 hasMore = true

@@ -143,10 +143,7 @@ public struct ProjectionState {
         do {
             try apply(event, &self)
         } catch {
-            for undo in undoLog.reversed() {
-                tables[undo.table].rows[undo.key] = undo.previous
-            }
-            undoLog.removeAll(keepingCapacity: true)
+            undo()
             throw error
         }
     }
@@ -170,24 +167,49 @@ public struct ProjectionState {
     /// changes undone); either is recorded in ``PassedOver/table``. Rethrows the engine's own
     /// errors, and what `apply` throws under `.stop` (then the state may keep the failed event's
     /// changes: the caller throws it away).
+    ///
+    /// With `rowsMissing` (a backend whose rows are not at hand, see ``RowCache``): when it says
+    /// after `apply` that a row was asked for that was not at hand, whatever the event did is
+    /// undone (whatever `apply` made of the missing row) and nil is returned, for the caller to
+    /// load the rows and apply the event again.
     mutating func apply(
-        _ event: RecordedEvent, policy: ProjectionErrorPolicy, decision: PassedOver.Decision?,
+        _ event: RecordedEvent, policy: ProjectionErrorPolicy, decision: PassedOver.Decision?, rowsMissing: (() -> Bool)? = nil,
         _ apply: (RecordedEvent, inout ProjectionState) throws -> Void
-    ) throws -> Bool {
+    ) throws -> Bool? {
         if let decision {
             try put(PassedOver.table, PassedOver.key(event.position), "passed over by decision: \(decision.reason)")
             return true
         }
-        do {
-            try self.apply(event, undoable: policy == .skip, apply)
+        let undoable = policy == .skip || rowsMissing != nil
+        guard undoable else {
+            try apply(event, &self)
             return false
-        } catch {
-            // The engine's own errors (a damaged row, an undeclared table) always stop: passing
-            // over them would hide damage.
-            guard policy == .skip, !(error is ProjectionError) else { throw error }
-            try put(PassedOver.table, PassedOver.key(event.position), "\(error)")
-            return true
         }
+        undoLog.removeAll(keepingCapacity: true)
+        isRecordingUndo = true
+        var failure: (any Error)?
+        do {
+            try apply(event, &self)
+        } catch {
+            failure = error
+        }
+        isRecordingUndo = false
+        if failure != nil || rowsMissing?() == true { undo() }
+        if rowsMissing?() == true { return nil }
+        guard let failure else { return false }
+        // The engine's own errors (a damaged row, an undeclared table) always stop: passing
+        // over them would hide damage.
+        guard policy == .skip, !(failure is ProjectionError) else { throw failure }
+        try put(PassedOver.table, PassedOver.key(event.position), "\(failure)")
+        return true
+    }
+
+    /// Undoes the changes of the event being applied.
+    private mutating func undo() {
+        for undo in undoLog.reversed() {
+            tables[undo.table].rows[undo.key] = undo.previous
+        }
+        undoLog.removeAll(keepingCapacity: true)
     }
 
     /// Remembers the row under `key` as it is before this event changes it: a copy, since rows

@@ -1,28 +1,29 @@
 import EventStoreCore
 
 /// Read access to a projection's tables: the stored state (``StoredState``) or a state folded in
-/// memory (``ProjectionState``). Queries are written against this.
+/// memory (``ProjectionState``). Queries are written against this. Its reads are async: on
+/// PostgreSQL each is a round trip that holds no thread while it waits.
 public protocol StateReader {
     /// The row under `key`, decoded as `V`; nil when there is none.
-    func get<V: RowValue>(_ table: String, _ key: RowKey, as type: V.Type) throws -> V?
+    func get<V: RowValue>(_ table: String, _ key: RowKey, as type: V.Type) async throws -> V?
     /// Visits the rows whose keys start with `prefix`, in key order (or reverse), until `body`
     /// returns false; with `after`, only those past that key in the scan's direction (how a
     /// page continues where the last one ended). Nothing is held but the row in hand.
     func forEachRow<V: RowValue>(
         _ table: String, prefix: RowKey, after: RowKey?, reverse: Bool, as type: V.Type, _ body: (RowKey, V) throws -> Bool
-    ) throws
+    ) async throws
     /// The number of rows of a table.
-    func rowCount(_ table: String) throws -> Int
+    func rowCount(_ table: String) async throws -> Int
     /// Visits every row of a table as bytes, in key order, without holding them all (for the
     /// state hash). The bytes are valid only during each call of `body`.
-    func forEachRawRow(_ table: String, _ body: (UnsafeRawBufferPointer, UnsafeRawBufferPointer) throws -> Void) throws
+    func forEachRawRow(_ table: String, _ body: (UnsafeRawBufferPointer, UnsafeRawBufferPointer) throws -> Void) async throws
 }
 
 extension StateReader {
     /// Every row of a table as bytes, in key order.
-    public func rawRows(_ table: String) throws -> [(key: [UInt8], value: [UInt8])] {
+    public func rawRows(_ table: String) async throws -> [(key: [UInt8], value: [UInt8])] {
         var rows: [(key: [UInt8], value: [UInt8])] = []
-        try forEachRawRow(table) { key, value in rows.append((Array(key), Array(value))) }
+        try await forEachRawRow(table) { key, value in rows.append((Array(key), Array(value))) }
         return rows
     }
 }
@@ -31,10 +32,10 @@ extension StateReader {
     /// The rows whose keys start with `prefix`, in key order (or reverse), at most `limit`.
     public func rows<V: RowValue>(
         _ table: String, prefix: RowKey, reverse: Bool, limit: Int, as type: V.Type
-    ) throws -> [(key: RowKey, value: V)] {
+    ) async throws -> [(key: RowKey, value: V)] {
         var found: [(key: RowKey, value: V)] = []
         guard limit > 0 else { return found }
-        try forEachRow(table, prefix: prefix, after: nil, reverse: reverse, as: type) { key, value in
+        try await forEachRow(table, prefix: prefix, after: nil, reverse: reverse, as: type) { key, value in
             found.append((key, value))
             return found.count < limit
         }
@@ -42,13 +43,13 @@ extension StateReader {
     }
 
     /// The row under `key`, decoded as the type the caller expects; nil when there is none.
-    public func get<V: RowValue>(_ table: String, _ key: RowKey) throws -> V? {
-        try get(table, key, as: V.self)
+    public func get<V: RowValue>(_ table: String, _ key: RowKey) async throws -> V? {
+        try await get(table, key, as: V.self)
     }
 
     /// The rows whose keys start with `prefix`, in key order.
-    public func rows<V: RowValue>(_ table: String, prefix: RowKey = RowKey(), as type: V.Type) throws -> [(key: RowKey, value: V)] {
-        try rows(table, prefix: prefix, reverse: false, limit: .max, as: type)
+    public func rows<V: RowValue>(_ table: String, prefix: RowKey = RowKey(), as type: V.Type) async throws -> [(key: RowKey, value: V)] {
+        try await rows(table, prefix: prefix, reverse: false, limit: .max, as: type)
     }
 }
 
@@ -66,8 +67,8 @@ public struct StoredState: StateReader {
     }
 
     /// The state that answers queries: the generation its checkpoint names.
-    static func serving(_ transaction: TableTransaction, _ projection: String) throws -> StoredState {
-        let generation = try CatchUpBatch.readCheckpoint(projection, transaction)?.generation ?? 0
+    static func serving(_ transaction: TableTransaction, _ projection: String) async throws -> StoredState {
+        let generation = try await CatchUpBatch.readCheckpoint(projection, transaction)?.generation ?? 0
         return StoredState(transaction: transaction, projection: projection, generation: generation)
     }
 
@@ -79,8 +80,8 @@ public struct StoredState: StateReader {
 
     private func tableName(_ table: String) -> String { Self.tableName(projection, table, generation: generation) }
 
-    public func get<V: RowValue>(_ table: String, _ key: RowKey, as type: V.Type) throws -> V? {
-        let bytes = try transaction.get(tableName(table), key.bytes)
+    public func get<V: RowValue>(_ table: String, _ key: RowKey, as type: V.Type) async throws -> V? {
+        let bytes = try await transaction.get(tableName(table), key.bytes)
         return try bytes.map { bytes in
             do { return try V(decoding: bytes) } catch { throw ProjectionError.damaged(projection, "\(table): \(error)") }
         }
@@ -88,9 +89,9 @@ public struct StoredState: StateReader {
 
     public func forEachRow<V: RowValue>(
         _ table: String, prefix: RowKey, after: RowKey?, reverse: Bool, as type: V.Type, _ body: (RowKey, V) throws -> Bool
-    ) throws {
+    ) async throws {
         var failure: RowDecodingError?
-        try transaction.scan(tableName(table), prefix: prefix.bytes, after: after?.bytes, reverse: reverse) { key, value in
+        try await transaction.scan(tableName(table), prefix: prefix.bytes, after: after?.bytes, reverse: reverse) { key, value in
             let row: V
             do throws(RowDecodingError) {
                 row = try V(decoding: value)
@@ -103,15 +104,15 @@ public struct StoredState: StateReader {
         if let failure { throw ProjectionError.damaged(projection, "\(table): \(failure)") }
     }
 
-    public func rowCount(_ table: String) throws -> Int {
-        try transaction.count(tableName(table))
+    public func rowCount(_ table: String) async throws -> Int {
+        try await transaction.count(tableName(table))
     }
 
     static let releaseEveryBytes = 512 << 10
 
-    public func forEachRawRow(_ table: String, _ body: (UnsafeRawBufferPointer, UnsafeRawBufferPointer) throws -> Void) throws {
+    public func forEachRawRow(_ table: String, _ body: (UnsafeRawBufferPointer, UnsafeRawBufferPointer) throws -> Void) async throws {
         var visitedBytes = 0
-        try transaction.scan(tableName(table)) { key, value in
+        try await transaction.scan(tableName(table)) { key, value in
             try body(key, value)
             // A whole state is read once: keep only the latest pages resident. Counted in bytes,
             // since rows range from a few bytes to kilobytes; often, since each page fault maps

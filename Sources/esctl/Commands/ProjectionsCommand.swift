@@ -38,7 +38,7 @@ struct ProjectionsCommand: AsyncParsableCommand {
                 let store = try await self.store.openReadOnly()
                 defer { store.close() }
                 let runner = try await ProjectionRunner(store: store, projections: AppCatalog.all, inspecting: true)
-                let statuses = try runner.statuses()
+                let statuses = try await runner.statuses()
                 if json {
                     for status in statuses {
                         Console.printJSON(ProjectionJSON.status(status))
@@ -112,7 +112,7 @@ struct ProjectionsCommand: AsyncParsableCommand {
                 } catch let stopped as ProjectionError where stopped.code == .stopped {
                     Console.note("esctl: warning: \(TerminalText.safe(stopped.message))\n")
                 }
-                let checkpoint = try runner.statuses().first { $0.name == name }?.checkpoint ?? 0
+                let checkpoint = try await runner.statuses().first { $0.name == name }?.checkpoint ?? 0
                 if json {
                     var object = JSONObjectWriter()
                     object.add("projection", name)
@@ -170,7 +170,7 @@ struct Rebuild: AsyncParsableCommand {
                 reports = try await Interrupts.cancellingOnSignals { try await runner.rebuild(names, progress: progress.report) }
             } catch is CancellationError {
                 progress.finish()
-                let reached = try runner.statuses().filter { names?.contains($0.name) ?? true }.map { $0.rebuild?.position ?? $0.checkpoint }.min() ?? 0
+                let reached = try await runner.statuses().filter { names?.contains($0.name) ?? true }.map { $0.rebuild?.position ?? $0.checkpoint }.min() ?? 0
                 throw CLIError(
                     Interrupts.exitStatus,
                     "Interrupted: the rebuild reached position \(reached) of \(try await store.headPosition()); the old state answers queries meanwhile, and `esctl rebuild` finishes it.")

@@ -55,7 +55,7 @@ struct Verify: AsyncParsableCommand {
             if deep {
                 // Snapshots are a cache, but one that disagrees with the log would decide wrongly.
                 for snapshot in try await Snapshots.list(in: store) {
-                    if let problem = try AppCatalog.check(snapshot, in: store) { report.add("snapshots", problem) }
+                    if let problem = try await AppCatalog.check(snapshot, in: store) { report.add("snapshots", problem) }
                 }
             }
             print(report)
