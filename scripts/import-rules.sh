@@ -142,6 +142,17 @@ for name in targets:
     if lines > 6500:
         problems.append(f"{name} has {lines} lines of Swift; split it by subject (at most about 6,000)")
 
+# No blocking wait on an event-loop future: the PostgreSQL backend awaits its round trips, so
+# that no thread (of Swift's pool or another) is held for one.
+for root, _, files in os.walk(targets["EventStorePostgres"]["path"]):
+    for f in files:
+        if not f.endswith(".swift"):
+            continue
+        path = os.path.join(root, f)
+        for i, line in enumerate(open(path, encoding="utf-8")):
+            if re.search(r"\.wait\(\)", line.split("//")[0]):
+                problems.append(f"{path}:{i + 1}: a blocking wait on a future; await it instead")
+
 if problems:
     print("import rules broken (ARCHITECTURE.md):")
     for p in problems:
