@@ -7,10 +7,23 @@ import Synchronization
 /// "head moved" signal the LMDB writer gives. Notifications are hints; the table is the truth.
 /// When the connection drops, ``isListening`` turns false (waiting subscriptions then poll the
 /// head row) and the listener connects again after a pause on the injected clock.
+///
+/// It starts when someone first waits for the head (a subscription, `waitForCommit`), not when
+/// the store opens: a short command that never waits never holds the connection.
 final class HeadListener: Sendable {
     private let client: PostgresClient
     private let logger: Logger
     private let listening = Atomic<Bool>(false)
+    /// Where and how it listens, once ``configure(publishingTo:retryEvery:on:)`` said so; the
+    /// task once started; whether ``stop()`` was called.
+    private struct State {
+        var signal: HeadSignal?
+        var pause: Duration = .seconds(1)
+        var clock: (any Clock<Duration>)?
+        var task: Task<Void, Never>?
+        var isStopped = false
+    }
+    private let state = Mutex(State())
 
     init(client: PostgresClient, logger: Logger) {
         self.client = client
@@ -20,8 +33,35 @@ final class HeadListener: Sendable {
     /// Whether notifications are arriving: false before the first LISTEN and after a drop.
     var isListening: Bool { listening.load(ordering: .acquiring) }
 
+    /// Says where to publish the heads notified, and how long to pause before connecting again.
+    func configure(publishingTo signal: HeadSignal, retryEvery pause: Duration, on clock: any Clock<Duration>) {
+        state.withLock { state in
+            state.signal = signal
+            state.pause = pause
+            state.clock = clock
+        }
+    }
+
+    /// Starts listening, once (later calls do nothing, and none after ``stop()``).
+    func startIfNeeded() {
+        state.withLock { state in
+            guard state.task == nil, !state.isStopped, let signal = state.signal, let clock = state.clock else { return }
+            let pause = state.pause
+            state.task = Task { [self] in await run(publishingTo: signal, retryEvery: pause, on: clock) }
+        }
+    }
+
+    /// Stops listening for good.
+    func stop() {
+        let task = state.withLock { state -> Task<Void, Never>? in
+            state.isStopped = true
+            return state.task
+        }
+        task?.cancel()
+    }
+
     /// Listens until the task is cancelled, publishing every notified head on `signal`.
-    func run(publishingTo signal: HeadSignal, retryEvery pause: Duration, on clock: any Clock<Duration>) async {
+    private func run(publishingTo signal: HeadSignal, retryEvery pause: Duration, on clock: any Clock<Duration>) async {
         while !Task.isCancelled {
             do {
                 try await client.withConnection { connection in

@@ -6,6 +6,15 @@ import PostgresNIO
 /// ``EventStoreError/Code/damaged``, anything else ``EventStoreError/Code/storageFailure``, each
 /// with PostgreSQL's SQLSTATE as the cause when the server sent one.
 enum PostgresErrors {
+    /// The SQLSTATEs of a server that refuses a connection for now: too many connections
+    /// (`53300`), starting up or shutting down (`57P03`). A connection is tried again on them.
+    static let refusalsForNow: Set<String> = ["53300", "57P03"]
+
+    /// The SQLSTATE the server sent with `error`, if any.
+    static func sqlState(of error: any Error) -> String? {
+        (error as? PSQLError)?.serverInfo?[.sqlState]
+    }
+
     static func mapped(_ error: any Error, location: String) -> EventStoreError {
         if let error = error as? EventStoreError { return error }
         if error is CancellationError { return EventStoreError(.closed, "The operation was cancelled.") }
@@ -21,6 +30,10 @@ enum PostgresErrors {
                 return EventStoreError(.storeUnavailable, "PostgreSQL at \(location) refused: \(message).", cause: cause)
             case "53100":
                 return EventStoreError(.storageFull, "PostgreSQL at \(location) is out of disk space: \(message).", cause: cause)
+            case "53300", "57P03":
+                // Too many connections; a server starting up or shutting down.
+                return EventStoreError(
+                    .storeUnavailable, "PostgreSQL at \(location) refused a connection: \(message); try again later.", cause: cause)
             case "25006":
                 return EventStoreError(
                     .storeUnavailable, "PostgreSQL at \(location) is read-only (a standby?): \(message); write to the primary.",

@@ -33,7 +33,6 @@ public final class PostgresEventStore: EventLog, SubscriptionSource {
     /// The session whose advisory lock says this handle is open (``ownerID``).
     private let owner: OwnerSession
     private let clientTask: Task<Void, Never>
-    private let listenerTask: Task<Void, Never>
     private let listener: HeadListener
     let appender: Appender
     /// The tables this handle has opened.
@@ -86,6 +85,7 @@ public final class PostgresEventStore: EventLog, SubscriptionSource {
         let headSignal = HeadSignal(
             head: head, pollInterval: configuration.pollInterval, clock: configuration.pollClock, logger: configuration.logger,
             poll: { [listener] in
+                listener.startIfNeeded()
                 if listener.isListening { return nil }
                 return try await Self.readHead(client)
             })
@@ -99,7 +99,7 @@ public final class PostgresEventStore: EventLog, SubscriptionSource {
         let metrics = StoreMetrics(factory: configuration.metricsFactory)
         self.metrics = metrics
         self.listener = listener
-        self.listenerTask = Task { [listener] in await listener.run(publishingTo: headSignal, retryEvery: configuration.pollInterval, on: configuration.pollClock) }
+        listener.configure(publishingTo: headSignal, retryEvery: configuration.pollInterval, on: configuration.pollClock)
         self.appender = Appender(
             client: client, clock: configuration.clock, maximumEventsPerCall: configuration.maximumEventsPerCommit,
             logger: configuration.logger, metrics: metrics, headSignal: headSignal)
@@ -126,7 +126,7 @@ public final class PostgresEventStore: EventLog, SubscriptionSource {
         guard !isClosed.exchange(true, ordering: .acquiringAndReleasing) else { return }
         appender.shutDown()
         headSignal.close()
-        listenerTask.cancel()
+        listener.stop()
         owner.close()
         Task { [appender, clientTask] in
             await appender.drained()
@@ -238,6 +238,8 @@ public final class PostgresEventStore: EventLog, SubscriptionSource {
     // MARK: SubscriptionSource
 
     package func refreshHead() async throws {
+        // A subscriber is about to wait: from now on, appends of every process wake it.
+        listener.startIfNeeded()
         guard !listener.isListening else { return }
         headSignal.publish(try await headPosition())
     }

@@ -177,6 +177,39 @@ struct PostgresLogTests {
         }
     }
 
+    @Test("a short command listens to nothing and holds at most three connections (the owner lock's, the pool's), and a subscriber adds the LISTEN one")
+    func connectionsOfAShortCommand() async throws {
+        try await withLog(.postgres) { f in
+            let database = try #require(f.database)
+            // Given a store opened on a database of its own, which appends, reads and counts
+            let log = f.log
+            _ = try await log.append(to: "s", events: [event("A")])
+            _ = try await log.readStream("s", from: nil, direction: .forward, limit: 10)
+            _ = try await log.statistics()
+            // Then nothing listens, and it holds the owner lock's connection and the pool's (one,
+            // or two when a lease came before the last one was back in the pool), no more
+            let connections = "SELECT pid FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid()"
+            #expect(try await Self.listeners(database).isEmpty, "nobody waited for the head, so nothing listens")
+            let held = try await database.integers(connections)
+            #expect((2...3).contains(held.count), "connections after open, append, read and statistics: \(held)")
+            // When a subscriber waits for the next append
+            let collector = EventCollector(log.subscription(from: .start).withProgress)
+            #expect(try await collector.take(1).map(\.position) == [1])
+            try await collector.expectNothingMore(through: 1)
+            // Then the LISTEN connection joins them
+            let listening = try await withTimeout(.seconds(10), "the subscriber's LISTEN connection to show in pg_stat_activity") {
+                while true {
+                    let pids = try await Self.listeners(database)
+                    if !pids.isEmpty { return pids }
+                    try await Task.sleep(for: .milliseconds(5))
+                }
+            }
+            #expect(listening.count == 1)
+            let withListener = try await database.integers(connections)
+            #expect(withListener.count <= held.count + 2, "connections with a subscriber waiting: \(withListener)")
+        }
+    }
+
     /// The process ids of the connections of `database` that last ran a LISTEN, other than the asker's.
     static func listeners(_ database: ThrowawayDatabase) async throws -> Set<Int64> {
         Set(try await database.integers(
@@ -189,15 +222,16 @@ struct PostgresLogTests {
             let database = try #require(f.database)
             let other = try await f.openAnother()
             defer { other.close() }
-            // Given a subscriber on this handle, caught up, and both handles listening
+            // Given a subscriber on this handle, caught up, and its handle listening (a handle
+            // listens once someone waits for its head; the other only appends)
             _ = try await f.log.append(to: "s", events: [event("Before")])
             let collector = EventCollector(f.log.subscription(from: .start).withProgress)
             #expect(try await collector.take(1).map(\.position) == [1])
             try await collector.expectNothingMore(through: 1)
-            let before = try await withTimeout(.seconds(10), "both handles' LISTEN connections to show in pg_stat_activity") {
+            let before = try await withTimeout(.seconds(10), "the subscriber's LISTEN connection to show in pg_stat_activity") {
                 while true {
                     let pids = try await Self.listeners(database)
-                    if pids.count >= 2 { return pids }
+                    if !pids.isEmpty { return pids }
                     try await Task.sleep(for: .milliseconds(5))
                 }
             }
@@ -218,11 +252,11 @@ struct PostgresLogTests {
                     }
                 }
             }
-            // ...and again once new LISTEN connections are up
-            try await withTimeout(.seconds(30), "new LISTEN connections to replace the terminated ones") {
+            // ...and again once a new LISTEN connection is up
+            try await withTimeout(.seconds(30), "a new LISTEN connection to replace the terminated one") {
                 while true {
                     let pids = try await Self.listeners(database)
-                    if pids.subtracting(before).count >= 2 && pids.isDisjoint(with: before) { return }
+                    if !pids.subtracting(before).isEmpty && pids.isDisjoint(with: before) { return }
                     try await Task.sleep(for: .milliseconds(5))
                 }
             }
@@ -406,6 +440,42 @@ struct PostgresLogTests {
         }
         #expect(error?.code == .storeUnavailable)
         Self.expectOneSentence(error?.message)
+    }
+
+    @Test("a server that refuses connections for now (too many for the role) is tried again on the poll clock, then storeUnavailable, said in one sentence")
+    func refusedForNow() async throws {
+        let database = try await ThrowawayDatabase.create()
+        let role = "es_limited_" + UUID().uuidString.lowercased().replacingOccurrences(of: "-", with: "")
+        try await database.execute("CREATE ROLE \(role) LOGIN CONNECTION LIMIT 0")
+        do {
+            // Given a role that may hold no connection, and a store opened as it on a test clock
+            var location = try PostgresLocation(url: database.url)
+            location.user = role
+            let clock = TestClock()
+            var configuration = StoreConfiguration()
+            configuration.pollClock = clock
+            let opening = Task { try await PostgresEventStore(location: location, configuration: configuration) }
+            // When each pause between attempts passes
+            for _ in OwnerSession.connectPauses {
+                try await clock.waitForSleepers(1)
+                clock.advance(by: .seconds(2))
+            }
+            // Then, after six refusals, the open fails as storeUnavailable, saying why
+            let error = await #expect(throws: EventStoreError.self) {
+                try await withTimeout(.seconds(60), "the open refused six times to fail") { try await opening.value.close() }
+            }
+            #expect(error?.code == .storeUnavailable)
+            #expect(error?.message.contains("refused 6 connections over 3.1 s") == true, "\(error?.message ?? "")")
+            #expect(error?.message.contains("too many connections") == true, "\(error?.message ?? "")")
+            #expect(error?.cause == .database(code: "53300", description: "too many connections for role \"\(role)\""))
+            Self.expectOneSentence(error?.message)
+        } catch {
+            try? await database.execute("DROP ROLE IF EXISTS \(role)")
+            try? await database.drop()
+            throw error
+        }
+        try await database.execute("DROP ROLE IF EXISTS \(role)")
+        try await database.drop()
     }
 
     @Test("a database without a store, opened as .existing, is notFound, said in one sentence, and nothing is created")
