@@ -152,28 +152,19 @@ final class PostgresTables: TableStorage {
         }
     }
 
-    func forEachEvent(
-        from start: UInt64, through last: UInt64, types: Set<String>?, _ body: (RecordedEvent) async throws -> Bool
-    ) async throws -> UInt64
+    func eventPage(from start: UInt64, through last: UInt64, types: Set<String>?, limit: Int) async throws
+        -> (events: [RecordedEvent], examined: UInt64)
     {
         let start = max(start, 1)
         let end = min(last, try await headPosition())
-        guard start <= end else { return start - 1 }
-        var next = start
-        while next <= end {
-            var query = SQLQuery("SELECT \(eventColumns) FROM eventstore.events WHERE position >= ")
-            query.append(query.bind(Int64(clamping: next)))
-            query.append(" AND position <= \(query.bind(Int64(clamping: end)))")
-            query.appendConditions(of: EventFilter(types: types))
-            query.append(" ORDER BY position LIMIT \(Self.pageSize)")
-            let page = try await rows(query.query)
-            for row in page {
-                let event = try recordedEvent(row.decode(EventRow.self))
-                guard try await body(event) else { return event.position }
-                next = event.position + 1
-            }
-            if page.count < Self.pageSize { break }
-        }
-        return end
+        guard start <= end, limit > 0 else { return ([], start - 1) }
+        var query = SQLQuery("SELECT \(eventColumns) FROM eventstore.events WHERE position >= ")
+        query.append(query.bind(Int64(clamping: start)))
+        query.append(" AND position <= \(query.bind(Int64(clamping: end)))")
+        query.appendConditions(of: EventFilter(types: types))
+        query.append(" ORDER BY position LIMIT \(query.bind(Int64(limit)))")
+        let events = try await rows(query.query).map { try recordedEvent($0.decode(EventRow.self)) }
+        guard events.count == limit, let lastEvent = events.last else { return (events, end) }
+        return (events, lastEvent.position)
     }
 }

@@ -27,7 +27,11 @@ package protocol TableStorage: AnyObject {
     /// The version of the stream's last event, deleted or not; 0 for a stream never written.
     func streamVersion(_ stream: String) async throws -> UInt64
     func forEachEvent(inStream stream: String, from version: UInt64, _ body: (RecordedEvent) async throws -> Void) async throws
-    func forEachEvent(
-        from start: UInt64, through last: UInt64, types: Set<String>?, _ body: (RecordedEvent) async throws -> Bool
-    ) async throws -> UInt64
+    /// Up to `limit` events from `start` through `last` (`start` at least 1) whose type is in
+    /// `types` (every event when nil), in position order, and the last position examined: the
+    /// last event's when the page is full, else `last` or the head, whichever is lower (`start -
+    /// 1` when there was nothing to examine). A page at a time, so that a backend reads it in
+    /// one go (LMDB: one cursor walk, no suspension per event; PostgreSQL: one round trip).
+    func eventPage(from start: UInt64, through last: UInt64, types: Set<String>?, limit: Int) async throws
+        -> (events: [RecordedEvent], examined: UInt64)
 }

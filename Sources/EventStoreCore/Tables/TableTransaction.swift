@@ -169,6 +169,14 @@ public final class TableTransaction {
     /// or marked forgotten.
     package func opened(_ event: RecordedEvent) async throws -> RecordedEvent {
         guard PersonalEnvelope.isSealed(event.data), !SystemWrites.readsSealed else { return event }
+        if storage.rowsAtHand {
+            // Keys at hand (LMDB): the envelope is parsed once, each key read as it is needed.
+            return event.opened(
+                try PersonalEnvelope.open(event.data, id: event.id) { subject in
+                    try SubjectKeys.key(of: subject) { key in try storage.valueAtHand(SubjectKeys.table, key) ?? nil }
+                })
+        }
+        // Otherwise the subjects are found first and their keys awaited, then the envelope opened.
         var keys: [String: SubjectKey] = [:]
         for subject in PersonalEnvelope.subjects(of: event.data) where keys[subject] == nil {
             keys[subject] = try await SubjectKeys.key(of: subject, in: self)
@@ -207,13 +215,55 @@ public final class TableTransaction {
         from start: UInt64, through last: UInt64 = .max, types: Set<String>? = nil,
         _ body: (RecordedEvent) async throws -> Bool
     ) async throws -> UInt64 {
-        guard isValid else { throw EventStoreError.closedStore }
-        guard !upcasting.isEmpty else {
-            return try await storage.forEachEvent(from: start, through: last, types: types) { try await body(try await opened($0)) }
-        }
-        return try await storage.forEachEvent(from: start, through: last, types: upcasting.recordedTypes(types)) { event in
-            guard let upcast = try upcasting.upcast(try await opened(event), wanting: types) else { return true }
-            return try await body(upcast)
+        try await forEachPage(from: start, through: last, types: types) { events in
+            for event in events { guard try await body(event) else { return event.position } }
+            return nil
         }
     }
+
+    /// The same, with a synchronous `body`, called with no suspension between the events of a
+    /// page (for a fold, which is synchronous: on LMDB this is its hot loop).
+    @discardableResult
+    package func forEachEvent(
+        from start: UInt64, through last: UInt64 = .max, types: Set<String>? = nil, synchronously body: (RecordedEvent) throws -> Bool
+    ) async throws -> UInt64 {
+        try await forEachPage(from: start, through: last, types: types) { events in
+            for event in events { guard try body(event) else { return event.position } }
+            return nil
+        }
+    }
+
+    /// Reads the events from `start` through `last` a page at a time, opened and upcast, and
+    /// hands each page to `visit`, which returns the position where it stopped (nil: go on).
+    /// Returns that position, or the last examined.
+    private func forEachPage(
+        from start: UInt64, through last: UInt64, types: Set<String>?, _ visit: ([RecordedEvent]) async throws -> UInt64?
+    ) async throws -> UInt64 {
+        guard isValid else { throw EventStoreError.closedStore }
+        let recordedTypes = upcasting.isEmpty ? types : upcasting.recordedTypes(types)
+        var next = Swift.max(start, 1)
+        var examined = start &- 1
+        while next <= last {
+            let page = try await storage.eventPage(from: next, through: last, types: recordedTypes, limit: Self.eventsPerPage)
+            var events: [RecordedEvent] = []
+            events.reserveCapacity(page.events.count)
+            for stored in page.events {
+                let event = PersonalEnvelope.isSealed(stored.data) ? try await opened(stored) : stored
+                if upcasting.isEmpty {
+                    events.append(event)
+                } else if let upcast = try upcasting.upcast(event, wanting: types) {
+                    events.append(upcast)
+                }
+            }
+            if let stopped = try await visit(events) { return stopped }
+            guard page.examined >= next else { break }
+            examined = page.examined
+            guard page.events.count == Self.eventsPerPage, page.examined < last else { break }
+            next = page.examined + 1
+        }
+        return examined
+    }
+
+    /// The events read from the backend at a time by ``forEachEvent(from:through:types:_:)``.
+    static let eventsPerPage = 512
 }

@@ -132,13 +132,13 @@ final class LMDBTables: TableStorage {
         }
     }
 
-    func forEachEvent(
-        from start: UInt64, through last: UInt64, types: Set<String>?,
-        _ body: (RecordedEvent) async throws -> Bool
-    ) async throws -> UInt64 {
+    func eventPage(from start: UInt64, through last: UInt64, types: Set<String>?, limit: Int) throws
+        -> (events: [RecordedEvent], examined: UInt64)
+    {
         let filter = EventFilter(types: types).compiled
         let cursor = try txn.cursor(databases.events)
         var interner = StringInterner()
+        var events: [RecordedEvent] = []
         var examined = start &- 1
         var entry = try BigEndian.withBytes(of: max(start, 1)) { try cursor.seek(atLeast: $0) }
         while let (key, value) = entry {
@@ -147,11 +147,12 @@ final class LMDBTables: TableStorage {
             examined = position
             let view = try RecordView(value, position: position)
             if filter.matches(view) {
-                guard try await body(try view.recordedEvent(at: position, interner: &interner)) else { break }
+                events.append(try view.recordedEvent(at: position, interner: &interner))
+                if events.count >= limit { break }
             }
             entry = try cursor.next()
         }
-        return examined
+        return (events, examined)
     }
 }
 

@@ -83,9 +83,11 @@ enum CatchUpBatch {
         // On LMDB every stored row is at hand; elsewhere an event that asks for one not loaded yet
         // is applied again once it is (see RowCache).
         let cache = RowCache(txn)
-        let rowsMissing: (() -> Bool)? = txn.rowsAtHand ? nil : { cache.isMissingRows }
+        let atHand = txn.rowsAtHand
+        let rowsMissing: (() -> Bool)? = atHand ? nil : { cache.isMissingRows }
         var state = ProjectionState(projection: name, tables: projection.tables + [PassedOver.table]) { table, key in
-            try cache.value(StoredState.tableName(name, table, generation: base.generation), key)
+            let stored = StoredState.tableName(name, table, generation: base.generation)
+            return atHand ? try txn.valueAtHand(stored, key) ?? nil : try cache.value(stored, key)
         }
         // Operators' decisions to pass over an event (a few events in a small stream of the
         // store's own; read at this snapshot, so a rebuild meets the same ones).
@@ -97,36 +99,48 @@ enum CatchUpBatch {
         var failed = false
         // The log is read in chunks of positions, letting go of the pages each chunk read
         // (a lane that wants few types scans a whole batch between calls of `body`).
+        /// Applies one event: true to go on, false to stop here; nil when it asked for rows not
+        /// loaded yet (then it is undone, to be applied again once they are).
+        func step(_ event: RecordedEvent) -> Bool? {
+            let started = timed ? ContinuousClock.now : nil
+            defer { if let started { progress.time += ContinuousClock.now - started } }
+            do {
+                let decision = decided.isEmpty ? nil : decided[event.id]
+                guard let passedOver = try state.apply(event, policy: policy, decision: decision, rowsMissing: rowsMissing, apply) else {
+                    return nil
+                }
+                if passedOver {
+                    progress.skipped += 1
+                } else {
+                    progress.applied += 1
+                }
+            } catch {
+                progress.failure = .stopped(name, at: event.position, cause: "\(error)")
+                failed = true
+                return false
+            }
+            reached = event.position
+            if state.touchedRowCount >= maximumRows && event.position < end {
+                stoppedEarly = true
+                return false
+            }
+            return true
+        }
         var chunkStart = start
         while chunkStart <= end && !stoppedEarly && !failed {
             let chunkEnd = end - chunkStart < releaseEvery ? end : chunkStart + (releaseEvery - 1)
             do {
-                try await txn.forEachEvent(from: chunkStart, through: chunkEnd, types: projection.eventTypes) { event in
-                    let started = timed ? ContinuousClock.now : nil
-                    defer { if let started { progress.time += ContinuousClock.now - started } }
-                    do {
-                        let decision = decided.isEmpty ? nil : decided[event.id]
-                        var passedOver = try state.apply(event, policy: policy, decision: decision, rowsMissing: rowsMissing, apply)
-                        while passedOver == nil {
+                if atHand {
+                    // LMDB: every row is at hand, so no event waits; the page's events are
+                    // applied with no suspension between them.
+                    try await txn.forEachEvent(from: chunkStart, through: chunkEnd, types: projection.eventTypes, synchronously: { step($0) ?? true })
+                } else {
+                    try await txn.forEachEvent(from: chunkStart, through: chunkEnd, types: projection.eventTypes) { event in
+                        while true {
+                            if let goOn = step(event) { return goOn }
                             try await cache.load()
-                            passedOver = try state.apply(event, policy: policy, decision: decision, rowsMissing: rowsMissing, apply)
                         }
-                        if passedOver == true {
-                            progress.skipped += 1
-                        } else {
-                            progress.applied += 1
-                        }
-                    } catch {
-                        progress.failure = .stopped(name, at: event.position, cause: "\(error)")
-                        failed = true
-                        return false
                     }
-                    reached = event.position
-                    if state.touchedRowCount >= maximumRows && event.position < end {
-                        stoppedEarly = true
-                        return false
-                    }
-                    return true
                 }
             } catch let error as EventStoreError where error.code == .upcastFailed {
                 // An event its upcaster cannot bring to the newest shape is what an apply that
