@@ -197,13 +197,7 @@ struct PostgresLogTests {
             #expect(try await collector.take(1).map(\.position) == [1])
             try await collector.expectNothingMore(through: 1)
             // Then the LISTEN connection joins them
-            let listening = try await withTimeout(.seconds(10), "the subscriber's LISTEN connection to show in pg_stat_activity") {
-                while true {
-                    let pids = try await Self.listeners(database)
-                    if !pids.isEmpty { return pids }
-                    try await Task.sleep(for: .milliseconds(5))
-                }
-            }
+            let listening = try await Self.firstListeners(database)
             #expect(listening.count == 1)
             let withListener = try await database.integers(connections)
             #expect(withListener.count <= held.count + 2, "connections with a subscriber waiting: \(withListener)")
@@ -214,6 +208,18 @@ struct PostgresLogTests {
     static func listeners(_ database: ThrowawayDatabase) async throws -> Set<Int64> {
         Set(try await database.integers(
             "SELECT pid FROM pg_stat_activity WHERE query ILIKE '%LISTEN%' AND pid <> pg_backend_pid() AND datname = current_database()"))
+    }
+
+    /// The LISTEN connections of `database` once there is one (a subscriber's handle listens a
+    /// moment after it first waits); fails after 10 s.
+    static func firstListeners(_ database: ThrowawayDatabase) async throws -> Set<Int64> {
+        try await withTimeout(.seconds(10), "the subscriber's LISTEN connection to show in pg_stat_activity") {
+            while true {
+                let pids = try await listeners(database)
+                if !pids.isEmpty { return pids }
+                try await Task.sleep(for: .milliseconds(5))
+            }
+        }
     }
 
     @Test("terminating the LISTEN connections loses nothing: the subscriber receives every later append, in order")
@@ -228,13 +234,7 @@ struct PostgresLogTests {
             let collector = EventCollector(f.log.subscription(from: .start).withProgress)
             #expect(try await collector.take(1).map(\.position) == [1])
             try await collector.expectNothingMore(through: 1)
-            let before = try await withTimeout(.seconds(10), "the subscriber's LISTEN connection to show in pg_stat_activity") {
-                while true {
-                    let pids = try await Self.listeners(database)
-                    if !pids.isEmpty { return pids }
-                    try await Task.sleep(for: .milliseconds(5))
-                }
-            }
+            let before = try await Self.firstListeners(database)
             // When every LISTEN connection of the database is terminated
             try await database.execute(
                 "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE query ILIKE '%LISTEN%' AND pid <> pg_backend_pid() AND datname = current_database()")
