@@ -141,7 +141,10 @@ public struct ConsumerGroups: Sendable {
                 .invalidInput,
                 "The poll interval is more than a third of the group's lease (\(definition.leaseDuration)); poll more often, or create the group with a longer lease.")
         }
-        return GroupMember(store: store, definition: definition, creation: creation, member: member, pollInterval: pollInterval, clock: clock)
+        let instance = try await MemberInstance.make(on: store)
+        return GroupMember(
+            store: store, definition: definition, creation: creation, member: member, instance: instance, pollInterval: pollInterval,
+            clock: clock)
     }
 }
 

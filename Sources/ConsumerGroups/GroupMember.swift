@@ -21,12 +21,12 @@ public final class GroupMember: AsyncSequence, Sendable {
     private let task: Task<Void, Never>
 
     init(
-        store: any GroupStore, definition: GroupDefinition, creation: String, member: String, pollInterval: Duration,
-        clock: any Clock<Duration>
+        store: any GroupStore, definition: GroupDefinition, creation: String, member: String, instance: String,
+        pollInterval: Duration, clock: any Clock<Duration>
     ) {
         name = member
         let core = MemberCore(
-            store: store, definition: definition, creation: creation, member: member, instance: MemberInstance.make(on: store),
+            store: store, definition: definition, creation: creation, member: member, instance: instance,
             pollInterval: pollInterval, clock: clock)
         self.core = core
         let (stream, continuation) = AsyncThrowingStream<Delivery, any Error>.makeStream()

@@ -10,10 +10,11 @@ import Synchronization
 enum MemberInstance {
     /// A new join id for a member on `store`. N counts the joins of this process, so that ids
     /// stay distinct whatever the store's id generator gives (a test's counter repeats across
-    /// stores).
-    static func make(on store: any GroupStore) -> String {
+    /// stores). Throws when the store cannot give its owner id (see ``LogOwnership/ownerID``).
+    static func make(on store: any GroupStore) async throws -> String {
+        let owner = try await store.ownerID
         let sequence = joins.add(1, ordering: .relaxed).newValue
-        return "\(store.ownerID):\(store.configuration.idGenerator().uuidString):\(sequence)"
+        return "\(owner):\(store.configuration.idGenerator().uuidString):\(sequence)"
     }
 
     private static let joins = Atomic<UInt64>(0)
@@ -35,7 +36,7 @@ enum MemberInstance {
     /// Whether the join `holder` is provably gone, seen from `store`: false when in doubt.
     static func isDead(_ holder: String, on store: any GroupStore) async -> Bool {
         guard let owner = owner(of: holder) else { return false }
-        if owner == store.ownerID { return !living.withLock { $0.contains(holder) } }
+        if owner == (try? await store.ownerID) { return !living.withLock { $0.contains(holder) } }
         return (try? await store.isOwnerAlive(owner)) == false
     }
 }

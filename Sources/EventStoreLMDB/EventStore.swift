@@ -179,6 +179,24 @@ public final class EventStore: Sendable {
         OpenDirectories.release(directory)
     }
 
+    /// Closes the handle as the synchronous ``close()`` does, keeping every backend's promise
+    /// (``StoreHandle/close()``), on a thread of its own: waiting for the writer and for running
+    /// reads never holds a thread of Swift's cooperative pool, on which those reads may need to
+    /// resume. Called from inside a read or table transaction's closure, it does nothing.
+    public func close() async {
+        if ReentrancyWatchdog.isInsideTransaction {
+            _ = try? ReentrancyWatchdog.check("close")
+            return
+        }
+        if TableClosure.isRunning || closed { return }
+        await withCheckedContinuation { (done: CheckedContinuation<Void, Never>) in
+            Thread.detachNewThread { [self] in
+                close()
+                done.resume()
+            }
+        }
+    }
+
     /// Whether ``close()`` has been called.
     public var closed: Bool { isClosed.load(ordering: .acquiring) }
 

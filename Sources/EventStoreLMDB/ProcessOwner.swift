@@ -9,7 +9,7 @@ import Darwin
 /// process id, and an owner is alive while a process of that id is.
 extension EventStore {
     /// This process's id (see ``LogOwnership/ownerID``).
-    public var ownerID: Int64 { Int64(getpid()) }
+    public var ownerID: Int64 { get async throws { Int64(getpid()) } }
 
     /// Whether a process with the id `owner` is alive on this host (see ``LogOwnership/isOwnerAlive(_:)``).
     /// Never throws: a number that cannot be a process id is a dead owner.

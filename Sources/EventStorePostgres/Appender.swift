@@ -184,9 +184,7 @@ final class Appender: Sendable {
     /// Calls the append function once for the whole batch and reads each job's outcome.
     private func call(_ batch: [Job]) async throws -> [Result<[AppendResult], EventStoreError>] {
         let call = AppendCall(batch.map(\.request), now: ContentTime.microseconds(clock()))
-        let rows = try await client.query(call.query, logger: logger)
-        var answers: [AppendCall.Row] = []
-        for try await row in rows.decode(AppendCall.Row.self) { answers.append(row) }
+        let answers = try await client.rows(call.query, logger: logger).map { try $0.decode(AppendCall.Row.self) }
         // Streams with a retention policy lose what they no longer keep before the appends
         // return (in a transaction of their own: the append function cannot write the
         // `$StreamDeleted` event's checksum). A failure leaves it to the next append or purge.

@@ -51,13 +51,15 @@ final class HeadListener: Sendable {
         }
     }
 
-    /// Stops listening for good.
-    func stop() {
+    /// Stops listening for good; returns the listening task, if one started, to be awaited.
+    @discardableResult
+    func stop() -> Task<Void, Never>? {
         let task = state.withLock { state -> Task<Void, Never>? in
             state.isStopped = true
             return state.task
         }
         task?.cancel()
+        return task
     }
 
     /// Listens until the task is cancelled, publishing every notified head on `signal`.
@@ -66,8 +68,12 @@ final class HeadListener: Sendable {
             do {
                 try await client.withConnection { connection in
                     try await connection.listen(on: PostgresSchema.channel) { notifications in
-                        // Commits between the last look and LISTEN are read from the table once.
-                        signal.publish(try await PostgresEventStore.readHead(client))
+                        // Commits between the last look and LISTEN are read from the table once,
+                        // on this connection (a second lease while holding one could wait forever).
+                        // The statement names LISTEN, so that pg_stat_activity, which shows a
+                        // connection's last statement, still tells the listening one.
+                        signal.publish(
+                            try await PostgresEventStore.readHead(connection, logger: logger, note: "read after LISTEN, on the listening connection"))
                         listening.store(true, ordering: .releasing)
                         for try await notification in notifications {
                             if let head = UInt64(notification.payload) { signal.publish(head) }

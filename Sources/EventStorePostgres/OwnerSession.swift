@@ -28,8 +28,8 @@ final class OwnerSession: Sendable {
     private let keeper: Mutex<Task<Void, Never>?> = Mutex(nil)
 
     /// Connects to `location` and takes a free id. Throws ``EventStoreError/Code/storeUnavailable``
-    /// when the server cannot be reached or refuses the login (within the connect timeout): the
-    /// first thing a store does when it opens, so that an unreachable server is said at once.
+    /// when the server cannot be reached or refuses the login (within the connect timeout), or
+    /// still refuses for now after ``connectPauses``.
     static func open(
         _ location: PostgresLocation, logger: Logger, retryEvery pause: Duration, on clock: any Clock<Duration>
     ) async throws -> OwnerSession {
@@ -54,7 +54,8 @@ final class OwnerSession: Sendable {
     /// The pauses between the attempts to connect to a server that refuses for now.
     static let connectPauses: [Duration] = [.milliseconds(100), .milliseconds(200), .milliseconds(400), .milliseconds(800), .milliseconds(1600)]
 
-    /// Connects to `location`; a server that refuses for now (too many connections, starting up,
+    /// Connects to `location` with a connection of its own, outside the pool (the owner lock's,
+    /// and the open's probe when the pool is slow to connect); a server that refuses for now (too many connections, starting up,
     /// shutting down) is tried again after each of ``connectPauses`` on `clock` (3.1 s in all),
     /// then reported. Throws ``EventStoreError/Code/storeUnavailable`` when the server cannot be
     /// reached, refuses the login, or still refuses after the last attempt.
@@ -133,26 +134,86 @@ final class OwnerSession: Sendable {
     }
 
     /// Whether the owner `id` holds its lock in this database, asked through `client`.
-    static func isAlive(_ id: Int64, client: PostgresClient) async throws -> Bool {
+    static func isAlive(_ id: Int64, client: PostgresClient, logger: Logger) async throws -> Bool {
         guard id > 0, id <= Int64(Int32.max) else { return false }
-        let rows = try await client.query(
+        let rows = try await client.rows(
             """
             SELECT count(*) FROM pg_locks
             WHERE locktype = 'advisory' AND granted AND objsubid = 2
               AND database = (SELECT oid FROM pg_database WHERE datname = current_database())
               AND classid::bigint = \(Int64(lockClass)) AND objid::bigint = \(id)
-            """)
-        for try await count in rows.decode(Int64.self) { return count > 0 }
-        return false
+            """, logger: logger)
+        return try (rows.first?.decode(Int64.self) ?? 0) > 0
     }
 
-    /// Stops watching and closes the connection, which releases the lock.
-    func close() {
-        keeper.withLock { $0?.cancel() }
+    /// Stops watching and closes the connection, which releases the lock; returns when both are done.
+    func close() async {
+        let keeper = keeper.withLock { task -> Task<Void, Never>? in
+            task?.cancel()
+            return task
+        }
         let current = state.withLock { state in
             state.isClosed = true
             return state.connection
         }
-        Task { try? await current.close() }
+        try? await current.close()
+        await keeper?.value
+    }
+}
+
+/// This handle's ``OwnerSession``, taken when something first asks for the owner id (a rebuild
+/// that records its owner, a consumer-group member that joins): a short command that records
+/// no long-running work never holds its connection. A claim that failed is tried again by the
+/// next caller.
+final class OwnerClaim: Sendable {
+    private struct State {
+        var claim: Task<OwnerSession, any Error>?
+        var id: Int64?
+        var isClosed = false
+    }
+    private let state = Mutex(State())
+    private let take: @Sendable () async throws -> OwnerSession
+
+    /// A claim that takes the session with `take` when first needed.
+    init(_ take: @escaping @Sendable () async throws -> OwnerSession) {
+        self.take = take
+    }
+
+    /// The id of the session, once taken (nil before: no work of this handle records it yet).
+    var takenID: Int64? { state.withLock { $0.id } }
+
+    /// The session's id, taking the session first if no call did. Throws what taking it threw
+    /// (``EventStoreError/Code/storeUnavailable`` when no connection could be made), or
+    /// ``EventStoreError/Code/closed`` after ``close()``.
+    func id() async throws -> Int64 {
+        let claim = try state.withLock { state throws(EventStoreError) -> Task<OwnerSession, any Error> in
+            guard !state.isClosed else { throw EventStoreError.closedStore }
+            if let claim = state.claim { return claim }
+            let claim = Task { try await take() }
+            state.claim = claim
+            return claim
+        }
+        do {
+            let session = try await claim.value
+            state.withLock { $0.id = session.id }
+            return session.id
+        } catch {
+            state.withLock { state in
+                if state.claim == claim { state.claim = nil }
+            }
+            throw error
+        }
+    }
+
+    /// Refuses later claims, and closes the session if one was taken (a claim under way is
+    /// cancelled, or closed once it is made); returns when its connection is closed.
+    func close() async {
+        let claim = state.withLock { state -> Task<OwnerSession, any Error>? in
+            state.isClosed = true
+            return state.claim
+        }
+        guard let claim else { return }
+        claim.cancel()
+        if let session = try? await claim.value { await session.close() }
     }
 }

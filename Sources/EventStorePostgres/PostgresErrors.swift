@@ -18,6 +18,18 @@ enum PostgresErrors {
     static func mapped(_ error: any Error, location: String) -> EventStoreError {
         if let error = error as? EventStoreError { return error }
         if error is CancellationError { return EventStoreError(.closed, "The operation was cancelled.") }
+        // The pool's own errors (its module is underscored, so they are told by name): after a
+        // minute of failed connects with no connection left, it fails every waiting call (its
+        // circuit breaker); once shut down, it refuses leases.
+        let described = String(describing: error)
+        if described.hasPrefix("ConnectionPoolError") {
+            if described.contains("CircuitBreakerTripped") {
+                return EventStoreError(
+                    .storeUnavailable,
+                    "Cannot reach PostgreSQL at \(location): no connection could be made for a minute; check that the server runs and takes connections.")
+            }
+            return EventStoreError(.closed, "The store's connections to PostgreSQL at \(location) are closed.")
+        }
         guard let error = error as? PSQLError else {
             return EventStoreError(.storageFailure, "PostgreSQL at \(location) failed: \(error).")
         }

@@ -30,8 +30,8 @@ public final class PostgresEventStore: EventLog, SubscriptionSource {
     package let metrics: StoreMetrics
 
     let client: PostgresClient
-    /// The session whose advisory lock says this handle is open (``ownerID``).
-    private let owner: OwnerSession
+    /// The session whose advisory lock says this handle is open (``ownerID``), once taken.
+    private let owner: OwnerClaim
     private let clientTask: Task<Void, Never>
     private let listener: HeadListener
     let appender: Appender
@@ -44,6 +44,8 @@ public final class PostgresEventStore: EventLog, SubscriptionSource {
     /// The upcasters every read applies (``StoreConfiguration/upcasters``, checked).
     package let upcasting: Upcasting
     private let isClosed = Atomic<Bool>(false)
+    /// The task that closes the handle, once ``close()`` started it.
+    private let closing = Mutex<Task<Void, Never>?>(nil)
 
     /// The database URL without its password.
     public var location: String { postgresLocation.description }
@@ -62,38 +64,35 @@ public final class PostgresEventStore: EventLog, SubscriptionSource {
 
     /// Opens the store at `location`; see ``init(url:mode:configuration:)``.
     public init(location: PostgresLocation, mode: OpenMode = .createIfMissing, configuration: StoreConfiguration = StoreConfiguration()) async throws {
-        // The pool waits for a connection as long as it takes, trying again and again: at a server
-        // that cannot be reached (or refuses the login) opening would wait forever. The owner
-        // session's connection, made first, says at once, and why.
         upcasting = try Upcasting(configuration.upcasters)
-        let owner = try await OwnerSession.open(
-            location, logger: configuration.logger, retryEvery: configuration.pollInterval, on: configuration.pollClock)
         let client = PostgresClient(configuration: location.clientConfiguration, backgroundLogger: configuration.logger)
         let clientTask = Task { await client.run() }
-        let head: UInt64
+        let prepared: (head: UInt64, schemaVersion: Int)
         do {
-            let prepared = try await PostgresSchemaSetup.prepare(client, location: location, mode: mode, logger: configuration.logger)
-            head = prepared.head
-            databaseSchemaVersion = prepared.schemaVersion
-            eventColumns = EventStorePostgres.eventColumns(schemaVersion: prepared.schemaVersion)
+            prepared = try await Self.prepare(client, location: location, mode: mode, configuration: configuration)
         } catch {
             clientTask.cancel()
-            owner.close()
+            await clientTask.value
             throw error
         }
+        let head = prepared.head
+        databaseSchemaVersion = prepared.schemaVersion
+        eventColumns = EventStorePostgres.eventColumns(schemaVersion: prepared.schemaVersion)
         let listener = HeadListener(client: client, logger: configuration.logger)
         let headSignal = HeadSignal(
             head: head, pollInterval: configuration.pollInterval, clock: configuration.pollClock, logger: configuration.logger,
-            poll: { [listener] in
+            poll: { [listener, logger = configuration.logger] in
                 listener.startIfNeeded()
                 if listener.isListening { return nil }
-                return try await Self.readHead(client)
+                return try await Self.readHead(client, logger: logger)
             })
         self.postgresLocation = location
         self.configuration = configuration
         self.mode = mode
         self.client = client
-        self.owner = owner
+        self.owner = OwnerClaim {
+            try await OwnerSession.open(location, logger: configuration.logger, retryEvery: configuration.pollInterval, on: configuration.pollClock)
+        }
         self.clientTask = clientTask
         self.headSignal = headSignal
         let metrics = StoreMetrics(factory: configuration.metricsFactory)
@@ -110,8 +109,41 @@ public final class PostgresEventStore: EventLog, SubscriptionSource {
             try await openTables([SubjectKeys.table])
             if mode != .readOnly { try await finishForgetting() }
         } catch {
-            close()
+            await close()
             throw error
+        }
+    }
+
+    /// How long the open waits for the pool's first connection before it connects once on its
+    /// own to learn why none came (the pool tries again and again, for a minute, without saying).
+    static let openPatience: Duration = .seconds(1)
+
+    /// Finds, creates or upgrades the store's tables through the pool (its first connection is
+    /// the one every later call reuses). When the pool has no connection after ``openPatience``
+    /// on the poll clock, one connection of its own says why, at once: a server that cannot be
+    /// reached or refuses the login, or one that still refuses for now after
+    /// ``OwnerSession/connectPauses`` (``EventStoreError/Code/storeUnavailable``). A server that
+    /// takes that connection is only slow, and the open goes on waiting for the pool.
+    private static func prepare(
+        _ client: PostgresClient, location: PostgresLocation, mode: OpenMode, configuration: StoreConfiguration
+    ) async throws -> (head: UInt64, schemaVersion: Int) {
+        let logger = configuration.logger
+        let clock = configuration.pollClock
+        return try await withThrowingTaskGroup(of: (head: UInt64, schemaVersion: Int)?.self) { group in
+            group.addTask { try await PostgresSchemaSetup.prepare(client, location: location, mode: mode, logger: logger) }
+            group.addTask {
+                try await clock.sleep(for: openPatience)
+                let probe = try await OwnerSession.connect(location, logger: logger, on: clock)
+                try? await probe.close()
+                return nil
+            }
+            while let next = try await group.next() {
+                if let prepared = next {
+                    group.cancelAll()
+                    return prepared
+                }
+            }
+            throw EventStoreError(.storageFailure, "Opening the store in \(location) ended without an answer.")
         }
     }
 
@@ -119,33 +151,59 @@ public final class PostgresEventStore: EventLog, SubscriptionSource {
         close()
     }
 
-    /// Refuses new calls; the appends already queued are still made (their callers get their
-    /// results), then the connections close. Idempotent; returns at once (the queued appends
-    /// finish in the background).
+    /// Closes the handle, keeping the promise every backend keeps (``StoreHandle/close()``):
+    /// new calls are refused at once; the appends already queued are made, and their callers
+    /// get their results; then the listener, the owner session and the pool's connections
+    /// close. Returns when all of that is done. Idempotent: a second call waits for the first.
+    public func close() async {
+        await startClosing().value
+    }
+
+    /// Starts closing as ``close()`` does and returns at once, for `deinit` and `defer`, where
+    /// nothing can be awaited: the queued appends still finish and the connections still close,
+    /// in the background. Prefer `await close()`.
     public func close() {
-        guard !isClosed.exchange(true, ordering: .acquiringAndReleasing) else { return }
-        appender.shutDown()
-        headSignal.close()
-        listener.stop()
-        owner.close()
-        Task { [appender, clientTask] in
-            await appender.drained()
-            clientTask.cancel()
+        _ = startClosing()
+    }
+
+    /// Refuses new calls and starts the one task that closes the handle (once).
+    private func startClosing() -> Task<Void, Never> {
+        closing.withLock { closing in
+            if let closing { return closing }
+            isClosed.store(true, ordering: .releasing)
+            appender.shutDown()
+            headSignal.close()
+            let listening = listener.stop()
+            let task = Task { [appender, owner, clientTask] in
+                await appender.drained()
+                await listening?.value
+                await owner.close()
+                clientTask.cancel()
+                await clientTask.value
+            }
+            closing = task
+            return task
         }
     }
 
     /// This handle's owner id: the second key of the advisory lock its owner session holds while
-    /// it is open (see ``LogOwnership/ownerID``).
-    public var ownerID: Int64 { owner.id }
+    /// it is open (see ``LogOwnership/ownerID``). The first call takes the session (a connection
+    /// of its own); throws ``EventStoreError/Code/storeUnavailable`` when it cannot be made.
+    public var ownerID: Int64 {
+        get async throws {
+            try checkOpen()
+            return try await owner.id()
+        }
+    }
 
     /// Whether the handle whose ``ownerID`` is `owner` still has the store open, on any host: its
     /// owner lock is granted in this database. Throws ``EventStoreError`` when the database
     /// cannot be asked.
     public func isOwnerAlive(_ owner: Int64) async throws -> Bool {
         try checkOpen()
-        if owner == ownerID { return true }
+        if owner == self.owner.takenID { return true }
         do {
-            return try await OwnerSession.isAlive(owner, client: client)
+            return try await OwnerSession.isAlive(owner, client: client, logger: configuration.logger)
         } catch {
             throw PostgresErrors.mapped(error, location: location)
         }
@@ -220,19 +278,19 @@ public final class PostgresEventStore: EventLog, SubscriptionSource {
     }
 
     /// The head row, read in its own statement.
-    static func readHead(_ client: PostgresClient) async throws -> UInt64 {
-        try await head(of: try await client.query("SELECT position FROM eventstore.head"))
+    static func readHead(_ client: PostgresClient, logger: Logger) async throws -> UInt64 {
+        try await client.withConnection { connection in try await readHead(connection, logger: logger) }
     }
 
     /// The head row, read on a connection already leased (never lease a second connection while
     /// holding one: with every connection of the pool held that way, none is ever returned).
-    static func readHead(_ connection: PostgresConnection, logger: Logger) async throws -> UInt64 {
-        try await head(of: try await connection.query("SELECT position FROM eventstore.head", logger: logger))
-    }
-
-    private static func head(of rows: PostgresRowSequence) async throws -> UInt64 {
-        for try await position in rows.decode(Int64.self) { return UInt64(max(position, 0)) }
-        throw EventStoreError(.damaged, "The head row of the store is missing; run `esctl verify`.")
+    /// `note`, a comment added to the statement, shows in `pg_stat_activity`.
+    static func readHead(_ connection: PostgresConnection, logger: Logger, note: String = "") async throws -> UInt64 {
+        let sql = note.isEmpty ? "SELECT position FROM eventstore.head" : "SELECT position FROM eventstore.head /* \(note) */"
+        guard let row = try await connection.rows(PostgresQuery(unsafeSQL: sql), logger: logger).first else {
+            throw EventStoreError(.damaged, "The head row of the store is missing; run `esctl verify`.")
+        }
+        return UInt64(max(try row.decode(Int64.self), 0))
     }
 
     // MARK: SubscriptionSource

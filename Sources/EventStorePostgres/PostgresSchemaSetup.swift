@@ -14,7 +14,7 @@ enum PostgresSchemaSetup {
         _ client: PostgresClient, location: PostgresLocation, mode: OpenMode, logger: Logger
     ) async throws -> (head: UInt64, schemaVersion: Int) {
         do {
-            var version = try await installedVersion(client)
+            var version = try await installedVersion(client, logger: logger)
             if version == nil {
                 guard mode == .createIfMissing else {
                     throw EventStoreError(
@@ -32,7 +32,7 @@ enum PostgresSchemaSetup {
                         try await connection.query(PostgresQuery(unsafeSQL: statement), logger: logger)
                     }
                 }
-                version = try await installedVersion(client)
+                version = try await installedVersion(client, logger: logger)
             }
             guard let version else {
                 throw EventStoreError(.damaged, "The store's schema version row is missing in \(location); run `esctl verify`.")
@@ -47,7 +47,7 @@ enum PostgresSchemaSetup {
                 try await upgrade(client, from: version, location: location, logger: logger)
                 current = PostgresSchema.version
             }
-            return (try await PostgresEventStore.readHead(client), current)
+            return (try await PostgresEventStore.readHead(client, logger: logger), current)
         } catch {
             throw PostgresErrors.mapped(error, location: location.description)
         }
@@ -83,14 +83,13 @@ enum PostgresSchemaSetup {
     }
 
     /// The schema version recorded in the database; nil when it holds no store.
-    static func installedVersion(_ client: PostgresClient) async throws -> Int? {
-        let rows = try await client.query(
-            "SELECT CASE WHEN to_regclass('eventstore.schema_version') IS NULL THEN NULL ELSE 0 END")
-        var present = false
-        for try await marker in rows.decode(Int?.self) { present = marker != nil }
-        guard present else { return nil }
-        let versions = try await client.query("SELECT version FROM eventstore.schema_version")
-        for try await version in versions.decode(Int32.self) { return Int(version) }
-        return nil
+    static func installedVersion(_ client: PostgresClient, logger: Logger) async throws -> Int? {
+        try await client.withConnection { connection in
+            let marker = try await connection.rows(
+                "SELECT CASE WHEN to_regclass('eventstore.schema_version') IS NULL THEN NULL ELSE 0 END", logger: logger)
+            guard try marker.first?.decode(Int?.self) != nil else { return nil }
+            let versions = try await connection.rows("SELECT version FROM eventstore.schema_version", logger: logger)
+            return try versions.first.map { Int(try $0.decode(Int32.self)) }
+        }
     }
 }

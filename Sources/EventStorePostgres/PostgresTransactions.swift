@@ -74,3 +74,13 @@ extension PostgresConnection {
         try await self.query(query, logger: logger).collect()
     }
 }
+
+extension PostgresClient {
+    /// Runs `query` on a connection of the pool and collects its rows. The connection is back in
+    /// the pool when this returns, unlike with `query(_:)`, whose row sequence gives it back
+    /// only when the pool hears the sequence ended: a lease made before that opens a second
+    /// connection, and a short command would hold two where one does.
+    func rows(_ query: PostgresQuery, logger: Logger) async throws -> [PostgresRow] {
+        try await withConnection { connection in try await connection.rows(query, logger: logger) }
+    }
+}

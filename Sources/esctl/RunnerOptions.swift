@@ -22,7 +22,7 @@ extension StoreOptions {
             for notice in runner.notices { Console.note("esctl: \(notice)\n") }
             return (store, runner)
         } catch {
-            store.close()
+            await store.close()
             throw error
         }
     }

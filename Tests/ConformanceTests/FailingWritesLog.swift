@@ -22,7 +22,7 @@ final class FailingWritesLog: EventLog {
     var configuration: StoreConfiguration { base.configuration }
     var mode: OpenMode { base.mode }
     var writerStatistics: WriterStatistics { base.writerStatistics }
-    var ownerID: Int64 { base.ownerID }
+    var ownerID: Int64 { get async throws { try await base.ownerID } }
 
     func writeTables<T: Sendable>(_ body: @escaping @Sendable (TableTransaction) async throws -> T) async throws -> T {
         let left = failuresLeft.wrappingSubtract(1, ordering: .sequentiallyConsistent).oldValue
@@ -70,7 +70,7 @@ final class FailingWritesLog: EventLog {
         base.events(from: position, through: last, filter: filter, pageSize: pageSize)
     }
     func subscribe(from start: SubscriptionStart, filter: EventFilter) -> Subscription { base.subscribe(from: start, filter: filter) }
-    func close() { base.close() }
+    func close() async { await base.close() }
     func openTables(_ names: [String]) async throws { try await base.openTables(names) }
     func existingTables(_ names: [String]) async throws -> [String] { try await base.existingTables(names) }
     func readTables<T: Sendable>(_ body: (TableTransaction) async throws -> T) async throws -> T { try await base.readTables(body) }

@@ -122,7 +122,7 @@ struct EventByIDConformanceTests {
             #expect(try await f.log.event(withID: second) == all[2])
             #expect(try await f.log.event(withID: all[1].id) == all[1], "generated ids are in the table too")
             #expect(try await f.log.event(withID: UUID(uuidString: "31111111-2222-4333-8444-555555555555")!) == nil)
-            f.log.close()
+            await f.log.close()
             let error = await #expect(throws: EventStoreError.self) { try await f.log.event(withID: first) }
             #expect(error?.code == .closed)
         }

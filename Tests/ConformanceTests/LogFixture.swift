@@ -103,21 +103,21 @@ final class LogFixture: Sendable {
 
     /// Closes the store and opens the same one again, with the same clock and ids.
     func reopen() async throws {
-        opened.log.close()
+        await opened.log.close()
         opened.log = try await Self.open(backend, directory: directory, database: database, configuration: configuration)
     }
 
     /// Closes the store and opens it again in `mode` (``OpenMode/readOnly``: as a user who may
     /// only read it), with the same clock and ids.
     func reopen(mode: OpenMode) async throws {
-        opened.log.close()
+        await opened.log.close()
         opened.log = try await Self.open(backend, directory: directory, database: database, configuration: configuration, mode: mode)
     }
 
     /// Closes the store and opens it again with `upcasters` (and the same clock and ids). When
     /// the open throws, the store stays closed and the configuration unchanged.
     func reopen(upcasters: [Upcaster]) async throws {
-        opened.log.close()
+        await opened.log.close()
         var changed = configuration
         changed.upcasters = upcasters
         opened.log = try await Self.open(backend, directory: directory, database: database, configuration: changed)
@@ -132,7 +132,7 @@ final class LogFixture: Sendable {
 
     /// Closes the store and removes it.
     func finish() async {
-        opened.log.close()
+        await opened.log.close()
         try? await database?.drop()
     }
 

@@ -17,64 +17,65 @@ struct PostgresLogTests {
     func twoHandlesAppendConcurrently() async throws {
         try await withLog(.postgres) { f in
             let other = try await f.openAnother()
-            defer { other.close() }
-            // Given two handles with four writers each, and per writer 30 small appends: to a
-            // shared stream with .any, to a stream of its own with exact expected versions, and to
-            // a contested stream with the version it last read (retried on a conflict)
-            let handles: [any EventLog] = [f.log, other]
-            let rounds = 30
-            let results = try await withTimeout(.seconds(120), "the concurrent appends of two handles to finish") {
-                try await withThrowingTaskGroup(of: [AppendResult].self) { group in
-                    for (h, log) in handles.enumerated() {
-                        for w in 0..<4 {
-                            group.addTask {
-                                var results: [AppendResult] = []
-                                var own: UInt64 = 0
-                                for n in 0..<rounds {
-                                    switch n % 3 {
-                                    case 0:
-                                        results.append(try await log.append(to: "shared", events: [event("Shared"), event("Shared")]))
-                                    case 1:
-                                        let result = try await log.append(
-                                            to: "own-\(h)-\(w)", events: [event("Own", #"{"n":\#(n)}"#)],
-                                            expectedVersion: own == 0 ? .noStream : .exact(own))
-                                        #expect(result.version == own + 1)
-                                        own = result.version
-                                        results.append(result)
-                                    default:
-                                        while true {
-                                            let seen = try await log.streamVersion("contested")
-                                            do {
-                                                results.append(try await log.append(
-                                                    to: "contested", events: [event("Contested")], expectedVersion: .exact(seen)))
-                                                break
-                                            } catch EventStoreError.Code.versionConflict {
-                                                continue
+            return try await other.closingAfter {
+                // Given two handles with four writers each, and per writer 30 small appends: to a
+                // shared stream with .any, to a stream of its own with exact expected versions, and to
+                // a contested stream with the version it last read (retried on a conflict)
+                let handles: [any EventLog] = [f.log, other]
+                let rounds = 30
+                let results = try await withTimeout(.seconds(120), "the concurrent appends of two handles to finish") {
+                    try await withThrowingTaskGroup(of: [AppendResult].self) { group in
+                        for (h, log) in handles.enumerated() {
+                            for w in 0..<4 {
+                                group.addTask {
+                                    var results: [AppendResult] = []
+                                    var own: UInt64 = 0
+                                    for n in 0..<rounds {
+                                        switch n % 3 {
+                                        case 0:
+                                            results.append(try await log.append(to: "shared", events: [event("Shared"), event("Shared")]))
+                                        case 1:
+                                            let result = try await log.append(
+                                                to: "own-\(h)-\(w)", events: [event("Own", #"{"n":\#(n)}"#)],
+                                                expectedVersion: own == 0 ? .noStream : .exact(own))
+                                            #expect(result.version == own + 1)
+                                            own = result.version
+                                            results.append(result)
+                                        default:
+                                            while true {
+                                                let seen = try await log.streamVersion("contested")
+                                                do {
+                                                    results.append(try await log.append(
+                                                        to: "contested", events: [event("Contested")], expectedVersion: .exact(seen)))
+                                                    break
+                                                } catch EventStoreError.Code.versionConflict {
+                                                    continue
+                                                }
                                             }
                                         }
                                     }
+                                    return results
                                 }
-                                return results
                             }
                         }
+                        return try await group.reduce(into: [AppendResult]()) { $0 += $1 }
                     }
-                    return try await group.reduce(into: [AppendResult]()) { $0 += $1 }
                 }
+                // Then every position from 1 to the number of events was given once, and the store agrees
+                let n = UInt64(8 * rounds / 3 * (2 + 1 + 1))
+                #expect(results.count == 8 * rounds)
+                #expect(results.flatMap(\.positions).sorted() == Array(1...n), "the appends' positions, all together")
+                #expect(try await f.log.headPosition() == n)
+                #expect(try await other.headPosition() == n)
+                let all = try await other.events()
+                #expect(all.map(\.position) == Array(1...n))
+                #expect(Set(all.map(\.id)).count == all.count, "no event recorded twice")
+                for (stream, count) in [("shared", 8 * rounds / 3 * 2), ("contested", 8 * rounds / 3), ("own-1-3", rounds / 3)] {
+                    #expect(try await f.log.events(of: stream).map(\.version) == Array(1...UInt64(count)), "the versions of \(stream)")
+                }
+                let report = try await f.log.verify()
+                #expect(report.isClean, "\(report)")
             }
-            // Then every position from 1 to the number of events was given once, and the store agrees
-            let n = UInt64(8 * rounds / 3 * (2 + 1 + 1))
-            #expect(results.count == 8 * rounds)
-            #expect(results.flatMap(\.positions).sorted() == Array(1...n), "the appends' positions, all together")
-            #expect(try await f.log.headPosition() == n)
-            #expect(try await other.headPosition() == n)
-            let all = try await other.events()
-            #expect(all.map(\.position) == Array(1...n))
-            #expect(Set(all.map(\.id)).count == all.count, "no event recorded twice")
-            for (stream, count) in [("shared", 8 * rounds / 3 * 2), ("contested", 8 * rounds / 3), ("own-1-3", rounds / 3)] {
-                #expect(try await f.log.events(of: stream).map(\.version) == Array(1...UInt64(count)), "the versions of \(stream)")
-            }
-            let report = try await f.log.verify()
-            #expect(report.isClean, "\(report)")
         }
     }
 
@@ -82,25 +83,26 @@ struct PostgresLogTests {
     func subscriberSeesAnotherHandle() async throws {
         try await withLog(.postgres) { f in
             let other = try await f.openAnother()
-            defer { other.close() }
-            // Given a subscriber on this handle that has caught up and waits
-            _ = try await f.log.append(to: "here", events: [event("Before"), event("Before")])
-            let collector = EventCollector(f.log.subscription(from: .start).withProgress)
-            #expect(try await collector.take(2).map(\.position) == [1, 2])
-            try await collector.expectNothingMore(through: 2)
-            let signal = try headSignal(of: f.log)
-            try await withTimeout(.seconds(10), "the caught-up subscriber to wait for the head") {
-                while signal.waiterCount == 0 { try await Task.sleep(for: .milliseconds(1)) }
+            return try await other.closingAfter {
+                // Given a subscriber on this handle that has caught up and waits
+                _ = try await f.log.append(to: "here", events: [event("Before"), event("Before")])
+                let collector = EventCollector(f.log.subscription(from: .start).withProgress)
+                #expect(try await collector.take(2).map(\.position) == [1, 2])
+                try await collector.expectNothingMore(through: 2)
+                let signal = try headSignal(of: f.log)
+                try await withTimeout(.seconds(10), "the caught-up subscriber to wait for the head") {
+                    while signal.waiterCount == 0 { try await Task.sleep(for: .milliseconds(1)) }
+                }
+                // When the other handle appends
+                for n in 1...5 {
+                    _ = try await other.append(to: "there-\(n % 2)", events: [event("There", #"{"n":\#(n)}"#)])
+                }
+                // Then the subscriber receives exactly those, in order, as the log holds them
+                let live = try await collector.take(5, within: .seconds(30))
+                #expect(live == (try await other.events(from: 3)))
+                #expect(live.map(\.position) == Array(3...7))
+                try await collector.expectNothingMore(through: 7)
             }
-            // When the other handle appends
-            for n in 1...5 {
-                _ = try await other.append(to: "there-\(n % 2)", events: [event("There", #"{"n":\#(n)}"#)])
-            }
-            // Then the subscriber receives exactly those, in order, as the log holds them
-            let live = try await collector.take(5, within: .seconds(30))
-            #expect(live == (try await other.events(from: 3)))
-            #expect(live.map(\.position) == Array(3...7))
-            try await collector.expectNothingMore(through: 7)
         }
     }
 
@@ -177,7 +179,7 @@ struct PostgresLogTests {
         }
     }
 
-    @Test("a short command listens to nothing and holds at most three connections (the owner lock's, the pool's), and a subscriber adds the LISTEN one")
+    @Test("a short command holds one connection, listens to nothing and takes no owner lock; a subscriber adds the LISTEN connection, an owner id the lock's")
     func connectionsOfAShortCommand() async throws {
         try await withLog(.postgres) { f in
             let database = try #require(f.database)
@@ -186,21 +188,32 @@ struct PostgresLogTests {
             _ = try await log.append(to: "s", events: [event("A")])
             _ = try await log.readStream("s", from: nil, direction: .forward, limit: 10)
             _ = try await log.statistics()
-            // Then nothing listens, and it holds the owner lock's connection and the pool's (one,
-            // or two when a lease came before the last one was back in the pool), no more
+            // Then nothing listens and no owner lock is held: one connection of the pool, no more
             let connections = "SELECT pid FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid()"
             #expect(try await Self.listeners(database).isEmpty, "nobody waited for the head, so nothing listens")
             let held = try await database.integers(connections)
-            #expect((2...3).contains(held.count), "connections after open, append, read and statistics: \(held)")
+            #expect(held.count == 1, "connections after open, append, read and statistics: \(held)")
             // When a subscriber waits for the next append
             let collector = EventCollector(log.subscription(from: .start).withProgress)
             #expect(try await collector.take(1).map(\.position) == [1])
             try await collector.expectNothingMore(through: 1)
-            // Then the LISTEN connection joins them
+            // Then the LISTEN connection joins it
             let listening = try await Self.firstListeners(database)
             #expect(listening.count == 1)
-            let withListener = try await database.integers(connections)
-            #expect(withListener.count <= held.count + 2, "connections with a subscriber waiting: \(withListener)")
+            #expect(try await database.integers(connections).count == 2, "connections with a subscriber waiting")
+            // When something asks for the handle's owner id (a rebuild, a group member)
+            let owner = try await log.ownerID
+            // Then the owner lock's connection joins them, holding the lock
+            let withOwner = try await database.integers(connections)
+            #expect(withOwner.count == 3, "connections with a subscriber and the owner lock: \(withOwner)")
+            #expect(try await log.isOwnerAlive(owner))
+            #expect(try await log.ownerID == owner, "the owner id is taken once")
+            // When the handle closes
+            await log.close()
+            // Then all three are closed (the server ends their backends a moment later)
+            try await withTimeout(.seconds(10), "the closed handle's connections to end") {
+                while try await !database.integers(connections).isEmpty { try await Task.sleep(for: .milliseconds(10)) }
+            }
         }
     }
 
@@ -227,47 +240,48 @@ struct PostgresLogTests {
         try await withLog(.postgres) { f in
             let database = try #require(f.database)
             let other = try await f.openAnother()
-            defer { other.close() }
-            // Given a subscriber on this handle, caught up, and its handle listening (a handle
-            // listens once someone waits for its head; the other only appends)
-            _ = try await f.log.append(to: "s", events: [event("Before")])
-            let collector = EventCollector(f.log.subscription(from: .start).withProgress)
-            #expect(try await collector.take(1).map(\.position) == [1])
-            try await collector.expectNothingMore(through: 1)
-            let before = try await Self.firstListeners(database)
-            // When every LISTEN connection of the database is terminated
-            try await database.execute(
-                "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE query ILIKE '%LISTEN%' AND pid <> pg_backend_pid() AND datname = current_database()")
-            // ...and the other handle appends at once, while nobody listens (a pool connection
-            // that ran a LISTEN may be among the terminated ones: an append that meets it fails as
-            // storeUnavailable, and its retry with the same id is answered as recorded if it was)
-            for n in 1...5 {
-                let during = event("During", #"{"n":\#(n)}"#, id: UUID())
-                for attempt in 1...5 {
-                    do {
-                        _ = try await other.append(to: "during-\(n % 2)", events: [during])
-                        break
-                    } catch let error as EventStoreError where error.code == .storeUnavailable && attempt < 5 {
-                        continue
+            return try await other.closingAfter {
+                // Given a subscriber on this handle, caught up, and its handle listening (a handle
+                // listens once someone waits for its head; the other only appends)
+                _ = try await f.log.append(to: "s", events: [event("Before")])
+                let collector = EventCollector(f.log.subscription(from: .start).withProgress)
+                #expect(try await collector.take(1).map(\.position) == [1])
+                try await collector.expectNothingMore(through: 1)
+                let before = try await Self.firstListeners(database)
+                // When every LISTEN connection of the database is terminated
+                try await database.execute(
+                    "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE query ILIKE '%LISTEN%' AND pid <> pg_backend_pid() AND datname = current_database()")
+                // ...and the other handle appends at once, while nobody listens (a pool connection
+                // that ran a LISTEN may be among the terminated ones: an append that meets it fails as
+                // storeUnavailable, and its retry with the same id is answered as recorded if it was)
+                for n in 1...5 {
+                    let during = event("During", #"{"n":\#(n)}"#, id: UUID())
+                    for attempt in 1...5 {
+                        do {
+                            _ = try await other.append(to: "during-\(n % 2)", events: [during])
+                            break
+                        } catch let error as EventStoreError where error.code == .storeUnavailable && attempt < 5 {
+                            continue
+                        }
                     }
                 }
-            }
-            // ...and again once a new LISTEN connection is up
-            try await withTimeout(.seconds(30), "a new LISTEN connection to replace the terminated one") {
-                while true {
-                    let pids = try await Self.listeners(database)
-                    if !pids.subtracting(before).isEmpty && pids.isDisjoint(with: before) { return }
-                    try await Task.sleep(for: .milliseconds(5))
+                // ...and again once a new LISTEN connection is up
+                try await withTimeout(.seconds(30), "a new LISTEN connection to replace the terminated one") {
+                    while true {
+                        let pids = try await Self.listeners(database)
+                        if !pids.subtracting(before).isEmpty && pids.isDisjoint(with: before) { return }
+                        try await Task.sleep(for: .milliseconds(5))
+                    }
                 }
+                for n in 6...10 {
+                    _ = try await other.append(to: "after-\(n % 2)", events: [event("After", #"{"n":\#(n)}"#)])
+                }
+                // Then the subscriber receives every one of them, in order, and nothing else
+                let received = try await collector.take(10, within: .seconds(30))
+                #expect(received.map(\.position) == Array(2...11))
+                #expect(received == (try await f.log.events(from: 2)))
+                try await collector.expectNothingMore(through: 11)
             }
-            for n in 6...10 {
-                _ = try await other.append(to: "after-\(n % 2)", events: [event("After", #"{"n":\#(n)}"#)])
-            }
-            // Then the subscriber receives every one of them, in order, and nothing else
-            let received = try await collector.take(10, within: .seconds(30))
-            #expect(received.map(\.position) == Array(2...11))
-            #expect(received == (try await f.log.events(from: 2)))
-            try await collector.expectNothingMore(through: 11)
         }
     }
 
@@ -421,7 +435,7 @@ struct PostgresLogTests {
         let error = await #expect(throws: EventStoreError.self) {
             try await withTimeout(.seconds(30), "opening a store at a malformed URL to fail") {
                 let store = try await PostgresEventStore(url: url)
-                store.close()
+                await store.close()
             }
         }
         #expect(error?.code == .invalidInput)
@@ -435,7 +449,7 @@ struct PostgresLogTests {
         let error = await #expect(throws: EventStoreError.self) {
             try await withTimeout(.seconds(60), "opening a store at a socket directory without a server to fail") {
                 let store = try await PostgresEventStore(url: url)
-                store.close()
+                await store.close()
             }
         }
         #expect(error?.code == .storeUnavailable)
@@ -455,8 +469,8 @@ struct PostgresLogTests {
             var configuration = StoreConfiguration()
             configuration.pollClock = clock
             let opening = Task { try await PostgresEventStore(location: location, configuration: configuration) }
-            // When each pause between attempts passes
-            for _ in OwnerSession.connectPauses {
+            // When the open's patience with the pool and each pause between attempts pass
+            for _ in 0...OwnerSession.connectPauses.count {
                 try await clock.waitForSleepers(1)
                 clock.advance(by: .seconds(2))
             }
@@ -485,7 +499,7 @@ struct PostgresLogTests {
             let error = await #expect(throws: EventStoreError.self) {
                 try await withTimeout(.seconds(120), "opening a database without a store as .existing to fail") {
                     let store = try await PostgresEventStore(url: database.url, mode: .existing)
-                    store.close()
+                    await store.close()
                 }
             }
             #expect(error?.code == .notFound)

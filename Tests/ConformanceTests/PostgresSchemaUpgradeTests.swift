@@ -87,7 +87,7 @@ struct PostgresSchemaUpgradeTests {
             // When a read-only handle opens it, then nothing changes: version 1 stays, reads work
             let reader = try await PostgresEventStore(url: database.url, mode: .readOnly)
             #expect(try await reader.events() == before)
-            reader.close()
+            await reader.close()
             #expect(try await schemaVersion(database) == [1])
 
             // When this program opens it to write
@@ -119,7 +119,7 @@ struct PostgresSchemaUpgradeTests {
             // Given a version 1 store with one event
             _ = try await f.log.append(to: "s", events: [event("E")])
             try await downgradeToVersion1(database)
-            f.log.close()
+            await f.log.close()
             // When four handles open it at once
             let handles = try await withTimeout(.seconds(60), "four handles to open a version 1 store") {
                 try await withThrowingTaskGroup(of: PostgresEventStore.self) { group in
@@ -133,7 +133,7 @@ struct PostgresSchemaUpgradeTests {
             var positions: [UInt64] = []
             for handle in handles {
                 positions += try await handle.append(to: "s", events: [event("E")]).positions
-                handle.close()
+                await handle.close()
             }
             #expect(positions.sorted() == [2, 3, 4, 5])
             try await f.reopen()
@@ -156,7 +156,7 @@ struct PostgresSchemaUpgradeTests {
             #expect(try await reader.events() == before)
             let readOnlyReport = try await reader.verify()
             #expect(readOnlyReport.isClean, "verify of a version 2 database, read-only: \(readOnlyReport.problems)")
-            reader.close()
+            await reader.close()
             #expect(try await schemaVersion(database) == [2])
 
             // When this program opens it to write
@@ -198,7 +198,7 @@ struct PostgresSchemaUpgradeTests {
             let readOnlyReport = try await reader.verify()
             #expect(readOnlyReport.isClean, "verify of a version 3 database, read-only: \(readOnlyReport.problems)")
             #expect(try await reader.statistics().eventCount == 3)
-            reader.close()
+            await reader.close()
             #expect(try await schemaVersion(database) == [3])
 
             // When this program opens it to write
@@ -235,7 +235,7 @@ struct PostgresSchemaUpgradeTests {
             #expect(try await reader.events() == before)
             #expect(try await reader.read(EventQuery(types: ["Added"]), after: 0, limit: 10).events.map(\.position) == [1])
             #expect(try await reader.read(EventQuery(tags: ["x"]), after: 0, limit: 10).events.isEmpty)
-            reader.close()
+            await reader.close()
             #expect(try await schemaVersion(database) == [4])
             // When this program opens it to write
             try await f.reopen()

@@ -67,17 +67,18 @@ struct ProcessorConformanceTests {
             // Given 40 orders and a second handle on the store (another process, as far as the server can tell)
             for n in 1...40 { _ = try await f.log.append(to: "order-\(n)", events: [event("OrderPlaced")]) }
             let other = try await f.openAnother()
-            defer { other.close() }
-            // When an instance runs on each handle at once
-            let log = f.log
-            try await withThrowingTaskGroup(of: Void.self) { group in
-                group.addTask { try await ProcessorRunner(store: log, batchSize: 3).catchUp(Mailer()) }
-                group.addTask { try await ProcessorRunner(store: other, batchSize: 5).catchUp(Mailer()) }
-                try await group.waitForAll()
+            return try await other.closingAfter {
+                // When an instance runs on each handle at once
+                let log = f.log
+                try await withThrowingTaskGroup(of: Void.self) { group in
+                    group.addTask { try await ProcessorRunner(store: log, batchSize: 3).catchUp(Mailer()) }
+                    group.addTask { try await ProcessorRunner(store: other, batchSize: 5).catchUp(Mailer()) }
+                    try await group.waitForAll()
+                }
+                // Then every order has exactly one reaction
+                #expect(try await Self.mails(f.log).sorted() == Array(1...40))
+                #expect(try await other.trackingPosition(of: "mailer") == 40)
             }
-            // Then every order has exactly one reaction
-            #expect(try await Self.mails(f.log).sorted() == Array(1...40))
-            #expect(try await other.trackingPosition(of: "mailer") == 40)
         }
     }
 

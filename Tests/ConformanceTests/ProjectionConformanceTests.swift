@@ -139,7 +139,7 @@ struct ProjectionConformanceTests {
             }
             let runner = try await ProjectionRunner(store: f.log, projections: [Ledger()])
             let expected = try await runner.rebuild()[0].hash
-            let owner = f.log.ownerID
+            let owner = try await f.log.ownerID
             try await f.log.writeTables { txn in try await CatchUpBatch.startRebuild(Ledger(), txn, startedAt: 0, owner: owner) }
             let folded = try #require(
                 try await f.log.readTables { txn in

@@ -66,15 +66,16 @@ struct ReadOnlyRunnerConformanceTests {
             // with two processes)
             guard backend == .postgres else { return }
             let writerLog = try await f.openAnother()
-            defer { writerLog.close() }
-            let waiting = Task { try await reader.query("stream-summary", minPosition: 2, timeout: .seconds(60)) }
-            try await ProjectionRunner(store: writerLog, projections: projections).catchUp(["stream-summary"])
-            // Then the wait answers with the state it built
-            let caughtUp = try await withTimeout(.seconds(60), "the read-only wait to see the checkpoint another handle moved") {
-                try await waiting.value
+            return try await writerLog.closingAfter {
+                let waiting = Task { try await reader.query("stream-summary", minPosition: 2, timeout: .seconds(60)) }
+                try await ProjectionRunner(store: writerLog, projections: projections).catchUp(["stream-summary"])
+                // Then the wait answers with the state it built
+                let caughtUp = try await withTimeout(.seconds(60), "the read-only wait to see the checkpoint another handle moved") {
+                    try await waiting.value
+                }
+                #expect(caughtUp["streams"]?.arrayValue?.count == 2, "\(caughtUp)")
+                #expect(try await reader.query("stream-summary") == caughtUp)
             }
-            #expect(caughtUp["streams"]?.arrayValue?.count == 2, "\(caughtUp)")
-            #expect(try await reader.query("stream-summary") == caughtUp)
         }
     }
 

@@ -65,7 +65,7 @@ struct RebuildConformanceTests {
             try await runner.catchUp()
             let before = try await runner.storedHash(of: "ledger")
             // When a rebuild has folded part of the log beside it
-            let owner = f.log.ownerID
+            let owner = try await f.log.ownerID
             try await f.log.writeTables { txn in try await CatchUpBatch.startRebuild(Ledger(), txn, startedAt: 0, owner: owner) }
             for _ in 0..<2 {
                 let folded = try #require(

@@ -142,7 +142,7 @@ struct SubscriptionConformanceTests {
             try await withTimeout(.seconds(10), "two subscribers to wait for the head") {
                 while signal.waiterCount < 2 { await Task.yield() }
             }
-            log.close()
+            await log.close()
             let error = await #expect(throws: EventStoreError.self) {
                 try await withTimeout(.seconds(10), "the subscription to fail") { try await consumer.value }
             }

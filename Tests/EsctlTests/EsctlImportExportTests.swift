@@ -22,7 +22,7 @@ struct EsctlImportExportTests {
         #expect(try await sandbox.esctl(["append", "--batch", "-"], stdin: batch).status == 0)
         let store = try EventStore(path: sandbox.db)
         _ = try await store.append(to: "c", events: [NewEvent(type: "Binary", data: Data([0, 1, 2, 255]), metadata: Data([9, 9]))])
-        store.close()
+        await store.close()
         let exported = try await sandbox.esctl(["export"])
         #expect(exported.status == 0 && exported.lines.count == 4)
         // When it is imported into a new store

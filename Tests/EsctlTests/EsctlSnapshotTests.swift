@@ -67,7 +67,7 @@ struct EsctlSnapshotTests {
             let old = try await txn.get(Snapshots.table, key) ?? []
             try await txn.put(Snapshots.table, key, Array(old.prefix(headerSize)) + changed)
         }
-        store.close()
+        await store.close()
         // When verify runs deep, then it names the snapshot; without --deep it is not checked
         let deep = try await esctl("verify", "--deep")
         #expect(deep.status == 69)

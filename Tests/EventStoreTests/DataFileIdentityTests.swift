@@ -45,7 +45,7 @@ struct DataFileIdentityTests {
         let error = await #expect(throws: EventStoreError.self) { try await store.append(to: "s", events: [event("B")]) }
         #expect(error?.code == .storeUnavailable)
         #expect(error?.message.contains("was replaced while it was open") == true, "\(error?.message ?? "")")
-        store.close()
+        await store.close()
         let reopened = try EventStore(path: path, mode: .existing, configuration: StoreConfiguration(durability: .noSync))
         defer { reopened.close() }
         #expect(try reopened.read(limit: 10).map(\.type) == ["A"])

@@ -18,7 +18,7 @@ struct FormatDocumentTests {
         _ = try await store.append(
             to: "orders-1",
             events: [NewEvent(type: "OrderPlaced", data: Data(#"{"total":12}"#.utf8), metadata: Data(#"{"by":"ann"}"#.utf8))])
-        store.close()
+        await store.close()
     }
 
     @Test("a record decoded from raw LMDB bytes by following the document")
@@ -82,7 +82,7 @@ struct FormatDocumentTests {
         let directory = try TemporaryDirectory()
         let store = try EventStore(path: directory.path, configuration: StoreConfiguration(durability: .noSync))
         _ = try await store.append(to: "s", events: (1...20).map { NewEvent(type: "T", data: Data("{\"n\":\($0)}".utf8)) })
-        store.close()
+        await store.close()
         let raw = try RawLMDB(path: directory.path)
         defer { raw.close() }
         let head = try #require(try raw.get("streams", Array("s".utf8)))

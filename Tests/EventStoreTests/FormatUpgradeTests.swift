@@ -36,7 +36,7 @@ struct FormatUpgradeTests {
         let store = try EventStore(path: directory.path)
         _ = try await store.append(to: "s", events: [event("A", #"{"n":1}"#), event("B"), event("C")])
         let written = try store.read(limit: .max)
-        store.close()
+        await store.close()
         Self.downgrade(directory.path)
         let dataFile = directory.appending("data.mdb")
         let bytesBefore = try Data(contentsOf: URL(fileURLWithPath: dataFile))
@@ -46,7 +46,7 @@ struct FormatUpgradeTests {
         #expect(try readOnly.read(limit: .max) == written)
         let report = try readOnly.verify()
         #expect(report.isClean && report.uncheckedRecords == 3)
-        readOnly.close()
+        await readOnly.close()
         #expect(try Data(contentsOf: URL(fileURLWithPath: dataFile)) == bytesBefore)
         #expect(try Self.format(directory.path) == [0, 0, 0, 1])
 
@@ -58,7 +58,7 @@ struct FormatUpgradeTests {
         #expect(try writable.readStream("s").map(\.type) == ["A", "B", "C", "D"])
         let after = try writable.verify()
         #expect(after.isClean && after.uncheckedRecords == 3 && after.events == 4)
-        writable.close()
+        await writable.close()
         #expect(try Self.format(directory.path) == [0, 0, 0, 2])
         let raw = try RawLMDB(path: directory.path)
         defer { raw.close() }
@@ -71,7 +71,7 @@ struct FormatUpgradeTests {
         let directory = try TemporaryDirectory()
         let store = try EventStore(path: directory.path)
         _ = try await store.append(to: "s", events: [event("A")])
-        store.close()
+        await store.close()
         RawWrite.update(directory.path) { raw in raw.put(raw.dbi("meta"), Array("format".utf8), [0, 0, 0, 5]) }
         for mode in [OpenMode.createIfMissing, .existing, .readOnly] {
             let error = #expect(throws: EventStoreError.self) { try EventStore(path: directory.path, mode: mode) }

@@ -30,7 +30,7 @@ struct MapGrowthTests {
         let f = try StoreFixture(initialMapSize: 1 << 20)
         _ = try await f.store.append(to: "s", events: [NewEvent(type: "Big", data: Data(count: 3 << 20))])
         let grown = try f.store.statistics().mapSize
-        f.store.close()
+        await f.store.close()
         let reopened = try EventStore(path: f.path, configuration: StoreConfiguration(initialMapSize: 1 << 20))
         defer { reopened.close() }
         #expect(grown >= 4 << 20)

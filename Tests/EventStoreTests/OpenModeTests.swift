@@ -35,7 +35,7 @@ struct OpenModeTests {
         try await f.store.openTables(["notes"])
         _ = try await f.store.writeTables { try await $0.put("notes", [1], [2]) }
         let written = try f.store.read(limit: .max)
-        f.store.close()
+        await f.store.close()
         let dataFile = f.path + "/data.mdb"
         let before = try Data(contentsOf: URL(fileURLWithPath: dataFile))
 
@@ -60,7 +60,7 @@ struct OpenModeTests {
         #expect(append?.message == "The store at '\(f.path)' is open read-only; open it for writing to change it.")
         let write = await #expect(throws: EventStoreError.self) { try await store.writeTables { try await $0.put("notes", [1], [3]) } }
         #expect(write?.code == .storeUnavailable)
-        store.close()
+        await store.close()
         #expect(try Data(contentsOf: URL(fileURLWithPath: dataFile)) == before)
     }
 

@@ -75,7 +75,7 @@ struct OpeningTests {
         for n in 0..<20 {
             _ = try await f.store.append(to: "s-\(n)", events: Array(repeating: NewEvent(type: "T", data: Data(count: 2000)), count: 20))
         }
-        f.store.close()
+        await f.store.close()
         // When its data file loses its second half
         let dataPath = f.path + "/data.mdb"
         let size = try #require(try FileManager.default.attributesOfItem(atPath: dataPath)[.size] as? NSNumber).intValue

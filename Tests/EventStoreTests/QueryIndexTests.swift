@@ -45,7 +45,7 @@ struct QueryIndexTests {
         let directory = try TemporaryDirectory()
         let store = try EventStore(path: directory.path)
         _ = try await store.append(to: "s", events: [tagged("A", []), tagged("B", []), tagged("A", [])])
-        store.close()
+        await store.close()
         RawWrite.update(directory.path) { raw in
             raw.drop(Schema.tagIndex)
             raw.drop(Schema.typeIndex)
@@ -55,7 +55,7 @@ struct QueryIndexTests {
         let reader = try EventStore(path: directory.path, mode: .readOnly)
         #expect(try reader.read(EventQuery(types: ["A"]), after: 0, limit: 10).events.map(\.position) == [1, 3])
         #expect(try reader.lastEvent(matching: EventQuery(types: ["A"]))?.position == 3)
-        reader.close()
+        await reader.close()
         #expect(try FormatUpgradeTests.format(directory.path) == [0, 0, 0, 3])
         // When it is opened for writing, then it has both indexes, format 4, and the old events indexed
         let writer = try EventStore(path: directory.path)
@@ -74,7 +74,7 @@ struct QueryIndexTests {
         let directory = try TemporaryDirectory()
         let store = try EventStore(path: directory.path)
         _ = try await store.append(to: "s", events: [tagged("A", ["x"]), tagged("B", [])])
-        store.close()
+        await store.close()
         // When an index entry is added that no record backs, and one is removed
         RawWrite.update(directory.path) { raw in
             var tags: MDB_dbi = 0

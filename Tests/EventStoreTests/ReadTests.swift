@@ -162,7 +162,7 @@ struct InPlaceReadTests {
     @Test("a closed store refuses to read in place")
     func closed() async throws {
         let f = try await seeded()
-        f.store.close()
+        await f.store.close()
         var calls = 0
         let error = #expect(throws: EventStoreError.self) { try f.store.forEachEvent(inStream: "s") { _ in calls += 1 } }
         #expect(error?.code == .closed)

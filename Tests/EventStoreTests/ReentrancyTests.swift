@@ -18,7 +18,7 @@ struct ReentrancyTests {
         try await withTimeout(.seconds(20), "the store released on its writer thread to close (round \(round))") {
             while true {
                 if let again = try? EventStore(path: directory.path) {
-                    again.close()
+                    await again.close()
                     return
                 }
                 try await Task.sleep(for: .milliseconds(1))

@@ -15,7 +15,7 @@ struct VerifyTests {
         for n in 0..<6 {
             _ = try await store.append(to: "s-\(n % 2)", events: [NewEvent(type: "U", data: Data("{}".utf8))])
         }
-        store.close()
+        await store.close()
         return directory
     }
 
@@ -50,7 +50,7 @@ struct VerifyTests {
         let directory = try await seededStore()
         let store = try EventStore(path: directory.path)
         let events = try store.read(from: 1, limit: 3)
-        store.close()
+        await store.close()
         func idKey(_ event: RecordedEvent) -> [UInt8] { withUnsafeBytes(of: event.id.uuid) { Array($0) } }
         tamper(directory) { txn, dbi in
             put(txn, dbi("event_ids"), idKey(events[0]), [1, 2, 3])  // not a position
@@ -154,13 +154,13 @@ struct VerifyTests {
             copies.append(destination)
         }
         try await writer.value
-        store.close()
+        await store.close()
         for copy in copies {
             let restored = try EventStore(path: copy)
             let report = try restored.verify()
             #expect(report.isClean, "\(copy): \(report.problems)")
             #expect(try restored.read(limit: .max).map(\.position) == Array(1...max(report.headPosition, 1)).prefix(Int(report.headPosition)).map { $0 })
-            restored.close()
+            await restored.close()
         }
         let occupied = directory.appending("backup-0")
         let reopened = try EventStore(path: directory.appending("store"))

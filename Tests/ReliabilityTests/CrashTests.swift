@@ -91,7 +91,7 @@ struct CrashTests {
                 #expect(try await runner.storedHash(of: projection.name) == folded, "\(projection.name) after kill \(killed)")
             }
             nextBatch = (byBatch.keys.max() ?? 0) + 1
-            store.close()
+            await store.close()
         }
         #expect(killed == Self.kills / 2)
         // The figures RELIABILITY.md quotes (scripts/crash-test.sh picks these lines out).
@@ -146,7 +146,7 @@ struct CrashTests {
                 let folded = try await StateHash.of(projection, in: try runner.state(of: projection.name, asOf: caughtUp).reader)
                 #expect(try await runner.storedHash(of: projection.name) == folded, "\(projection.name) after kill \(round)")
             }
-            store.close()
+            await store.close()
         }
         #expect(checked > 10, "only \(checked) deletions were checked")
     }
@@ -187,7 +187,7 @@ struct CrashTests {
             for line in child.stdoutLines where line.hasPrefix("FORGOTTEN ") {
                 #expect(begun.contains(String(line.dropFirst("FORGOTTEN ".count))), "\(line) after kill \(round)")
             }
-            store.close()
+            await store.close()
         }
         #expect(forgotten > 4, "only \(forgotten) forgotten subjects were checked")
     }
@@ -227,7 +227,7 @@ struct CrashTests {
             // Then each effect happened once, and each stream's events were handled in order
             let store = try EventStore(path: db)
             _ = try await check(store, after: round)
-            store.close()
+            await store.close()
         }
         // When a last member runs to the end (after the killed one's lease ran out)
         let last = try RunningProcess(Self.writer, ["group", "--db", db, "--round", "last"])
@@ -260,7 +260,7 @@ struct CrashTests {
                 checked += 1
             }
             #expect(try store.verify().isClean)
-            store.close()
+            await store.close()
         }
         #expect(checked > 10, "only \(checked) snapshots were checked")
     }
@@ -271,7 +271,7 @@ struct CrashTests {
         let db = directory.appending("store")
         let store = try EventStore(path: db, configuration: StoreConfiguration(durability: .noSync))
         for batch in UInt64(1)...3000 { _ = try await store.append(TortureBatch.appends(seed: Self.seed, batch: batch)) }
-        store.close()
+        await store.close()
         var random = SystemRandomNumberGenerator()
         for _ in 0..<3 {
             let child = try RunningProcess(Self.writer, ["rebuild", "--db", db])
@@ -281,7 +281,7 @@ struct CrashTests {
             _ = try await child.waitForExit()
             let reopened = try EventStore(path: db)
             try await Self.expectFinishedToAFreshFold(reopened)
-            reopened.close()
+            await reopened.close()
         }
     }
 
@@ -307,7 +307,7 @@ struct CrashTests {
         for batch in UInt64(1)...3000 { _ = try await store.append(TortureBatch.appends(seed: Self.seed, batch: batch)) }
         let first = try await ProjectionRunner(store: store, projections: AppCatalog.logSummaries)
         try await first.catchUp()
-        store.close()
+        await store.close()
         var random = SystemRandomNumberGenerator()
         var caughtMidRebuild = 0
         for round in 0..<5 {
@@ -328,7 +328,7 @@ struct CrashTests {
             }
             // And the next open finishes any rebuild, to the hash of a fresh fold
             try await Self.expectFinishedToAFreshFold(reopened)
-            reopened.close()
+            await reopened.close()
         }
         #expect(caughtMidRebuild > 0, "no kill landed while a rebuild was under way")
     }
@@ -340,7 +340,7 @@ struct CrashTests {
         let db = directory.appending("store")
         let store = try EventStore(path: db, configuration: StoreConfiguration(durability: .noSync))
         for n in 1...600 { _ = try await store.append(to: "order-\(n)", events: [NewEvent(type: "Ordered")]) }
-        store.close()
+        await store.close()
         // When a processor is killed at random moments, in transactions of 1 to 9 events, and run again
         var random = SystemRandomNumberGenerator()
         var kills = 0
@@ -396,7 +396,7 @@ struct CrashTests {
         let count = try store.statistics().eventCount
         #expect(count % 1000 == 0 || count == 30_000, "the import left \(count) events: not whole batches")
         #expect(try store.verify().isClean)
-        store.close()
+        await store.close()
         let again = try await ProcessRunner.esctl(["import", file, "--json"], db: db, timeout: .seconds(300))
         #expect(again.status == 0, "\(again)")
         let reopened = try EventStore(path: db)

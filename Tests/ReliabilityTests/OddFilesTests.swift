@@ -78,7 +78,7 @@ struct OddFilesTests {
         let store = directory.appending("big-map")
         let opened = try EventStore(path: store, configuration: StoreConfiguration(durability: .noSync, initialMapSize: 8 << 30))
         _ = try await opened.append(to: "s", events: [NewEvent(type: "T")])
-        opened.close()
+        await opened.close()
         // When esctl runs under a 3 GB address-space limit
         let output = try await ProcessRunner.run(
             URL(fileURLWithPath: "/bin/sh"), ["-c", "ulimit -v 3000000; exec \"$0\" stats --db \"$1\"", ProcessRunner.esctl.path, store])

@@ -59,7 +59,7 @@ struct PostgresNodesTests {
         var digest = SequenceDigest()
         for event in try await store.read(limit: .max) { digest.add(event) }
         #expect(sequences == ["SEQ \(total) \(digest.text)"])
-        store.close()
+        await store.close()
         try await database.drop()
     }
 
@@ -97,7 +97,7 @@ struct PostgresNodesTests {
             // And the next writer goes on after the last batch in the log
             let batches = try events.map { try #require(JSONValue(parsing: Array($0.data))["batch"]?.intValue) }
             next = UInt64(batches.max() ?? 0) + 1
-            store.close()
+            await store.close()
         }
         #expect(acknowledged.count >= 5)
         try await database.drop()

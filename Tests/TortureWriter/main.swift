@@ -152,7 +152,7 @@ case "node":
     }
     try await subscriber.value
     say("DONE")
-    log.close()
+    await log.close()
     exit(0)
 case "append" where db.hasPrefix("postgres"):
     let log = try await openLog()

@@ -4,8 +4,10 @@ public protocol LogOwnership: StoreHandle {
     /// A positive number that names this handle to every other handle of the store, in this
     /// process or another, on this host or another, while it is open. Long-running work recorded
     /// in the store (a shadow rebuild) keeps it, so that others can tell, with
-    /// ``isOwnerAlive(_:)``, whether its owner is still at it or died.
-    var ownerID: Int64 { get }
+    /// ``isOwnerAlive(_:)``, whether its owner is still at it or died. A backend may take what
+    /// makes the id its own when first asked (PostgreSQL: a session holding an advisory lock),
+    /// and throws when it cannot.
+    var ownerID: Int64 { get async throws }
 
     /// Whether the handle that recorded `owner` (its ``ownerID``) still has the store open.
     /// LMDB: a living process of that id on this host (an LMDB store is not shared across

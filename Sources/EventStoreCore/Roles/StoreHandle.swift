@@ -11,6 +11,30 @@ public protocol StoreHandle: AnyObject, Sendable {
     /// How the store was opened (``OpenMode/readOnly`` refuses every write).
     var mode: OpenMode { get }
 
-    /// Finishes queued appends and closes; later calls throw ``EventStoreError/Code/closed``.
-    func close()
+    /// Closes the handle, with the same promise on every backend: new calls are refused at
+    /// once; the appends already queued are made (or fail with an error), and their callers get
+    /// their results; then the handle's long-lived work ends (its writer, listener, sessions)
+    /// and its files or connections are released. Returns when all of that is done.
+    /// Idempotent. Later calls of the store throw ``EventStoreError/Code/closed``.
+    ///
+    /// Backends also have a synchronous `close()` for `deinit` and `defer`, where nothing can be
+    /// awaited; see each backend for what it waits for.
+    func close() async
+}
+
+extension StoreHandle {
+    /// Runs `body`, then closes the store and waits until it is closed (``close()``), whether
+    /// `body` returned or threw, and returns what `body` returned or rethrows what it threw:
+    /// the scoped form of `defer { close() }`, which cannot await.
+    public func closingAfter<T>(_ body: () async throws -> T) async throws -> T {
+        let result: T
+        do {
+            result = try await body()
+        } catch {
+            await close()
+            throw error
+        }
+        await close()
+        return result
+    }
 }

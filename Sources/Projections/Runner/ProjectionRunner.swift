@@ -194,7 +194,7 @@ public final class ProjectionRunner: Sendable {
         if !toResume.isEmpty {
             let now = store.configuration.clock().microsecondsSince1970
             let resumed = toResume.map(\.name)
-            let owner = store.ownerID
+            let owner = try await store.ownerID
             try await store.writeTables { txn in
                 for name in resumed { try await CatchUpBatch.resumeRebuild(name, txn, startedAt: now, owner: owner) }
             }
@@ -371,7 +371,7 @@ public final class ProjectionRunner: Sendable {
                 if let serving { try await clear(projection, generation: 1 - serving.generation) }
             }
             let now = store.configuration.clock().microsecondsSince1970
-            let (toResume, toStart, owner) = (resumed, fresh, store.ownerID)
+            let (toResume, toStart, owner) = (resumed, fresh, try await store.ownerID)
             try await store.writeTables { txn in
                 for name in toResume { try await CatchUpBatch.resumeRebuild(name, txn, startedAt: now, owner: owner) }
                 for projection in toStart { try await CatchUpBatch.startRebuild(projection, txn, startedAt: now, owner: owner) }

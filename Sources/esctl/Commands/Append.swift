@@ -153,49 +153,51 @@ struct Append: AsyncParsableCommand {
             personal: personal, tags: tags)
         let condition = try parseCondition()
         let store = try await self.store.open()
-        defer { store.close() }
-        let part = StreamAppend(stream: stream, events: [event], expectedVersion: expectedVersion?.value ?? .any)
-        let results = if let condition { try await store.append([part], condition: condition) } else { try await store.append([part]) }
-        let result = results[0]
-        printResult(
-            position: result.positions[0], stream: result.stream, version: result.version, alreadyRecorded: result.alreadyRecorded,
-            deleted: result.deleted)
+        return try await store.closingAfter {
+            let part = StreamAppend(stream: stream, events: [event], expectedVersion: expectedVersion?.value ?? .any)
+            let results = if let condition { try await store.append([part], condition: condition) } else { try await store.append([part]) }
+            let result = results[0]
+            printResult(
+                position: result.positions[0], stream: result.stream, version: result.version, alreadyRecorded: result.alreadyRecorded,
+                deleted: result.deleted)
+        }
     }
 
     private func appendBatch(_ path: String) async throws {
         let batch = try EventBatch.read(LineReader(path: path), allowingEmpty: track != nil)
         let condition = try parseCondition()
         let store = try await self.store.open()
-        defer { store.close() }
-        let results: [AppendResult]
-        if let track {
-            results = try await store.append(batch.appends, tracking: track.value)
-            if batch.eventCount == 0 {
-                if json {
-                    var object = JSONObjectWriter()
-                    object.add("name", track.value.name)
-                    object.add("position", track.value.position)
-                    Console.printJSON(object.finish())
-                } else {
-                    Console.print("tracking \(track.value.name) at \(track.value.position)")
+        return try await store.closingAfter {
+            let results: [AppendResult]
+            if let track {
+                results = try await store.append(batch.appends, tracking: track.value)
+                if batch.eventCount == 0 {
+                    if json {
+                        var object = JSONObjectWriter()
+                        object.add("name", track.value.name)
+                        object.add("position", track.value.position)
+                        Console.printJSON(object.finish())
+                    } else {
+                        Console.print("tracking \(track.value.name) at \(track.value.position)")
+                    }
                 }
+            } else if let condition {
+                results = try await store.append(batch.appends, condition: condition)
+            } else {
+                results = try await store.append(batch.appends)
             }
-        } else if let condition {
-            results = try await store.append(batch.appends, condition: condition)
-        } else {
-            results = try await store.append(batch.appends)
-        }
-        for (appendIndex, eventIndex) in batch.placements {
-            let result = results[appendIndex]
-            let position = result.positions[eventIndex]
-            var version = result.version - UInt64(result.positions.count - 1 - eventIndex)
-            var deleted = false
-            if result.alreadyRecorded {
-                // The original events need not have had consecutive versions; a deleted one has none to show.
-                if let original = try await store.event(at: position) { version = original.version } else { deleted = result.deleted }
+            for (appendIndex, eventIndex) in batch.placements {
+                let result = results[appendIndex]
+                let position = result.positions[eventIndex]
+                var version = result.version - UInt64(result.positions.count - 1 - eventIndex)
+                var deleted = false
+                if result.alreadyRecorded {
+                    // The original events need not have had consecutive versions; a deleted one has none to show.
+                    if let original = try await store.event(at: position) { version = original.version } else { deleted = result.deleted }
+                }
+                printResult(
+                    position: position, stream: result.stream, version: version, alreadyRecorded: result.alreadyRecorded, deleted: deleted)
             }
-            printResult(
-                position: position, stream: result.stream, version: version, alreadyRecorded: result.alreadyRecorded, deleted: deleted)
         }
     }
 

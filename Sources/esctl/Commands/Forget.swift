@@ -29,16 +29,17 @@ struct Forget: AsyncParsableCommand {
     func run() async throws {
         try await reportingErrors {
             let store = try await self.store.openExisting()
-            defer { store.close() }
-            let forgetting = try await store.forget(subject)
-            if json {
-                Console.printJSON(ForgettingJSON.object(forgetting))
-            } else if let position = forgetting.forgottenPosition {
-                Console.print("\(subject): forgotten; recorded at position \(position)")
-            } else if forgetting.isKnown {
-                Console.print("\(subject): forgotten already; nothing written")
-            } else {
-                Console.print("\(subject): nothing to forget: no data was marked personal to it here; nothing written")
+            return try await store.closingAfter {
+                let forgetting = try await store.forget(subject)
+                if json {
+                    Console.printJSON(ForgettingJSON.object(forgetting))
+                } else if let position = forgetting.forgottenPosition {
+                    Console.print("\(subject): forgotten; recorded at position \(position)")
+                } else if forgetting.isKnown {
+                    Console.print("\(subject): forgotten already; nothing written")
+                } else {
+                    Console.print("\(subject): nothing to forget: no data was marked personal to it here; nothing written")
+                }
             }
         }
     }

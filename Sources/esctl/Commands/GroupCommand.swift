@@ -63,9 +63,10 @@ struct GroupCreate: AsyncParsableCommand {
                 name: name, source: source, partitionBy: key, partitions: partitions, maxTries: maxTries, leaseDuration: .seconds(lease))
             try definition.validate()
             let store = try await self.store.open()
-            defer { store.close() }
-            let created = try await ConsumerGroups(store: store).create(definition)
-            Console.print(created ? "group \(name) created" : "group \(name) exists already")
+            return try await store.closingAfter {
+                let created = try await ConsumerGroups(store: store).create(definition)
+                Console.print(created ? "group \(name) created" : "group \(name) exists already")
+            }
         }
     }
 }
@@ -106,64 +107,65 @@ struct GroupConsume: AsyncParsableCommand {
             // A command that exits without reading its input must not take esctl down with it.
             signal(SIGPIPE, SIG_IGN)
             let store = try await self.store.open()
-            defer { store.close() }
-            let member = try await ConsumerGroups(store: store).join(name, member: self.member, pollInterval: .seconds(poll))
-            let handled = Atomic<Int>(0)
-            let ending = Mutex<Int32?>(nil)
-            let running = RunningCommand()
-            let wanted = count
-            let (group, memberName, command, json) = (name, self.member, exec, self.json)
-            let consumer = Task {
-                for try await delivery in member {
-                    let status = try await running.run(command, delivery: delivery, group: group, member: memberName)
-                    // Stopped (Ctrl-C, SIGTERM, --timeout) while the command ran: not settled.
-                    if Task.isCancelled { return }
-                    let settlement: Settlement
-                    do {
-                        if status == 0 {
-                            try await delivery.acknowledge()
-                            settlement = .acknowledged
-                        } else {
-                            settlement = try await delivery.nack(.retry)
+            return try await store.closingAfter {
+                let member = try await ConsumerGroups(store: store).join(name, member: self.member, pollInterval: .seconds(poll))
+                let handled = Atomic<Int>(0)
+                let ending = Mutex<Int32?>(nil)
+                let running = RunningCommand()
+                let wanted = count
+                let (group, memberName, command, json) = (name, self.member, exec, self.json)
+                let consumer = Task {
+                    for try await delivery in member {
+                        let status = try await running.run(command, delivery: delivery, group: group, member: memberName)
+                        // Stopped (Ctrl-C, SIGTERM, --timeout) while the command ran: not settled.
+                        if Task.isCancelled { return }
+                        let settlement: Settlement
+                        do {
+                            if status == 0 {
+                                try await delivery.acknowledge()
+                                settlement = .acknowledged
+                            } else {
+                                settlement = try await delivery.nack(.retry)
+                            }
+                        } catch let error as ConsumerGroupError where error.code == .leaseLost || error.code == .alreadySettled {
+                            // Its partition moved to another member (a lease that lapsed), which delivers it again.
+                            Self.report(delivery, nil, status: status, json: json)
+                            continue
                         }
-                    } catch let error as ConsumerGroupError where error.code == .leaseLost || error.code == .alreadySettled {
-                        // Its partition moved to another member (a lease that lapsed), which delivers it again.
-                        Self.report(delivery, nil, status: status, json: json)
-                        continue
+                        Self.report(delivery, settlement, status: status, json: json)
+                        if handled.add(1, ordering: .relaxed).newValue >= wanted ?? .max { return }
                     }
-                    Self.report(delivery, settlement, status: status, json: json)
-                    if handled.add(1, ordering: .relaxed).newValue >= wanted ?? .max { return }
                 }
-            }
-            let interrupt = Interrupts.onSignals {
-                ending.withLock { $0 = $0 ?? Interrupts.exitStatus.rawValue }
-                consumer.cancel()
-                running.terminate()
-            }
-            defer { interrupt.cancel() }
-            var timer: Task<Void, any Error>?
-            if let timeout {
-                timer = Task {
-                    try await Task.sleep(for: .seconds(timeout))
-                    ending.withLock { $0 = $0 ?? ExitStatus.timedOut.rawValue }
+                let interrupt = Interrupts.onSignals {
+                    ending.withLock { $0 = $0 ?? Interrupts.exitStatus.rawValue }
                     consumer.cancel()
                     running.terminate()
                 }
-            }
-            defer { timer?.cancel() }
-            let outcome = await consumer.result
-            await member.leave()
-            let total = handled.load(ordering: .relaxed)
-            if let wanted, total >= wanted { return }
-            if case let .failure(error) = outcome, !(error is CancellationError) { throw error }
-            switch ending.withLock({ $0 }) {
-            case ExitStatus.timedOut.rawValue?:
-                let seconds = timeout.map { $0 == $0.rounded() ? String(Int($0)) : String($0) } ?? "?"
-                throw CLIError(.timedOut, "Timed out after \(seconds) s: \(total) deliver\(total == 1 ? "y" : "ies") handled.")
-            case let status?:
-                throw ExitCode(status)
-            case nil:
-                return
+                defer { interrupt.cancel() }
+                var timer: Task<Void, any Error>?
+                if let timeout {
+                    timer = Task {
+                        try await Task.sleep(for: .seconds(timeout))
+                        ending.withLock { $0 = $0 ?? ExitStatus.timedOut.rawValue }
+                        consumer.cancel()
+                        running.terminate()
+                    }
+                }
+                defer { timer?.cancel() }
+                let outcome = await consumer.result
+                await member.leave()
+                let total = handled.load(ordering: .relaxed)
+                if let wanted, total >= wanted { return }
+                if case let .failure(error) = outcome, !(error is CancellationError) { throw error }
+                switch ending.withLock({ $0 }) {
+                case ExitStatus.timedOut.rawValue?:
+                    let seconds = timeout.map { $0 == $0.rounded() ? String(Int($0)) : String($0) } ?? "?"
+                    throw CLIError(.timedOut, "Timed out after \(seconds) s: \(total) deliver\(total == 1 ? "y" : "ies") handled.")
+                case let status?:
+                    throw ExitCode(status)
+                case nil:
+                    return
+                }
             }
         }
     }
@@ -258,49 +260,50 @@ struct GroupShow: AsyncParsableCommand {
     func run() async throws {
         try await reportingErrors {
             let store = try await self.store.openExisting()
-            defer { store.close() }
-            let status = try await ConsumerGroups(store: store).status(name)
-            let definition = status.definition
-            let source: String
-            switch definition.source {
-            case .log: source = "log"
-            case let .category(category): source = "category \(category)"
-            case .query: source = "query"
-            }
-            let partitionBy: String
-            switch definition.partitionBy {
-            case .stream: partitionBy = "stream"
-            case let .tagPrefix(prefix): partitionBy = "tag:" + prefix
-            }
-            if json {
-                var object = JSONObjectWriter()
-                object.add("name", definition.name)
-                object.add("source", source)
-                object.add("partitionBy", partitionBy)
-                object.add("partitions", UInt64(definition.partitions))
-                object.add("maxTries", UInt64(definition.maxTries))
-                object.add("members", rawJSON: "[" + status.members.map(JSONWriter.quote).joined(separator: ",") + "]")
-                object.add("checkpoint", status.checkpoint)
-                object.add("head", status.head)
-                object.add("lag", status.lag)
-                object.add("parked", UInt64(status.parked))
-                object.add(
-                    "partitionStates",
-                    rawJSON: "[" + status.partitions.map { partition in
-                        var item = JSONObjectWriter()
-                        item.add("partition", UInt64(partition.partition))
-                        item.add("member", partition.member)
-                        item.add("checkpoint", partition.checkpoint)
-                        return item.finish()
-                    }.joined(separator: ",") + "]")
-                Console.printJSON(object.finish())
-                return
-            }
-            Console.print("group \(definition.name): \(source), partitioned by \(partitionBy) into \(definition.partitions), parked after \(definition.maxTries) tries")
-            Console.print("members: \(status.members.isEmpty ? "none" : status.members.joined(separator: ", "))")
-            Console.print("checkpoint \(status.checkpoint), head \(status.head), lag \(status.lag), parked \(status.parked)")
-            for partition in status.partitions {
-                Console.print("  partition \(partition.partition): \(partition.member ?? "-") at \(partition.checkpoint)")
+            return try await store.closingAfter {
+                let status = try await ConsumerGroups(store: store).status(name)
+                let definition = status.definition
+                let source: String
+                switch definition.source {
+                case .log: source = "log"
+                case let .category(category): source = "category \(category)"
+                case .query: source = "query"
+                }
+                let partitionBy: String
+                switch definition.partitionBy {
+                case .stream: partitionBy = "stream"
+                case let .tagPrefix(prefix): partitionBy = "tag:" + prefix
+                }
+                if json {
+                    var object = JSONObjectWriter()
+                    object.add("name", definition.name)
+                    object.add("source", source)
+                    object.add("partitionBy", partitionBy)
+                    object.add("partitions", UInt64(definition.partitions))
+                    object.add("maxTries", UInt64(definition.maxTries))
+                    object.add("members", rawJSON: "[" + status.members.map(JSONWriter.quote).joined(separator: ",") + "]")
+                    object.add("checkpoint", status.checkpoint)
+                    object.add("head", status.head)
+                    object.add("lag", status.lag)
+                    object.add("parked", UInt64(status.parked))
+                    object.add(
+                        "partitionStates",
+                        rawJSON: "[" + status.partitions.map { partition in
+                            var item = JSONObjectWriter()
+                            item.add("partition", UInt64(partition.partition))
+                            item.add("member", partition.member)
+                            item.add("checkpoint", partition.checkpoint)
+                            return item.finish()
+                        }.joined(separator: ",") + "]")
+                    Console.printJSON(object.finish())
+                    return
+                }
+                Console.print("group \(definition.name): \(source), partitioned by \(partitionBy) into \(definition.partitions), parked after \(definition.maxTries) tries")
+                Console.print("members: \(status.members.isEmpty ? "none" : status.members.joined(separator: ", "))")
+                Console.print("checkpoint \(status.checkpoint), head \(status.head), lag \(status.lag), parked \(status.parked)")
+                for partition in status.partitions {
+                    Console.print("  partition \(partition.partition): \(partition.member ?? "-") at \(partition.checkpoint)")
+                }
             }
         }
     }
@@ -323,20 +326,21 @@ struct GroupParked: AsyncParsableCommand {
     func run() async throws {
         try await reportingErrors {
             let store = try await self.store.openExisting()
-            defer { store.close() }
-            for event in try await ConsumerGroups(store: store).parked(name) {
-                if json {
-                    var object = JSONObjectWriter()
-                    object.add("position", event.position)
-                    object.add("stream", event.stream)
-                    object.add("type", event.type)
-                    object.add("partition", UInt64(event.partition))
-                    object.add("reason", event.reason)
-                    object.add("tries", UInt64(event.tries))
-                    object.add("replay", event.replay)
-                    Console.printJSON(object.finish())
-                } else {
-                    Console.print("\(event.position) \(event.stream) \(event.type) tries \(event.tries): \(event.reason)\(event.replay ? " (replay pending)" : "")")
+            return try await store.closingAfter {
+                for event in try await ConsumerGroups(store: store).parked(name) {
+                    if json {
+                        var object = JSONObjectWriter()
+                        object.add("position", event.position)
+                        object.add("stream", event.stream)
+                        object.add("type", event.type)
+                        object.add("partition", UInt64(event.partition))
+                        object.add("reason", event.reason)
+                        object.add("tries", UInt64(event.tries))
+                        object.add("replay", event.replay)
+                        Console.printJSON(object.finish())
+                    } else {
+                        Console.print("\(event.position) \(event.stream) \(event.type) tries \(event.tries): \(event.reason)\(event.replay ? " (replay pending)" : "")")
+                    }
                 }
             }
         }
@@ -360,9 +364,10 @@ struct GroupReplayParked: AsyncParsableCommand {
     func run() async throws {
         try await reportingErrors {
             let store = try await self.store.openExisting()
-            defer { store.close() }
-            let marked = try await ConsumerGroups(store: store).replayParked(name, position: position)
-            Console.print("\(marked) parked event\(marked == 1 ? "" : "s") marked for replay")
+            return try await store.closingAfter {
+                let marked = try await ConsumerGroups(store: store).replayParked(name, position: position)
+                Console.print("\(marked) parked event\(marked == 1 ? "" : "s") marked for replay")
+            }
         }
     }
 }
@@ -378,9 +383,10 @@ struct GroupDelete: AsyncParsableCommand {
     func run() async throws {
         try await reportingErrors {
             let store = try await self.store.openExisting()
-            defer { store.close() }
-            try await ConsumerGroups(store: store).delete(name)
-            Console.print("group \(name) deleted")
+            return try await store.closingAfter {
+                try await ConsumerGroups(store: store).delete(name)
+                Console.print("group \(name) deleted")
+            }
         }
     }
 }

@@ -53,23 +53,24 @@ struct Import: AsyncParsableCommand {
             let reader = try LineReader(path: file)
             // As stored: the events already there are compared with the lines as they were written.
             let store = try await self.store.open(asStored: true)
-            defer { store.close() }
-            let importer = Importer(store: store, batchSize: batchSize, skipped: skip, restamps: restamp)
-            while reader.lineNumber < skip, try reader.nextLine() != nil {}
-            let signals = Interrupts.onSignals()
-            defer { signals.cancel() }
-            do {
-                try await importLines(from: reader, with: importer)
-            } catch let failure as ImportStop {
-                // A script learns how far the import got from the summary, the reason from stderr.
-                if json { try await printSummary(importer, lines: failure.linesBefore, store: store) }
-                throw failure.error
-            }
-            importer.finishProgress()
-            if json {
-                try await printSummary(importer, lines: reader.lineNumber, store: store)
-            } else {
-                Console.print(importer.summary(lines: reader.lineNumber, atEnd: true))
+            return try await store.closingAfter {
+                let importer = Importer(store: store, batchSize: batchSize, skipped: skip, restamps: restamp)
+                while reader.lineNumber < skip, try reader.nextLine() != nil {}
+                let signals = Interrupts.onSignals()
+                defer { signals.cancel() }
+                do {
+                    try await importLines(from: reader, with: importer)
+                } catch let failure as ImportStop {
+                    // A script learns how far the import got from the summary, the reason from stderr.
+                    if json { try await printSummary(importer, lines: failure.linesBefore, store: store) }
+                    throw failure.error
+                }
+                importer.finishProgress()
+                if json {
+                    try await printSummary(importer, lines: reader.lineNumber, store: store)
+                } else {
+                    Console.print(importer.summary(lines: reader.lineNumber, atEnd: true))
+                }
             }
         }
     }
@@ -198,10 +199,11 @@ struct Export: AsyncParsableCommand {
         try await reportingErrors {
             // As stored: a copy carries every event's history (its type, shape and schema version) unchanged.
             let store = try await self.store.openReadOnly(asStored: true)
-            defer { store.close() }
-            // A page at a time, through the head as it is now: one consistent end, little memory.
-            for try await event in store.events(from: from, through: to ?? .max, filter: filters.filter(), pageSize: 1000) {
-                Console.printJSON(EventLines.json(event))
+            return try await store.closingAfter {
+                // A page at a time, through the head as it is now: one consistent end, little memory.
+                for try await event in store.events(from: from, through: to ?? .max, filter: filters.filter(), pageSize: 1000) {
+                    Console.printJSON(EventLines.json(event))
+                }
             }
         }
     }

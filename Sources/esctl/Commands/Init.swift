@@ -18,12 +18,12 @@ struct Init: AsyncParsableCommand {
         try await reportingErrors {
             do {
                 let existing = try await self.store.location.openReadOnly()
-                existing.close()
+                await existing.close()
                 Console.print("a store is already at \(self.store.path); nothing changed")
                 return
             } catch let error as CLIError where error.status == .notFound {}
             let created = try await self.store.open()
-            created.close()
+            await created.close()
             Console.print("created an empty store at \(self.store.path)")
         }
     }

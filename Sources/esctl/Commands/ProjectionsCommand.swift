@@ -36,34 +36,35 @@ struct ProjectionsCommand: AsyncParsableCommand {
             try await reportingErrors {
                 // Where they stand, as they stand: nothing is caught up, rebuilt or finished here.
                 let store = try await self.store.openReadOnly()
-                defer { store.close() }
-                let runner = try await ProjectionRunner(store: store, projections: AppCatalog.all, inspecting: true)
-                let statuses = try await runner.statuses()
-                if json {
-                    for status in statuses {
-                        Console.printJSON(ProjectionJSON.status(status))
-                    }
-                } else {
-                    let rows: [JSONValue] = statuses.map { status in
-                        [
-                            "name": .string(status.name), "version": .int(status.version), "checkpoint": .uint(status.checkpoint),
-                            "lag": .uint(status.lag), "building": .bool(status.isBuilding), "skipped": .int(status.eventsSkipped),
-                            "hash": .string(status.hash),
-                        ]
-                    }
-                    JSONText.render(["projections": .array(rows)]).dropFirst().forEach(Console.print)
-                    for status in statuses {
-                        guard let rebuild = status.rebuild else { continue }
-                        let rate = rebuild.positionsPerSecond.map { ", \(Int($0)) events/s" } ?? ""
-                        Console.print(
-                            "\(status.name) is being rebuilt beside the state that serves: at position \(rebuild.position), \(rebuild.lag) behind the head\(rate); the old state (at \(status.checkpoint)) answers queries until then.")
-                    }
-                    for status in statuses where !status.skippedPositions.isEmpty {
-                        for entry in status.skippedPositions {
-                            Console.print("\(status.name) passed over position \(entry.position): \(entry.reason)")
+                return try await store.closingAfter {
+                    let runner = try await ProjectionRunner(store: store, projections: AppCatalog.all, inspecting: true)
+                    let statuses = try await runner.statuses()
+                    if json {
+                        for status in statuses {
+                            Console.printJSON(ProjectionJSON.status(status))
                         }
-                        if status.eventsSkipped > status.skippedPositions.count {
-                            Console.print("\(status.name) passed over \(status.eventsSkipped - status.skippedPositions.count) more (`--json` lists the first \(ProjectionStatus.listedSkips)).")
+                    } else {
+                        let rows: [JSONValue] = statuses.map { status in
+                            [
+                                "name": .string(status.name), "version": .int(status.version), "checkpoint": .uint(status.checkpoint),
+                                "lag": .uint(status.lag), "building": .bool(status.isBuilding), "skipped": .int(status.eventsSkipped),
+                                "hash": .string(status.hash),
+                            ]
+                        }
+                        JSONText.render(["projections": .array(rows)]).dropFirst().forEach(Console.print)
+                        for status in statuses {
+                            guard let rebuild = status.rebuild else { continue }
+                            let rate = rebuild.positionsPerSecond.map { ", \(Int($0)) events/s" } ?? ""
+                            Console.print(
+                                "\(status.name) is being rebuilt beside the state that serves: at position \(rebuild.position), \(rebuild.lag) behind the head\(rate); the old state (at \(status.checkpoint)) answers queries until then.")
+                        }
+                        for status in statuses where !status.skippedPositions.isEmpty {
+                            for entry in status.skippedPositions {
+                                Console.print("\(status.name) passed over position \(entry.position): \(entry.reason)")
+                            }
+                            if status.eventsSkipped > status.skippedPositions.count {
+                                Console.print("\(status.name) passed over \(status.eventsSkipped - status.skippedPositions.count) more (`--json` lists the first \(ProjectionStatus.listedSkips)).")
+                            }
                         }
                     }
                 }
@@ -103,25 +104,26 @@ struct ProjectionsCommand: AsyncParsableCommand {
         func run() async throws {
             try await reportingErrors {
                 let (store, runner) = try await self.store.openRunner()
-                defer { store.close() }
-                let decision = try await runner.passOver(name, position: position, reason: reason)
-                // Catch up past it now; the projection may stop again at a later event, which the
-                // checkpoint shows.
-                do {
-                    _ = try await runner.catchUp([name])
-                } catch let stopped as ProjectionError where stopped.code == .stopped {
-                    Console.note("esctl: warning: \(TerminalText.safe(stopped.message))\n")
-                }
-                let checkpoint = try await runner.statuses().first { $0.name == name }?.checkpoint ?? 0
-                if json {
-                    var object = JSONObjectWriter()
-                    object.add("projection", name)
-                    object.add("position", position)
-                    object.add("decision", decision.position)
-                    object.add("checkpoint", checkpoint)
-                    Console.printJSON(object.finish())
-                } else {
-                    Console.print("\(name) passes over position \(position) (decision recorded at position \(decision.position)); its checkpoint is \(checkpoint).")
+                return try await store.closingAfter {
+                    let decision = try await runner.passOver(name, position: position, reason: reason)
+                    // Catch up past it now; the projection may stop again at a later event, which the
+                    // checkpoint shows.
+                    do {
+                        _ = try await runner.catchUp([name])
+                    } catch let stopped as ProjectionError where stopped.code == .stopped {
+                        Console.note("esctl: warning: \(TerminalText.safe(stopped.message))\n")
+                    }
+                    let checkpoint = try await runner.statuses().first { $0.name == name }?.checkpoint ?? 0
+                    if json {
+                        var object = JSONObjectWriter()
+                        object.add("projection", name)
+                        object.add("position", position)
+                        object.add("decision", decision.position)
+                        object.add("checkpoint", checkpoint)
+                        Console.printJSON(object.finish())
+                    } else {
+                        Console.print("\(name) passes over position \(position) (decision recorded at position \(decision.position)); its checkpoint is \(checkpoint).")
+                    }
                 }
             }
         }
@@ -162,26 +164,27 @@ struct Rebuild: AsyncParsableCommand {
     func run() async throws {
         try await reportingErrors {
             let (store, runner) = try await self.store.openRunner()
-            defer { store.close() }
-            let progress = ProgressLine()
-            let names = all ? nil : self.names
-            let reports: [RebuildReport]
-            do {
-                reports = try await Interrupts.cancellingOnSignals { try await runner.rebuild(names, progress: progress.report) }
-            } catch is CancellationError {
+            return try await store.closingAfter {
+                let progress = ProgressLine()
+                let names = all ? nil : self.names
+                let reports: [RebuildReport]
+                do {
+                    reports = try await Interrupts.cancellingOnSignals { try await runner.rebuild(names, progress: progress.report) }
+                } catch is CancellationError {
+                    progress.finish()
+                    let reached = try await runner.statuses().filter { names?.contains($0.name) ?? true }.map { $0.rebuild?.position ?? $0.checkpoint }.min() ?? 0
+                    throw CLIError(
+                        Interrupts.exitStatus,
+                        "Interrupted: the rebuild reached position \(reached) of \(try await store.headPosition()); the old state answers queries meanwhile, and `esctl rebuild` finishes it.")
+                }
                 progress.finish()
-                let reached = try await runner.statuses().filter { names?.contains($0.name) ?? true }.map { $0.rebuild?.position ?? $0.checkpoint }.min() ?? 0
-                throw CLIError(
-                    Interrupts.exitStatus,
-                    "Interrupted: the rebuild reached position \(reached) of \(try await store.headPosition()); the old state answers queries meanwhile, and `esctl rebuild` finishes it.")
-            }
-            progress.finish()
-            for report in reports {
-                if json {
-                    Console.printJSON(ProjectionJSON.report(report))
-                } else {
-                    let seconds = String(format: "%.3f", report.seconds)
-                    Console.print("\(report.projection): \(report.eventsApplied) events applied in \(seconds) s, hash \(report.hash)")
+                for report in reports {
+                    if json {
+                        Console.printJSON(ProjectionJSON.report(report))
+                    } else {
+                        let seconds = String(format: "%.3f", report.seconds)
+                        Console.print("\(report.projection): \(report.eventsApplied) events applied in \(seconds) s, hash \(report.hash)")
+                    }
                 }
             }
         }
@@ -304,24 +307,26 @@ struct Query: AsyncParsableCommand {
                 // The past is folded from the log in memory: a read-only open does, and works
                 // on a store this user may only read.
                 let store = try await self.store.openReadOnly()
-                defer { store.close() }
-                let runner = try await ProjectionRunner(store: store, projections: AppCatalog.all, inspecting: true)
-                print(try await runner.query(name, parameters: QueryParameters(parameters), asOf: asOf))
-                return
+                return try await store.closingAfter {
+                    let runner = try await ProjectionRunner(store: store, projections: AppCatalog.all, inspecting: true)
+                    print(try await runner.query(name, parameters: QueryParameters(parameters), asOf: asOf))
+                    return
+                }
             }
             // A rebuild interrupted beside a whole old state is left for `esctl rebuild`: the
             // old state answers at once. A store this user may not write answers from the
             // projections that are caught up.
             let (store, runner) = try await self.store.openRunnerOrReading(announcing: false, finishingRebuilds: false)
-            defer { store.close() }
-            let result: JSONValue
-            if let minPosition {
-                result = try await runner.query(
-                    name, parameters: QueryParameters(parameters), minPosition: minPosition, timeout: .seconds(timeout ?? 30))
-            } else {
-                result = try await runner.query(name, parameters: QueryParameters(parameters))
+            return try await store.closingAfter {
+                let result: JSONValue
+                if let minPosition {
+                    result = try await runner.query(
+                        name, parameters: QueryParameters(parameters), minPosition: minPosition, timeout: .seconds(timeout ?? 30))
+                } else {
+                    result = try await runner.query(name, parameters: QueryParameters(parameters))
+                }
+                print(result)
             }
-            print(result)
         }
     }
 }

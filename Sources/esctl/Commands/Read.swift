@@ -31,24 +31,25 @@ struct Read: AsyncParsableCommand {
     func run() async throws {
         try await reportingErrors {
             let store = try await self.store.openReadOnly(asStored: asStored)
-            defer { store.close() }
-            let version = try await store.streamVersion(stream)
-            guard version > 0 else {
-                throw CLIError(.notFound, "The stream '\(stream)' has no events; check its name (`esctl replay` lists every event).")
-            }
-            let direction: ReadDirection = backwards ? .backward : .forward
-            var remaining = limit ?? .max
-            var next: UInt64? = from
-            while remaining > 0 {
-                let page = try await store.readStream(stream, from: next, direction: direction, limit: min(remaining, 1000))
-                for event in page { Console.printEvent(event, json: json) }
-                remaining -= page.count
-                guard let last = page.last, page.count == min(remaining + page.count, 1000) else { break }
-                if backwards {
-                    guard last.version > 1 else { break }
-                    next = last.version - 1
-                } else {
-                    next = last.version + 1
+            return try await store.closingAfter {
+                let version = try await store.streamVersion(stream)
+                guard version > 0 else {
+                    throw CLIError(.notFound, "The stream '\(stream)' has no events; check its name (`esctl replay` lists every event).")
+                }
+                let direction: ReadDirection = backwards ? .backward : .forward
+                var remaining = limit ?? .max
+                var next: UInt64? = from
+                while remaining > 0 {
+                    let page = try await store.readStream(stream, from: next, direction: direction, limit: min(remaining, 1000))
+                    for event in page { Console.printEvent(event, json: json) }
+                    remaining -= page.count
+                    guard let last = page.last, page.count == min(remaining + page.count, 1000) else { break }
+                    if backwards {
+                        guard last.version > 1 else { break }
+                        next = last.version - 1
+                    } else {
+                        next = last.version + 1
+                    }
                 }
             }
         }

@@ -75,30 +75,31 @@ struct Replay: AsyncParsableCommand {
             // The query is checked before the store opens: bad input is 64 whatever the store.
             let query = try eventQuery()
             let store = try await self.store.openReadOnly(asStored: asStored)
-            defer { store.close() }
-            var remaining = limit ?? .max
-            if remaining == 0 { return }
-            if let query {
-                // A page of matches at a time, each after the last one printed.
-                var after = from > 0 ? from - 1 : 0
-                while remaining > 0 {
-                    let want = min(remaining, 1000)
-                    let page = try await store.read(query, after: after, limit: want).events
-                    for event in page {
-                        if let to, event.position > to { return }
-                        Console.printEvent(event, json: json)
-                        remaining -= 1
+            return try await store.closingAfter {
+                var remaining = limit ?? .max
+                if remaining == 0 { return }
+                if let query {
+                    // A page of matches at a time, each after the last one printed.
+                    var after = from > 0 ? from - 1 : 0
+                    while remaining > 0 {
+                        let want = min(remaining, 1000)
+                        let page = try await store.read(query, after: after, limit: want).events
+                        for event in page {
+                            if let to, event.position > to { return }
+                            Console.printEvent(event, json: json)
+                            remaining -= 1
+                        }
+                        guard page.count == want, let last = page.last else { return }
+                        after = last.position
                     }
-                    guard page.count == want, let last = page.last else { return }
-                    after = last.position
+                    return
                 }
-                return
-            }
-            // A page at a time, through the head as it is now: a large log never sits in memory.
-            for try await event in store.events(from: from, through: to ?? .max, filter: filters.filter(), pageSize: 1000) {
-                Console.printEvent(event, json: json)
-                remaining -= 1
-                if remaining == 0 { break }
+                // A page at a time, through the head as it is now: a large log never sits in memory.
+                for try await event in store.events(from: from, through: to ?? .max, filter: filters.filter(), pageSize: 1000) {
+                    Console.printEvent(event, json: json)
+                    remaining -= 1
+                    if remaining == 0 { break }
+                }
             }
         }
     }

@@ -205,29 +205,30 @@ struct Serve: AsyncParsableCommand {
                         ? "There is no store at '\(store.path)'; check --db (or $ESCTL_DB)."
                         : "There is no store at '\(store.path)'; check --db (or $ESCTL_DB), or add --create to serve a new, empty one there.")
             }
-            defer { log.close() }
-            if let lmdb = log as? EventStore, lmdb.readsWithoutLock {
-                Console.note(
-                    "esctl: warning: reading \(lmdb.path) without LMDB's lock (this user may not write lock.mdb): correct only while no other process writes the store; to serve beside one, let this user write lock.mdb\n")
-            }
-            let server: Server
-            do {
-                server = try Server(store: log, runner: runner, options: options, logger: accessLogger, metrics: metrics)
-            } catch let error as ServerError where error.code == .invalidConfiguration {
-                throw CLIError(.invalidInput, error.message)
-            }
-            if !options.isLoopback && !options.usesTLS {
-                Console.note("esctl: warning: serving on '\(host)' without TLS: the token and the session cookie cross the network in clear text; give --tls-cert and --tls-key, put a TLS proxy in front, or serve on loopback\n")
-            }
-            // The location as the store tells it: a PostgreSQL URL without its password.
-            let shown = log.location
-            let scheme = options.usesTLS ? "https" : "http"
-            do {
-                try await server.run { host, port in
-                    Console.note("esctl: serving \(shown) on \(scheme)://\(host.contains(":") ? "[\(host)]" : host):\(port)\n")
+            return try await log.closingAfter {
+                if let lmdb = log as? EventStore, lmdb.readsWithoutLock {
+                    Console.note(
+                        "esctl: warning: reading \(lmdb.path) without LMDB's lock (this user may not write lock.mdb): correct only while no other process writes the store; to serve beside one, let this user write lock.mdb\n")
                 }
-            } catch let error as ServerError where error.code == .unavailable {
-                throw CLIError(.storeUnavailable, error.message)
+                let server: Server
+                do {
+                    server = try Server(store: log, runner: runner, options: options, logger: accessLogger, metrics: metrics)
+                } catch let error as ServerError where error.code == .invalidConfiguration {
+                    throw CLIError(.invalidInput, error.message)
+                }
+                if !options.isLoopback && !options.usesTLS {
+                    Console.note("esctl: warning: serving on '\(host)' without TLS: the token and the session cookie cross the network in clear text; give --tls-cert and --tls-key, put a TLS proxy in front, or serve on loopback\n")
+                }
+                // The location as the store tells it: a PostgreSQL URL without its password.
+                let shown = log.location
+                let scheme = options.usesTLS ? "https" : "http"
+                do {
+                    try await server.run { host, port in
+                        Console.note("esctl: serving \(shown) on \(scheme)://\(host.contains(":") ? "[\(host)]" : host):\(port)\n")
+                    }
+                } catch let error as ServerError where error.code == .unavailable {
+                    throw CLIError(.storeUnavailable, error.message)
+                }
             }
         }
     }

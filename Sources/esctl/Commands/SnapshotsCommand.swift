@@ -40,40 +40,42 @@ struct SnapshotsCommand: AsyncParsableCommand {
         try await reportingErrors {
             if drop {
                 let store = try await self.store.open(.existing)
-                defer { store.close() }
-                let dropped = try await Snapshots.drop(in: store, stream: stream)
-                if json {
-                    var object = JSONObjectWriter()
-                    object.add("dropped", dropped)
-                    Console.printJSON(object.finish())
-                } else {
-                    Console.print("dropped \(dropped) snapshot\(dropped == 1 ? "" : "s")")
+                return try await store.closingAfter {
+                    let dropped = try await Snapshots.drop(in: store, stream: stream)
+                    if json {
+                        var object = JSONObjectWriter()
+                        object.add("dropped", dropped)
+                        Console.printJSON(object.finish())
+                    } else {
+                        Console.print("dropped \(dropped) snapshot\(dropped == 1 ? "" : "s")")
+                    }
+                    return
                 }
-                return
             }
             let store = try await self.store.openReadOnly()
-            defer { store.close() }
-            let snapshots = try await Snapshots.list(in: store)
-            if json {
-                for snapshot in snapshots {
-                    var object = JSONObjectWriter()
-                    object.add("decider", snapshot.decider)
-                    object.add("deciderVersion", Int(snapshot.deciderVersion))
-                    object.add("streams", rawJSON: JSONValue.array(snapshot.versions.map { ["stream": .string($0.stream), "version": .uint($0.version)] }).serialized)
-                    object.add("size", snapshot.size)
-                    Console.printJSON(object.finish())
+            return try await store.closingAfter {
+                let snapshots = try await Snapshots.list(in: store)
+                if json {
+                    for snapshot in snapshots {
+                        var object = JSONObjectWriter()
+                        object.add("decider", snapshot.decider)
+                        object.add("deciderVersion", Int(snapshot.deciderVersion))
+                        object.add("streams", rawJSON: JSONValue.array(snapshot.versions.map { ["stream": .string($0.stream), "version": .uint($0.version)] }).serialized)
+                        object.add("size", snapshot.size)
+                        Console.printJSON(object.finish())
+                    }
+                } else if snapshots.isEmpty {
+                    Console.print("no snapshots")
+                } else {
+                    let rows: [JSONValue] = snapshots.map { snapshot in
+                        [
+                            "decider": .string(snapshot.decider), "version": .int(Int(snapshot.deciderVersion)),
+                            "streams": .string(snapshot.versions.map { "\($0.stream)@\($0.version)" }.joined(separator: " ")),
+                            "size": .int(snapshot.size),
+                        ]
+                    }
+                    JSONText.render(["snapshots": .array(rows)]).dropFirst().forEach(Console.print)
                 }
-            } else if snapshots.isEmpty {
-                Console.print("no snapshots")
-            } else {
-                let rows: [JSONValue] = snapshots.map { snapshot in
-                    [
-                        "decider": .string(snapshot.decider), "version": .int(Int(snapshot.deciderVersion)),
-                        "streams": .string(snapshot.versions.map { "\($0.stream)@\($0.version)" }.joined(separator: " ")),
-                        "size": .int(snapshot.size),
-                    ]
-                }
-                JSONText.render(["snapshots": .array(rows)]).dropFirst().forEach(Console.print)
             }
         }
     }

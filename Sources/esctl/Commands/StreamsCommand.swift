@@ -53,9 +53,10 @@ struct StreamsDelete: AsyncParsableCommand {
     func run() async throws {
         try await reportingErrors {
             let store = try await self.store.openExisting()
-            defer { store.close() }
-            let deletion = try await store.deleteStream(stream, expectedVersion: expectedVersion?.value ?? .any, hard: hard)
-            DeletionOutput.print([deletion], json: json)
+            return try await store.closingAfter {
+                let deletion = try await store.deleteStream(stream, expectedVersion: expectedVersion?.value ?? .any, hard: hard)
+                DeletionOutput.print([deletion], json: json)
+            }
         }
     }
 }
@@ -99,16 +100,17 @@ struct StreamsRetention: AsyncParsableCommand {
     func run() async throws {
         try await reportingErrors {
             let store = try await self.store.openExisting()
-            defer { store.close() }
-            let policy = RetentionPolicy(maxCount: maxCount, maxAge: maxAge, truncateBefore: truncateBefore)
-            try await store.setRetention(policy, for: stream)
-            if json {
-                var object = JSONObjectWriter()
-                object.add("stream", stream)
-                object.add("retention", rawJSON: DeletionJSON.policy(policy.isEmpty ? nil : policy))
-                Console.printJSON(object.finish())
-            } else {
-                Console.print("\(stream): retention \(policy.description)")
+            return try await store.closingAfter {
+                let policy = RetentionPolicy(maxCount: maxCount, maxAge: maxAge, truncateBefore: truncateBefore)
+                try await store.setRetention(policy, for: stream)
+                if json {
+                    var object = JSONObjectWriter()
+                    object.add("stream", stream)
+                    object.add("retention", rawJSON: DeletionJSON.policy(policy.isEmpty ? nil : policy))
+                    Console.printJSON(object.finish())
+                } else {
+                    Console.print("\(stream): retention \(policy.description)")
+                }
             }
         }
     }
@@ -137,19 +139,20 @@ struct StreamsShow: AsyncParsableCommand {
         try await reportingErrors {
             try Limits.validateName(stream, kind: "stream")
             let store = try await self.store.openReadOnly()
-            defer { store.close() }
-            guard let info = try await store.streamInfo(stream) else {
-                throw CLIError(.notFound, "The stream '\(stream)' has no events; check its name (`esctl replay` lists every event).")
-            }
-            if json {
-                Console.printJSON(DeletionJSON.object(info))
-            } else {
-                let rows: [(String, String)] = [
-                    ("stream", info.stream), ("version", String(info.version)), ("first version", String(info.firstVersion)),
-                    ("events", String(info.eventCount)), ("tombstoned", info.isTombstoned ? "yes" : "no"),
-                    ("retention", info.retention?.description ?? "none"),
-                ]
-                for (name, value) in rows { Console.print(name.padded(to: 16) + value) }
+            return try await store.closingAfter {
+                guard let info = try await store.streamInfo(stream) else {
+                    throw CLIError(.notFound, "The stream '\(stream)' has no events; check its name (`esctl replay` lists every event).")
+                }
+                if json {
+                    Console.printJSON(DeletionJSON.object(info))
+                } else {
+                    let rows: [(String, String)] = [
+                        ("stream", info.stream), ("version", String(info.version)), ("first version", String(info.firstVersion)),
+                        ("events", String(info.eventCount)), ("tombstoned", info.isTombstoned ? "yes" : "no"),
+                        ("retention", info.retention?.description ?? "none"),
+                    ]
+                    for (name, value) in rows { Console.print(name.padded(to: 16) + value) }
+                }
             }
         }
     }
@@ -174,14 +177,15 @@ struct Purge: AsyncParsableCommand {
     func run() async throws {
         try await reportingErrors {
             let store = try await self.store.openExisting()
-            defer { store.close() }
-            let deletions = try await store.purge()
-            if json {
-                Console.printJSON(DeletionJSON.purge(deletions))
-            } else if deletions.isEmpty {
-                Console.print("nothing to remove")
-            } else {
-                DeletionOutput.print(deletions, json: false)
+            return try await store.closingAfter {
+                let deletions = try await store.purge()
+                if json {
+                    Console.printJSON(DeletionJSON.purge(deletions))
+                } else if deletions.isEmpty {
+                    Console.print("nothing to remove")
+                } else {
+                    DeletionOutput.print(deletions, json: false)
+                }
             }
         }
     }

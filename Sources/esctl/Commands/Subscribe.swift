@@ -73,55 +73,56 @@ struct Subscribe: AsyncParsableCommand {
     func run() async throws {
         try await reportingErrors {
             let store = try await self.store.openReadOnly(asStored: asStored)
-            defer { store.close() }
-            let start: SubscriptionStart = fromStart ? .start : from ?? .end
-            let subscription = store.subscribe(from: start, filter: filters.filter(stream: stream))
-            let firstPosition: UInt64
-            switch start {
-            case .start: firstPosition = 1
-            case let .position(position): firstPosition = max(position, 1)
-            case .end: firstPosition = try await store.headPosition() + 1
-            }
-            Console.note("esctl: subscribed from position \(firstPosition)\n")
-
-            let session = Session()
-            let json = self.json
-            let wanted = count
-            let consumer = Task {
-                for try await event in subscription {
-                    Console.printEvent(event, json: json)
-                    Console.flush()
-                    let total = session.received.add(1, ordering: .relaxed).newValue
-                    if let wanted, total >= wanted { return }
+            return try await store.closingAfter {
+                let start: SubscriptionStart = fromStart ? .start : from ?? .end
+                let subscription = store.subscribe(from: start, filter: filters.filter(stream: stream))
+                let firstPosition: UInt64
+                switch start {
+                case .start: firstPosition = 1
+                case let .position(position): firstPosition = max(position, 1)
+                case .end: firstPosition = try await store.headPosition() + 1
                 }
-            }
-            let interrupt = Interrupts.onSignals {
-                session.end(.interrupted)
-                consumer.cancel()
-            }
-            defer { interrupt.cancel() }
-            var timer: Task<Void, any Error>?
-            if let timeout {
-                timer = Task {
-                    try await Task.sleep(for: .seconds(timeout))
-                    session.end(.timedOut)
+                Console.note("esctl: subscribed from position \(firstPosition)\n")
+
+                let session = Session()
+                let json = self.json
+                let wanted = count
+                let consumer = Task {
+                    for try await event in subscription {
+                        Console.printEvent(event, json: json)
+                        Console.flush()
+                        let total = session.received.add(1, ordering: .relaxed).newValue
+                        if let wanted, total >= wanted { return }
+                    }
+                }
+                let interrupt = Interrupts.onSignals {
+                    session.end(.interrupted)
                     consumer.cancel()
                 }
-            }
-            defer { timer?.cancel() }
+                defer { interrupt.cancel() }
+                var timer: Task<Void, any Error>?
+                if let timeout {
+                    timer = Task {
+                        try await Task.sleep(for: .seconds(timeout))
+                        session.end(.timedOut)
+                        consumer.cancel()
+                    }
+                }
+                defer { timer?.cancel() }
 
-            try await consumer.value
-            let total = session.received.load(ordering: .relaxed)
-            if let wanted, total >= wanted { return }
-            switch session.ending {
-            case .timedOut?:
-                let seconds = timeout.map { $0 == $0.rounded() ? String(Int($0)) : String($0) } ?? "?"
-                let arrived = wanted.map { "\(total) of \($0) events arrived" } ?? "\(total) event\(total == 1 ? "" : "s") arrived"
-                throw CLIError(.timedOut, "Timed out after \(seconds) s: \(arrived).")
-            case .interrupted?:
-                throw ExitCode(Interrupts.exitStatus.rawValue)
-            case nil:
-                return
+                try await consumer.value
+                let total = session.received.load(ordering: .relaxed)
+                if let wanted, total >= wanted { return }
+                switch session.ending {
+                case .timedOut?:
+                    let seconds = timeout.map { $0 == $0.rounded() ? String(Int($0)) : String($0) } ?? "?"
+                    let arrived = wanted.map { "\(total) of \($0) events arrived" } ?? "\(total) event\(total == 1 ? "" : "s") arrived"
+                    throw CLIError(.timedOut, "Timed out after \(seconds) s: \(arrived).")
+                case .interrupted?:
+                    throw ExitCode(Interrupts.exitStatus.rawValue)
+                case nil:
+                    return
+                }
             }
         }
     }

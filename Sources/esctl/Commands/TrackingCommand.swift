@@ -24,15 +24,16 @@ struct TrackingCommand: AsyncParsableCommand {
     func run() async throws {
         try await reportingErrors {
             let store = try await self.store.openReadOnly()
-            defer { store.close() }
-            let position = try await store.trackingPosition(of: name)
-            if json {
-                var object = JSONObjectWriter()
-                object.add("name", name)
-                object.add("position", position)
-                Console.printJSON(object.finish())
-            } else {
-                Console.print(String(position))
+            return try await store.closingAfter {
+                let position = try await store.trackingPosition(of: name)
+                if json {
+                    var object = JSONObjectWriter()
+                    object.add("name", name)
+                    object.add("position", position)
+                    Console.printJSON(object.finish())
+                } else {
+                    Console.print(String(position))
+                }
             }
         }
     }

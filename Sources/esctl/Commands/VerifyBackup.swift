@@ -44,24 +44,25 @@ struct Verify: AsyncParsableCommand {
                 throw CLIError(.storeUnavailable, "The store's data file is damaged; restore it from a backup (see the report above).")
             }
             let store = try await self.store.openReadOnly()
-            defer { store.close() }
-            var report = try await store.verify()
-            // Only checks the projections' stored state: no rebuild, no catch-up.
-            let runner = try await ProjectionRunner(
-                store: store, projections: AppCatalog.all, inspecting: true, finishingRebuilds: false)
-            // What is unfinished but not damage (an interrupted rebuild), said once.
-            for notice in runner.notices { Console.note("esctl: \(notice)\n") }
-            try await runner.verify(into: &report, deep: deep)
-            if deep {
-                // Snapshots are a cache, but one that disagrees with the log would decide wrongly.
-                for snapshot in try await Snapshots.list(in: store) {
-                    if let problem = try await AppCatalog.check(snapshot, in: store) { report.add("snapshots", problem) }
+            return try await store.closingAfter {
+                var report = try await store.verify()
+                // Only checks the projections' stored state: no rebuild, no catch-up.
+                let runner = try await ProjectionRunner(
+                    store: store, projections: AppCatalog.all, inspecting: true, finishingRebuilds: false)
+                // What is unfinished but not damage (an interrupted rebuild), said once.
+                for notice in runner.notices { Console.note("esctl: \(notice)\n") }
+                try await runner.verify(into: &report, deep: deep)
+                if deep {
+                    // Snapshots are a cache, but one that disagrees with the log would decide wrongly.
+                    for snapshot in try await Snapshots.list(in: store) {
+                        if let problem = try await AppCatalog.check(snapshot, in: store) { report.add("snapshots", problem) }
+                    }
                 }
-            }
-            print(report)
-            guard report.isClean else {
-                let count = report.problems.count + report.omittedProblems
-                throw CLIError(.storeUnavailable, "The store has \(count) problem\(count == 1 ? "" : "s"); restore it from a backup (see the report above).")
+                print(report)
+                guard report.isClean else {
+                    let count = report.problems.count + report.omittedProblems
+                    throw CLIError(.storeUnavailable, "The store has \(count) problem\(count == 1 ? "" : "s"); restore it from a backup (see the report above).")
+                }
             }
         }
     }

@@ -28,16 +28,17 @@ struct Color: AsyncParsableCommand {
     static func run(_ command: ColorCommand, _ options: Options) async throws {
         try await reportingErrors {
             let store = try await options.store.open()
-            defer { store.close() }
-            let outcome = try await AppBackend(store: store).color(command, calculator: options.calculator)
-            for event in outcome.passedOver {
-                Console.note("esctl: warning: passed over \(TerminalText.safe(event.description)) — it does not decode\n")
-            }
-            let display = outcome.state
-            if options.json {
-                Console.printJSON(display.json(calculator: options.calculator).serialized)
-            } else {
-                Console.print("\(display.hexText)  \(display.rgboText)  \(display.name)")
+            return try await store.closingAfter {
+                let outcome = try await AppBackend(store: store).color(command, calculator: options.calculator)
+                for event in outcome.passedOver {
+                    Console.note("esctl: warning: passed over \(TerminalText.safe(event.description)) — it does not decode\n")
+                }
+                let display = outcome.state
+                if options.json {
+                    Console.printJSON(display.json(calculator: options.calculator).serialized)
+                } else {
+                    Console.print("\(display.hexText)  \(display.rgboText)  \(display.name)")
+                }
             }
         }
     }

@@ -16,8 +16,9 @@ struct DomainOptions: ParsableArguments {
     /// Opens the store and a backend over it (system clock), runs `body`, closes the store.
     func withBackend(_ body: (AppBackend) async throws -> Void) async throws {
         let store = try await self.store.open()
-        defer { store.close() }
-        try await body(try AppBackend(store: store))
+        return try await store.closingAfter {
+            try await body(try AppBackend(store: store))
+        }
     }
 
     /// Warns on standard error of each event of the command's streams that was passed over (it
