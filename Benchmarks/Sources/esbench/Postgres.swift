@@ -37,7 +37,7 @@ extension Bench {
         let seconds = try await Measure.seconds {
             for range in batches { _ = try await store.append(workload.appends(range)) }
         }
-        store.close()
+        await store.close()
         report.add(Figure(scenario: "S1", contender: "postgres", metric: "append", value: Double(events) / seconds, unit: "events/s", note: "\(events) events, \(options.bulkBatch) per append, synchronous_commit on"))
     }
 
@@ -53,12 +53,12 @@ extension Bench {
         let grouped = try await PostgresEventStore(url: url)
         let groupedRate = try await run(grouped)
         let commits = grouped.writerStatistics.commits
-        grouped.close()
+        await grouped.close()
         report.add(Figure(scenario: "S2", contender: "postgres", metric: "append", value: groupedRate, unit: "events/s",
                        note: "\(tasks) tasks, \(tasks * perTask) single-event appends, \(String(format: "%.1f", Double(tasks * perTask) / Double(max(commits, 1)))) per call"))
         let single = try await PostgresEventStore(url: url, configuration: StoreConfiguration(maximumEventsPerCommit: 1))
         let singleRate = try await run(single)
-        single.close()
+        await single.close()
         report.add(Figure(scenario: "S2", contender: "postgres-one-per-transaction", metric: "append", value: singleRate, unit: "events/s", note: "the same, one call and transaction per event"))
         report.judge("S2", "PostgreSQL ≥ 10 × one transaction per event", measured: String(format: "%.1f ×", groupedRate / singleRate), groupedRate >= 10 * singleRate)
     }
@@ -72,7 +72,7 @@ extension Bench {
         report.add(Figure(scenario: "S4", contender: "postgres", metric: "in-process p50", value: Measure.percentile(inProcess, 0.5) * 1000, unit: "ms", note: "\(count) events, from the append call to delivery"))
         report.add(Figure(scenario: "S4", contender: "postgres", metric: "in-process p99", value: Measure.percentile(inProcess, 0.99) * 1000, unit: "ms"))
         let cross = try await crossProcessLatencies(store, location: url, count: options.crossProcessEvents)
-        store.close()
+        await store.close()
         let crossP99 = Measure.percentile(cross, 0.99) * 1000
         report.add(Figure(scenario: "S4", contender: "postgres", metric: "cross-process p50", value: Measure.percentile(cross, 0.5) * 1000, unit: "ms", note: "\(cross.count) events appended by another process"))
         report.add(Figure(scenario: "S4", contender: "postgres", metric: "cross-process p99", value: crossP99, unit: "ms"))

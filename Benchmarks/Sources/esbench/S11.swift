@@ -23,7 +23,7 @@ extension Bench {
         }
         let (plain, conditional) = try await Self.conditionCost(store, appends: 2_000, sites: 10_000)
         let racers = try await Self.racers(store)
-        store.close()
+        await store.close()
         cleanUp(path)
         let ratio = conditional / plain
         report.add(Figure(scenario: "S11", contender: "eventstore", metric: "appends of 1 tagged event, no condition", value: 2_000 / plain, unit: "appends/s", note: "\(events) events in the log"))
@@ -94,7 +94,7 @@ extension Bench {
         }
         let (plain, conditional) = try await Self.conditionCost(store, appends: 300, sites: 1_000)
         let racers = try await Self.racers(store)
-        store.close()
+        await store.close()
         let ratio = conditional / plain
         report.add(Figure(scenario: "S11", contender: "postgres", metric: "appends of 1 tagged event, no condition", value: 300 / plain, unit: "appends/s", note: "\(events) events in the log"))
         report.add(Figure(scenario: "S11", contender: "postgres", metric: "appends of 1 tagged event on a condition", value: 300 / conditional, unit: "appends/s", note: "its own transaction, head row locked"))

@@ -19,7 +19,7 @@ extension Bench {
             for start in stride(from: 0, to: events, by: 10_000) {
                 _ = try await store.append(workload.appends(start..<min(start + 10_000, events)))
             }
-            store.close()
+            await store.close()
         }
         let other = [
             Upcaster("SomethingElse", from: 1) { $0 }, Upcaster("SomethingElse", from: 2, renamingTo: "SomethingNew") { $0 },
@@ -55,7 +55,7 @@ extension Bench {
                 let reads = try await Measure.seconds {
                     for stream in streams { checksum &+= try store.readStream(stream, direction: .backward, limit: 10).count }
                 }
-                store.close()
+                await store.close()
                 bestLog[index] = min(bestLog[index], log)
                 bestStreams[index] = min(bestStreams[index], reads)
             }

@@ -34,7 +34,7 @@ extension Bench {
                 bestDelete[index] = min(bestDelete[index], try await Measure.seconds { _ = try await target.deleteStream(stream) })
             }
         }
-        small.close()
+        await small.close()
         cleanUp(smallPath)
 
         var random = SplitMix(seed: 13)
@@ -94,7 +94,7 @@ extension Bench {
             }
         }
         let report = try store.verify()
-        store.close()
+        await store.close()
         cleanUp(path)
         if checksum == 42 || !report.isClean { print("verify: \(report.problems)") }
 

@@ -72,7 +72,7 @@ extension Bench {
             })
         }
         for (store, path) in zip(stores, paths) {
-            store.close()
+            await store.close()
             cleanUp(path)
         }
         if checksum == 42 { print("") }

@@ -83,7 +83,7 @@ extension Bench {
         let store = try EventStore(path: storePath, configuration: StoreConfiguration(durability: .full, initialMapSize: 1 << 30))
         let perTask = max(1, options.writerEvents / options.writerTasks)
         let seconds = try await Self.singleEventAppends(store, tasks: options.writerTasks, perTask: perTask, workload: workload)
-        store.close()
+        await store.close()
         cleanUp(storePath)
         let rate = Double(perTask * options.writerTasks) / seconds
         report.add(Figure(scenario: "S7", contender: "eventstore-in-process", metric: "append", value: rate, unit: "events/s", note: "S2's measure, for S7"))

@@ -74,7 +74,7 @@ extension Bench {
         try await client.shutdown()
         serving.cancel()
         _ = try? await serving.value
-        store.close()
+        await store.close()
         cleanUp(storePath)
 
         let sorted = latencies.sorted()

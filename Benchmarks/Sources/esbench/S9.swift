@@ -14,7 +14,7 @@ extension Bench {
         let storePath = directory("s9-store")
         var store = try EventStore(path: storePath, configuration: StoreConfiguration(durability: .noSync, initialMapSize: 1 << 30))
         try await DomainWorkload.fill(store, count: n)
-        store.close()
+        await store.close()
         var configuration = StoreConfiguration(durability: .full, initialMapSize: 1 << 30)
         if ProcessInfo.processInfo.environment["ESBENCH_SLOW_COMMITS"] != nil {
             configuration.slowCommitThreshold = .milliseconds(4)
@@ -37,7 +37,7 @@ extension Bench {
         let during = try await Self.appendLatencies(store, tasks: tasks, perTask: perTask, while: rebuilding)
         let reports = try await rebuild.value
         let rebuildSeconds = Measure.elapsed(since: started)
-        store.close()
+        await store.close()
         cleanUp(storePath)
 
         let quietSorted = quiet.sorted()

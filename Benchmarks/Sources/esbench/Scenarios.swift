@@ -62,7 +62,7 @@ struct Bench {
         let ours = try await Measure.seconds {
             for range in batches { _ = try await store.append(workload.appends(range)) }
         }
-        store.close()
+        await store.close()
         cleanUp(storePath)
         report.add(Figure(scenario: "S1", contender: "eventstore", metric: "append", value: Double(n) / ours, unit: "events/s", note: "\(n) events, \(options.bulkBatch) per append, durable"))
 
@@ -109,7 +109,7 @@ struct Bench {
         let commitsBefore = store.writerStatistics.commits
         let ours = try await Self.singleEventAppends(store, tasks: tasks, perTask: perTask, workload: workload)
         let commits = store.writerStatistics.commits - commitsBefore
-        store.close()
+        await store.close()
         cleanUp(storePath)
         let total = perTask * tasks
         let oursRate = Double(total) / ours
@@ -191,7 +191,7 @@ struct Bench {
         report.add(Figure(scenario: "S3", contender: "eventstore", metric: "state hashes", value: seconds - foldSeconds, unit: "s", note: "SHA-256 of the 7 states, after the fold"))
         report.add(Figure(scenario: "S3", contender: "eventstore", metric: "CPU per event", value: cpu / Double(head) * 1e6, unit: "µs",
                        note: "user + system time of all threads over the rebuild and its hashes, per event (valgrind cannot count instructions here)"))
-        store.close()
+        await store.close()
 
         let raw = try RawLMDB(readOnly: storePath)
         var scanned = 0
@@ -216,7 +216,7 @@ struct Bench {
             }
             next = last.position + 1
         }
-        store.close()
+        await store.close()
         var rows = 0
         let sqliteSeconds = try await Measure.seconds { rows = try sqlite.scan() }
         report.add(Figure(scenario: "S3", contender: "sqlite-grdb", metric: "full scan", value: Double(rows) / sqliteSeconds, unit: "events/s", note: "\(rows) rows of the same events"))
@@ -238,7 +238,7 @@ struct Bench {
 
         // Another process appends; this one is subscribed (and polls every 5 ms).
         let cross = try await crossProcessLatencies(store, location: storePath, count: options.crossProcessEvents)
-        store.close()
+        await store.close()
         cleanUp(storePath)
         report.add(Figure(scenario: "S4", contender: "eventstore", metric: "cross-process p50", value: Measure.percentile(cross, 0.5) * 1000, unit: "ms", note: "\(cross.count) events appended by another process"))
         report.add(Figure(scenario: "S4", contender: "eventstore", metric: "cross-process p99", value: Measure.percentile(cross, 0.99) * 1000, unit: "ms"))
@@ -307,7 +307,7 @@ struct Bench {
             _ = try await store.append(to: "cross", events: [NewEvent(type: "Tick", data: data)])
             try await Task.sleep(for: .milliseconds(2))
         }
-        store.close()
+        await store.close()
     }
 
     // MARK: S5 memory
@@ -364,7 +364,7 @@ struct Bench {
         case "s3-fill":
             let store = try EventStore(path: directory, configuration: StoreConfiguration(durability: .noSync, initialMapSize: 1 << 30))
             try await DomainWorkload.fill(store, count: count)
-            store.close()
+            await store.close()
         case "s1-memory":
             let sampler = Measure.AnonymousPeak()
             let workload = Workload(streams: options.streams)
@@ -373,7 +373,7 @@ struct Bench {
                 _ = try await store.append(workload.appends(start..<min(start + options.bulkBatch, count)))
             }
             let anonymous = sampler.stop()
-            store.close()
+            await store.close()
             print("\(Measure.status("VmHWM")) \(anonymous)")
         case "subscriber-memory":
             // S1's appends while a subscriber that took the first event sleeps, then its catch-up:
@@ -394,7 +394,7 @@ struct Bench {
                 guard event.position == UInt64(received) else { throw Failure("the subscriber got position \(event.position), not \(received)") }
             }
             let anonymous = sampler.stop()
-            store.close()
+            await store.close()
             print("\(Measure.status("VmHWM")) \(anonymous)")
         case "s3-memory":
             let sampler = Measure.AnonymousPeak()
@@ -402,7 +402,7 @@ struct Bench {
             let runner = try await ProjectionRunner(store: store, projections: AppCatalog.apps)
             let reports = try await runner.rebuild()
             let anonymous = sampler.stop()
-            store.close()
+            await store.close()
             print("\(Measure.status("VmHWM")) \(anonymous)")
             FileHandle.standardError.write(Data("rebuild \(reports.first?.seconds ?? 0) s\n".utf8))
         default:
@@ -438,7 +438,7 @@ struct Bench {
                 checksum &+= try store.readStream(names[stream], direction: .backward, limit: 10).count
             }
         }
-        store.close()
+        await store.close()
         cleanUp(storePath)
         report.add(Figure(scenario: "S6", contender: "eventstore", metric: "last 10 of a stream, in place (forEachEvent)", value: Double(reads) / ours, unit: "reads/s", note: "\(reads) reads over \(setup) events"))
         report.add(Figure(scenario: "S6", contender: "eventstore", metric: "last 10 of a stream, copied (readStream)", value: Double(reads) / copied, unit: "reads/s"))
