@@ -36,7 +36,7 @@ enum MemberInstance {
     /// Whether the join `holder` is provably gone, seen from `store`: false when in doubt.
     static func isDead(_ holder: String, on store: any GroupStore) async -> Bool {
         guard let owner = owner(of: holder) else { return false }
-        if owner == (try? await store.ownerID) { return !living.withLock { $0.contains(holder) } }
+        if owner == store.takenOwnerID { return !living.withLock { $0.contains(holder) } }
         return (try? await store.isOwnerAlive(owner)) == false
     }
 }

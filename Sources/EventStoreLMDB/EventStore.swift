@@ -28,6 +28,8 @@ public final class EventStore: Sendable {
     let writer: Writer
     private let directory: StoreDirectory
     private let isClosed = Atomic<Bool>(false)
+    /// Opened when the first ``close()`` has finished, for the calls that came while it ran.
+    private let closeFinished = Latch()
     package let headSignal: HeadSignal
     /// The store's metrics (``StoreConfiguration/metricsFactory``).
     package let metrics: StoreMetrics
@@ -172,11 +174,17 @@ public final class EventStore: Sendable {
             return
         }
         if TableClosure.isRunning { return }
-        guard !isClosed.exchange(true, ordering: .acquiringAndReleasing) else { return }
+        guard !isClosed.exchange(true, ordering: .acquiringAndReleasing) else {
+            // Another call is closing: return when it has finished, as it will (on the writer
+            // thread, where a job's closure held the last reference, nothing else can be waiting).
+            if !writer.isWriterThread { closeFinished.wait() }
+            return
+        }
         writer.shutDown()
         headSignal.close()
         environment.close()
         OpenDirectories.release(directory)
+        closeFinished.open()
     }
 
     /// Closes the handle as the synchronous ``close()`` does, keeping every backend's promise
@@ -188,7 +196,7 @@ public final class EventStore: Sendable {
             _ = try? ReentrancyWatchdog.check("close")
             return
         }
-        if TableClosure.isRunning || closed { return }
+        if TableClosure.isRunning { return }
         await withCheckedContinuation { (done: CheckedContinuation<Void, Never>) in
             Thread.detachNewThread { [self] in
                 close()

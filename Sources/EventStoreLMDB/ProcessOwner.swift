@@ -11,6 +11,9 @@ extension EventStore {
     /// This process's id (see ``LogOwnership/ownerID``).
     public var ownerID: Int64 { get async throws { Int64(getpid()) } }
 
+    /// This process's id: it is never taken, only had (see ``LogOwnership/takenOwnerID``).
+    public var takenOwnerID: Int64? { Int64(getpid()) }
+
     /// Whether a process with the id `owner` is alive on this host (see ``LogOwnership/isOwnerAlive(_:)``).
     /// Never throws: a number that cannot be a process id is a dead owner.
     public func isOwnerAlive(_ owner: Int64) async throws -> Bool {

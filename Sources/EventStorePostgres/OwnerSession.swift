@@ -195,7 +195,11 @@ final class OwnerClaim: Sendable {
         }
         do {
             let session = try await claim.value
-            state.withLock { $0.id = session.id }
+            try state.withLock { state throws(EventStoreError) in
+                // Closed while this caller waited: the session is closed too.
+                guard !state.isClosed else { throw EventStoreError.closedStore }
+                state.id = session.id
+            }
             return session.id
         } catch {
             state.withLock { state in

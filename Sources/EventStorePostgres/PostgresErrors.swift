@@ -20,7 +20,8 @@ enum PostgresErrors {
         if error is CancellationError { return EventStoreError(.closed, "The operation was cancelled.") }
         // The pool's own errors (its module is underscored, so they are told by name): after a
         // minute of failed connects with no connection left, it fails every waiting call (its
-        // circuit breaker); once shut down, it refuses leases.
+        // circuit breaker); a lease whose task was cancelled ends as a cancellation does; once
+        // shut down, it refuses leases.
         let described = String(describing: error)
         if described.hasPrefix("ConnectionPoolError") {
             if described.contains("CircuitBreakerTripped") {
@@ -28,6 +29,7 @@ enum PostgresErrors {
                     .storeUnavailable,
                     "Cannot reach PostgreSQL at \(location): no connection could be made for a minute; check that the server runs and takes connections.")
             }
+            if described.contains("requestCancelled") { return EventStoreError(.closed, "The operation was cancelled.") }
             return EventStoreError(.closed, "The store's connections to PostgreSQL at \(location) are closed.")
         }
         guard let error = error as? PSQLError else {

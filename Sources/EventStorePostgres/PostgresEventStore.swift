@@ -44,6 +44,8 @@ public final class PostgresEventStore: EventLog, SubscriptionSource {
     /// The upcasters every read applies (``StoreConfiguration/upcasters``, checked).
     package let upcasting: Upcasting
     private let isClosed = Atomic<Bool>(false)
+    /// The calls holding or waiting for a connection, which close lets finish.
+    let inFlight = InFlightCalls()
     /// The task that closes the handle, once ``close()`` started it.
     private let closing = Mutex<Task<Void, Never>?>(nil)
 
@@ -119,22 +121,33 @@ public final class PostgresEventStore: EventLog, SubscriptionSource {
     static let openPatience: Duration = .seconds(1)
 
     /// Finds, creates or upgrades the store's tables through the pool (its first connection is
-    /// the one every later call reuses). When the pool has no connection after ``openPatience``
-    /// on the poll clock, one connection of its own says why, at once: a server that cannot be
-    /// reached or refuses the login, or one that still refuses for now after
+    /// the one every later call reuses). When the pool has lent no connection after
+    /// ``openPatience`` on the poll clock, one connection of its own says why, at once: a server
+    /// that cannot be reached or refuses the login, or one that still refuses for now after
     /// ``OwnerSession/connectPauses`` (``EventStoreError/Code/storeUnavailable``). A server that
-    /// takes that connection is only slow, and the open goes on waiting for the pool.
+    /// takes that connection is only slow, and the open goes on waiting for the pool; an open
+    /// that has its connection and is slow for another reason (the schema lock, an upgrade) is
+    /// left alone.
     private static func prepare(
         _ client: PostgresClient, location: PostgresLocation, mode: OpenMode, configuration: StoreConfiguration
     ) async throws -> (head: UInt64, schemaVersion: Int) {
         let logger = configuration.logger
         let clock = configuration.pollClock
+        let leased = FirstLease()
         return try await withThrowingTaskGroup(of: (head: UInt64, schemaVersion: Int)?.self) { group in
-            group.addTask { try await PostgresSchemaSetup.prepare(client, location: location, mode: mode, logger: logger) }
+            group.addTask {
+                try await client.withConnection { _ in leased.note() }
+                return try await PostgresSchemaSetup.prepare(client, location: location, mode: mode, logger: logger)
+            }
             group.addTask {
                 try await clock.sleep(for: openPatience)
-                let probe = try await OwnerSession.connect(location, logger: logger, on: clock)
-                try? await probe.close()
+                guard !leased.happened else { return nil }
+                do {
+                    let probe = try await OwnerSession.connect(location, logger: logger, on: clock)
+                    try? await probe.close()
+                } catch where leased.happened {
+                    // The pool connected meanwhile: its answer is the one that counts.
+                }
                 return nil
             }
             while let next = try await group.next() {
@@ -156,6 +169,8 @@ public final class PostgresEventStore: EventLog, SubscriptionSource {
     /// get their results; then the listener, the owner session and the pool's connections
     /// close. Returns when all of that is done. Idempotent: a second call waits for the first.
     public func close() async {
+        // From inside a table closure it would wait for that closure's own transaction.
+        if TableClosure.isRunning { return }
         await startClosing().value
     }
 
@@ -163,6 +178,7 @@ public final class PostgresEventStore: EventLog, SubscriptionSource {
     /// nothing can be awaited: the queued appends still finish and the connections still close,
     /// in the background. Prefer `await close()`.
     public func close() {
+        if TableClosure.isRunning { return }
         _ = startClosing()
     }
 
@@ -174,8 +190,9 @@ public final class PostgresEventStore: EventLog, SubscriptionSource {
             appender.shutDown()
             headSignal.close()
             let listening = listener.stop()
-            let task = Task { [appender, owner, clientTask] in
+            let task = Task { [appender, inFlight, owner, clientTask] in
                 await appender.drained()
+                await inFlight.finished()
                 await listening?.value
                 await owner.close()
                 clientTask.cancel()
@@ -195,6 +212,10 @@ public final class PostgresEventStore: EventLog, SubscriptionSource {
             return try await owner.id()
         }
     }
+
+    /// The owner id once the owner session is taken, nil before (see
+    /// ``LogOwnership/takenOwnerID``); never takes it.
+    public var takenOwnerID: Int64? { owner.takenID }
 
     /// Whether the handle whose ``ownerID`` is `owner` still has the store open, on any host: its
     /// owner lock is granted in this database. Throws ``EventStoreError`` when the database
@@ -271,7 +292,7 @@ public final class PostgresEventStore: EventLog, SubscriptionSource {
     func withConnection<R: Sendable>(_ body: (PostgresConnection) async throws -> R) async throws -> R {
         try checkOpen()
         do {
-            return try await client.withConnection { connection in try await body(connection) }
+            return try await inFlight.run { try await client.withConnection { connection in try await body(connection) } }
         } catch {
             throw PostgresErrors.mapped(error, location: location)
         }
@@ -325,4 +346,11 @@ final class OpenedTables: Sendable {
     func missing(_ wanted: [String]) -> [String] { names.withLock { Array(Set(wanted).subtracting($0)).sorted() } }
 
     func insert(_ opened: [String]) { names.withLock { $0.formUnion(opened) } }
+}
+
+/// Whether the open's first lease of the pool has come (set once, read by its probe).
+private final class FirstLease: Sendable {
+    private let flag = Atomic<Bool>(false)
+    func note() { flag.store(true, ordering: .releasing) }
+    var happened: Bool { flag.load(ordering: .acquiring) }
 }

@@ -33,7 +33,7 @@ extension PostgresEventStore {
         // The caller's error, told apart from the driver's (which are mapped).
         var callerError: (any Error)?
         do {
-            return try await client.withConnection { connection in
+            return try await inFlight.run { try await client.withConnection { connection in
                 do {
                     for statement in kind.statements { try await connection.query(PostgresQuery(unsafeSQL: statement), logger: logger) }
                 } catch {
@@ -60,7 +60,7 @@ extension PostgresEventStore {
                     throw error
                 }
                 return result
-            }
+            } }
         } catch {
             if let callerError { throw callerError }
             throw PostgresErrors.mapped(error, location: location)

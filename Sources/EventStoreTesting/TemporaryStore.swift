@@ -35,8 +35,7 @@ public enum TemporaryStore {
     ) async throws -> R {
         let directory = try TemporaryDirectory(prefix: "eventstore-store")
         let store = try EventStore(path: directory.appending("store"), configuration: configuration)
-        defer { store.close() }
-        return try await body(store)
+        return try await store.closingAfter { try await body(store) }
     }
 }
 

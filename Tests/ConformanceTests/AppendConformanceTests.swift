@@ -1,7 +1,6 @@
 import EventStore
 import EventStoreTesting
 import Foundation
-import Synchronization
 import Testing
 
 @Suite("Appending, on every backend")
@@ -105,56 +104,4 @@ struct AppendConformanceTests {
             await f.log.close()  // idempotent
         }
     }
-
-    @Test("close() returns only after the appends queued before it are made: nothing is written after it returns, and every acknowledged append is there", arguments: Backend.allCases)
-    func closeFinishesQueuedAppends(_ backend: Backend) async throws {
-        try await withLog(backend, durability: .full) { f in
-            // Given 40 appends started at once
-            let log = f.log
-            let before = log.writerStatistics.completedWrites
-            let started = StartedCount()
-            let appends = (0..<40).map { n in
-                Task { () -> Result<AppendResult, EventStoreError> in
-                    started.add()
-                    do {
-                        return .success(try await log.append(to: "s-\(n)", events: [event("T")]))
-                    } catch let error as EventStoreError {
-                        return .failure(error)
-                    } catch {
-                        return .failure(EventStoreError(.storageFailure, "\(error)"))
-                    }
-                }
-            }
-            try await withTimeout(.seconds(30), "the 40 appends to start") {
-                while started.value < 40 { try await Task.sleep(for: .milliseconds(1)) }
-            }
-            // When the store is closed while they are queued or under way, and the writes it
-            // completed are counted at once, and the log is read as close left it
-            await log.close()
-            let completed = log.writerStatistics.completedWrites - before
-            try await f.reopen()
-            let events = try await f.log.events()
-            // Then every append was made or refused as closed, and the log holds exactly the
-            // ones made: none was written after close returned
-            var written = 0
-            for (n, append) in appends.enumerated() {
-                switch await append.value {
-                case let .success(result):
-                    written += 1
-                    #expect(events.first { $0.position == result.positions[0] }?.stream == "s-\(n)")
-                case let .failure(error):
-                    #expect(error.code == .closed, "append \(n): \(error)")
-                }
-            }
-            #expect(events.count == written, "events in the log as close left it, against appends acknowledged")
-            #expect(completed == UInt64(written), "appends completed when close returned, against appends acknowledged")
-        }
-    }
-}
-
-/// How many tasks have started (shared with them: a class, since an atomic cannot be captured).
-private final class StartedCount: Sendable {
-    private let count = Atomic<Int>(0)
-    func add() { count.add(1, ordering: .relaxed) }
-    var value: Int { count.load(ordering: .relaxed) }
 }

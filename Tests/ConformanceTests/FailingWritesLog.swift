@@ -23,6 +23,7 @@ final class FailingWritesLog: EventLog {
     var mode: OpenMode { base.mode }
     var writerStatistics: WriterStatistics { base.writerStatistics }
     var ownerID: Int64 { get async throws { try await base.ownerID } }
+    var takenOwnerID: Int64? { base.takenOwnerID }
 
     func writeTables<T: Sendable>(_ body: @escaping @Sendable (TableTransaction) async throws -> T) async throws -> T {
         let left = failuresLeft.wrappingSubtract(1, ordering: .sequentiallyConsistent).oldValue

@@ -9,6 +9,11 @@ public protocol LogOwnership: StoreHandle {
     /// and throws when it cannot.
     var ownerID: Int64 { get async throws }
 
+    /// This handle's owner id if it has been taken, without taking it: nil on a backend that
+    /// takes it when first asked, before anything asked. Work recorded under an id this handle
+    /// never took is not this handle's.
+    var takenOwnerID: Int64? { get }
+
     /// Whether the handle that recorded `owner` (its ``ownerID``) still has the store open.
     /// LMDB: a living process of that id on this host (an LMDB store is not shared across
     /// hosts). PostgreSQL: a session of any host holding the owner's advisory lock. Throws when

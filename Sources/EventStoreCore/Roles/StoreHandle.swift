@@ -15,7 +15,9 @@ public protocol StoreHandle: AnyObject, Sendable {
     /// once; the appends already queued are made (or fail with an error), and their callers get
     /// their results; then the handle's long-lived work ends (its writer, listener, sessions)
     /// and its files or connections are released. Returns when all of that is done.
-    /// Idempotent. Later calls of the store throw ``EventStoreError/Code/closed``.
+    /// Idempotent: a call made while another runs returns when that one has finished. Later
+    /// calls of the store throw ``EventStoreError/Code/closed``. From inside a table closure it
+    /// does nothing (it would wait for that closure's own transaction).
     ///
     /// Backends also have a synchronous `close()` for `deinit` and `defer`, where nothing can be
     /// awaited; see each backend for what it waits for.

@@ -140,6 +140,9 @@ final class Writer: @unchecked Sendable {
     /// the writer thread itself (a store released by a job's closure closes there), where
     /// waiting would be waiting for itself: the thread stops when it returns to its loop.
     /// Idempotent.
+    /// Whether the calling thread is the writer thread.
+    var isWriterThread: Bool { thread != nil && Thread.current == thread }
+
     func shutDown() {
         condition.lock()
         let wasRunning = state == .running

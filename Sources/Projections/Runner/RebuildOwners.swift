@@ -29,7 +29,7 @@ enum RebuildOwners {
     /// Whether the rebuild recorded with `owner` is being run now: by a runner of this handle,
     /// or by another handle that still has the store open. Throws when the backend cannot say.
     static func isRunning(owner: Int64, in store: any ProjectionStore, projection: String) async throws -> Bool {
-        if owner == (try await store.ownerID) { return registered.withLock { $0[key(store.location, projection)] != nil } }
+        if owner == store.takenOwnerID { return registered.withLock { $0[key(store.location, projection)] != nil } }
         return try await store.isOwnerAlive(owner)
     }
 }

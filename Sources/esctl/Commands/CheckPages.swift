@@ -16,10 +16,11 @@ struct CheckPages: AsyncParsableCommand {
         try await reportingErrors {
             do {
                 let store = try self.store.openDirectory(for: "check-pages", instead: "PostgreSQL checks its own pages.")
-                defer { store.close() }
-                _ = try store.readEveryEntry { name in
-                    Console.print("reading \(name)")
-                    Console.flush()
+                _ = try await store.closingAfter {
+                    try store.readEveryEntry { name in
+                        Console.print("reading \(name)")
+                        Console.flush()
+                    }
                 }
             } catch let error as EventStoreError where error.code == .damaged {
                 // Damage LMDB or the store reports, told apart from a store that is not there.

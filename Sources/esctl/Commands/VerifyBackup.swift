@@ -133,10 +133,12 @@ struct Backup: AsyncParsableCommand {
             let store = try self.store.openDirectory(for: "backup", instead: "use pg_dump or pg_basebackup.")
             let head: UInt64
             do {
-                defer { store.close() }
-                head = try store.headPosition()
-                let (destination, compact) = (destination, compact)
-                try await Interrupts.cancellingOnSignals { try await store.backup(to: destination, compact: compact) }
+                head = try await store.closingAfter {
+                    let head = try store.headPosition()
+                    let (destination, compact) = (destination, compact)
+                    try await Interrupts.cancellingOnSignals { try await store.backup(to: destination, compact: compact) }
+                    return head
+                }
             } catch is CancellationError {
                 throw CLIError(Interrupts.exitStatus, "Interrupted: the backup was stopped and its partial copy in '\(destination)' removed.")
             }
@@ -152,19 +154,20 @@ struct Backup: AsyncParsableCommand {
                     .storeUnavailable,
                     "The copy in '\(destination)' does not open as a store (\(error.message)); it is kept, but run `esctl verify` on the store before trusting either.")
             }
-            defer { copy.close() }
-            var report = try copy.verify()
-            // The projections' stored state too, as `esctl verify` checks it: no rebuild, no catch-up.
-            let runner = try await ProjectionRunner(store: copy, projections: AppCatalog.all, inspecting: true)
-            try await runner.verify(into: &report, deep: false)
-            guard report.isClean else {
-                for problem in report.problems { Console.print("problem: \(problem)") }
-                let count = report.problems.count + report.omittedProblems
-                throw CLIError(
-                    .storeUnavailable,
-                    "The copy in '\(destination)' has \(count) problem\(count == 1 ? "" : "s") (see the report above); it is kept, but run `esctl verify` on the store: when it has them too, restore from an older backup.")
+            try await copy.closingAfter {
+                var report = try copy.verify()
+                // The projections' stored state too, as `esctl verify` checks it: no rebuild, no catch-up.
+                let runner = try await ProjectionRunner(store: copy, projections: AppCatalog.all, inspecting: true)
+                try await runner.verify(into: &report, deep: false)
+                guard report.isClean else {
+                    for problem in report.problems { Console.print("problem: \(problem)") }
+                    let count = report.problems.count + report.omittedProblems
+                    throw CLIError(
+                        .storeUnavailable,
+                        "The copy in '\(destination)' has \(count) problem\(count == 1 ? "" : "s") (see the report above); it is kept, but run `esctl verify` on the store: when it has them too, restore from an older backup.")
+                }
+                Console.print("backed up \(store.path) to \(destination) (through position \(report.headPosition)); the copy verifies clean")
             }
-            Console.print("backed up \(store.path) to \(destination) (through position \(report.headPosition)); the copy verifies clean")
         }
     }
 }
