@@ -97,7 +97,10 @@ extension ProjectionRunner {
                     running += 1
                     let projection = lane.projection
                     let slot = lane.slot
-                    group.addTask {
+                    // The lane's own steps between its folds and writes run on the fold threads
+                    // too: on Swift's cooperative pool they would wait behind every appending
+                    // task at each step.
+                    group.addTask(executorPreference: FoldThreads.shared) {
                         let lane = try await self.runLane(projection, slot, timed: timed, report: report)
                         return (projection.name, lane)
                     }
