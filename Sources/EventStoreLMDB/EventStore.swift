@@ -28,7 +28,7 @@ public final class EventStore: Sendable {
     let writer: Writer
     private let directory: StoreDirectory
     private let isClosed = Atomic<Bool>(false)
-    /// Opened when the first ``close()`` has finished, for the calls that came while it ran.
+    /// Opened when the first `close()` has finished, for the calls that came while it ran.
     private let closeFinished = Latch()
     package let headSignal: HeadSignal
     /// The store's metrics (``StoreConfiguration/metricsFactory``).
@@ -187,7 +187,7 @@ public final class EventStore: Sendable {
         closeFinished.open()
     }
 
-    /// Closes the handle as the synchronous ``close()`` does, keeping every backend's promise
+    /// Closes the handle as the synchronous `close()` does, keeping every backend's promise
     /// (``StoreHandle/close()``), on a thread of its own: waiting for the writer and for running
     /// reads never holds a thread of Swift's cooperative pool, on which those reads may need to
     /// resume. Called from inside a read or table transaction's closure, it does nothing.
@@ -205,7 +205,7 @@ public final class EventStore: Sendable {
         }
     }
 
-    /// Whether ``close()`` has been called.
+    /// Whether `close()` has been called.
     public var closed: Bool { isClosed.load(ordering: .acquiring) }
 
     // MARK: Appending
@@ -219,7 +219,7 @@ public final class EventStore: Sendable {
     /// Throws ``EventStoreError`` with ``EventStoreError/Code/invalidInput`` when a name, size or
     /// count limit is broken (see ``Limits``), ``EventStoreError/Code/versionConflict`` naming the
     /// expected and actual versions, ``EventStoreError/Code/idempotencyConflict`` when an id is
-    /// recorded with other content, ``EventStoreError/Code/closed`` after ``close()``. Nothing is
+    /// recorded with other content, ``EventStoreError/Code/closed`` after `close()`. Nothing is
     /// written when it throws.
     public func append(
         to stream: String, events: [NewEvent], expectedVersion: ExpectedVersion = .any

@@ -10,7 +10,7 @@ extension EventStore {
     ///
     /// Throws ``EventStoreError`` with ``EventStoreError/Code/invalidInput`` for a negative limit,
     /// ``EventStoreError/Code/damaged`` when a record cannot be decoded,
-    /// ``EventStoreError/Code/closed`` after ``close()``.
+    /// ``EventStoreError/Code/closed`` after `close()`.
     public func read(
         from position: UInt64 = 1, through last: UInt64 = .max, limit: Int, filter: EventFilter = .all
     ) throws -> [RecordedEvent] {
@@ -146,7 +146,7 @@ extension EventStore {
     /// id table the store keeps for idempotency, read in one snapshot).
     ///
     /// Throws ``EventStoreError`` with ``EventStoreError/Code/damaged`` when the id table and the
-    /// log disagree, ``EventStoreError/Code/closed`` after ``close()``.
+    /// log disagree, ``EventStoreError/Code/closed`` after `close()`.
     public func event(withID id: UUID) throws -> RecordedEvent? {
         let databases = environment.databases
         return try environment.read { txn in

@@ -9,7 +9,7 @@ extension EventStore {
     ///
     /// Throws ``EventStoreError`` with ``EventStoreError/Code/invalidInput`` for a negative limit,
     /// ``EventStoreError/Code/damaged`` when a record cannot be decoded,
-    /// ``EventStoreError/Code/closed`` after ``close()``.
+    /// ``EventStoreError/Code/closed`` after `close()`.
     public func readStream(
         _ stream: String, from version: UInt64? = nil, direction: ReadDirection = .forward, limit: Int = .max
     ) throws -> [RecordedEvent] {

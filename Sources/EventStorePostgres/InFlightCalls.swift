@@ -1,7 +1,7 @@
 import Synchronization
 
 /// The calls of a handle that hold or wait for a connection of its pool (reads, table
-/// transactions, deletions), counted so that ``PostgresEventStore/close()`` lets them finish
+/// transactions, deletions), counted so that `close()` lets them finish
 /// before it closes the pool, as LMDB's close lets running reads and queued writes finish.
 final class InFlightCalls: Sendable {
     private struct State {

@@ -16,7 +16,7 @@ final class OwnerSession: Sendable {
     /// This handle's owner id, from 1 through `Int32.max`.
     let id: Int64
 
-    /// The connection holding the lock, and whether ``close()`` was called: a connection made
+    /// The connection holding the lock, and whether `close()` was called: a connection made
     /// again after that is closed at once instead of being kept (it would hold the lock of a
     /// closed handle).
     private struct State {
@@ -98,7 +98,7 @@ final class OwnerSession: Sendable {
     }
 
     /// Watches the connection; when it closes under the handle, connects again and takes the
-    /// same lock, until ``close()``.
+    /// same lock, until `close()`.
     private func keep(_ location: PostgresLocation, logger: Logger, retryEvery pause: Duration, on clock: any Clock<Duration>) {
         let task = Task { [self] in
             while !Task.isCancelled {
@@ -184,7 +184,7 @@ final class OwnerClaim: Sendable {
 
     /// The session's id, taking the session first if no call did. Throws what taking it threw
     /// (``EventStoreError/Code/storeUnavailable`` when no connection could be made), or
-    /// ``EventStoreError/Code/closed`` after ``close()``.
+    /// ``EventStoreError/Code/closed`` after `close()`.
     func id() async throws -> Int64 {
         let claim = try state.withLock { state throws(EventStoreError) -> Task<OwnerSession, any Error> in
             guard !state.isClosed else { throw EventStoreError.closedStore }

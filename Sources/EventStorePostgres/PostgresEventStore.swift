@@ -46,7 +46,7 @@ public final class PostgresEventStore: EventLog, SubscriptionSource {
     private let isClosed = Atomic<Bool>(false)
     /// The calls holding or waiting for a connection, which close lets finish.
     let inFlight = InFlightCalls()
-    /// The task that closes the handle, once ``close()`` started it.
+    /// The task that closes the handle, once `close()` started it.
     private let closing = Mutex<Task<Void, Never>?>(nil)
 
     /// The database URL without its password.
@@ -174,7 +174,7 @@ public final class PostgresEventStore: EventLog, SubscriptionSource {
         await startClosing().value
     }
 
-    /// Starts closing as ``close()`` does and returns at once, for `deinit` and `defer`, where
+    /// Starts closing as `close()` does and returns at once, for `deinit` and `defer`, where
     /// nothing can be awaited: the queued appends still finish and the connections still close,
     /// in the background. Prefer `await close()`.
     public func close() {
@@ -235,7 +235,7 @@ public final class PostgresEventStore: EventLog, SubscriptionSource {
     /// they completed, as ``EventStore/writerStatistics`` counts them.
     public var writerStatistics: WriterStatistics { appender.statistics }
 
-    /// Whether ``close()`` has been called.
+    /// Whether `close()` has been called.
     public var closed: Bool { isClosed.load(ordering: .acquiring) }
 
     func checkOpen() throws(EventStoreError) {

@@ -25,7 +25,7 @@ public protocol StoreHandle: AnyObject, Sendable {
 }
 
 extension StoreHandle {
-    /// Runs `body`, then closes the store and waits until it is closed (``close()``), whether
+    /// Runs `body`, then closes the store and waits until it is closed (`close()`), whether
     /// `body` returned or threw, and returns what `body` returned or rethrows what it threw:
     /// the scoped form of `defer { close() }`, which cannot await.
     public func closingAfter<T>(_ body: () async throws -> T) async throws -> T {

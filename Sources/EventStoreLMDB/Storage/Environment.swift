@@ -621,7 +621,7 @@ final class Environment: @unchecked Sendable {
     }
 
     /// Closes the environment once running transactions have ended. Idempotent. Must not be
-    /// called from inside a transaction (it would wait for itself): ``EventStore/close()`` checks.
+    /// called from inside a transaction (it would wait for itself): `close()` checks.
     func close() {
         pthread_rwlock_wrlock(gate)
         defer { pthread_rwlock_unlock(gate) }

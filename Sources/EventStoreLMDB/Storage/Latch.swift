@@ -1,7 +1,7 @@
 import Foundation
 
 /// A gate that starts shut and, once opened, stays open: threads that wait on it block until
-/// then. Used for the calls of ``EventStore/close()`` that come while the first one runs.
+/// then. Used for the calls of `close()` that come while the first one runs.
 final class Latch: @unchecked Sendable {
     // @unchecked Sendable: `isOpen` is touched only under `condition`'s lock.
     private let condition = NSCondition()
