@@ -166,8 +166,10 @@ public final class PostgresEventStore: EventLog, SubscriptionSource {
 
     /// Closes the handle, keeping the promise every backend keeps (``StoreHandle/close()``):
     /// new calls are refused at once; the appends already queued are made, and their callers
-    /// get their results; then the listener, the owner session and the pool's connections
-    /// close. Returns when all of that is done. Idempotent: a second call waits for the first.
+    /// get their results; the calls under way (reads, table transactions, deletions) finish;
+    /// then the listener, the owner session and the pool's connections close. Returns when all
+    /// of that is done. Idempotent: a second call waits for the first. From inside a table
+    /// closure it does nothing.
     public func close() async {
         // From inside a table closure it would wait for that closure's own transaction.
         if TableClosure.isRunning { return }
