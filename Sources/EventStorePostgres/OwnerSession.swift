@@ -55,9 +55,9 @@ final class OwnerSession: Sendable {
     static let connectPauses: [Duration] = [.milliseconds(100), .milliseconds(200), .milliseconds(400), .milliseconds(800), .milliseconds(1600)]
 
     /// Connects to `location` with a connection of its own, outside the pool (the owner lock's,
-    /// and the open's probe when the pool is slow to connect); a server that refuses for now (too many connections, starting up,
-    /// shutting down) is tried again after each of ``connectPauses`` on `clock` (3.1 s in all),
-    /// then reported. Throws ``EventStoreError/Code/storeUnavailable`` when the server cannot be
+    /// and the open's probe when the pool is slow to connect); a server that refuses for now
+    /// (too many connections, starting up, shutting down) is tried again after each of
+    /// ``connectPauses`` on `clock` (3.1 s in all), then reported. Throws ``EventStoreError/Code/storeUnavailable`` when the server cannot be
     /// reached, refuses the login, or still refuses after the last attempt.
     static func connect(_ location: PostgresLocation, logger: Logger, on clock: any Clock<Duration>) async throws -> PostgresConnection {
         var attempt = 0

@@ -1,7 +1,6 @@
 import EventStore
 import EventStoreTesting
 import Foundation
-import Synchronization
 import Testing
 
 @Suite("Closing, on every backend: one promise")
@@ -12,7 +11,7 @@ struct CloseConformanceTests {
             // Given 40 appends started at once
             let log = f.log
             let before = log.writerStatistics.completedWrites
-            let started = StartedCount()
+            let started = Counter()
             let appends = (0..<40).map { n in
                 Task { () -> Result<AppendResult, EventStoreError> in
                     started.add()
@@ -26,7 +25,7 @@ struct CloseConformanceTests {
                 }
             }
             try await withTimeout(.seconds(30), "the 40 appends to start") {
-                while started.value < 40 { try await Task.sleep(for: .milliseconds(1)) }
+                while started.count < 40 { try await Task.sleep(for: .milliseconds(1)) }
             }
             // When the store is closed while they are queued or under way, and the writes it
             // completed are counted at once, and the log is read as close left it
@@ -58,14 +57,15 @@ struct CloseConformanceTests {
             let log = f.log
             try await log.openTables(["side"])
             let before = log.writerStatistics.completedWrites
-            let gate = Gate()
+            let (reached, letGo) = (Flag(), Flag())
             let write = Task {
                 try await log.writeTables { txn in
                     try await txn.put("side", Array("row".utf8), Array("written".utf8))
-                    try await gate.waitUntilOpen()
+                    reached.set()
+                    try await waitFor(letGo, "the test to let the held write go")
                 }
             }
-            try await gate.waitUntilWaiting()
+            try await waitFor(reached, "the table write to reach the gate")
             // When the store is closed twice, meanwhile
             let first = Task { await log.close() }
             try await withTimeout(.seconds(10), "close to begin refusing calls") {
@@ -73,7 +73,7 @@ struct CloseConformanceTests {
             }
             let second = Task { await log.close() }
             // ...and the write is let go
-            gate.open()
+            letGo.set()
             // Then the second close returns only once the first has: the write is complete by then
             try await withTimeout(.seconds(30), "the second close to return") { await second.value }
             #expect(log.writerStatistics.completedWrites - before == 1, "writes completed when the second close returned")
@@ -90,30 +90,10 @@ struct CloseConformanceTests {
     }
 }
 
-/// A gate a table closure waits at until the test opens it (polled: the closure may run on the
-/// LMDB writer's executor, where nothing else could resume it).
-private final class Gate: Sendable {
-    private let state = Mutex((waiting: false, open: false))
-
-    func waitUntilOpen() async throws {
-        state.withLock { $0.waiting = true }
-        try await withTimeout(.seconds(30), "the test to let the held write go") {
-            while !self.state.withLock({ $0.open }) { try await Task.sleep(for: .milliseconds(1)) }
-        }
+/// Returns once `flag` is set; fails after 30 s saying `what` never happened. It polls: the
+/// waiter may be a table closure on the LMDB writer's executor, where nothing else could resume it.
+private func waitFor(_ flag: Flag, _ what: String) async throws {
+    try await withTimeout(.seconds(30), what) {
+        while !flag.isSet { try await Task.sleep(for: .milliseconds(1)) }
     }
-
-    func waitUntilWaiting() async throws {
-        try await withTimeout(.seconds(30), "the table write to reach the gate") {
-            while !self.state.withLock({ $0.waiting }) { try await Task.sleep(for: .milliseconds(1)) }
-        }
-    }
-
-    func open() { state.withLock { $0.open = true } }
-}
-
-/// How many tasks have started (shared with them: a class, since an atomic cannot be captured).
-private final class StartedCount: Sendable {
-    private let count = Atomic<Int>(0)
-    func add() { count.add(1, ordering: .relaxed) }
-    var value: Int { count.load(ordering: .relaxed) }
 }
