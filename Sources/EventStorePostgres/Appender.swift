@@ -148,13 +148,15 @@ final class Appender: Sendable {
             }
             // Counted before anyone is told: a caller whose append returned finds it in the metrics.
             metrics.committed(appends: appends, events: events, duration: elapsed)
+            // The head moves before anyone is told, too: `subscribe(from: .end)` takes the signal's
+            // head, and a caller whose append returned must not see its own events as new.
+            if head > 0 { headSignal.publish(head) }
             for (job, outcome) in zip(batch, outcomes) {
                 switch outcome {
                 case let .success(results): job.continuation.resume(returning: results)
                 case let .failure(error): job.continuation.resume(throwing: error)
                 }
             }
-            if head > 0 { headSignal.publish(head) }
         } catch {
             guard batch.count > 1 else {
                 batch[0].continuation.resume(throwing: Self.mapped(error))

@@ -252,11 +252,13 @@ final class Writer: @unchecked Sendable {
                 let appends = pending.indices.filter { !rejectedIndices.contains($0) && pending[$0].eventCount > 0 }.count
                 metrics.committed(appends: appends, events: Int(written), duration: elapsed)
                 completedJobCount.add(UInt64(pending.count - rejected.count), ordering: .relaxed)
+                // The head moves before anyone is told, too: a caller whose append returned
+                // finds the signal at least there.
+                if written > 0 { headSignal.publish(head) }
                 for (index, reason) in rejected { pending[index].fail(reason) }
                 for (index, job) in pending.enumerated() where !rejectedIndices.contains(index) {
                     job.complete()
                 }
-                if written > 0 { headSignal.publish(head) }
                 releaseMappedPages()
                 clearStaleReadersNowAndThen()
                 return
