@@ -143,7 +143,7 @@ import Foundation
 
     @inline(__always)
     @inlinable
-    @usableFromInline static func copy(_ source: UnsafeRawBufferPointer, to base: UnsafeMutableRawPointer, at offset: Int) {
+    static func copy(_ source: UnsafeRawBufferPointer, to base: UnsafeMutableRawPointer, at offset: Int) {
         guard source.count > 0 else { return }
         UnsafeMutableRawBufferPointer(start: base + offset, count: source.count).copyMemory(from: source)
     }

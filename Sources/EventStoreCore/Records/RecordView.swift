@@ -112,7 +112,7 @@ import Darwin
 
     @inline(__always)
     @inlinable
-    @usableFromInline func slice(_ start: Int, _ count: Int) -> UnsafeRawBufferPointer {
+    func slice(_ start: Int, _ count: Int) -> UnsafeRawBufferPointer {
         UnsafeRawBufferPointer(rebasing: bytes[start..<(start + count)])
     }
 
@@ -163,7 +163,7 @@ import Darwin
     }
 
     @inlinable
-    @usableFromInline func notUTF8(_ position: UInt64) -> EventStoreError {
+    func notUTF8(_ position: UInt64) -> EventStoreError {
         EventStoreError(
             .damaged, "The record at position \(position) has a name that is not UTF-8; run `esctl verify` and restore from a backup.")
     }
