@@ -9,9 +9,12 @@ import Synchronization
 /// head row) and the listener connects again after a pause on the injected clock.
 ///
 /// It starts when someone first waits for the head (a subscription, `waitForCommit`), not when
-/// the store opens: a short command that never waits never holds the connection.
+/// the store opens: a short command that never waits never holds the connection. The connection
+/// is its own, outside the pool (``OwnConnection``): held for as long as the handle listens, it
+/// would take one of the pool's for good, and its lease would race the subscriber's reads, so
+/// that the pool opened a connection more under load.
 final class HeadListener: Sendable {
-    private let client: PostgresClient
+    private let location: PostgresLocation
     private let logger: Logger
     private let listening = Atomic<Bool>(false)
     /// Where and how it listens, once ``configure(publishingTo:retryEvery:on:)`` said so; the
@@ -25,8 +28,8 @@ final class HeadListener: Sendable {
     }
     private let state = Mutex(State())
 
-    init(client: PostgresClient, logger: Logger) {
-        self.client = client
+    init(location: PostgresLocation, logger: Logger) {
+        self.location = location
         self.logger = logger
     }
 
@@ -66,20 +69,20 @@ final class HeadListener: Sendable {
     private func run(publishingTo signal: HeadSignal, retryEvery pause: Duration, on clock: any Clock<Duration>) async {
         while !Task.isCancelled {
             do {
-                try await client.withConnection { connection in
-                    try await connection.listen(on: PostgresSchema.channel) { notifications in
-                        // Commits between the last look and LISTEN are read from the table once,
-                        // on this connection (a second lease while holding one could wait forever).
-                        // The statement names LISTEN, so that pg_stat_activity, which shows a
-                        // connection's last statement, still tells the listening one.
-                        signal.publish(
-                            try await PostgresEventStore.readHead(connection, logger: logger, note: "read after LISTEN, on the listening connection"))
-                        listening.store(true, ordering: .releasing)
-                        for try await notification in notifications {
-                            if let head = UInt64(notification.payload) { signal.publish(head) }
-                        }
+                let connection = try await OwnConnection.connect(location, as: .listen, logger: logger, on: clock)
+                do {
+                    // Cancelling closes the connection, which ends the notifications however the
+                    // sequence treats cancellation.
+                    try await withTaskCancellationHandler {
+                        try await listen(on: connection, publishingTo: signal)
+                    } onCancel: {
+                        connection.close().whenComplete { _ in }
                     }
+                } catch {
+                    try? await connection.close()
+                    throw error
                 }
+                try? await connection.close()
             } catch {
                 if Task.isCancelled { break }
                 logger.notice("the connection that listens for appends dropped; polling until it is back", metadata: ["reason": "\(error)"])
@@ -92,5 +95,17 @@ final class HeadListener: Sendable {
             }
         }
         listening.store(false, ordering: .releasing)
+    }
+
+    /// LISTENs on `connection`, reads the head once (commits between the last look and LISTEN),
+    /// then publishes every notified head until the notifications end.
+    private func listen(on connection: PostgresConnection, publishingTo signal: HeadSignal) async throws {
+        try await connection.listen(on: PostgresSchema.channel) { notifications in
+            signal.publish(try await PostgresEventStore.readHead(connection, logger: logger))
+            listening.store(true, ordering: .releasing)
+            for try await notification in notifications {
+                if let head = UInt64(notification.payload) { signal.publish(head) }
+            }
+        }
     }
 }

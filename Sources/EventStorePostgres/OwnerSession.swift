@@ -29,11 +29,11 @@ final class OwnerSession: Sendable {
 
     /// Connects to `location` and takes a free id. Throws ``EventStoreError/Code/storeUnavailable``
     /// when the server cannot be reached or refuses the login (within the connect timeout), or
-    /// still refuses for now after ``connectPauses``.
+    /// still refuses for now after ``OwnConnection/refusalPauses``.
     static func open(
         _ location: PostgresLocation, logger: Logger, retryEvery pause: Duration, on clock: any Clock<Duration>
     ) async throws -> OwnerSession {
-        let connection = try await connect(location, logger: logger, on: clock)
+        let connection = try await OwnConnection.connect(location, as: .owner, logger: logger, on: clock)
         do {
             // Another live handle holding an id refuses it: draw again.
             for _ in 0..<16 {
@@ -48,40 +48,6 @@ final class OwnerSession: Sendable {
         } catch {
             try? await connection.close()
             throw PostgresErrors.mapped(error, location: location.description)
-        }
-    }
-
-    /// The pauses between the attempts to connect to a server that refuses for now.
-    static let connectPauses: [Duration] = [.milliseconds(100), .milliseconds(200), .milliseconds(400), .milliseconds(800), .milliseconds(1600)]
-
-    /// Connects to `location` with a connection of its own, outside the pool (the owner lock's,
-    /// and the open's probe when the pool is slow to connect); a server that refuses for now
-    /// (too many connections, starting up, shutting down) is tried again after each of
-    /// ``connectPauses`` on `clock` (3.1 s in all), then reported. Throws ``EventStoreError/Code/storeUnavailable`` when the server cannot be
-    /// reached, refuses the login, or still refuses after the last attempt.
-    static func connect(_ location: PostgresLocation, logger: Logger, on clock: any Clock<Duration>) async throws -> PostgresConnection {
-        var attempt = 0
-        while true {
-            do {
-                return try await PostgresConnection.connect(configuration: location.connectionConfiguration, id: 0, logger: logger)
-            } catch {
-                guard let state = PostgresErrors.sqlState(of: error), PostgresErrors.refusalsForNow.contains(state) else {
-                    throw PostgresErrors.mapped(error, location: location.description)
-                }
-                guard attempt < connectPauses.count else {
-                    let mapped = PostgresErrors.mapped(error, location: location.description)
-                    let waited = connectPauses.reduce(Int64(0)) { $0 + $1.components.seconds * 1000 + $1.components.attoseconds / 1_000_000_000_000_000 }
-                    throw EventStoreError(
-                        .storeUnavailable,
-                        "PostgreSQL at \(location) refused \(attempt + 1) connections over \(waited / 1000).\(waited % 1000 / 100) s (\(mapped.cause?.description ?? state)); try again later, or let it take more connections (max_connections).",
-                        cause: mapped.cause)
-                }
-                logger.notice(
-                    "PostgreSQL refused a connection for now; trying again",
-                    metadata: ["reason": "\(error)", "attempt": "\(attempt + 1)"])
-                try await clock.sleep(for: connectPauses[attempt])
-                attempt += 1
-            }
         }
     }
 
@@ -108,7 +74,7 @@ final class OwnerSession: Sendable {
                 logger.notice("the connection that holds this handle's owner lock dropped; connecting again", metadata: ["owner": "\(id)"])
                 do {
                     try await clock.sleep(for: max(pause, .milliseconds(100)))
-                    let fresh = try await Self.connect(location, logger: logger, on: clock)
+                    let fresh = try await OwnConnection.connect(location, as: .owner, logger: logger, on: clock)
                     guard try await Self.lock(id, on: fresh, logger: logger) else {
                         // Taken by another session meanwhile (an id drawn again): this handle's
                         // work then reads as its owner's, which is alive; nothing better to do.

@@ -80,7 +80,7 @@ public final class PostgresEventStore: EventLog, SubscriptionSource {
         let head = prepared.head
         databaseSchemaVersion = prepared.schemaVersion
         eventColumns = EventStorePostgres.eventColumns(schemaVersion: prepared.schemaVersion)
-        let listener = HeadListener(client: client, logger: configuration.logger)
+        let listener = HeadListener(location: location, logger: configuration.logger)
         let headSignal = HeadSignal(
             head: head, pollInterval: configuration.pollInterval, clock: configuration.pollClock, logger: configuration.logger,
             poll: { [listener, logger = configuration.logger] in
@@ -124,7 +124,7 @@ public final class PostgresEventStore: EventLog, SubscriptionSource {
     /// the one every later call reuses). When the pool has lent no connection after
     /// ``openPatience`` on the poll clock, one connection of its own says why, at once: a server
     /// that cannot be reached or refuses the login, or one that still refuses for now after
-    /// ``OwnerSession/connectPauses`` (``EventStoreError/Code/storeUnavailable``). A server that
+    /// ``OwnConnection/refusalPauses`` (``EventStoreError/Code/storeUnavailable``). A server that
     /// takes that connection is only slow, and the open goes on waiting for the pool; an open
     /// that has its connection and is slow for another reason (the schema lock, an upgrade) is
     /// left alone.
@@ -143,7 +143,7 @@ public final class PostgresEventStore: EventLog, SubscriptionSource {
                 try await clock.sleep(for: openPatience)
                 guard !leased.happened else { return nil }
                 do {
-                    let probe = try await OwnerSession.connect(location, logger: logger, on: clock)
+                    let probe = try await OwnConnection.connect(location, as: .probe, logger: logger, on: clock)
                     try? await probe.close()
                 } catch where leased.happened {
                     // The pool connected meanwhile: its answer is the one that counts.
@@ -305,12 +305,10 @@ public final class PostgresEventStore: EventLog, SubscriptionSource {
         try await client.withConnection { connection in try await readHead(connection, logger: logger) }
     }
 
-    /// The head row, read on a connection already leased (never lease a second connection while
+    /// The head row, read on a connection already held (never lease a second connection while
     /// holding one: with every connection of the pool held that way, none is ever returned).
-    /// `note`, a comment added to the statement, shows in `pg_stat_activity`.
-    static func readHead(_ connection: PostgresConnection, logger: Logger, note: String = "") async throws -> UInt64 {
-        let sql = note.isEmpty ? "SELECT position FROM eventstore.head" : "SELECT position FROM eventstore.head /* \(note) */"
-        guard let row = try await connection.rows(PostgresQuery(unsafeSQL: sql), logger: logger).first else {
+    static func readHead(_ connection: PostgresConnection, logger: Logger) async throws -> UInt64 {
+        guard let row = try await connection.rows("SELECT position FROM eventstore.head", logger: logger).first else {
             throw EventStoreError(.damaged, "The head row of the store is missing; run `esctl verify`.")
         }
         return UInt64(max(try row.decode(Int64.self), 0))

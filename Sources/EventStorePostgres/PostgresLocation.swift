@@ -80,10 +80,24 @@ public struct PostgresLocation: Sendable, Equatable, CustomStringConvertible {
     }
 }
 
+/// What a connection of a handle is for, sent as its `application_name`: `pg_stat_activity`
+/// then tells an operator (and the tests) which connection of a store is which.
+package enum ConnectionRole: String, Sendable {
+    /// A connection of the handle's pool: appends, reads, table transactions.
+    case pool = "eventstore"
+    /// The connection that LISTENs for appends.
+    case listen = "eventstore listen"
+    /// The connection that holds the handle's owner lock.
+    case owner = "eventstore owner"
+    /// The open's probe, made when the pool is slow to connect.
+    case probe = "eventstore probe"
+}
+
 extension PostgresLocation {
     /// A single connection's configuration: the socket or host, the login, no TLS (not
-    /// configurable by the URL yet; docs/SCALING.md).
-    package var connectionConfiguration: PostgresConnection.Configuration {
+    /// configurable by the URL yet; docs/SCALING.md), 10 s to connect, and `role` as its
+    /// application name.
+    package func connectionConfiguration(_ role: ConnectionRole) -> PostgresConnection.Configuration {
         var configuration: PostgresConnection.Configuration
         if let socketPath {
             configuration = .init(unixSocketPath: socketPath, username: user, password: password, database: database)
@@ -91,10 +105,12 @@ extension PostgresLocation {
             configuration = .init(host: host, port: port, username: user, password: password, database: database, tls: .disable)
         }
         configuration.options.connectTimeout = .seconds(10)
+        configuration.options.additionalStartupParameters = [("application_name", role.rawValue)]
         return configuration
     }
 
-    /// The pool's configuration: as ``connectionConfiguration``, at most 16 connections, 10 s to connect.
+    /// The pool's configuration: as ``connectionConfiguration(_:)`` for ``ConnectionRole/pool``,
+    /// at most 16 connections.
     var clientConfiguration: PostgresClient.Configuration {
         var configuration: PostgresClient.Configuration
         if let socketPath {
@@ -104,6 +120,7 @@ extension PostgresLocation {
         }
         configuration.options.connectTimeout = .seconds(10)
         configuration.options.maximumConnections = 16
+        configuration.options.additionalStartupParameters = [("application_name", ConnectionRole.pool.rawValue)]
         return configuration
     }
 }

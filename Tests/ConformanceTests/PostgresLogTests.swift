@@ -189,38 +189,76 @@ struct PostgresLogTests {
             _ = try await log.readStream("s", from: nil, direction: .forward, limit: 10)
             _ = try await log.statistics()
             // Then nothing listens and no owner lock is held: one connection of the pool, no more
-            let connections = "SELECT pid FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid()"
-            #expect(try await Self.listeners(database).isEmpty, "nobody waited for the head, so nothing listens")
-            let held = try await database.integers(connections)
-            #expect(held.count == 1, "connections after open, append, read and statistics: \(held)")
+            let held = try await Self.connections(database)
+            #expect(held.pool == 1 && held.listen == 0 && held.owner == 0, "after open, append, read and statistics: \(held)")
             // When a subscriber waits for the next append
             let collector = EventCollector(log.subscription(from: .start).withProgress)
             #expect(try await collector.take(1).map(\.position) == [1])
             try await collector.expectNothingMore(through: 1)
-            // Then the LISTEN connection joins it
+            // Then the LISTEN connection joins it (the pool's connection is counted as "at most
+            // one" from here: the pool closes a connection idle for a minute, which a loaded
+            // machine reaches)
             let listening = try await Self.firstListeners(database)
             #expect(listening.count == 1)
-            #expect(try await database.integers(connections).count == 2, "connections with a subscriber waiting")
+            let withSubscriber = try await Self.connections(database)
+            #expect(withSubscriber.listen == 1 && withSubscriber.owner == 0 && withSubscriber.pool <= 1, "with a subscriber: \(withSubscriber)")
+            #expect(try await Self.ownerLockHolders(database).isEmpty, "nobody asked for the owner id yet")
             // When something asks for the handle's owner id (a rebuild, a group member)
             let owner = try await log.ownerID
             // Then the owner lock's connection joins them, holding the lock
-            let withOwner = try await database.integers(connections)
-            #expect(withOwner.count == 3, "connections with a subscriber and the owner lock: \(withOwner)")
+            let withOwner = try await Self.connections(database)
+            #expect(withOwner.listen == 1 && withOwner.owner == 1 && withOwner.pool <= 1, "with the owner id too: \(withOwner)")
+            let lockHolders = try await Self.ownerLockHolders(database)
+            #expect(lockHolders.count == 1 && lockHolders.isDisjoint(with: listening), "one connection of its own holds the lock: \(lockHolders)")
             #expect(try await log.isOwnerAlive(owner))
             #expect(try await log.ownerID == owner, "the owner id is taken once")
             // When the handle closes
             await log.close()
             // Then all three are closed (the server ends their backends a moment later)
             try await withTimeout(.seconds(10), "the closed handle's connections to end") {
-                while try await !database.integers(connections).isEmpty { try await Task.sleep(for: .milliseconds(10)) }
+                while try await Self.connections(database) != Roles() { try await Task.sleep(for: .milliseconds(10)) }
             }
         }
     }
 
-    /// The process ids of the connections of `database` that last ran a LISTEN, other than the asker's.
+    /// How many connections of each role (their application names) a store holds on a database.
+    struct Roles: Equatable, CustomStringConvertible {
+        var pool = 0
+        var listen = 0
+        var owner = 0
+        var other = 0
+
+        var description: String { "pool \(pool), listen \(listen), owner \(owner), other \(other)" }
+    }
+
+    /// The store's connections to `database` by role; the test's own short-lived connections,
+    /// which linger a moment after they close, are not the store's and are not counted.
+    static func connections(_ database: ThrowawayDatabase) async throws -> Roles {
+        func count(_ condition: String) async throws -> Int {
+            try await database.integers(
+                "SELECT count(*) FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid() AND \(condition)"
+            ).first.map(Int.init) ?? 0
+        }
+        return Roles(
+            pool: try await count("application_name = 'eventstore'"), listen: try await count("application_name = 'eventstore listen'"),
+            owner: try await count("application_name = 'eventstore owner'"),
+            other: try await count("application_name LIKE 'eventstore%' AND application_name NOT IN ('eventstore', 'eventstore listen', 'eventstore owner')"))
+    }
+
+    /// The process ids of the store's LISTEN connections to `database`.
     static func listeners(_ database: ThrowawayDatabase) async throws -> Set<Int64> {
         Set(try await database.integers(
-            "SELECT pid FROM pg_stat_activity WHERE query ILIKE '%LISTEN%' AND pid <> pg_backend_pid() AND datname = current_database()"))
+            "SELECT pid FROM pg_stat_activity WHERE application_name = 'eventstore listen' AND datname = current_database()"))
+    }
+
+    /// The process ids of the connections of `database` that hold a session advisory lock (an
+    /// owner session's).
+    static func ownerLockHolders(_ database: ThrowawayDatabase) async throws -> Set<Int64> {
+        Set(try await database.integers(
+            """
+            SELECT pid FROM pg_locks WHERE locktype = 'advisory' AND granted
+                AND database = (SELECT oid FROM pg_database WHERE datname = current_database())
+            """))
     }
 
     /// The LISTEN connections of `database` once there is one (a subscriber's handle listens a
@@ -250,10 +288,9 @@ struct PostgresLogTests {
                 let before = try await Self.firstListeners(database)
                 // When every LISTEN connection of the database is terminated
                 try await database.execute(
-                    "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE query ILIKE '%LISTEN%' AND pid <> pg_backend_pid() AND datname = current_database()")
-                // ...and the other handle appends at once, while nobody listens (a pool connection
-                // that ran a LISTEN may be among the terminated ones: an append that meets it fails as
-                // storeUnavailable, and its retry with the same id is answered as recorded if it was)
+                    "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE application_name = 'eventstore listen' AND datname = current_database()")
+                // ...and the other handle appends at once, while nobody listens (an append that
+                // fails as storeUnavailable is retried with the same id, answered as recorded if it was)
                 for n in 1...5 {
                     let during = event("During", #"{"n":\#(n)}"#, id: UUID())
                     for attempt in 1...5 {
@@ -470,7 +507,7 @@ struct PostgresLogTests {
             configuration.pollClock = clock
             let opening = Task { try await PostgresEventStore(location: location, configuration: configuration) }
             // When the open's patience with the pool and each pause between attempts pass
-            for _ in 0...OwnerSession.connectPauses.count {
+            for _ in 0...OwnConnection.refusalPauses.count {
                 try await clock.waitForSleepers(1)
                 clock.advance(by: .seconds(2))
             }

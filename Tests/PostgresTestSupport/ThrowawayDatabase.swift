@@ -130,6 +130,9 @@ private final class Admin: Sendable {
     }
 
     func connect(_ cluster: PostgresLocation) async throws -> PostgresConnection {
-        try await PostgresConnection.connect(configuration: cluster.connectionConfiguration, id: 1, logger: Self.logger)
+        // Named apart from the store's connections ("eventstore..."), which tests count by name.
+        var configuration = cluster.connectionConfiguration(.pool)
+        configuration.options.additionalStartupParameters = [("application_name", "test admin")]
+        return try await PostgresConnection.connect(configuration: configuration, id: 1, logger: Self.logger)
     }
 }
