@@ -14,7 +14,7 @@ struct RebuildConformanceTests {
             // Given 600 events folded by count-by-type (which counts every event, so its total names the prefix)
             for n in 0..<600 { _ = try await f.log.append(to: "s-\(n % 7)", events: [event("T\(n % 5)")]) }
             let runner = try await ProjectionRunner(
-                store: f.log, projections: [EventCountByType()], batchSize: 50, maximumBatchRows: 3, finalRebuildStep: 0)
+                store: f.log, projections: [EventCountByType()], batchSize: 50, maximumBatchRows: 3, maximumBatchRowsAlone: 48, finalRebuildStep: 0)
             try await runner.catchUp()
             // When it is rebuilt in small batches while another task appends and queries run
             let done = Flag()
@@ -107,7 +107,7 @@ struct RebuildConformanceTests {
             // When three projections are rebuilt one at a time, then three at once in smaller batches
             let projections: [any Projection] = [EventCountByType(), StreamSummary(), Ledger(errorPolicy: .skip)]
             let sequential = try await ProjectionRunner(store: f.log, projections: projections, batchSize: 13, parallelism: 1).rebuild()
-            let parallel = try await ProjectionRunner(store: f.log, projections: projections, batchSize: 7, maximumBatchRows: 5, parallelism: 3).rebuild()
+            let parallel = try await ProjectionRunner(store: f.log, projections: projections, batchSize: 7, maximumBatchRows: 5, maximumBatchRowsAlone: 80, parallelism: 3).rebuild()
             // Then both give the same states
             #expect(parallel.map(\.hash) == sequential.map(\.hash))
             #expect(parallel.map(\.eventsApplied) == sequential.map(\.eventsApplied))
@@ -115,12 +115,14 @@ struct RebuildConformanceTests {
         }
     }
 
-    @Test("a catch-up with no other writes going on commits in batches of 16 × the row limit", arguments: Backend.allCases)
+    @Test("a catch-up with no other writes going on commits in batches of the row limit for a lane alone", arguments: Backend.allCases)
     func boundedBatches(_ backend: Backend) async throws {
         try await withLog(backend) { f in
-            // Given 600 events of 600 streams (one stream-summary row each) and a limit of 16 rows
+            // Given 600 events of 600 streams (one stream-summary row each), a limit of 16 rows
+            // while others write and of 256 alone
             for n in 0..<600 { _ = try await f.log.append(to: "s-\(n)", events: [event("T")]) }
-            let runner = try await ProjectionRunner(store: f.log, projections: [StreamSummary()], maximumBatchRows: 16, parallelism: 1)
+            let runner = try await ProjectionRunner(
+                store: f.log, projections: [StreamSummary()], maximumBatchRows: 16, maximumBatchRowsAlone: 256, parallelism: 1)
             let commits = f.log.writerStatistics.commits
             // When it catches up alone
             try await runner.catchUp()

@@ -123,7 +123,11 @@ extension ProjectionRunner {
         var othersWriting = false
         while true {
             try Task.checkCancellation()
-            let maximumRows = othersWriting ? maximumBatchRows : maximumBatchRows.multipliedReportingOverflow(by: 16).partialValue
+            // Counted from before the fold, not only over the write: a write taken at once, in
+            // the moment between two group commits of appends, saw none complete, and the next
+            // batch, as large as alone, then held every appender for one long commit.
+            let writesBefore = store.writerStatistics.completedWrites
+            let maximumRows = othersWriting ? maximumBatchRows : maximumBatchRowsAlone
             guard let folded = try await fold(projection, slot, maximumRows: maximumRows, timed: timed) else { return totals }
             totals.head = folded.head
             if let failure = folded.progress.failure {
@@ -132,12 +136,11 @@ extension ProjectionRunner {
             }
             guard folded.needsCommit else { return totals }
             let finalStep = finalRebuildStep
-            let writesBefore = store.writerStatistics.completedWrites
             let outcome = try await store.writeTables { txn in
                 try await CatchUpBatch.commit(txn, folded, projection: projection, finalStep: finalStep)
             }
-            // More jobs completed while this one waited or ran than this runner's lanes make:
-            // appends (or other writers) are going on.
+            // More jobs completed while this batch was folded and written than this runner's
+            // lanes make: appends (or other writers) are going on.
             othersWriting = store.writerStatistics.completedWrites - writesBefore > UInt64(parallelism)
             if outcome == .raced { continue }
             totals.applied += folded.progress.applied

@@ -84,10 +84,15 @@ public final class ProjectionRunner: Sendable {
     /// How many positions one catch-up batch covers at most.
     public let batchSize: UInt64
     /// How many rows a batch may change before it is committed (fewer positions then) while
-    /// other writes go on: each commit is then a short write job, interleaved with appends. A
-    /// lane whose last commit met no other write takes 16 times as many (fewer, larger commits
-    /// fold faster: a row changed by many events is read and written once per batch).
+    /// other writes go on: each commit is then a short write job, interleaved with appends. The
+    /// default, 384, is what `esbench`'s S9 measured best for appends beside a rebuild
+    /// (BENCHMARKS.md).
     public let maximumBatchRows: Int
+    /// How many rows a batch may change when the lane met no other write while it folded and
+    /// committed its last batch (at least ``maximumBatchRows``): fewer, larger commits fold
+    /// faster (a row changed by many events is read and written once per batch), and a batch's
+    /// rows are what a fold holds in memory.
+    public let maximumBatchRowsAlone: Int
     /// How many projections fold at once (each on a thread of its own, off the writer's).
     public let parallelism: Int
     /// A rebuild within this many positions of the head folds the rest in the writer's
@@ -124,7 +129,8 @@ public final class ProjectionRunner: Sendable {
     /// Throws ``ProjectionError`` with ``ProjectionError/Code/invalidDefinition`` for a bad or
     /// duplicate name, and the store's errors.
     public init(
-        store: any ProjectionStore, projections: [any Projection], batchSize: UInt64 = 25_000, maximumBatchRows: Int = 256,
+        store: any ProjectionStore, projections: [any Projection], batchSize: UInt64 = 25_000, maximumBatchRows: Int = 384,
+        maximumBatchRowsAlone: Int = 4096,
         parallelism: Int? = nil, finalRebuildStep: UInt64 = 256, progress: Progress? = nil,
         inspecting: Bool = false, finishingRebuilds: Bool = true, logger: Logger? = nil,
         clock: any Clock<Duration> = ContinuousClock()
@@ -136,6 +142,7 @@ public final class ProjectionRunner: Sendable {
         self.projections = projections
         self.batchSize = max(1, batchSize)
         self.maximumBatchRows = max(1, maximumBatchRows)
+        self.maximumBatchRowsAlone = max(self.maximumBatchRows, maximumBatchRowsAlone)
         self.parallelism = max(1, parallelism ?? ProcessInfo.processInfo.activeProcessorCount)
         self.finalRebuildStep = finalRebuildStep
         metrics = ProjectionMetrics(projections: projections, factory: store.configuration.metricsFactory)
@@ -626,67 +633,73 @@ public final class ProjectionRunner: Sendable {
 
     // MARK: Live
 
-    /// The projection daemon: keeps every projection caught up, and runs `processors`, as
-    /// commits arrive (from this process or others) until the returned task is cancelled or the
-    /// store closes. A stopped projection or processor stays stopped (logged once per reason);
-    /// the others go on. Any other failure (a full disk, a database connection cut) is retried
-    /// with a back-off (50 ms, growing to 5 s) on the runner's clock until it passes: logged at
-    /// warning when the daemon stops and again when it resumes, so a fault heals by itself.
-    /// On a store opened read-only there is nothing it may write: the task ends at once.
+    /// The projection daemon, as a task of its own: ``followLive(processors:)`` run until the
+    /// returned task is cancelled or the store closes. Cancel the task and await its value to
+    /// stop it; where a structured task fits (a task group, a service), call
+    /// ``followLive(processors:)`` instead.
     public func runLive(processors: [any Processor] = []) -> Task<Void, Never> {
+        Task { [self] in await followLive(processors: processors) }
+    }
+
+    /// The projection daemon: keeps every projection caught up, and runs `processors`, as
+    /// commits arrive (from this process or others); returns when the calling task is cancelled
+    /// or the store closes. A stopped projection or processor stays stopped (logged once per
+    /// reason); the others go on. Any other failure (a full disk, a database connection cut) is
+    /// retried with a back-off (50 ms, growing to 5 s) on the runner's clock until it passes:
+    /// logged at warning when the daemon stops and again when it resumes, so a fault heals by
+    /// itself. On a store opened read-only there is nothing it may write: it returns at once.
+    public func followLive(processors: [any Processor] = []) async {
         if isReadOnly {
             logger.info("live projections not run: the store is open read-only, and its queries answer from the states as they stand")
-            return Task {}
+            return
         }
-        return Task { [self] in
-            let processorRunner = ProcessorRunner(store: store)
-            var seen: UInt64?
-            var reported: [String: String] = [:]
-            var failures = 0
-            while !Task.isCancelled {
+        let processorRunner = ProcessorRunner(store: store)
+        var seen: UInt64?
+        var reported: [String: String] = [:]
+        var failures = 0
+        while !Task.isCancelled {
+            do {
+                if let last = seen {
+                    seen = try await store.waitForCommit(after: last)
+                } else {
+                    seen = try await store.headPosition()
+                }
                 do {
-                    if let last = seen {
-                        seen = try await store.waitForCommit(after: last)
-                    } else {
-                        seen = try await store.headPosition()
-                    }
+                    _ = try await catchUp()
+                } catch is ProjectionError {
+                    // Logged by catchUp; the stopped ones stay stopped, the others caught up.
+                }
+                for processor in processors {
                     do {
-                        _ = try await catchUp()
-                    } catch is ProjectionError {
-                        // Logged by catchUp; the stopped ones stay stopped, the others caught up.
-                    }
-                    for processor in processors {
-                        do {
-                            try await processorRunner.catchUp(processor)
-                            reported[processor.name] = nil
-                        } catch let error as ProjectionError {
-                            if reported.updateValue(error.message, forKey: processor.name) != error.message {
-                                logger.info("a processor stopped", metadata: [LogKeys.projection: "\(processor.name)", LogKeys.reason: "\(error.message)"])
-                            }
+                        try await processorRunner.catchUp(processor)
+                        reported[processor.name] = nil
+                    } catch let error as ProjectionError {
+                        if reported.updateValue(error.message, forKey: processor.name) != error.message {
+                            logger.info("a processor stopped", metadata: [LogKeys.projection: "\(processor.name)", LogKeys.reason: "\(error.message)"])
                         }
                     }
-                    if failures > 0 {
-                        logger.warning("live projections resumed", metadata: [LogKeys.attempts: "\(failures)"])
-                        failures = 0
-                    }
-                } catch is CancellationError {
-                    return
-                } catch let error as EventStoreError where error.code == .closed {
-                    return
+                }
+                if failures > 0 {
+                    logger.warning("live projections resumed", metadata: [LogKeys.attempts: "\(failures)"])
+                    failures = 0
+                }
+            } catch is CancellationError {
+                return
+            } catch let error as EventStoreError where error.code == .closed {
+                return
+            } catch {
+                let delay = Self.liveRetryDelays[min(failures, Self.liveRetryDelays.count - 1)]
+                if failures == 0 {
+                    logger.warning(
+                        "live projections stopped; retrying until they pass", metadata: [LogKeys.reason: "\(error)"])
+                }
+                failures += 1
+                // Commits may have come and gone meanwhile: ask the head again.
+                seen = nil
+                do {
+                    try await clock.sleep(for: delay)
                 } catch {
-                    let delay = Self.liveRetryDelays[min(failures, Self.liveRetryDelays.count - 1)]
-                    if failures == 0 {
-                        logger.warning(
-                            "live projections stopped; retrying until they pass", metadata: [LogKeys.reason: "\(error)"])
-                    }
-                    failures += 1
-                    // Commits may have come and gone meanwhile: ask the head again.
-                    seen = nil
-                    do {
-                        try await clock.sleep(for: delay)
-                    } catch {
-                        return
-                    }
+                    return
                 }
             }
         }
