@@ -180,15 +180,19 @@ public final class Server: Sendable {
     /// Serves until SIGTERM or SIGINT, then stops gracefully: stops accepting, ends open streams,
     /// lets requests in flight finish, and returns within ``ServerOptions/shutdownGrace`` (open
     /// connections are cut after it). Meanwhile the runner's projections follow every commit
-    /// (``ProjectionRunner/runLive(processors:)``), so their lag is what the console and
-    /// `/metrics` show and a query rarely waits. `onListening` gets the bound host and port.
+    /// (``ProjectionRunner/followLive(processors:)``, a service of the same group, stopped after
+    /// the HTTP server), so their lag is what the console and `/metrics` show and a query rarely
+    /// waits. `onListening` gets the bound host and port.
     /// Throws ``ServerError`` with ``ServerError/Code/unavailable`` when it cannot bind (a port in
     /// use), and what the server failed with otherwise.
     public func run(onListening: @escaping @Sendable (_ host: String, _ port: Int) async -> Void = { _, _ in }) async throws {
         var configuration = ServiceGroupConfiguration(
             // The group stops its services last to first: the stop is noted before the HTTP
             // server begins to drain, so waits answer 503 at once and late requests too.
-            services: [.init(service: try application(onListening: onListening)), .init(service: StopWatcher(signal: stopSignal))],
+            services: [
+                .init(service: LiveProjectionsService(runner: runner), successTerminationBehavior: .ignore),
+                .init(service: try application(onListening: onListening)), .init(service: StopWatcher(signal: stopSignal)),
+            ],
             gracefulShutdownSignals: [.sigterm, .sigint],
             cancellationSignals: [],
             logger: logger)
@@ -196,15 +200,10 @@ public final class Server: Sendable {
         // clients), so a stop never hangs.
         configuration.maximumGracefulShutdownDuration = options.shutdownGrace
         configuration.maximumCancellationDuration = .seconds(1)
-        let projections = runner.runLive()
         do {
             try await ServiceGroup(configuration: configuration).run()
         } catch {
-            projections.cancel()
-            await projections.value
             throw Self.bindFailure(error, port: options.port) ?? error
         }
-        projections.cancel()
-        await projections.value
     }
 }
