@@ -121,8 +121,14 @@ struct TestSupportTests {
         try await withTimeout(.seconds(10), "the first sleeper") { try await sleepers[0].value }
         #expect(order.woken.withLock { $0 } == [1])
         #expect(clock.sleeperCount == 2)
-        clock.advance(by: .seconds(2))
-        for sleeper in sleepers { try await withTimeout(.seconds(10), "every sleeper") { try await sleeper.value } }
+        // (One sleeper woken per step: two woken by one advance run at once, in either order.)
+        clock.advance(by: .seconds(1))
+        try await withTimeout(.seconds(10), "the second sleeper") { try await sleepers[1].value }
+        #expect(order.woken.withLock { $0 } == [1, 2])
+        #expect(clock.sleeperCount == 1)
+        clock.advance(by: .seconds(1))
+        try await withTimeout(.seconds(10), "the third sleeper") { try await sleepers[2].value }
         #expect(order.woken.withLock { $0 } == [1, 2, 3])
+        #expect(clock.sleeperCount == 0)
     }
 }
