@@ -180,19 +180,15 @@ public final class Server: Sendable {
     /// Serves until SIGTERM or SIGINT, then stops gracefully: stops accepting, ends open streams,
     /// lets requests in flight finish, and returns within ``ServerOptions/shutdownGrace`` (open
     /// connections are cut after it). Meanwhile the runner's projections follow every commit
-    /// (``ProjectionRunner/followLive(processors:)``, a service of the same group, stopped after
-    /// the HTTP server), so their lag is what the console and `/metrics` show and a query rarely
-    /// waits. `onListening` gets the bound host and port.
+    /// (``ProjectionRunner/followLive(processors:)``, a child task stopped after the HTTP
+    /// server), so their lag is what the console and `/metrics` show and a query rarely waits. `onListening` gets the bound host and port.
     /// Throws ``ServerError`` with ``ServerError/Code/unavailable`` when it cannot bind (a port in
     /// use), and what the server failed with otherwise.
     public func run(onListening: @escaping @Sendable (_ host: String, _ port: Int) async -> Void = { _, _ in }) async throws {
         var configuration = ServiceGroupConfiguration(
             // The group stops its services last to first: the stop is noted before the HTTP
             // server begins to drain, so waits answer 503 at once and late requests too.
-            services: [
-                .init(service: LiveProjectionsService(runner: runner), successTerminationBehavior: .ignore),
-                .init(service: try application(onListening: onListening)), .init(service: StopWatcher(signal: stopSignal)),
-            ],
+            services: [.init(service: try application(onListening: onListening)), .init(service: StopWatcher(signal: stopSignal))],
             gracefulShutdownSignals: [.sigterm, .sigint],
             cancellationSignals: [],
             logger: logger)
@@ -200,10 +196,18 @@ public final class Server: Sendable {
         // clients), so a stop never hangs.
         configuration.maximumGracefulShutdownDuration = options.shutdownGrace
         configuration.maximumCancellationDuration = .seconds(1)
-        do {
-            try await ServiceGroup(configuration: configuration).run()
-        } catch {
-            throw Self.bindFailure(error, port: options.port) ?? error
+        // The daemon is a child task beside the group, not a service in it: the group ends what
+        // still runs a second after it cancels it with a crash, and a fold does not stop mid-batch.
+        // It is cancelled once the group has stopped (or failed), and awaited before `run` returns.
+        try await withThrowingTaskGroup(of: Void.self) { children in
+            children.addTask { [runner] in await runner.followLive() }
+            do {
+                try await ServiceGroup(configuration: configuration).run()
+            } catch {
+                children.cancelAll()
+                throw Self.bindFailure(error, port: options.port) ?? error
+            }
+            children.cancelAll()
         }
     }
 }
