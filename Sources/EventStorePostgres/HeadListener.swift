@@ -69,7 +69,7 @@ final class HeadListener: Sendable {
     private func run(publishingTo signal: HeadSignal, retryEvery pause: Duration, on clock: any Clock<Duration>) async {
         while !Task.isCancelled {
             do {
-                let connection = try await OwnConnection.connect(location, as: .listen, logger: logger, on: clock)
+                let connection = try await OwnConnection.connectUnlessCancelled(location, as: .listen, logger: logger, on: clock)
                 do {
                     // Cancelling closes the connection, which ends the notifications however the
                     // sequence treats cancellation.

@@ -42,4 +42,28 @@ enum OwnConnection {
             }
         }
     }
+
+    /// As ``connect(_:as:logger:on:)``, but returns at once with `CancellationError` when the
+    /// calling task is cancelled: postgres-nio's connect, cancelled mid-handshake, still waits
+    /// out its connect timeout (10 s), and a handle's `close()` awaits the task that connects. A
+    /// connection made after the cancellation is closed as soon as it comes.
+    static func connectUnlessCancelled(
+        _ location: PostgresLocation, as role: ConnectionRole, logger: Logger, on clock: any Clock<Duration>
+    ) async throws -> PostgresConnection {
+        let race = FirstOutcome<PostgresConnection>()
+        let attempt = Task {
+            do {
+                let connection = try await connect(location, as: role, logger: logger, on: clock)
+                if !race.finish(.success(connection)) { try? await connection.close() }
+            } catch {
+                race.finish(.failure(error))
+            }
+        }
+        return try await withTaskCancellationHandler {
+            try await withCheckedThrowingContinuation { continuation in race.wait(continuation) }
+        } onCancel: {
+            attempt.cancel()
+            race.finish(.failure(CancellationError()))
+        }
+    }
 }

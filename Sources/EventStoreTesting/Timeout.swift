@@ -1,3 +1,4 @@
+import EventStoreCore
 import Foundation
 import Synchronization
 
@@ -44,42 +45,18 @@ public func withTimeout<T: Sendable>(
 /// The shared state of one `withTimeout` race: the first result resumes the caller, and every
 /// task of the race is cancelled.
 private final class Race<T: Sendable>: Sendable {
-    private struct State {
-        var continuation: CheckedContinuation<T, any Error>?
-        var pending: Result<T, any Error>?
-        var tasks: [Task<Void, Never>] = []
-        var isFinished = false
-    }
+    private let first = FirstOutcome<T>()
+    private let tasks = Mutex<[Task<Void, Never>]>([])
 
-    private let state = Mutex(State())
+    func start(_ continuation: CheckedContinuation<T, any Error>) { first.wait(continuation) }
 
-    func start(_ continuation: CheckedContinuation<T, any Error>) {
-        let early = state.withLock { state -> Result<T, any Error>? in
-            if let pending = state.pending { return pending }
-            state.continuation = continuation
-            return nil
-        }
-        if let early { continuation.resume(with: early) }
-    }
-
-    func setLosers(_ tasks: [Task<Void, Never>]) {
-        let finished = state.withLock { state -> Bool in
-            state.tasks = tasks
-            return state.isFinished
-        }
-        if finished { tasks.forEach { $0.cancel() } }
+    func setLosers(_ losers: [Task<Void, Never>]) {
+        tasks.withLock { $0 = losers }
+        if first.isFinished { losers.forEach { $0.cancel() } }
     }
 
     func finish(_ result: Result<T, any Error>) {
-        let (continuation, tasks) = state.withLock { state -> (CheckedContinuation<T, any Error>?, [Task<Void, Never>]) in
-            guard !state.isFinished else { return (nil, []) }
-            state.isFinished = true
-            if state.continuation == nil { state.pending = result }
-            let continuation = state.continuation
-            state.continuation = nil
-            return (continuation, state.tasks)
-        }
-        tasks.forEach { $0.cancel() }
-        continuation?.resume(with: result)
+        guard first.finish(result) else { return }
+        tasks.withLock { $0 }.forEach { $0.cancel() }
     }
 }

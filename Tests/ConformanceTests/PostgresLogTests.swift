@@ -3,6 +3,7 @@
 @testable import EventStorePostgres
 import EventStoreTesting
 import Foundation
+import Glibc
 import PostgresTestSupport
 import Apps
 import Projections
@@ -479,6 +480,27 @@ struct PostgresLogTests {
         Self.expectOneSentence(error?.message)
     }
 
+    @Test("a connection of the handle's own, cancelled while the server is silent, ends at once with CancellationError")
+    func cancelledConnectReturnsAtOnce() async throws {
+        // Given a port whose listener takes the TCP connection and never answers the login
+        let silent = try SilentListener()
+        defer { silent.close() }
+        let location = try PostgresLocation(url: "postgres://nobody@127.0.0.1:\(silent.port)/none")
+        let attempt = Task {
+            try await OwnConnection.connectUnlessCancelled(location, as: .listen, logger: StoreConfiguration().logger, on: ContinuousClock())
+        }
+        // When the connecting task is cancelled while it waits for the server
+        try await Task.sleep(for: .milliseconds(200))
+        attempt.cancel()
+        // Then it ends with CancellationError (not a connection error that the listener would log
+        // as a drop), well before the 10 s connect timeout
+        let started = ContinuousClock.now
+        await #expect(throws: CancellationError.self) {
+            try await withTimeout(.seconds(8), "the cancelled connect to return") { _ = try await attempt.value }
+        }
+        #expect(ContinuousClock.now - started < .seconds(8))
+    }
+
     @Test("an unreachable socket directory is storeUnavailable, said in one sentence")
     func unreachableSocket() async throws {
         let directory = try TemporaryDirectory()
@@ -548,4 +570,35 @@ struct PostgresLogTests {
         }
         try await database.drop()
     }
+}
+
+/// A TCP port on 127.0.0.1 whose listener completes connections (the kernel's backlog) and never
+/// reads or answers: a server that hangs in the login.
+private final class SilentListener {
+    let port: Int
+    private let descriptor: Int32
+
+    init() throws {
+        let descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        guard descriptor >= 0 else { throw EventStoreError(.storageFailure, "socket() failed") }
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        address.sin_port = 0
+        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+        let bound = withUnsafeMutablePointer(to: &address) { pointer in
+            pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { socketAddress in
+                bind(descriptor, socketAddress, length) == 0 && listen(descriptor, 8) == 0
+                    && getsockname(descriptor, socketAddress, &length) == 0
+            }
+        }
+        guard bound else {
+            Glibc.close(descriptor)
+            throw EventStoreError(.storageFailure, "binding a silent listener failed")
+        }
+        self.descriptor = descriptor
+        port = Int(UInt16(bigEndian: address.sin_port))
+    }
+
+    func close() { Glibc.close(descriptor) }
 }
