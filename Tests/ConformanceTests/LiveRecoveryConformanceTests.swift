@@ -44,7 +44,11 @@ struct LiveRecoveryConformanceTests {
                 // And the retry after the last failure passes: it catches up by itself
                 try await waitForCheckpoint(runner, 2, "the daemon to catch up once the writes pass again")
                 #expect(try await runner.query("count-by-type") == ["types": ["After": 1, "Before": 1], "total": 2])
-                // And it said once that it stopped, and once that it resumed
+                // And it said once that it stopped, and once that it resumed (logged just after
+                // the catch-up's checkpoint, so awaited)
+                try await waitUntil("the daemon to log that it resumed") {
+                    logs.messages(.warning).count >= 2
+                }
                 let warnings = logs.entries.withLock { $0.filter { $0.level == .warning } }
                 #expect(warnings.map(\.message) == ["live projections stopped; retrying until they pass", "live projections resumed"])
                 #expect(warnings.first?.metadata[LogKeys.reason].map { "\($0)".contains("injected: the disk is full") } == true, "\(warnings)")

@@ -4,6 +4,7 @@ import Foundation
 import HTTPServer
 import HummingbirdTesting
 import Testing
+import TestSupport
 
 /// What a client can make the server hold: live streams and waits are capped, a client that
 /// stops reading is cut, and answers hold pages bounded in bytes. Each test failed before.

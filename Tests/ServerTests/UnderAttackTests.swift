@@ -4,6 +4,7 @@ import Foundation
 import HTTPServer
 import HummingbirdTesting
 import Testing
+import TestSupport
 
 /// The server as a hostile web page or a greedy client would try it: each test failed before
 /// the server guarded against what it does.
@@ -243,15 +244,6 @@ extension UnderAttackTests {
             #expect(RawConnection.status(room) == 405, "\(room)")
             #expect(try await server.store.headPosition() == 0)
         }
-    }
-}
-
-/// Waits until `condition` holds, polling, for at most 10 s; throws naming `what` otherwise.
-func waitUntil(_ what: String, timeout: Duration = .seconds(10), _ condition: @Sendable () -> Bool) async throws {
-    let deadline = ContinuousClock.now.advanced(by: timeout)
-    while !condition() {
-        if ContinuousClock.now >= deadline { throw AwaitFailure(description: "Timed out after \(timeout) waiting for \(what)") }
-        try await Task.sleep(for: .milliseconds(20))
     }
 }
 
