@@ -4,7 +4,8 @@ import PostgresNIO
 import Synchronization
 
 /// One LISTEN connection per store: turns the append function's notifications into the same
-/// "head moved" signal the LMDB writer gives. Notifications are hints; the table is the truth.
+/// "head moved" signal the LMDB writer gives. Notifications are hints; the table is the truth:
+/// the head published is always one read from the head row.
 /// When the connection drops, ``isListening`` turns false (waiting subscriptions then poll the
 /// head row) and the listener connects again after a pause on the injected clock.
 ///
@@ -71,13 +72,11 @@ final class HeadListener: Sendable {
             do {
                 let connection = try await OwnConnection.connectUnlessCancelled(location, as: .listen, logger: logger, on: clock)
                 do {
-                    // Cancelling closes the connection, which ends the notifications however the
-                    // sequence treats cancellation.
-                    try await withTaskCancellationHandler {
-                        try await listen(on: connection, publishingTo: signal)
-                    } onCancel: {
-                        connection.close().whenComplete { _ in }
-                    }
+                    // Cancelling ends the notifications (the sequence finishes when its task is
+                    // cancelled); the connection is closed here, after, never under a head read
+                    // still running on it: a query sent on a connection closed meanwhile may
+                    // never be answered, and the handle's close would wait for it for good.
+                    try await listen(on: connection, publishingTo: signal)
                 } catch {
                     try? await connection.close()
                     throw error
@@ -98,13 +97,24 @@ final class HeadListener: Sendable {
     }
 
     /// LISTENs on `connection`, reads the head once (commits between the last look and LISTEN),
-    /// then publishes every notified head until the notifications end.
+    /// then reads and publishes it again on every notification that may move it, until the
+    /// notifications end.
+    ///
+    /// A notification is a wake-up, never a head: any role that may connect may NOTIFY this
+    /// channel with any payload, and a forged head, once published, would hold every waiter's
+    /// `.end` past the real one for good. A notification that names a head at or below the last
+    /// one read is skipped (which folds a burst of commits into few reads), and so is one that is
+    /// not a number.
     private func listen(on connection: PostgresConnection, publishingTo signal: HeadSignal) async throws {
         try await connection.listen(on: PostgresSchema.channel) { notifications in
-            signal.publish(try await PostgresEventStore.readHead(connection, logger: logger))
+            var known = try await PostgresEventStore.readHead(connection, logger: logger)
+            signal.publish(known)
             listening.store(true, ordering: .releasing)
             for try await notification in notifications {
-                if let head = UInt64(notification.payload) { signal.publish(head) }
+                // The append function sends the head it wrote; other payloads are not ours.
+                guard let notified = UInt64(notification.payload), notified > known else { continue }
+                known = try await PostgresEventStore.readHead(connection, logger: logger)
+                signal.publish(known)
             }
         }
     }

@@ -323,6 +323,50 @@ struct PostgresLogTests {
         }
     }
 
+    @Test("a forged notification moves no head: the listener reads the head row, so subscribers from the end still receive the next append")
+    func forgedNotification() async throws {
+        try await withLog(.postgres) { f in
+            let database = try #require(f.database)
+            let store = try #require(f.log as? PostgresEventStore)
+            let other = try await f.openAnother()
+            return try await other.closingAfter {
+                // Given a store with one event, a subscriber on this handle, and its handle
+                // listening: the LISTEN connection has read the head, which it does after LISTEN
+                _ = try await f.log.append(to: "s", events: [event("A")])
+                let collector = EventCollector(f.log.subscription(from: .start).withProgress)
+                #expect(try await collector.take(1).map(\.position) == [1])
+                try await collector.expectNothingMore(through: 1)
+                try await withTimeout(.seconds(10), "the LISTEN connection to read the head after its LISTEN") {
+                    while try await database.integers(
+                        """
+                        SELECT count(*) FROM pg_stat_activity WHERE application_name = 'eventstore listen'
+                            AND datname = current_database() AND query LIKE '%eventstore.head%'
+                        """
+                    ).first == 0 {
+                        try await Task.sleep(for: .milliseconds(5))
+                    }
+                }
+                // When another session notifies the channel with a head far past the real one,
+                // and with a payload that is not a number
+                try await database.execute("SELECT pg_notify('eventstore_head', '18446744073709551615'), pg_notify('eventstore_head', 'ours?')")
+                // ...and another handle appends (this handle's head moves by notifications only,
+                // which arrive in order: the forged ones first)
+                _ = try await other.append(to: "s", events: [event("B")])
+                // Then this handle's head reaches the real head, 2, and no further
+                try await withTimeout(.seconds(10), "the notified head to reach 2 (it is \(store.headSignal.current))") {
+                    while store.headSignal.current < 2 { try await Task.sleep(for: .milliseconds(5)) }
+                }
+                #expect(store.headSignal.current == 2)
+                // And the subscriber receives B, and a subscription from the end the next append
+                #expect(try await collector.take(1).map(\.position) == [2])
+                let fromEnd = EventCollector(f.log.subscription(from: .end))
+                _ = try await other.append(to: "s", events: [event("C")])
+                #expect(try await fromEnd.take(1).map(\.position) == [3])
+                #expect(store.headSignal.current == 3)
+            }
+        }
+    }
+
     // Disabled: it shows the daemon's retry (before it, the daemon stopped for good at the first
     // cut, and the test failed), but in about 1 run of 4 the daemon hangs inside a catch-up after
     // the cut, with no error to retry on (a PostgreSQL connection that never answers): the
