@@ -1,12 +1,15 @@
 // swift-tools-version:6.1
 import PackageDescription
 
-// The layers, from the bottom: EventStore (the log on LMDB), then the engines (Projections,
-// Commands), then the apps, then the faces (esctl). A library user depends on the products
-// EventStore, Projections, Commands and EventStoreTesting, which need swift-log and swift-crypto (its AES-GCM seals personal data) only; esctl's
-// argument parser comes with the trait "CLI" (on by default), so a package that depends on this
-// one with `traits: []` does not resolve or build it. The library emits metrics through swift-metrics
-// (its CoreMetrics module only).
+// The layers, from the bottom: EventStoreCore (the API, no database), the backends
+// (EventStoreLMDB, re-exported with the core as EventStore; EventStorePostgres), the engines
+// (Projections, Commands, ConsumerGroups), AppModules (what an app brings to a backend), the
+// seed apps, then the faces (the HTTP server, esctl). ARCHITECTURE.md draws them. A library user
+// depends on the products EventStore (or EventStorePostgres), Projections, Commands,
+// ConsumerGroups, AppModules and EventStoreTesting, which need swift-log, swift-crypto (its AES-GCM
+// seals personal data) and swift-metrics' CoreMetrics; esctl's argument parser comes with the
+// trait "CLI" (on by default), so a package that depends on this one with `traits: []` does not
+// resolve or build it.
 let package = Package(
     name: "swift-lmdb-eventstore",
     platforms: [.macOS(.v15)],
@@ -17,6 +20,8 @@ let package = Package(
         .library(name: "Projections", targets: ["Projections"]),
         .library(name: "Commands", targets: ["Commands"]),
         .library(name: "ConsumerGroups", targets: ["ConsumerGroups"]),
+        // What an app brings to a backend (read models, upcasters, commands), for faces to register.
+        .library(name: "AppModules", targets: ["AppModules"]),
         .library(name: "EventStoreTesting", targets: ["EventStoreTesting"]),
         // The same store on PostgreSQL, for many processes on many hosts (docs/SCALING.md). A
         // product of its own, so that users of the embedded store never build a PostgreSQL client.
@@ -87,8 +92,10 @@ let package = Package(
         .target(name: "Commands", dependencies: ["EventStoreCore", .product(name: "Logging", package: "swift-log")]),
         .target(name: "ConsumerGroups", dependencies: ["EventStoreCore"]),
         .target(name: "EventStoreTesting", dependencies: ["EventStore", "Commands"]),
-        // The four demo apps: their events, states, deciders and read models. Not a product.
-        .target(name: "Apps", dependencies: ["EventStoreCore", "Projections", "Commands"]),
+        // The shape of an app module, and the choice of modules a face registers (`--apps`).
+        .target(name: "AppModules", dependencies: ["EventStoreCore", "Projections", "Commands"]),
+        // The four demo apps: their events, states, deciders and read models, as app modules. Not a product.
+        .target(name: "Apps", dependencies: ["EventStoreCore", "Projections", "Commands", "AppModules"], exclude: ["README.md"]),
         // The JSON and NDJSON forms of events that esctl (and the server) read and write.
         .target(name: "WireFormat", dependencies: ["EventStoreCore", "Projections"]),
         // `esctl serve`: the store, the read models and the apps over HTTP (Hummingbird). Only this
@@ -96,7 +103,7 @@ let package = Package(
         .target(
             name: "HTTPServer",
             dependencies: [
-                "EventStore", "Projections", "Commands", "Apps", "WireFormat",
+                "EventStore", "Projections", "Commands", "AppModules", "Apps", "WireFormat",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "HTTPTypes", package: "swift-http-types"),
@@ -117,7 +124,7 @@ let package = Package(
         .executableTarget(
             name: "esctl",
             dependencies: [
-                "EventStore", "Projections", "Commands", "ConsumerGroups", "Apps", "WireFormat", "HTTPServer",
+                "EventStore", "Projections", "Commands", "ConsumerGroups", "AppModules", "Apps", "WireFormat", "HTTPServer",
                 .product(name: "CoreMetrics", package: "swift-metrics"),
                 .target(name: "EventStorePostgres", condition: .when(traits: ["PostgreSQL"])),
                 .product(name: "Logging", package: "swift-log"),
@@ -155,7 +162,7 @@ let package = Package(
             ]),
         // What is LMDB's own (the documented bytes) and what needs no store.
         .testTarget(name: "ProjectionsTests", dependencies: ["Projections", "EventStore", "Apps", "TestSupport", "ProjectionsTestSupport"]),
-        .testTarget(name: "AppsTests", dependencies: ["Apps", "Commands", "Projections", "EventStore", "EventStoreTesting", "TestSupport"]),
+        .testTarget(name: "AppsTests", dependencies: ["Apps", "AppModules", "Commands", "Projections", "EventStore", "EventStoreTesting", "TestSupport"]),
         .testTarget(name: "EsctlTests", dependencies: ["esctl", "EventStore", "Commands", "WireFormat", "TestSupport", "PostgresTestSupport"]),
         .testTarget(
             name: "ReliabilityTests",
@@ -167,7 +174,7 @@ let package = Package(
         .testTarget(
             name: "ServerTests",
             dependencies: [
-                "HTTPServer", "EventStore", "Projections", "Commands", "ConsumerGroups", "Apps", "WireFormat", "EventStoreTesting", "TestSupport",
+                "HTTPServer", "EventStore", "Projections", "Commands", "ConsumerGroups", "AppModules", "Apps", "WireFormat", "EventStoreTesting", "TestSupport",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HummingbirdTesting", package: "hummingbird"),
                 .product(name: "HTTPTypes", package: "swift-http-types"),

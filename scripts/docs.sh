@@ -6,17 +6,19 @@
 # Usage: scripts/docs.sh [--warnings-as-errors]
 set -euo pipefail
 cd "$(dirname "$0")/.."
-modules=(EventStore Projections Commands ConsumerGroups EventStoreTesting)
+modules=(EventStore EventStoreCore EventStorePostgres Projections Commands ConsumerGroups AppModules EventStoreTesting)
 strict=()
 [ "${1:-}" = "--warnings-as-errors" ] && strict=(--warnings-as-errors)
-swift build --target EventStoreTesting --target EventStore >&2
+swift build --target EventStoreTesting --target EventStore --target EventStorePostgres --target AppModules >&2
 swift package dump-symbol-graph --minimum-access-level public >&2
 graphs="$(swift build --show-bin-path)/../symbolgraph"
 out=.build/docs
 rm -rf "$out" .build/docs-graphs
 # The module users import, EventStore, re-exports the core and the LMDB backend: its pages are
 # made from both modules' symbols, merged under its name, so that they read as one API (as
-# `import EventStore` gives it) and link to each other.
+# `import EventStore` gives it) and link to each other. Every other catalog, EventStoreCore's
+# and EventStorePostgres' included, is made from its own module's symbols alone: a symbol link
+# there must name a symbol of that module.
 merge_graphs() { # OUT_DIR NAME MODULE...
   python3 - "$graphs" "$@" <<'PY'
 import glob, json, os, sys

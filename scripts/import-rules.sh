@@ -26,7 +26,7 @@ layers = {
     "EventStoreCore": 1,
     "EventStoreLMDB": 2, "EventStorePostgres": 2,
     "EventStore": 3, "Projections": 3, "Commands": 3, "ConsumerGroups": 3,
-    "EventStoreTesting": 4, "WireFormat": 4,
+    "EventStoreTesting": 4, "WireFormat": 4, "AppModules": 4,
     "Apps": 5,
     "HTTPServer": 6,
     "esctl": 7,

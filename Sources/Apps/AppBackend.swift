@@ -1,3 +1,4 @@
+import AppModules
 import Commands
 import EventStoreCore
 
@@ -17,14 +18,22 @@ public final class AppBackend: Sendable {
     /// Throws ``EventStoreError/Code/invalidInput`` when the store was opened without the
     /// upcasters of the apps' events (``AppCatalog/upcasters``): its older events would not
     /// read as the apps expect.
-    public init(
+    public convenience init(
         store: any EventLog, clock: any Clock<Duration> = ContinuousClock(),
         configuration: CommandHandler.Configuration = CommandHandler.Configuration()
     ) throws(EventStoreError) {
-        try store.configuration.checkUpcasters(reaching: AppCatalog.schemaVersions)
-        self.store = store
-        self.clock = clock
-        handler = CommandHandler(store: store, configuration: configuration)
+        try self.init(AppContext(store: store, clock: clock, configuration: configuration), reaching: AppCatalog.schemaVersions)
+    }
+
+    /// A backend on `context`'s store, clock and handler, for the commands of apps whose evolved
+    /// types are `versions` (an app module checks its own). Throws
+    /// ``EventStoreError/Code/invalidInput`` when the store was opened without the upcasters
+    /// that bring older events of those types to them.
+    public init(_ context: AppContext, reaching versions: [String: UInt16]) throws(EventStoreError) {
+        try context.store.configuration.checkUpcasters(reaching: versions)
+        store = context.store
+        clock = context.clock
+        handler = context.handler
     }
 
     // MARK: Fitness and alerts

@@ -1,56 +1,39 @@
+import AppModules
 import Commands
 import EventStoreCore
 import Projections
 
-/// The apps' read models, registered by name: what esctl (and the server) know. A new app adds
-/// its projections here.
+/// The seed apps as app modules (``AppModule``), and what they register together: what the
+/// shipped esctl and server carry.
 public enum AppCatalog {
+    /// The four apps: the step counter with its alerts, the chat, the campground, the color
+    /// calculator.
+    public static let modules: [any AppModule] = [FitnessApp(), ChatApp(), CampgroundApp(), ColorApp()]
+
     /// The read models of the apps.
-    public static let apps: [any Projection] = [
-        AppStateProjection(), AlertsProjection(), MessagesProjection(), CampersProjection(), CampsitesProjection(),
-        ReservationsProjection(), ColorProjection(),
-    ]
+    public static var apps: [any Projection] { modules.flatMap(\.projections) }
 
-    /// Summaries of any log: a count per type and a per-stream summary.
-    public static let logSummaries: [any Projection] = [EventCountByType(), StreamSummary()]
+    /// Summaries of any log: a count per type and a per-stream summary (``LogSummaries``).
+    public static var logSummaries: [any Projection] { LogSummaries.all }
 
-    /// Every projection esctl registers.
+    /// Every projection the shipped esctl registers.
     public static var all: [any Projection] { apps + logSummaries }
 
     /// The apps' upcasters (``StoreConfiguration/upcasters``): a store the apps use is opened with
     /// them, so events recorded in an older shape read in the newest.
-    public static let upcasters: [Upcaster] = CampgroundUpcasters.all
+    public static var upcasters: [Upcaster] { modules.flatMap(\.upcasters) }
 
     /// The schema version of every app event type that evolved past 1, as the apps write and
     /// read it: a store the apps use must bring older events to it (``AppBackend`` checks).
-    public static let schemaVersions: [String: UInt16] = [CamperAdded.eventType: CamperAdded.schemaVersion]
+    public static var schemaVersions: [String: UInt16] {
+        modules.reduce(into: [:]) { versions, module in versions.merge(module.schemaVersions) { max($0, $1) } }
+    }
 }
 
 extension AppCatalog {
-    /// Checks a stored snapshot with the app decider it belongs to (found by its name and made
-    /// from its streams); the problem in one sentence, or nil. A snapshot of no app decider is a
-    /// problem too. Throws the store's errors.
+    /// Checks a stored snapshot with the app decider it belongs to (``AppSet/checkSnapshot(_:in:)``
+    /// over every seed app); the problem in one sentence, or nil. Throws the store's errors.
     public static func check(_ snapshot: Snapshots.Entry, in store: any EventLog) async throws -> String? {
-        let streams = snapshot.versions.map(\.stream)
-        func key(_ prefix: String, at index: Int) -> String? {
-            index < streams.count ? AppStreams.key(of: streams[index], prefix: prefix) : nil
-        }
-        switch snapshot.decider {
-        case "fitness":
-            if let user = key(AppStreams.fitnessPrefix, at: 0) { return try await Snapshots.check(snapshot, with: FitnessDecider(user: user), in: store) }
-        case "alerts":
-            if let user = key(AppStreams.alertsPrefix, at: 0) { return try await Snapshots.check(snapshot, with: AlertDecider(user: user), in: store) }
-        case "color":
-            if let calculator = key(AppStreams.colorPrefix, at: 0) {
-                return try await Snapshots.check(snapshot, with: ColorDecider(calculator: calculator), in: store)
-            }
-        case "campground":
-            if let name = key(AppStreams.campgroundPrefix, at: 0) {
-                return try await Snapshots.check(snapshot, with: CampgroundDecider(campground: name), in: store)
-            }
-        default:
-            break
-        }
-        return "a snapshot named '\(snapshot.decider)' for \(streams) belongs to no app's decider"
+        try await AppSet(modules).checkSnapshot(snapshot, in: store)
     }
 }

@@ -1,3 +1,4 @@
+import AppModules
 import EventStoreCore
 import Foundation
 
@@ -133,5 +134,23 @@ extension AppError: CodedError {
         case .notFound: return 404
         case .goalNotSet, .invalidState, .duplicate, .recordedInvalid: return 422
         }
+    }
+}
+
+extension AppError: AppRefusal {
+    /// The read model named by ``listedBy``, scoped by the campground for the campground's lists
+    /// and by the user otherwise.
+    public var listing: (projection: String, parameter: String)? {
+        guard let listedBy else { return nil }
+        return (listedBy, ["campers", "campsites", "reservations"].contains(listedBy) ? "campground" : "user")
+    }
+
+    /// A reservation recorded as invalid carries its error domain and code.
+    public var details: [(String, JSONValue)] {
+        guard code == .recordedInvalid else { return [] }
+        var details: [(String, JSONValue)] = []
+        if let domain { details.append(("domain", .string(domain))) }
+        if let domainCode { details.append(("domainCode", .int(Int64(domainCode)))) }
+        return details
     }
 }

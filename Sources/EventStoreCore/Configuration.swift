@@ -62,8 +62,9 @@ public struct StoreConfiguration: Sendable {
     /// handler log through it too unless given their own.
     public var logger: Logger
     /// Where the store's metrics go (appends, events, commit sizes and times, subscriptions and
-    /// their lag; see the README's "Metrics"): nil, the default, uses the process's
-    /// `MetricsSystem`, which emits nothing until a program bootstraps a metrics backend.
+    /// their lag; see the EventStore documentation's article "Metrics"): nil, the default, uses
+    /// the process's `MetricsSystem`, which emits nothing until a program bootstraps a metrics
+    /// backend.
     public var metricsFactory: (any MetricsFactory)?
     /// The steps of the event types' schema evolution (see ``Upcaster``): every read path of the
     /// store gives events in their type's newest shape. Checked when the store opens: a gap in a

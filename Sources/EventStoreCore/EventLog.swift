@@ -1,6 +1,6 @@
 import Foundation
 
-/// What an event store offers, whichever database keeps it: the LMDB ``EventStore`` (embedded,
+/// What an event store offers, whichever database keeps it: the LMDB `EventStore` (embedded,
 /// one machine) and `PostgresEventStore` of the EventStorePostgres product (many processes on
 /// many hosts) both conform, with the same semantics, limits and error codes, proven by one
 /// conformance suite.
@@ -13,8 +13,8 @@ import Foundation
 /// - A subscription delivers the log in position order, catch-up then live, with no gap and no
 ///   duplicate, including appends made by other processes.
 ///
-/// Errors are ``EventStoreError``s with the codes each method of ``EventStore`` documents.
-/// Requirements take every argument; ``EventStore`` also offers them with defaults.
+/// Errors are ``EventStoreError``s with the codes each method of `EventStore` documents.
+/// Requirements take every argument; `EventStore` also offers them with defaults.
 ///
 /// `EventLog` is every role at once. Code that needs less asks for less, so that what it does is
 /// plain from its signature and a backend or a test double can offer just that:

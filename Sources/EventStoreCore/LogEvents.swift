@@ -1,7 +1,7 @@
 /// A range of the log as an `AsyncSequence`, read lazily a page at a time: each page is one
 /// short read snapshot, and nothing is held between pages, so a range of any size costs one page
 /// of memory and never keeps the writer from reusing pages. Made by
-/// ``EventStore/events(from:through:filter:pageSize:)`` (or the same method of any ``EventLog``).
+/// `EventStore.events(from:through:filter:pageSize:)` (or the same method of any ``EventLog``).
 ///
 /// ```swift
 /// for try await event in store.events(filter: EventFilter(category: "order")) {
@@ -10,7 +10,7 @@
 /// ```
 ///
 /// The range ends at `through`, or at the head as it is when iteration starts; events committed
-/// later are not part of it (``EventStore/subscribe(from:filter:)`` follows the log on).
+/// later are not part of it (`EventStore.subscribe(from:filter:)` follows the log on).
 public struct LogEvents: AsyncSequence, Sendable {
     public typealias Element = RecordedEvent
 

@@ -1,4 +1,4 @@
-/// How ``EventStore/init(path:mode:configuration:)`` treats the directory it is given.
+/// How `EventStore.init(path:mode:configuration:)` treats the directory it is given.
 public enum OpenMode: Sendable, Equatable {
     /// Open the store, creating the directory and an empty store when there is none: for
     /// programs that write.

@@ -1,6 +1,6 @@
 import Foundation
 
-/// What ``EventStore/verify()`` found: counts, and every problem, each naming where it is.
+/// What `EventStore.verify()` found: counts, and every problem, each naming where it is.
 public struct VerificationReport: Sendable, Equatable {
     /// One inconsistency.
     public struct Problem: Sendable, Equatable, CustomStringConvertible {

@@ -4,7 +4,7 @@ import Logging
 import PostgresNIO
 
 extension PostgresEventStore {
-    /// Deletes a stream's events as ``EventStore/deleteStream(_:expectedVersion:hard:)`` does, in
+    /// Deletes a stream's events as `EventStore.deleteStream(_:expectedVersion:hard:)` does, in
     /// one transaction that holds the tables' lock, then the head row's (as an append with table
     /// writes does): rows, snapshots naming the stream, the stream's state, the counters, and the
     /// `$StreamDeleted` event through the append function.
@@ -37,7 +37,7 @@ extension PostgresEventStore {
         return deletion
     }
 
-    /// Sets a stream's retention policy; see ``EventStore/setRetention(_:for:)``.
+    /// Sets a stream's retention policy; see `EventStore.setRetention(_:for:)`.
     public func setRetention(_ policy: RetentionPolicy, for stream: String) async throws {
         try checkDeletable()
         try StreamMaintenance.validate(stream)
@@ -58,7 +58,7 @@ extension PostgresEventStore {
         }
     }
 
-    /// Applies every stream's retention policy now, in one transaction; see ``EventStore/purge()``.
+    /// Applies every stream's retention policy now, in one transaction; see `EventStore.purge()`.
     public func purge() async throws -> [StreamDeletion] {
         try checkDeletable()
         return try await maintain { [self] connection, logger, now in

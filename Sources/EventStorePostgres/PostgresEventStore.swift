@@ -4,7 +4,7 @@ import Logging
 import PostgresNIO
 import Synchronization
 
-/// The event store on PostgreSQL: the same ``EventLog`` as the embedded LMDB store, for many
+/// The event store on PostgreSQL: the same `EventLog` as the embedded LMDB store, for many
 /// processes on many hosts sharing one database.
 ///
 /// Positions are gapless and in commit order (every append locks one head row to commit; see
@@ -23,7 +23,7 @@ public final class PostgresEventStore: EventLog, SubscriptionSource {
     public let postgresLocation: PostgresLocation
     /// The configuration the store was opened with.
     public let configuration: StoreConfiguration
-    /// How the store was opened (``OpenMode/readOnly`` refuses every write).
+    /// How the store was opened (`OpenMode.readOnly` refuses every write).
     public let mode: OpenMode
     package let headSignal: HeadSignal
     /// The store's metrics (``StoreConfiguration/metricsFactory``).
@@ -53,13 +53,13 @@ public final class PostgresEventStore: EventLog, SubscriptionSource {
     public var location: String { postgresLocation.description }
 
     /// Opens the store in the database `url` names (see ``PostgresLocation``): by default creating
-    /// its tables when the database has none; with ``OpenMode/existing`` or ``OpenMode/readOnly``
-    /// a database without them is ``EventStoreError/Code/notFound`` and nothing is created.
+    /// its tables when the database has none; with `OpenMode.existing` or `OpenMode.readOnly`
+    /// a database without them is `EventStoreError.Code.notFound` and nothing is created.
     ///
-    /// Throws ``EventStoreError`` with ``EventStoreError/Code/invalidInput`` for a malformed URL,
-    /// ``EventStoreError/Code/storeUnavailable`` when the server cannot be reached or refuses the
-    /// login, or the database holds a store of a newer schema version; ``EventStoreError/Code/invalidInput``
-    /// when the configuration's upcasters have a gap (see ``StoreConfiguration/upcasters``).
+    /// Throws `EventStoreError` with `EventStoreError.Code.invalidInput` for a malformed URL,
+    /// `EventStoreError.Code.storeUnavailable` when the server cannot be reached or refuses the
+    /// login, or the database holds a store of a newer schema version; `EventStoreError.Code.invalidInput`
+    /// when the configuration's upcasters have a gap (see `StoreConfiguration.upcasters`).
     public convenience init(url: String, mode: OpenMode = .createIfMissing, configuration: StoreConfiguration = StoreConfiguration()) async throws {
         try await self.init(location: PostgresLocation(url: url), mode: mode, configuration: configuration)
     }
@@ -164,7 +164,7 @@ public final class PostgresEventStore: EventLog, SubscriptionSource {
         close()
     }
 
-    /// Closes the handle, keeping the promise every backend keeps (``StoreHandle/close()``):
+    /// Closes the handle, keeping the promise every backend keeps (`StoreHandle.close()`):
     /// new calls are refused at once; the appends already queued are made, and their callers
     /// get their results; the calls under way (reads, table transactions, deletions) finish;
     /// then the listener, the owner session and the pool's connections close. Returns when all
@@ -206,8 +206,8 @@ public final class PostgresEventStore: EventLog, SubscriptionSource {
     }
 
     /// This handle's owner id: the second key of the advisory lock its owner session holds while
-    /// it is open (see ``LogOwnership/ownerID``). The first call takes the session (a connection
-    /// of its own); throws ``EventStoreError/Code/storeUnavailable`` when it cannot be made.
+    /// it is open (see `LogOwnership.ownerID`). The first call takes the session (a connection
+    /// of its own); throws `EventStoreError.Code.storeUnavailable` when it cannot be made.
     public var ownerID: Int64 {
         get async throws {
             try checkOpen()
@@ -216,11 +216,11 @@ public final class PostgresEventStore: EventLog, SubscriptionSource {
     }
 
     /// The owner id once the owner session is taken, nil before (see
-    /// ``LogOwnership/takenOwnerID``); never takes it.
+    /// `LogOwnership.takenOwnerID`); never takes it.
     public var takenOwnerID: Int64? { owner.takenID }
 
     /// Whether the handle whose ``ownerID`` is `owner` still has the store open, on any host: its
-    /// owner lock is granted in this database. Throws ``EventStoreError`` when the database
+    /// owner lock is granted in this database. Throws `EventStoreError` when the database
     /// cannot be asked.
     public func isOwnerAlive(_ owner: Int64) async throws -> Bool {
         try checkOpen()
@@ -234,7 +234,7 @@ public final class PostgresEventStore: EventLog, SubscriptionSource {
 
     /// How many transactions this handle committed (calls of the append function, which group
     /// concurrent appends, and the table API's writes) and how many appends and table writes
-    /// they completed, as ``EventStore/writerStatistics`` counts them.
+    /// they completed, as `EventStore.writerStatistics` counts them.
     public var writerStatistics: WriterStatistics { appender.statistics }
 
     /// Whether `close()` has been called.
@@ -253,7 +253,7 @@ public final class PostgresEventStore: EventLog, SubscriptionSource {
 
     // MARK: Appending
 
-    /// Appends to one or more streams atomically; see ``EventStore/append(_:)`` for the rules,
+    /// Appends to one or more streams atomically; see `EventStore.append(_:)` for the rules,
     /// which are the same. Concurrent calls share one round trip and one commit.
     public func append(_ appends: [StreamAppend]) async throws -> [AppendResult] {
         try checkWritable()
@@ -262,7 +262,7 @@ public final class PostgresEventStore: EventLog, SubscriptionSource {
     }
 
     /// Appends and records `tracking` in the same transaction; see
-    /// ``EventStore/append(_:tracking:)``. `appends` may be empty.
+    /// `EventStore.append(_:tracking:)`. `appends` may be empty.
     @discardableResult
     public func append(_ appends: [StreamAppend], tracking: TrackingPosition) async throws -> [AppendResult] {
         try checkWritable()
@@ -324,7 +324,7 @@ public final class PostgresEventStore: EventLog, SubscriptionSource {
     }
 
     /// Subscribes to the log from `start`, passing only events that match `filter`; see
-    /// ``EventStore/subscribe(from:filter:)``. Appends made by any process on any host are
+    /// `EventStore.subscribe(from:filter:)`. Appends made by any process on any host are
     /// delivered, woken by NOTIFY (or the poll while the listening connection is down).
     public func subscribe(from start: SubscriptionStart = .start, filter: EventFilter = .all) -> Subscription {
         let first: UInt64

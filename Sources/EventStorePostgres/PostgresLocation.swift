@@ -25,7 +25,7 @@ public struct PostgresLocation: Sendable, Equatable, CustomStringConvertible {
         text.hasPrefix("postgres://") || text.hasPrefix("postgresql://")
     }
 
-    /// Parses a URL. Throws ``EventStoreError`` with ``EventStoreError/Code/invalidInput`` (one
+    /// Parses a URL. Throws `EventStoreError` with `EventStoreError.Code.invalidInput` (one
     /// sentence saying what is wrong) for anything else.
     public init(url text: String) throws {
         func invalid(_ why: String) -> EventStoreError {

@@ -4,7 +4,7 @@ import Logging
 import PostgresNIO
 
 extension PostgresEventStore {
-    /// Appends on a condition; see ``EventStore/append(_:condition:)`` for the rules, which are
+    /// Appends on a condition; see `EventStore.append(_:condition:)` for the rules, which are
     /// the same. Not grouped with other appends: its transaction locks the head row first, which
     /// every append of every process takes, so the check and the write are serializable.
     public func append(_ appends: [StreamAppend], condition: AppendCondition) async throws -> [AppendResult] {
@@ -12,7 +12,7 @@ extension PostgresEventStore {
     }
 
     /// Up to `limit` events after `after` that match `query`, and the head, from one statement
-    /// (one snapshot); see ``EventStore/read(_:after:limit:)``. Each item is a seek of
+    /// (one snapshot); see `EventStore.read(_:after:limit:)`. Each item is a seek of
     /// `event_tags` (by its first tag) or of the events' type index.
     public func read(_ query: EventQuery, after: UInt64 = 0, limit: Int = 10_000) async throws -> QueryResult {
         guard limit >= 0 else { throw EventStoreError(.invalidInput, "The limit is negative; give 0 or more.") }
@@ -28,7 +28,7 @@ extension PostgresEventStore {
 
 extension PostgresEventStore {
     /// The last event at or before `through` that matches `query`, or nil; see
-    /// ``EventStore/lastEvent(matching:through:)``. One backward seek per item (per type).
+    /// `EventStore.lastEvent(matching:through:)`. One backward seek per item (per type).
     public func lastEvent(matching query: EventQuery, through: UInt64 = .max) async throws -> RecordedEvent? {
         try query.validate()
         var sql = SQLQuery("SELECT \(eventColumns) FROM eventstore.events WHERE position = (SELECT max(position) FROM (")

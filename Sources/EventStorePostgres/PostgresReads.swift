@@ -67,7 +67,7 @@ struct SQLQuery {
 extension PostgresEventStore: StreamPageReads {
     /// Reads up to `limit` events of the whole log that pass `filter`, from `position` through
     /// `last` (both inclusive), in position order, in one snapshot (several, when upcasters
-    /// renamed rows away from the types wanted); see ``EventStore/read(from:through:limit:filter:)``.
+    /// renamed rows away from the types wanted); see `EventStore.read(from:through:limit:filter:)`.
     public func read(
         from position: UInt64 = 1, through last: UInt64 = .max, limit: Int, filter: EventFilter = .all
     ) async throws -> [RecordedEvent] {
@@ -94,7 +94,7 @@ extension PostgresEventStore: StreamPageReads {
     }
 
     /// Reads up to `limit` events of `stream` from version `version` in `direction`; see
-    /// ``EventStore/readStream(_:from:direction:limit:)``.
+    /// `EventStore.readStream(_:from:direction:limit:)`.
     public func readStream(
         _ stream: String, from version: UInt64? = nil, direction: ReadDirection = .forward, limit: Int = .max
     ) async throws -> [RecordedEvent] {
@@ -186,7 +186,7 @@ extension PostgresEventStore: StreamPageReads {
     }
 
     /// The last position `name` has recorded as handled; 0 when it has recorded none. Throws
-    /// ``EventStoreError/Code/invalidInput`` for a bad name.
+    /// `EventStoreError.Code.invalidInput` for a bad name.
     public func trackingPosition(of name: String) async throws -> UInt64 {
         try Limits.validateName(name, kind: "processor")
         return try await withConnection { connection in
@@ -222,7 +222,7 @@ extension PostgresEventStore: StreamPageReads {
     }
 
     /// The events from `position` through `last` that pass `filter`, read lazily, `pageSize`
-    /// (at least 1) at a time, each page one statement; see ``LogEvents``.
+    /// (at least 1) at a time, each page one statement; see `LogEvents`.
     public func events(
         from position: UInt64 = 1, through last: UInt64 = .max, filter: EventFilter = .all, pageSize: Int = 256
     ) -> LogEvents {

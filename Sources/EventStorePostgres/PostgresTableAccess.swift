@@ -5,7 +5,7 @@ import PostgresNIO
 extension PostgresEventStore {
     /// Opens the named tables, creating those that do not exist yet (rows of
     /// `eventstore.table_names`). In a store opened read-only nothing is created: a table that
-    /// does not exist reads as empty. Throws ``EventStoreError/Code/invalidInput`` for a bad name.
+    /// does not exist reads as empty. Throws `EventStoreError.Code.invalidInput` for a bad name.
     public func openTables(_ names: [String]) async throws {
         for name in names { try Limits.validateName(name, kind: "table") }
         let missing = openedTables.missing(names)
@@ -58,7 +58,7 @@ extension PostgresEventStore {
     }
 
     /// Appends as ``append(_:)`` does and, in the same transaction, once the events are newly
-    /// written, runs `body` with the tables and the results; see ``EventStore/append(_:alsoWriting:)``.
+    /// written, runs `body` with the tables and the results; see `EventStore.append(_:alsoWriting:)`.
     /// Not grouped with other appends: it runs in a transaction of its own that holds the tables'
     /// lock, then the head row's, to commit.
     public func append(

@@ -1,4 +1,4 @@
-import Apps
+import AppModules
 import Commands
 import EventStore
 import Hummingbird
@@ -6,32 +6,26 @@ import NIOCore
 import WireFormat
 
 extension Server {
-    /// The apps' commands: `POST /apps/APP/COMMAND` with a JSON body, one route per domain command
-    /// of esctl, with its rules and its `--json` answer (see the per-app files and
-    /// docs/openapi.yaml).
+    /// Every command of the registered app modules: `POST /apps/{app}/{command}` with a JSON
+    /// object body of the command's declared fields (each checked before it runs: 400 naming the
+    /// field at fault), answered with the events recorded (201; 200 `[]` when nothing needed
+    /// recording) or the app's state object. A refusal of the app's rules answers 422 with the
+    /// app's code, a name that does not exist 404, a conflict 409.
     func addAppRoutes(to router: Router<ServerContext>) {
-        addFitnessRoutes(to: router)
-        addAlertRoutes(to: router)
-        addChatAppRoutes(to: router)
-        addCampRoutes(to: router)
-        addColorRoutes(to: router)
-    }
-
-    /// Registers `POST path`: reads the body strictly (only `fields`), runs `command`, answers
-    /// with what it returns. The apps' refusals become their JSON errors with the sentences esctl
-    /// prints, pointing to the projection route that lists what exists instead of `esctl query`.
-    func addAppCommand(
-        _ router: Router<ServerContext>, _ path: String, fields: Set<String>,
-        _ command: @escaping @Sendable (AppRequestBody) async throws -> AppAnswer
-    ) {
-        router.post(RouterPath(path)) { request, context -> Response in
-            var request = request
-            let buffer = try await request.collectBody(context)
-            let body = try AppRequestBody(buffer, route: "POST \(path)", fields: fields)
-            do {
-                return try await command(body).response
-            } catch let error as AppError {
-                return AppAnswer.refusal(error)
+        for routed in commands {
+            let path = routed.path
+            let command = routed.command
+            router.post(RouterPath(path)) { request, context -> Response in
+                var request = request
+                let buffer = try await request.collectBody(context)
+                let input = try AppInput(json: Array(buffer.readableBytesView), source: "the body of POST \(path)", fields: command.fields)
+                do {
+                    let answer = try await command.run(input)
+                    self.warnPassedOver(answer.passedOver)
+                    return AppAnswers.response(answer)
+                } catch let error as any AppRefusal {
+                    return AppAnswers.refusal(error)
+                }
             }
         }
     }
@@ -45,17 +39,15 @@ extension Server {
     }
 }
 
-/// What an app route answers: the events a command recorded (esctl's `--json` lines, as one JSON
-/// array: 201 when something was recorded, 200 when nothing was), or a state object (201 after
-/// a command that recorded, as the color calculator's).
-enum AppAnswer {
-    case events([RecordedEvent])
-    case state(JSONValue, recorded: Bool)
-
-    var response: Response {
-        switch self {
+/// What an app route answers, as JSON.
+enum AppAnswers {
+    /// The events a command recorded (esctl's `--json` lines, as one JSON array: 201 when
+    /// something was recorded, 200 when nothing was), or a state object (201 after a command that
+    /// recorded, as the color calculator's).
+    static func response(_ answer: AppAnswer) -> Response {
+        switch answer.body {
         case let .events(events):
-            return ErrorResponses.body(events.isEmpty ? .ok : .created, AppAnswer.array(events))
+            return ErrorResponses.body(events.isEmpty ? .ok : .created, array(events))
         case let .state(value, recorded):
             return ErrorResponses.body(recorded ? .created : .ok, value.serialized)
         }
@@ -66,28 +58,22 @@ enum AppAnswer {
         "[" + events.map(EventJSON.line).joined(separator: ",") + "]"
     }
 
-    /// An app's refusal as JSON. A reservation recorded as Invalid answers 422 like any refusal,
-    /// and carries what was recorded (`recorded`, the events) with the original app's error
-    /// `domain` and `domainCode`, as esctl prints the events and then exits 1.
-    static func refusal(_ error: AppError) -> Response {
-        let status = ErrorResponses.status(error)
+    /// An app's refusal as JSON: its sentence (pointing to the projection route that lists what
+    /// exists, where esctl points to `esctl query`), its code and details, and what it recorded
+    /// anyway (`recorded`, as esctl prints those events and then exits 1).
+    static func refusal(_ error: any AppRefusal) -> Response {
         var object = JSONObjectWriter()
         object.add("error", sentence(for: error))
-        object.add("code", error.code.description)
-        if error.code == .recordedInvalid {
-            if let domain = error.domain { object.add("domain", domain) }
-            if let domainCode = error.domainCode { object.add("domainCode", domainCode) }
-            object.add("recorded", rawJSON: array(error.recordedEvents))
-        }
-        return ErrorResponses.body(status, object.finish())
+        object.add("code", error.codeName)
+        for (key, value) in error.details { object.add(key, rawJSON: value.description) }
+        if !error.recordedEvents.isEmpty { object.add("recorded", rawJSON: array(error.recordedEvents)) }
+        return ErrorResponses.body(ErrorResponses.status(error), object.finish())
     }
 
-    /// The domain's sentence; for something unknown, with the route that lists what exists (as
-    /// esctl adds the `esctl query` that does).
-    static func sentence(for error: AppError) -> String {
-        guard let listing = error.listedBy else { return error.message }
-        let scope = ["campers", "campsites", "reservations"].contains(listing) ? "campground" : "user"
+    /// The app's sentence; for something unknown, with the route that lists what exists.
+    static func sentence(for error: any AppRefusal) -> String {
+        guard let listing = error.listing else { return error.message }
         let base = error.message.hasSuffix(".") ? String(error.message.dropLast()) : error.message
-        return "\(base); GET /projections/\(listing)?\(scope)=... lists them."
+        return "\(base); GET /projections/\(listing.projection)?\(listing.parameter)=... lists them."
     }
 }

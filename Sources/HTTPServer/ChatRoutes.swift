@@ -19,6 +19,7 @@ extension Server {
     ///   away", "NAME came back", "NAME connected"), recorded as that presence. An empty text or
     ///   a body that does not decode: 400 (the original server said OK to everything).
     func addChatRoutes(to router: Router<ServerContext>) {
+        guard let chat else { return }
         router.get("/chat/room") { request, _ -> Response in
             guard let name = ChatProtocol.userName(query: request.uri.query) else {
                 throw ServerError(.badRequest, "Give the user name as the whole query string: GET /chat/room?NAME.")
@@ -26,7 +27,7 @@ extension Server {
             // Refused before the connection is recorded: a full server writes nothing.
             let slot = try self.streamCap.reserve()
             let room = self.options.chatRoom
-            let connected = try await self.backend.chat(.presence(.connected), user: name, room: room)
+            let connected = try await chat.chat(.presence(.connected), user: name, room: room)
             let activity = try await ChatProtocol.activity(
                 of: connected.stream, through: connected.version, now: connected.recordedAtMicroseconds,
                 lastMessages: MessagesProjection.newReaderCount, in: self.store)
@@ -55,9 +56,9 @@ extension Server {
             }
             let room = self.options.chatRoom
             if let user = say.user {
-                _ = try await self.backend.chat(.say(say.message), user: user, room: room)
+                _ = try await chat.chat(.say(say.message), user: user, room: room)
             } else if let system = ChatProtocol.presence(in: say.message) {
-                _ = try await self.backend.chat(.presence(system.presence), user: system.user, room: room)
+                _ = try await chat.chat(.presence(system.presence), user: system.user, room: room)
             } else {
                 throw ServerError(
                     .badRequest,

@@ -10,7 +10,7 @@ info:
   version: "1"
   summary: The event store over HTTP - the log, live streams, read models, the apps' commands, the chat app's own protocol and a web console.
   description: |
-    The API of `esctl serve` (README, "Serving over HTTP"). Every error is JSON
+    The API of `esctl serve` (docs/http.md). Every error is JSON
     `{"error": "one sentence", "code": "..."}` with a fitting status, and nothing is written when
     a request fails. Events are the objects of `esctl replay --json`. With a token (`--token` or
     `ESCTL_TOKEN`) every route but `/health`, `/session` and the console's files (`/`,
@@ -1106,6 +1106,7 @@ components:
       properties:
         error: { type: string, description: One sentence - what was wrong and what to do. }
         code: { type: string, description: "A stable code: badRequest, notFound, versionConflict, goalNotSet, ..." }
+        field: { type: string, description: "For a command's input that is refused (400 badRequest): the field at fault, when one is." }
     Event:
       type: object
       description: An event as `esctl replay --json` prints it.

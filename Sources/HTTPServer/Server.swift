@@ -1,4 +1,5 @@
 import Foundation
+import AppModules
 import Apps
 import EventStore
 import Hummingbird
@@ -20,8 +21,12 @@ public final class Server: Sendable {
     public let store: any EventLog
     /// The registered read models, caught up and queried by the projection routes.
     public let runner: ProjectionRunner
-    /// The apps' commands, run by the domain routes and the chat protocol.
-    public let backend: AppBackend
+    /// The app modules served: their commands at `POST /apps/{app}/{command}`.
+    public let apps: AppSet
+    /// Their commands, bound to the store, by route.
+    let commands: [RoutedCommand]
+    /// The chat's commands for its own protocol (`/chat/room`, `/chat/say`), when the chat app is served.
+    let chat: AppBackend?
     /// How the server listens and what it allows.
     public let options: ServerOptions
     /// The clock of heartbeats, countdowns and the chat's dates (a test clock in tests).
@@ -48,14 +53,15 @@ public final class Server: Sendable {
     /// The routes ``router()`` registered, by path and method.
     let routeTable = RouteTable()
 
-    /// A server over `store` with `runner`'s projections; `metrics` is what `/metrics` prints
-    /// (the store's metrics appear there when it was opened with `metrics.factory`). Throws ``ServerError`` with
-    /// ``ServerError/Code/invalidConfiguration`` when `options` do not hold (see
-    /// ``ServerOptions/validate()``), or when `store` was opened without the apps' upcasters
-    /// (``AppCatalog/upcasters``). Raises the process's soft limit on open files to its hard
-    /// limit, and sizes the connection cap from it unless ``ServerOptions/maxConnections`` is set.
+    /// A server over `store` with `runner`'s projections and the commands of `apps`; `metrics` is
+    /// what `/metrics` prints (the store's metrics appear there when it was opened with
+    /// `metrics.factory`). Throws ``ServerError`` with ``ServerError/Code/invalidConfiguration``
+    /// when `options` do not hold (see ``ServerOptions/validate()``), when `store` was opened
+    /// without the upcasters of an app in `apps` (``AppModule/upcasters``), or when the apps'
+    /// names or routes clash. Raises the process's soft limit on open files to its hard limit,
+    /// and sizes the connection cap from it unless ``ServerOptions/maxConnections`` is set.
     public init(
-        store: any EventLog, runner: ProjectionRunner, options: ServerOptions = ServerOptions(),
+        store: any EventLog, runner: ProjectionRunner, apps: [any AppModule] = [], options: ServerOptions = ServerOptions(),
         clock: any Clock<Duration> = ContinuousClock(), logger: Logger = Logger(label: "esctl.serve"),
         metrics: ServerMetrics = ServerMetrics()
     ) throws(ServerError) {
@@ -81,9 +87,16 @@ public final class Server: Sendable {
         streamCap = ClientCap(limit: options.maxSubscribers, what: "live streams", option: "--max-subscribers", logger: logger)
         waitCap = ClientCap(limit: options.maxWaits, what: "waiting queries", option: "--max-waits", logger: logger)
         do {
-            backend = try AppBackend(store: store, clock: clock)
-        } catch {
+            let apps = try AppSet(apps)
+            try apps.checkUpcasters(of: store)
+            let context = AppContext(store: store, clock: clock)
+            commands = try apps.commands(context)
+            chat = apps.contains("chat") ? try AppBackend(context, reaching: [:]) : nil
+            self.apps = apps
+        } catch let error as any CodedError {
             throw ServerError(.invalidConfiguration, error.message)
+        } catch {
+            throw ServerError(.invalidConfiguration, "The apps cannot be served: \(error).")
         }
     }
 

@@ -1,4 +1,3 @@
-import Apps
 import ArgumentParser
 @_spi(Records) import EventStoreCore
 import EventStore
@@ -13,10 +12,12 @@ import Glibc
 struct Esctl: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "esctl",
-        abstract: "Append, read, replay and inspect an embedded LMDB event store.",
+        abstract: "Append, read, replay, query and serve an event store: an embedded LMDB directory or a PostgreSQL database.",
         discussion: """
-            Every command takes --db DIR (default: $ESCTL_DB, else ./esctl.db). Errors are one \
-            sentence on standard error.
+            Every command takes --db DIR|URL: a store directory (LMDB) or a postgres:// URL \
+            (default: $ESCTL_DB, else ./esctl.db), and --apps LIST: the apps the store is opened \
+            with, all (the default, $ESCTL_APPS), none, or names separated by commas. Errors are \
+            one sentence on standard error.
 
             Exit codes (the same for every command):
             \(ExitStatus.helpText)
@@ -116,7 +117,7 @@ struct Esctl: AsyncParsableCommand {
 }
 
 extension CommandLine {
-    /// The options every command shares (`--db`, `--durability`, `--log-level`, `--json`) read where people
+    /// The options every command shares (`--db`, `--apps`, `--durability`, `--log-level`, `--json`) read where people
     /// put them too, before the command (`esctl --db store stats`): moved after the command's
     /// words (and before a `--`), where ArgumentParser looks for them.
     static func movingSharedOptionsAfterTheCommand(_ arguments: [String]) -> [String] {
@@ -126,7 +127,7 @@ extension CommandLine {
             let word = arguments[index]
             let name = word.split(separator: "=", maxSplits: 1).first.map(String.init) ?? word
             switch name {
-            case "--db", "--durability", "--log-level":
+            case "--db", "--apps", "--durability", "--log-level":
                 moved.append(word)
                 if !word.contains("="), index + 1 < arguments.count {
                     moved.append(arguments[index + 1])

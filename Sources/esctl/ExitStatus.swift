@@ -1,4 +1,4 @@
-import Apps
+import AppModules
 import ArgumentParser
 import Commands
 import ConsumerGroups
@@ -82,7 +82,7 @@ func reportingErrors(_ work: () async throws -> Void) async throws {
     } catch let error as CLIError {
         Console.error(error.message)
         throw ExitCode(error.status.rawValue)
-    } catch let error as AppError {
+    } catch let error as any AppRefusal {
         Console.error(AppHints.sentence(for: error))
         throw ExitCode(ExitStatus(error.category).rawValue)
     } catch let error as EventStoreError {
@@ -108,10 +108,9 @@ func reportingErrors(_ work: () async throws -> Void) async throws {
 enum AppHints {
     /// The error's sentence, with the esctl command that lists what exists when it names
     /// something unknown.
-    static func sentence(for error: AppError) -> String {
-        guard let listing = error.listedBy else { return error.message }
-        let scope = ["campers", "campsites", "reservations"].contains(listing) ? " (with the same --campground)" : " (with the same --user)"
+    static func sentence(for error: any AppRefusal) -> String {
+        guard let listing = error.listing else { return error.message }
         let base = error.message.hasSuffix(".") ? String(error.message.dropLast()) : error.message
-        return "\(base); `esctl query \(listing)`\(scope) lists them."
+        return "\(base); `esctl query \(listing.projection)` (with the same --\(listing.parameter)) lists them."
     }
 }

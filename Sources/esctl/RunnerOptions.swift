@@ -2,22 +2,22 @@ import CoreMetrics
 import EventStore
 import Foundation
 import Projections
-import Apps
 
 extension StoreOptions {
-    /// Opens the store and a runner of every registered projection. Opening may rebuild
+    /// Opens the store and a runner of every registered projection (``projections()``). Opening may rebuild
     /// projections whose version changed, or (with `finishingRebuilds`) finish an interrupted
     /// rebuild: it says so on standard error, with progress when that is a terminal.
     func openRunner(
         durability: Durability = .full, finishingRebuilds: Bool = true, mode: OpenMode = .existing, metricsFactory: (any MetricsFactory)? = nil,
         subscriptionPageBytes: Int? = nil
     ) async throws -> (any EventLog, ProjectionRunner) {
+        let projections = try self.projections()
         let store = try await open(
             mode, durability: durability, metricsFactory: metricsFactory, subscriptionPageBytes: subscriptionPageBytes)
         do {
             let progress = ProgressLine()
             let runner = try await ProjectionRunner(
-                store: store, projections: AppCatalog.all, progress: progress.report, finishingRebuilds: finishingRebuilds)
+                store: store, projections: projections, progress: progress.report, finishingRebuilds: finishingRebuilds)
             progress.finish()
             for notice in runner.notices { Console.note("esctl: \(notice)\n") }
             return (store, runner)

@@ -3,8 +3,8 @@ import ArgumentParser
 import EventStore
 import Foundation
 import Logging
+import AppModules
 import Projections
-import Apps
 #if PostgreSQL
 import EventStorePostgres
 #endif
@@ -24,6 +24,25 @@ struct StoreOptions: ParsableArguments {
             "Log what the store, the projections and the commands tell (a slow commit, the map growing, a passed-over event) to standard error, from this level up: trace, debug, info, notice, warning, error or critical. Silent by default.",
             valueName: "LEVEL"))
     var logLevel: Logger.Level?
+
+    @Option(
+        name: .long,
+        help: ArgumentHelp(
+            "The apps this store is opened with (their read models, upcasters, commands, routes and console views): all, none, or names separated by commas, of \(BuiltInApps.set.described). Default: $ESCTL_APPS, else all.",
+            valueName: "LIST"))
+    var apps: String?
+
+    /// The app modules `--apps` chooses (else `$ESCTL_APPS`, else all of those built in). Throws
+    /// ``AppSelectionError`` (exit 64) for a name not built in.
+    func selectedApps() throws(AppSelectionError) -> AppSet {
+        let selection = apps ?? ProcessInfo.processInfo.environment["ESCTL_APPS"] ?? "all"
+        return try AppSet.select(selection, from: BuiltInApps.modules)
+    }
+
+    /// The projections a runner of this store registers: the chosen apps' and the log summaries.
+    func projections() throws(AppSelectionError) -> [any Projection] {
+        try selectedApps().projections + LogSummaries.all
+    }
 
     /// The logger `--log-level` asks for: to standard error from that level up, else silent.
     var logger: Logger {
@@ -48,13 +67,14 @@ struct StoreOptions: ParsableArguments {
     /// Opens the store with the system clock and time-ordered ids: by default creating it when
     /// missing (for the commands that write); `.existing` and `.readOnly` for the commands that
     /// read, where a path without a store is an error (67) and nothing is created. Events read
-    /// in their newest shape (the apps' upcasters), or `asStored`, as recorded.
+    /// in their newest shape (the chosen apps' upcasters, ``selectedApps()``), or `asStored`, as recorded.
     func open(
         _ mode: OpenMode = .createIfMissing, durability: Durability = .full, metricsFactory: (any MetricsFactory)? = nil,
         asStored: Bool = false, subscriptionPageBytes: Int? = nil
     ) async throws -> any EventLog {
+        let upcasters = try selectedApps().upcasters
         var configuration = StoreConfiguration(
-            durability: durability, logger: logger, metricsFactory: metricsFactory, upcasters: asStored ? [] : AppCatalog.upcasters)
+            durability: durability, logger: logger, metricsFactory: metricsFactory, upcasters: asStored ? [] : upcasters)
         if let subscriptionPageBytes { configuration.subscriptionPageBytes = subscriptionPageBytes }
         do {
             if isPostgres {

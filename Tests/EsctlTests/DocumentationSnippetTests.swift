@@ -2,9 +2,10 @@ import Foundation
 import Testing
 import TestSupport
 
-/// Every Swift block of the README and of the DocC articles compiles: it appears, word for word
-/// (leading white space and `import` lines aside), in the Examples package, which `make test`
-/// builds. Package.swift fragments (blocks that start with `.package(`) are the exception.
+/// Every Swift block of the README, of the documents its text moved to, and of the DocC articles
+/// compiles: it appears, word for word (leading white space and `import` lines aside), in the
+/// Examples package, which `make test` builds. Package.swift fragments (blocks that start with
+/// `.package(`) are the exception.
 @Suite("Documentation snippets")
 struct DocumentationSnippetTests {
     /// The ```swift blocks of a document, each as its lines.
@@ -47,9 +48,13 @@ struct DocumentationSnippetTests {
         return texts.joined(separator: "\n")
     }
 
-    /// The README and every DocC article.
+    /// The documents beside the catalogs whose Swift blocks are checked: the README and what
+    /// moved out of it.
+    static let markdownDocuments = ["README.md", "docs/esctl.md", "docs/http.md", "docs/testing.md", "Sources/Apps/README.md"]
+
+    /// Those documents and every DocC article.
     static func documents() throws -> [(path: String, text: String)] {
-        var documents = [(path: "README.md", text: try Documents.text("README.md"))]
+        var documents = try markdownDocuments.map { (path: $0, text: try Documents.text($0)) }
         let sources = Documents.root.appendingPathComponent("Sources")
         for module in try FileManager.default.contentsOfDirectory(atPath: sources.path).sorted() {
             let catalog = sources.appendingPathComponent(module).appendingPathComponent("\(module).docc")
@@ -62,7 +67,7 @@ struct DocumentationSnippetTests {
         return documents
     }
 
-    @Test("every Swift block of the README and the DocC articles is in the Examples package, which builds")
+    @Test("every Swift block of the README, the documents beside it and the DocC articles is in the Examples package, which builds")
     func blocksCompile() throws {
         let sources = try Self.exampleSources()
         var checked = 0

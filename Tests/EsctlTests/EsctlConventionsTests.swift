@@ -29,7 +29,7 @@ struct EsctlConventionsTests {
     func version() async throws {
         let output = try await raw(["--version"])
         #expect(output.status == 0)
-        #expect(output.stdout.wholeMatch(of: /esctl \d+\.\d+\.\d+ \(store format 2\)\n/) != nil, "\(output.stdout)")
+        #expect(output.stdout.wholeMatch(of: /esctl \d+\.\d+\.\d+ \(store format 4\)\n/) != nil, "\(output.stdout)")
     }
 
     @Test("an unknown command exits 64 naming it and the closest command", arguments: [

@@ -107,3 +107,62 @@ struct EsctlProjectionTests {
         #expect(help.stdout.contains("count-by-type: no parameters"))
     }
 }
+
+@Suite("esctl --apps: the apps a store is opened with")
+struct EsctlAppsTests {
+    let sandbox: EsctlSandbox
+
+    init() throws {
+        sandbox = try EsctlSandbox(prefix: "esctl-apps")
+    }
+
+    func names(_ output: ProcessOutput) throws -> [String] {
+        try sandbox.objects(output).compactMap { $0["name"] as? String }
+    }
+
+    @Test("--apps none registers the log summaries only, --apps LIST the apps named, ESCTL_APPS the same; the default is every app")
+    func choosesApps() async throws {
+        // Given a store with one event.
+        #expect(try await sandbox.esctl(["append", "s-1", "A"]).status == 0)
+        // When the projections are listed with each choice.
+        let none = try await sandbox.esctl(["projections", "--json", "--apps", "none"])
+        let some = try await sandbox.esctl(["projections", "--json", "--apps", " color , chat"])
+        let fromEnvironment = try await ProcessRunner.run(
+            ProcessRunner.esctl, ["projections", "--json", "--db", sandbox.db], environment: ["ESCTL_APPS": "none"])
+        let flagWins = try await ProcessRunner.run(
+            ProcessRunner.esctl, ["projections", "--json", "--apps", "color", "--db", sandbox.db], environment: ["ESCTL_APPS": "none"])
+        let all = try await sandbox.esctl(["projections", "--json"])
+        // Then each lists its apps' read models (in the built-in order) and the log summaries.
+        #expect(try names(none) == ["count-by-type", "stream-summary"], "\(none)")
+        #expect(try names(some) == ["messages", "color", "count-by-type", "stream-summary"], "\(some)")
+        #expect(try names(fromEnvironment) == ["count-by-type", "stream-summary"], "\(fromEnvironment)")
+        #expect(try names(flagWins) == ["color", "count-by-type", "stream-summary"], "\(flagWins)")
+        #expect(
+            try names(all) == ["app-state", "alerts", "messages", "campers", "campsites", "reservations", "color", "count-by-type", "stream-summary"],
+            "\(all)")
+        // And a read model of an app left out is not known to that store's commands.
+        let query = try await sandbox.esctl(["query", "messages", "--apps", "none"])
+        #expect(query.status == 67, "\(query)")
+    }
+
+    @Test("an app not built in, an empty name, or an app's own command with that app left out: exit 64, nothing written")
+    func refusesUnknownApps() async throws {
+        // Given a store with one event.
+        #expect(try await sandbox.esctl(["append", "s-1", "A"]).status == 0)
+        // When an unknown app, an empty name, and an app's command without its app are given.
+        let unknown = try await sandbox.esctl(["projections", "--apps", "fitness,bogus"])
+        let empty = try await sandbox.esctl(["projections", "--apps", "fitness,,chat"])
+        let leftOut = try await sandbox.esctl(["chat", "say", "hi", "--user", "ann", "--apps", "color"])
+        let before = try await sandbox.esctl(["--apps", "nope", "stats"])
+        // Then each exits 64 with one sentence.
+        #expect(unknown.status == 64, "\(unknown)")
+        #expect(unknown.stderr == "esctl: There is no app named 'bogus'; the apps built in are fitness, chat, campground and color, or give all or none.\n")
+        #expect(empty.status == 64, "\(empty)")
+        #expect(empty.stderr == "esctl: The list of apps 'fitness,,chat' has an empty name; separate names with single commas.\n")
+        #expect(leftOut.status == 64, "\(leftOut)")
+        #expect(leftOut.stderr == "esctl: The app 'chat' is not among --apps (color); add it, or leave --apps out.\n")
+        #expect(before.status == 64, "\(before)")
+        // And nothing was written.
+        #expect(try await sandbox.eventCount() == 1)
+    }
+}

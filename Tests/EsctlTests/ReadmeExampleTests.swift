@@ -2,12 +2,16 @@ import Foundation
 import Testing
 import TestSupport
 
-/// Every ```console example of the README, run as a user would: each block in a fresh directory,
-/// its commands in order through bash, with the built esctl on the PATH. The output must match
-/// the lines shown, with recorded times, ids and hashes allowed to differ, and `...` standing for
-/// any text within a line or, on a line of its own, for any number of lines.
+/// Every ```console example of the README and of the documents its esctl text moved to, run as a
+/// user would: each block in a fresh directory, its commands in order through bash, with the
+/// built esctl on the PATH. The output must match the lines shown, with recorded times, ids and
+/// hashes allowed to differ, and `...` standing for any text within a line or, on a line of its
+/// own, for any number of lines.
 @Suite("README examples")
 struct ReadmeExampleTests {
+    /// The documents whose console examples run, by their paths from the repository's root.
+    static let documents = ["README.md", "docs/esctl.md", "Sources/Apps/README.md"]
+
     /// One command of an example and the output shown after it.
     struct Step: CustomStringConvertible {
         let command: String
@@ -102,11 +106,14 @@ struct ReadmeExampleTests {
         return outputs
     }
 
-    @Test("every console example of the README runs and prints what it shows")
+    @Test("every console example of the README, docs/esctl.md and the apps' README runs and prints what it shows")
     func readme() async throws {
-        let blocks = Self.examples(in: try Documents.text("README.md"))
-        #expect(blocks.count >= 4, "the README's console examples were not found")
-        for steps in blocks {
+        var blocks: [(document: String, steps: [Step])] = []
+        for document in Self.documents {
+            blocks += Self.examples(in: try Documents.text(document)).map { (document: document, steps: $0) }
+        }
+        #expect(blocks.count >= 4, "the console examples of \(Self.documents.joined(separator: ", ")) were not found")
+        for (document, steps) in blocks {
             let outputs = try await Self.run(steps)
             try #require(outputs.count == steps.count, "the example starting with \(steps.first?.description ?? "?") did not run to its end")
             for (step, output) in zip(steps, outputs) {
@@ -114,7 +121,7 @@ struct ReadmeExampleTests {
                 let actual = output.map(Self.normalized)
                 #expect(
                     Self.linesMatch(expected[...], actual[...]),
-                    "\(step) printed:\n\(output.joined(separator: "\n"))\nbut the README shows:\n\(step.expected.joined(separator: "\n"))")
+                    "\(step) printed:\n\(output.joined(separator: "\n"))\nbut \(document) shows:\n\(step.expected.joined(separator: "\n"))")
             }
         }
     }

@@ -98,30 +98,33 @@ struct AppRouteTests {
     @Test("Bodies are read strictly: unknown, repeated, mistyped and missing fields are 400 naming the field, and record nothing")
     func strictBodies() async throws {
         try await ServerFixture.with { _, client in
-            let cases: [(path: String, body: String, error: String)] = [
-                ("/apps/fitness/goal", #"{"steps":10,"usr":"x"}"#,
+            let cases: [(path: String, body: String, field: String?, error: String)] = [
+                ("/apps/fitness/goal", #"{"steps":10,"usr":"x"}"#, "usr",
                  "The field 'usr' is not one POST /apps/fitness/goal takes; its fields are 'steps', 'user'."),
-                ("/apps/fitness/goal", #"{"steps":"10"}"#, "The field 'steps' of POST /apps/fitness/goal must be a whole number, not a string."),
-                ("/apps/fitness/goal", #"{"steps":1.5}"#,
+                ("/apps/fitness/goal", #"{"steps":"10"}"#, "steps", "The field 'steps' of POST /apps/fitness/goal must be a whole number, not a string."),
+                ("/apps/fitness/goal", #"{"steps":1.5}"#, "steps",
                  "The field 'steps' of POST /apps/fitness/goal must be a whole number, not a number with a fraction (or one too large)."),
-                ("/apps/fitness/goal", "{}", "The field 'steps' is missing from the body of POST /apps/fitness/goal; give it as a whole number."),
-                ("/apps/fitness/goal", #"{"steps":1,"steps":2}"#, "The field 'steps' appears twice in the body of POST /apps/fitness/goal; give it once."),
-                ("/apps/fitness/start", "[1]", "The body of POST /apps/fitness/start must be a JSON object, with the fields 'user'."),
-                ("/apps/fitness/start", #"{"user":null}"#, "The field 'user' of POST /apps/fitness/start must be a string, not null."),
-                ("/apps/chat/say", #"{"text":"hi"}"#, "The field 'user' is missing from the body of POST /apps/chat/say; give it as a string."),
-                ("/apps/camp/add-site", #"{"number":1,"water":"yes"}"#, "The field 'water' of POST /apps/camp/add-site must be true or false, not a string."),
-                ("/apps/alerts/post", #"{"text":"hi","severity":"meh"}"#, "The severity must be \"good\" or \"bad\"."),
-                ("/apps/alerts/clear", #"{"alert":"x","all":true}"#, "Name one alert (its name or text) in 'alert', or give \"all\": true."),
-                ("/apps/camp/reserve", #"{"site":1,"camper":"c","date":"2024-13-01","nights":1}"#,
+                ("/apps/fitness/goal", "{}", "steps", "The field 'steps' is missing from the body of POST /apps/fitness/goal; give it as a whole number."),
+                ("/apps/fitness/goal", #"{"steps":1,"steps":2}"#, "steps", "The field 'steps' appears twice in the body of POST /apps/fitness/goal; give it once."),
+                ("/apps/fitness/start", "[1]", nil, "The body of POST /apps/fitness/start must be a JSON object, with the fields 'user'."),
+                ("/apps/fitness/start", #"{"user":null}"#, "user", "The field 'user' of POST /apps/fitness/start must be a string, not null."),
+                ("/apps/chat/say", #"{"text":"hi"}"#, "user", "The field 'user' is missing from the body of POST /apps/chat/say; give it as a string."),
+                ("/apps/camp/add-site", #"{"number":1,"water":"yes"}"#, "water", "The field 'water' of POST /apps/camp/add-site must be true or false, not a string."),
+                ("/apps/alerts/post", #"{"text":"hi","severity":"meh"}"#, "severity", "The severity must be \"good\" or \"bad\"."),
+                ("/apps/alerts/clear", #"{"alert":"x","all":true}"#, "alert", "Name one alert (its name or text) in 'alert', or give \"all\": true."),
+                ("/apps/camp/reserve", #"{"site":1,"camper":"c","date":"2024-13-01","nights":1}"#, "date",
                  "The date '2024-13-01' is not a date; give it as YYYY-MM-DD."),
-                ("/apps/chat/countdown", #"{"user":"u","text":"go","interval":11}"#,
+                ("/apps/chat/countdown", #"{"user":"u","text":"go","interval":11}"#, "interval",
                  "The interval must be from 0 to 10 seconds (esctl chat countdown allows longer)."),
             ]
-            for (path, body, error) in cases {
-                // Given a body that breaks the route's shape, when posted, then 400 badRequest with the sentence.
+            for (path, body, field, error) in cases {
+                // Given a body that breaks the command's shape, when posted, then 400 badRequest with the
+                // sentence and the field at fault.
                 let reply = try await client.post(path, body)
                 #expect(reply.status == .badRequest, "\(path) \(body)")
-                #expect(canonical(reply.object) == canonical(["error": error, "code": "badRequest"]), "\(path) \(body)")
+                var expected: [String: Any] = ["error": error, "code": "badRequest"]
+                if let field { expected["field"] = field }
+                #expect(canonical(reply.object) == canonical(expected), "\(path) \(body)")
             }
             let notJSON = try await client.post("/apps/fitness/goal", "{steps:1}")
             #expect(notJSON.status == .badRequest)

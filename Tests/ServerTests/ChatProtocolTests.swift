@@ -76,7 +76,7 @@ struct ChatProtocolTests {
         configuration.upcasters = AppCatalog.upcasters
         try await TemporaryStore.with(configuration: configuration) { store in
             let runner = try await ProjectionRunner(store: store, projections: AppCatalog.all)
-            let server = try Server(store: store, runner: runner, options: ServerOptions(port: 0), clock: clock)
+            let server = try Server(store: store, runner: runner, apps: AppCatalog.modules, options: ServerOptions(port: 0), clock: clock)
             try await ServerFixture.test(server, .live) { client in
                 try await body(server, try #require(client.port))
             }
@@ -100,7 +100,7 @@ struct ChatProtocolTests {
         try await Self.withServer(clock: clock) { server, port in
             // Given three users who spoke in the room.
             for (user, text) in [("ann", "hi"), ("bob", "yo"), ("carl", "hey")] {
-                _ = try await server.backend.chat(.say(text), user: user, room: "default")
+                _ = try await AppBackend(store: server.store, clock: server.clock).chat(.say(text), user: user, room: "default")
             }
             // When "dora smith" connects as the app does.
             let dora = BlabberClient(port: port, username: "dora smith")
@@ -139,7 +139,7 @@ struct ChatProtocolTests {
             #expect(try ChatEvent(recorded: events[9]) == .presence(PresenceChanged(user: "dora smith", presence: .wentAway)))
 
             // When the backend counts down for ann on the server's clock, then the steps arrive one by one.
-            let countdown = Task { try await server.backend.countdown(to: "launch", user: "ann", room: "default") }
+            let countdown = Task { try await AppBackend(store: server.store, clock: server.clock).countdown(to: "launch", user: "ann", room: "default") }
             for _ in 1...3 {
                 try await clock.waitForSleepers(1)
                 clock.advance(by: .seconds(1))
@@ -157,10 +157,10 @@ struct ChatProtocolTests {
     func activeUsers() async throws {
         try await Self.withServer(step: 100) { server, port in
             // Given ann (400 s before), bob (300 s before) speaking, carl speaking then going away.
-            _ = try await server.backend.chat(.say("hi"), user: "ann", room: "default")
-            _ = try await server.backend.chat(.say("yo"), user: "bob", room: "default")
-            _ = try await server.backend.chat(.say("hey"), user: "carl", room: "default")
-            _ = try await server.backend.chat(.presence(.wentAway), user: "carl", room: "default")
+            _ = try await AppBackend(store: server.store, clock: server.clock).chat(.say("hi"), user: "ann", room: "default")
+            _ = try await AppBackend(store: server.store, clock: server.clock).chat(.say("yo"), user: "bob", room: "default")
+            _ = try await AppBackend(store: server.store, clock: server.clock).chat(.say("hey"), user: "carl", room: "default")
+            _ = try await AppBackend(store: server.store, clock: server.clock).chat(.presence(.wentAway), user: "carl", room: "default")
             // When dora connects 100 s after carl left.
             let room = try await BlabberClient(port: port, username: "dora").connect()
             try await room.waitForText("the status line") { $0.contains("\r\n") }

@@ -11,7 +11,7 @@ import WireFormat
 @testable import HTTPServer
 
 /// Every code of every error type says its own HTTP status and exit code (``CodedError``): this
-/// table is the contract scripts and clients rely on, as the README and openapi.yaml document it.
+/// table is the contract scripts and clients rely on, as docs/esctl.md and openapi.yaml document it.
 /// A code added without a row here fails the count check below.
 @Suite("Errors: one shape, each code's status and exit code")
 struct ErrorShapeTests {
@@ -54,7 +54,7 @@ struct ErrorShapeTests {
         check(Self.groupCodes, all: ConsumerGroupError.Code.Base.allCases) { ConsumerGroupError(ConsumerGroupError.Code($0), "m") }
         check(Self.wireCodes, all: WireFormatError.Code.Base.allCases) { WireFormatError(WireFormatError.Code($0), "m") }
         check(Self.serverCodes, all: ServerError.Code.Base.allCases) { ServerError(ServerError.Code($0), "m") }
-        // And the categories' exit codes are the README's table (esctl's ExitStatus, without
+        // And the categories' exit codes are docs/esctl.md's table (esctl's ExitStatus, without
         // success and the signals)
         #expect(ErrorCategory.allCases.map(\.exitCode) == [1, 64, 65, 66, 67, 69, 70, 75])
     }

@@ -201,3 +201,41 @@ struct ServeProcessTests {
         #expect(try await serve.waitForExit(timeout: .seconds(30)) == 0, "\(serve.stderr)")
     }
 }
+
+@Suite("esctl serve --apps: the apps a server carries")
+struct ServeAppsTests {
+    @Test("serve --apps none serves the generic API only: no app's command, chat protocol or read model; an unknown app exits 64")
+    func servesNoApp() async throws {
+        // Given a store, served with --apps none.
+        let directory = try TemporaryDirectory(prefix: "esctl-serve-apps")
+        let db = directory.appending("store")
+        let initialized = try await ProcessRunner.run(ProcessRunner.esctl, ["init", "--db", db])
+        #expect(initialized.status == 0, "\(initialized)")
+        let serve = try RunningProcess(ProcessRunner.esctl, ["serve", "--port", "0", "--apps", "none", "--db", db])
+        try await serve.waitForStderr(containing: "esctl: serving ")
+        let port = try ServeProcessTests.port(in: serve.stderr)
+        // When an app's command, the chat protocol and the projections are asked for.
+        let say = try await RawConnection.exchange(
+            port: port, RawConnection.request("POST", "/apps/chat/say", headers: ["Content-Type: application/json"], body: #"{"user":"u","text":"hi"}"#))
+        let room = try await RawConnection.exchange(port: port, RawConnection.request("GET", "/chat/room?ann"))
+        let press = try await RawConnection.exchange(
+            port: port, RawConnection.request("POST", "/apps/color/press", headers: ["Content-Type: application/json"], body: #"{"key":"A"}"#))
+        let projections = try await RawConnection.exchange(port: port, RawConnection.request("GET", "/projections"))
+        // Then the apps' routes do not exist, and only the log summaries are registered.
+        #expect(RawConnection.status(say) == 404, "\(say)")
+        #expect(RawConnection.status(room) == 404, "\(room)")
+        #expect(RawConnection.status(press) == 404, "\(press)")
+        #expect(RawConnection.status(projections) == 200, "\(projections)")
+        #expect(projections.contains(#""name":"count-by-type""#) && projections.contains(#""name":"stream-summary""#), "\(projections)")
+        #expect(!projections.contains(#""name":"messages""#) && !projections.contains(#""name":"app-state""#), "\(projections)")
+        serve.send(SIGTERM)
+        #expect(try await serve.waitForExit(timeout: .seconds(30)) == 0, "\(serve.stderr)")
+
+        // And an app that is not built in is refused before anything is served.
+        let unknown = try await ProcessRunner.run(ProcessRunner.esctl, ["serve", "--port", "0", "--apps", "chat,nope", "--db", db])
+        #expect(unknown.status == 64, "\(unknown)")
+        #expect(
+            unknown.stderr == "esctl: There is no app named 'nope'; the apps built in are fitness, chat, campground and color, or give all or none.\n",
+            "\(unknown)")
+    }
+}

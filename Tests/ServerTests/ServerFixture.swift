@@ -1,3 +1,4 @@
+import AppModules
 import Apps
 import EventStore
 import EventStoreTesting
@@ -14,17 +15,17 @@ enum ServerFixture {
     /// (in process, no sockets) by default, `.live` for what needs a real connection. The store
     /// is opened with the server's metrics factory and the apps' upcasters, as `esctl serve` opens it.
     static func with<R: Sendable>(
-        options: ServerOptions = ServerOptions(port: 0), clock: any Clock<Duration> = ContinuousClock(),
+        apps: [any AppModule] = AppCatalog.modules, options: ServerOptions = ServerOptions(port: 0), clock: any Clock<Duration> = ContinuousClock(),
         testing: TestingSetup = .router,
         _ body: @escaping @Sendable (Server, any TestClientProtocol) async throws -> R
     ) async throws -> R {
         let metrics = ServerMetrics()
         var configuration = TemporaryStore.deterministicConfiguration()
         configuration.metricsFactory = metrics.factory
-        configuration.upcasters = AppCatalog.upcasters
+        configuration.upcasters = apps.flatMap(\.upcasters)
         return try await TemporaryStore.with(configuration: configuration) { store in
-            let runner = try await ProjectionRunner(store: store, projections: AppCatalog.all, clock: clock)
-            let server = try Server(store: store, runner: runner, options: options, clock: clock, metrics: metrics)
+            let runner = try await ProjectionRunner(store: store, projections: apps.flatMap(\.projections) + LogSummaries.all, clock: clock)
+            let server = try Server(store: store, runner: runner, apps: apps, options: options, clock: clock, metrics: metrics)
             return try await test(server, testing) { client in try await body(server, client) }
         }
     }

@@ -33,7 +33,7 @@ extension Bench {
         // to standard error would be measured too.
         var logger = Logger(label: "esbench.s7")
         logger.logLevel = .warning
-        let server = try Server(store: store, runner: runner, options: ServerOptions(port: 0), logger: logger)
+        let server = try Server(store: store, runner: runner, apps: AppCatalog.modules, options: ServerOptions(port: 0), logger: logger)
         let port = PortBox()
         let serving = Task {
             try await server.application { _, bound in await port.set(bound) }.runService(gracefulShutdownSignals: [])

@@ -20,7 +20,7 @@ extension Bench {
         let store = try EventStore(
             path: storePath, configuration: StoreConfiguration(durability: .noSync, initialMapSize: 1 << 30, upcasters: AppCatalog.upcasters))
         let runner = try await ProjectionRunner(store: store, projections: [])
-        let server = try Server(store: store, runner: runner, options: ServerOptions(port: 0), logger: .init(label: "s8") { _ in SwiftLogNoOpLogHandler() })
+        let server = try Server(store: store, runner: runner, apps: AppCatalog.modules, options: ServerOptions(port: 0), logger: .init(label: "s8") { _ in SwiftLogNoOpLogHandler() })
         let (listening, announce) = AsyncStream<Int>.makeStream()
         let serving = Task { try await server.run { _, port in announce.yield(port) } }
         var ports = listening.makeAsyncIterator()

@@ -7,7 +7,8 @@ import Projections
 import Testing
 import Todo
 
-// The README's Swift code, as written there (never run: the README's console examples are).
+// The Swift code of the README and of the DocC pages and articles, as written there (never run:
+// the console examples of the README, docs/esctl.md and Sources/Apps/README.md are).
 
 func readmeQuickStart() async throws {
     let store = try EventStore(path: "orders.db")   // creates the directory when missing
@@ -53,7 +54,7 @@ func readmeProjections(store: EventStore) async throws -> JSONValue {
         .thenThrows(TodoError.alreadyListed("milk"))
 }
 
-// README, "Schema evolution".
+// The EventStore article "Schema evolution" (SchemaEvolution.md).
 
 struct CamperContact: Codable, Sendable {
     var fullName: String
@@ -68,7 +69,7 @@ struct CamperAdded: EventData {
 }
 
 func readmeSchemaEvolution() throws {
-    let store = try EventStore(path: "camp.db", configuration: StoreConfiguration(upcasters: [
+    let store = try EventStore(path: "bookings.db", configuration: StoreConfiguration(upcasters: [
         Upcaster("CamperAdded", from: 1) { old in
             ["camperId": old["camperId"] ?? .null,
              "contact": ["fullName": old["fullName"] ?? .null, "phoneNumber": old["phoneNumber"] ?? .null]]
@@ -77,7 +78,7 @@ func readmeSchemaEvolution() throws {
     store.close()
 }
 
-// README, "Deletion and retention".
+// The EventStore article "Deletion and retention" (DeletionAndRetention.md).
 
 func readmeDeletion(store: EventStore) async throws -> [StreamDeletion] {
     let deletion = try await store.deleteStream("orders-1", expectedVersion: .exact(2))
@@ -86,18 +87,18 @@ func readmeDeletion(store: EventStore) async throws -> [StreamDeletion] {
     return [deletion] + removed
 }
 
-// README, "Forgetting a person".
+// The EventStore article "Forgetting a person" (ForgettingAPerson.md).
 
 func readmeForgetting(store: EventStore) async throws -> SubjectForgetting {
     let added = NewEvent(
         type: "CamperAdded", data: Data(#"{"camperId":"C1","contact":{"fullName":"Ann","phoneNumber":"555"}}"#.utf8),
         personal: [PersonalData(subject: "camper:C1", fields: ["contact"])])
-    _ = try await store.append(to: "campground-main", events: [added])
+    _ = try await store.append(to: "bookings-main", events: [added])
     let forgetting = try await store.forget("camper:C1")
     return forgetting
 }
 
-// README, "Consistency by query".
+// The EventStore article "Consistency by query" (ConsistencyByQuery.md).
 
 func readmeConditionalAppend(store: EventStore) async throws -> [AppendResult] {
     let query = EventQuery(types: ["Reserved"], tags: ["site:15"])
@@ -105,11 +106,11 @@ func readmeConditionalAppend(store: EventStore) async throws -> [AppendResult] {
     guard read.events.isEmpty else { return [] }  // the site is taken: decide so
     let reserved = NewEvent(type: "Reserved", data: Data(#"{"site":15}"#.utf8), tags: ["site:15", "camper:C1"])
     return try await store.append(
-        [StreamAppend(stream: "campground-main", events: [reserved])],
+        [StreamAppend(stream: "bookings-main", events: [reserved])],
         condition: AppendCondition(failIfEventsMatch: query, after: read.head))
 }
 
-// README, "Consumer groups", and the ConsumerGroups module's page.
+// The ConsumerGroups module's page.
 
 func readmeConsumerGroups(store: EventStore) async throws {
     let groups = ConsumerGroups(store: store)

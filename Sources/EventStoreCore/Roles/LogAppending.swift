@@ -3,14 +3,14 @@
 /// commit with their appends; and how much this handle has written (a busy writer slows a
 /// rebuild down). What a command handler needs to write.
 public protocol LogAppending: StoreHandle {
-    /// Appends to one or more streams atomically, as ``EventStore/append(_:)`` does.
+    /// Appends to one or more streams atomically, as `EventStore.append(_:)` does.
     func append(_ appends: [StreamAppend]) async throws -> [AppendResult]
 
-    /// Appends on a condition (dynamic consistency boundary), as ``EventStore/append(_:condition:)`` does.
+    /// Appends on a condition (dynamic consistency boundary), as `EventStore.append(_:condition:)` does.
     func append(_ appends: [StreamAppend], condition: AppendCondition) async throws -> [AppendResult]
 
     /// Appends and records a processor's tracking position in the same transaction, as
-    /// ``EventStore/append(_:tracking:)`` does; `appends` may be empty.
+    /// `EventStore.append(_:tracking:)` does; `appends` may be empty.
     func append(_ appends: [StreamAppend], tracking: TrackingPosition) async throws -> [AppendResult]
 
     /// The last position the processor `name` has recorded as handled; 0 when none.

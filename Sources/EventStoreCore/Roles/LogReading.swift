@@ -5,11 +5,11 @@ import Foundation
 /// snapshot; positions are global, in commit order, and never reused.
 public protocol LogReading: StoreHandle {
     /// Up to `limit` events after `after` that match `query`, and the head to decide from; see
-    /// ``EventStore/read(_:after:limit:)``.
+    /// `EventStore.read(_:after:limit:)`.
     func read(_ query: EventQuery, after: UInt64, limit: Int) async throws -> QueryResult
 
     /// The last event at or before `through` that matches `query`, or nil; see
-    /// ``EventStore/lastEvent(matching:through:)``.
+    /// `EventStore.lastEvent(matching:through:)`.
     func lastEvent(matching query: EventQuery, through: UInt64) async throws -> RecordedEvent?
 
     /// Up to `limit` events of the log from `position` through `last` (inclusive) that pass
@@ -34,10 +34,10 @@ public protocol LogReading: StoreHandle {
     func streamVersion(_ stream: String) async throws -> UInt64
 
     /// The events from `position` through `last` (the head when iteration starts, at most) that
-    /// pass `filter`, read lazily a page at a time; see ``EventStore/events(from:through:filter:pageSize:)``.
+    /// pass `filter`, read lazily a page at a time; see `EventStore.events(from:through:filter:pageSize:)`.
     func events(from position: UInt64, through last: UInt64, filter: EventFilter, pageSize: Int) -> LogEvents
 
-    /// Subscribes to the log from `start` through `filter`, as ``EventStore/subscribe(from:filter:)``.
+    /// Subscribes to the log from `start` through `filter`, as `EventStore.subscribe(from:filter:)`.
     func subscribe(from start: SubscriptionStart, filter: EventFilter) -> Subscription
 
     /// Waits until the head is past `position` (committed by any process) and returns it.

@@ -1,8 +1,8 @@
 import Foundation
 
 /// Named tables of keys and values kept beside the log, and the log itself, seen through one
-/// transaction of the store's backend: a read snapshot (``EventStore/readTables(_:)``) or a write
-/// transaction (``EventStore/writeTables(_:)``), where every change commits atomically with the
+/// transaction of the store's backend: a read snapshot (`EventStore.readTables(_:)`) or a write
+/// transaction (`EventStore.writeTables(_:)`), where every change commits atomically with the
 /// others or not at all.
 ///
 /// Keys and values are bytes; keys sort byte by byte. Valid only inside the closure it was given

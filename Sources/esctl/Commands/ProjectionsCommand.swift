@@ -1,7 +1,7 @@
 import ArgumentParser
 import EventStore
 import Projections
-import Apps
+import AppModules
 import WireFormat
 
 struct ProjectionsCommand: AsyncParsableCommand {
@@ -37,7 +37,7 @@ struct ProjectionsCommand: AsyncParsableCommand {
                 // Where they stand, as they stand: nothing is caught up, rebuilt or finished here.
                 let store = try await self.store.openReadOnly()
                 return try await store.closingAfter {
-                    let runner = try await ProjectionRunner(store: store, projections: AppCatalog.all, inspecting: true)
+                    let runner = try await ProjectionRunner(store: store, projections: try self.store.projections(), inspecting: true)
                     let statuses = try await runner.statuses()
                     if json {
                         for status in statuses {
@@ -211,7 +211,7 @@ struct Query: AsyncParsableCommand {
     /// Every projection's parameters, from their declarations (so a new projection's
     /// parameters need nothing here).
     static var parameterList: String {
-        AppCatalog.all.map { projection in
+        (BuiltInApps.set.projections + LogSummaries.all).map { projection in
             guard !projection.queryParameters.isEmpty else { return "  \(projection.name): no parameters" }
             return projection.queryParameters.map { "  \(projection.name) --\($0.name): \($0.help)" }.joined(separator: "\n")
         }.joined(separator: "\n")
@@ -296,7 +296,7 @@ struct Query: AsyncParsableCommand {
         try await reportingErrors {
             let parameters = try Self.parameters(parameterArguments)
             // Named as options here, so say so as options (the runner checks them too).
-            if let projection = AppCatalog.all.first(where: { $0.name == name }) {
+            if let projection = try self.store.projections().first(where: { $0.name == name }) {
                 let known = projection.queryParameters.map(\.name)
                 for given in parameters.keys.sorted() where !known.contains(given) {
                     let takes = known.isEmpty ? "it takes none" : "it takes " + known.map { "--\($0)" }.joined(separator: ", ")
@@ -308,7 +308,7 @@ struct Query: AsyncParsableCommand {
                 // on a store this user may only read.
                 let store = try await self.store.openReadOnly()
                 return try await store.closingAfter {
-                    let runner = try await ProjectionRunner(store: store, projections: AppCatalog.all, inspecting: true)
+                    let runner = try await ProjectionRunner(store: store, projections: try self.store.projections(), inspecting: true)
                     print(try await runner.query(name, parameters: QueryParameters(parameters), asOf: asOf))
                     return
                 }

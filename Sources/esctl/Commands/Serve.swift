@@ -212,7 +212,8 @@ struct Serve: AsyncParsableCommand {
                 }
                 let server: Server
                 do {
-                    server = try Server(store: log, runner: runner, options: options, logger: accessLogger, metrics: metrics)
+                    server = try Server(
+                        store: log, runner: runner, apps: try store.location.selectedApps().modules, options: options, logger: accessLogger, metrics: metrics)
                 } catch let error as ServerError where error.code == .invalidConfiguration {
                     throw CLIError(.invalidInput, error.message)
                 }

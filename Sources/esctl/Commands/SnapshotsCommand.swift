@@ -1,4 +1,3 @@
-import Apps
 import ArgumentParser
 import Commands
 import EventStore

@@ -2,7 +2,7 @@ import ArgumentParser
 import Commands
 import EventStore
 import Projections
-import Apps
+import AppModules
 
 struct Verify: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
@@ -48,14 +48,15 @@ struct Verify: AsyncParsableCommand {
                 var report = try await store.verify()
                 // Only checks the projections' stored state: no rebuild, no catch-up.
                 let runner = try await ProjectionRunner(
-                    store: store, projections: AppCatalog.all, inspecting: true, finishingRebuilds: false)
+                    store: store, projections: try self.store.projections(), inspecting: true, finishingRebuilds: false)
                 // What is unfinished but not damage (an interrupted rebuild), said once.
                 for notice in runner.notices { Console.note("esctl: \(notice)\n") }
                 try await runner.verify(into: &report, deep: deep)
                 if deep {
                     // Snapshots are a cache, but one that disagrees with the log would decide wrongly.
+                    let apps = try self.store.selectedApps()
                     for snapshot in try await Snapshots.list(in: store) {
-                        if let problem = try await AppCatalog.check(snapshot, in: store) { report.add("snapshots", problem) }
+                        if let problem = try await apps.checkSnapshot(snapshot, in: store) { report.add("snapshots", problem) }
                     }
                 }
                 print(report)
@@ -157,7 +158,7 @@ struct Backup: AsyncParsableCommand {
             try await copy.closingAfter {
                 var report = try copy.verify()
                 // The projections' stored state too, as `esctl verify` checks it: no rebuild, no catch-up.
-                let runner = try await ProjectionRunner(store: copy, projections: AppCatalog.all, inspecting: true)
+                let runner = try await ProjectionRunner(store: copy, projections: try self.store.projections(), inspecting: true)
                 try await runner.verify(into: &report, deep: false)
                 guard report.isClean else {
                     for problem in report.problems { Console.print("problem: \(problem)") }

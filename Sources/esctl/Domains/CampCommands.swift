@@ -20,7 +20,7 @@ struct Camp: AsyncParsableCommand {
         _ describe: @escaping (AppBackend.CampgroundOutcome) -> String
     ) async throws {
         try await reportingErrors {
-            try await options.withBackend { backend in
+            try await options.withBackend(of: CampgroundApp()) { backend in
                 do {
                     let outcome = try await backend.campground(command, campground: campground.campground)
                     options.warn(outcome.passedOver)

@@ -24,7 +24,7 @@ struct Chat: AsyncParsableCommand {
 
     static func record(_ command: ChatCommand, _ options: DomainOptions, _ speaker: Speaker, _ room: RoomOption) async throws {
         try await reportingErrors {
-            try await options.withBackend { backend in
+            try await options.withBackend(of: ChatApp()) { backend in
                 let event = try await backend.chat(command, user: speaker.user, room: room.room)
                 if !options.printJSON([event]) { Console.print(line(event)) }
             }
@@ -88,7 +88,7 @@ struct Chat: AsyncParsableCommand {
 
         func run() async throws {
             try await reportingErrors {
-                try await options.withBackend { backend in
+                try await options.withBackend(of: ChatApp()) { backend in
                     let json = options.json
                     let (user, room, text, interval) = (speaker.user, room.room, text, interval)
                     let countdown = Task {

@@ -27,9 +27,8 @@ struct Color: AsyncParsableCommand {
 
     static func run(_ command: ColorCommand, _ options: Options) async throws {
         try await reportingErrors {
-            let store = try await options.store.open()
-            return try await store.closingAfter {
-                let outcome = try await AppBackend(store: store).color(command, calculator: options.calculator)
+            try await options.store.withBackend(of: ColorApp()) { backend in
+                let outcome = try await backend.color(command, calculator: options.calculator)
                 for event in outcome.passedOver {
                     Console.note("esctl: warning: passed over \(TerminalText.safe(event.description)) — it does not decode\n")
                 }

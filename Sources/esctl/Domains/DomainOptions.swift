@@ -3,6 +3,7 @@ import Commands
 import EventStore
 import Foundation
 import Projections
+import AppModules
 import Apps
 import WireFormat
 
@@ -13,12 +14,10 @@ struct DomainOptions: ParsableArguments {
     @Flag(help: "Print the events recorded, one JSON object per line (as replay --json).")
     var json = false
 
-    /// Opens the store and a backend over it (system clock), runs `body`, closes the store.
-    func withBackend(_ body: (AppBackend) async throws -> Void) async throws {
-        let store = try await self.store.open()
-        return try await store.closingAfter {
-            try await body(try AppBackend(store: store))
-        }
+    /// Opens the store and a backend of `app` over it (system clock), runs `body`, closes the
+    /// store. Throws ``AppSelectionError`` (exit 64) when `--apps` leaves `app` out.
+    func withBackend(of app: any AppModule, _ body: (AppBackend) async throws -> Void) async throws {
+        try await store.withBackend(of: app, body)
     }
 
     /// Warns on standard error of each event of the command's streams that was passed over (it
@@ -34,6 +33,22 @@ struct DomainOptions: ParsableArguments {
         guard json else { return false }
         events.forEach { Console.printJSON(EventJSON.line($0)) }
         return true
+    }
+}
+
+extension WritingStoreOptions {
+    /// Opens the store and a backend of `app` over it (system clock), runs `body`, closes the
+    /// store. Throws ``AppSelectionError`` (exit 64) when `--apps` leaves `app` out: the store
+    /// is then opened without its upcasters.
+    func withBackend(of app: any AppModule, _ body: (AppBackend) async throws -> Void) async throws {
+        let apps = try location.selectedApps()
+        guard apps.contains(app.name) else {
+            throw AppSelectionError("The app '\(app.name)' is not among --apps (\(apps.described)); add it, or leave --apps out.")
+        }
+        let store = try await open()
+        return try await store.closingAfter {
+            try await body(try AppBackend(AppContext(store: store), reaching: app.schemaVersions))
+        }
     }
 }
 

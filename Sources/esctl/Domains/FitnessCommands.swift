@@ -18,7 +18,7 @@ struct Fitness: AsyncParsableCommand {
     /// Runs a workout command and prints its outcome.
     static func run(_ command: FitnessCommand, _ options: DomainOptions, _ user: UserOption) async throws {
         try await reportingErrors {
-            try await options.withBackend { backend in
+            try await options.withBackend(of: FitnessApp()) { backend in
                 let outcome = try await backend.fitness(command, user: user.user)
                 options.warn(outcome.passedOver)
                 if options.printJSON(outcome.recorded) { return }
@@ -101,7 +101,7 @@ struct Alerts: AsyncParsableCommand {
 
         func run() async throws {
             try await reportingErrors {
-                try await options.withBackend { backend in
+                try await options.withBackend(of: FitnessApp()) { backend in
                     let outcome = try await backend.alerts(.post(text: text, severity: severity.severity), user: user.user)
                     options.warn(outcome.passedOver)
                     if options.printJSON(outcome.recorded) { return }
@@ -128,7 +128,7 @@ struct Alerts: AsyncParsableCommand {
 
         func run() async throws {
             try await reportingErrors {
-                try await options.withBackend { backend in
+                try await options.withBackend(of: FitnessApp()) { backend in
                     let before = try await backend.alertQueue(user: user.user).count
                     let command: AlertCommand = all ? .clearAll : .clear(alert ?? "")
                     let outcome = try await backend.alerts(command, user: user.user)

@@ -1,5 +1,4 @@
 import EventStoreCore
-import Projections
 
 /// An example projection: how many events of each type the log holds.
 ///

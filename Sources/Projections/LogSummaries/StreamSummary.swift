@@ -1,5 +1,4 @@
 import EventStoreCore
-import Projections
 
 /// An example projection: per stream, how many events it has, and the first and last position
 /// and time. The `category` query parameter narrows it to the streams of a category (the part of
