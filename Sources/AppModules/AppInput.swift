@@ -27,22 +27,25 @@ public struct AppInput: Sendable {
             throw AppInputError(nil, "\(Self.capitalized(source)) must be a JSON object, with the fields \(Self.list(fields)).")
         }
         var members: [String: JSONValue] = [:]
-        let names = Set(fields.map(\.name))
         for (key, member) in pairs {
-            guard names.contains(key) else {
-                throw AppInputError(key, "The field '\(Self.shown(key))' is not one \(Self.owner(source)) takes; its fields are \(Self.list(fields)).")
-            }
             guard members.updateValue(member, forKey: key) == nil else {
-                throw AppInputError(key, "The field '\(Self.shown(key))' appears twice in \(source); give it once.")
+                throw AppInputError(AppInput.shown(key), "The field '\(AppInput.shown(key))' appears twice in \(source); give it once.")
             }
         }
         try self.init(members: members, source: source, fields: fields)
     }
 
-    /// An input of `members` already parsed, checked against `fields` as ``init(json:source:fields:)`` checks.
+    /// An input of `members` already parsed, checked against `fields` as ``init(json:source:fields:)``
+    /// checks it: a key that is not a field, a required field missing, a value not of its field's
+    /// type. Throws ``AppInputError`` naming the field.
     public init(members: [String: JSONValue], source: String, fields: [AppField]) throws(AppInputError) {
         self.source = source
         self.members = members
+        let names = Set(fields.map(\.name))
+        for key in members.keys.sorted() where !names.contains(key) {
+            throw AppInputError(
+                AppInput.shown(key), "The field '\(AppInput.shown(key))' is not one \(AppInput.owner(source)) takes; its fields are \(AppInput.list(fields)).")
+        }
         for field in fields {
             guard let value = members[field.name] else {
                 if field.required { throw missing(field.name, field.kind.phrase) }

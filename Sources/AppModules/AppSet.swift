@@ -14,6 +14,9 @@ public struct AppSet: Sendable {
         var seen: Set<String> = []
         for module in modules {
             try AppSet.validate(module.name, what: "app")
+            guard module.name != "all" && module.name != "none" else {
+                throw AppSelectionError("An app may not be named '\(module.name)': --apps reads that word as a choice of apps.")
+            }
             guard seen.insert(module.name).inserted else {
                 throw AppSelectionError("Two apps are named '\(module.name)'; each app needs a name of its own.")
             }

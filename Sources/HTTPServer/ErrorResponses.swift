@@ -42,9 +42,11 @@ enum ErrorResponses {
         return body(status(error), object.finish())
     }
 
-    /// The error's HTTP status.
+    /// The error's HTTP status; one that is not an error's (an app module's may say anything)
+    /// answers 500, never a trap on a code outside 0...999.
     static func status(_ error: any CodedError) -> HTTPResponse.Status {
-        HTTPResponse.Status(code: error.httpStatus)
+        let code = error.httpStatus
+        return HTTPResponse.Status(code: (400...599).contains(code) ? code : 500)
     }
 
     /// Hummingbird's own refusals (no route, a body over the limit, a bad request) in our shape.

@@ -91,7 +91,8 @@ public final class Server: Sendable {
             try apps.checkUpcasters(of: store)
             let context = AppContext(store: store, clock: clock)
             commands = try apps.commands(context)
-            chat = apps.contains("chat") ? try AppBackend(context, reaching: [:]) : nil
+            // The seed chat's own, not any module of that name: it records the seed chat's events.
+            chat = apps.modules.contains { $0 is ChatApp } ? try AppBackend(context, reaching: [:]) : nil
             self.apps = apps
         } catch let error as any CodedError {
             throw ServerError(.invalidConfiguration, error.message)

@@ -28,7 +28,7 @@ struct StoreOptions: ParsableArguments {
     @Option(
         name: .long,
         help: ArgumentHelp(
-            "The apps this store is opened with (their read models, upcasters, commands, routes and console views): all, none, or names separated by commas, of \(BuiltInApps.set.described). Default: $ESCTL_APPS, else all.",
+            "The apps whose read models, commands and routes this command registers: all, none, or names separated by commas, of \(BuiltInApps.set.described). Default: $ESCTL_APPS, else all. Events read in their newest shape whatever the choice.",
             valueName: "LIST"))
     var apps: String?
 
@@ -67,12 +67,17 @@ struct StoreOptions: ParsableArguments {
     /// Opens the store with the system clock and time-ordered ids: by default creating it when
     /// missing (for the commands that write); `.existing` and `.readOnly` for the commands that
     /// read, where a path without a store is an error (67) and nothing is created. Events read
-    /// in their newest shape (the chosen apps' upcasters, ``selectedApps()``), or `asStored`, as recorded.
+    /// in their newest shape (every built-in app's upcasters), or `asStored`, as recorded.
     func open(
         _ mode: OpenMode = .createIfMissing, durability: Durability = .full, metricsFactory: (any MetricsFactory)? = nil,
         asStored: Bool = false, subscriptionPageBytes: Int? = nil
     ) async throws -> any EventLog {
-        let upcasters = try selectedApps().upcasters
+        // Every built-in app's upcasters, whatever --apps chooses: they change no event of
+        // another app, and the projections and snapshots that read every type record the
+        // upcasters they were built with, so a store opened with fewer would rebuild them at
+        // each switch. The choice is still checked first: a name not built in opens nothing.
+        _ = try selectedApps()
+        let upcasters = BuiltInApps.set.upcasters
         var configuration = StoreConfiguration(
             durability: durability, logger: logger, metricsFactory: metricsFactory, upcasters: asStored ? [] : upcasters)
         if let subscriptionPageBytes { configuration.subscriptionPageBytes = subscriptionPageBytes }

@@ -1,4 +1,5 @@
 import AppModules
+import EventStore
 import Apps
 import Testing
 
@@ -36,6 +37,26 @@ struct AppSetTests {
             #expect(error?.message == message)
             #expect(error?.category == .invalidInput)
         }
+    }
+
+    @Test("an input given as parsed members is checked as a JSON body is: a key that is no field, a missing field, a wrong type")
+    func checksMembers() throws {
+        let fields = [AppField("steps", .integer, required: false), AppField("user", .string)]
+        let cases: [([String: JSONValue], String?, String)] = [
+            (["user": .string("u"), "stpes": .int(5)], "stpes", "The field 'stpes' is not one POST /x takes; its fields are 'steps', 'user'."),
+            (["steps": .int(5)], "user", "The field 'user' is missing from the body of POST /x; give it as a string."),
+            (["user": .int(1)], "user", "The field 'user' of POST /x must be a string, not a whole number."),
+        ]
+        for (members, field, message) in cases {
+            // Given members that break the fields, when read, then the refusal names the field.
+            let error = #expect(throws: AppInputError.self, "\(members)") { try AppInput(members: members, source: "the body of POST /x", fields: fields) }
+            #expect(error?.field == field)
+            #expect(error?.message == message)
+        }
+        // And members that keep them read with their defaults.
+        let input = try AppInput(members: ["user": .string("u")], source: "the body of POST /x", fields: fields)
+        #expect(try input.int("steps", default: 7) == 7)
+        #expect(try input.string("user") == "u")
     }
 
     @Test("names a route cannot carry are refused")

@@ -143,6 +143,13 @@ struct EsctlAppsTests {
         // And a read model of an app left out is not known to that store's commands.
         let query = try await sandbox.esctl(["query", "messages", "--apps", "none"])
         #expect(query.status == 67, "\(query)")
+        // And switching the choice on one store rebuilds nothing: the log summaries read every
+        // type, with every built-in app's upcasters whatever the choice.
+        for apps in ["all", "none", "chat", "all"] {
+            let counted = try await sandbox.esctl(["query", "count-by-type", "--json", "--apps", apps])
+            #expect(counted.status == 0 && counted.stdout == #"{"types":{"A":1},"total":1}"# + "\n", "\(apps): \(counted)")
+            #expect(!counted.stderr.contains("rebuilding"), "--apps \(apps) rebuilt: \(counted.stderr)")
+        }
     }
 
     @Test("an app not built in, an empty name, or an app's own command with that app left out: exit 64, nothing written")
@@ -154,6 +161,7 @@ struct EsctlAppsTests {
         let empty = try await sandbox.esctl(["projections", "--apps", "fitness,,chat"])
         let leftOut = try await sandbox.esctl(["chat", "say", "hi", "--user", "ann", "--apps", "color"])
         let before = try await sandbox.esctl(["--apps", "nope", "stats"])
+        let backup = try await sandbox.esctl(["backup", sandbox.directory.appending("copy"), "--apps", "nope"])
         // Then each exits 64 with one sentence.
         #expect(unknown.status == 64, "\(unknown)")
         #expect(unknown.stderr == "esctl: There is no app named 'bogus'; the apps built in are fitness, chat, campground and color, or give all or none.\n")
@@ -162,7 +170,9 @@ struct EsctlAppsTests {
         #expect(leftOut.status == 64, "\(leftOut)")
         #expect(leftOut.stderr == "esctl: The app 'chat' is not among --apps (color); add it, or leave --apps out.\n")
         #expect(before.status == 64, "\(before)")
-        // And nothing was written.
+        #expect(backup.status == 64, "\(backup)")
+        // And nothing was written, nor copied.
         #expect(try await sandbox.eventCount() == 1)
+        #expect(!FileManager.default.fileExists(atPath: sandbox.directory.appending("copy")))
     }
 }

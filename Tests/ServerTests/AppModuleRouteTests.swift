@@ -24,6 +24,17 @@ private struct NotesApp: AppModule {
         var recordedEvents: [RecordedEvent] { [] }
     }
 
+    /// A refusal whose status is no HTTP status at all.
+    struct OddStatus: AppRefusal {
+        var codeName: String { "odd" }
+        var category: ErrorCategory { .rejected }
+        var message: String { "Odd." }
+        var httpStatus: Int { 1000 }
+        var description: String { message }
+        var listing: (projection: String, parameter: String)? { nil }
+        var recordedEvents: [RecordedEvent] { [] }
+    }
+
     func commands(_ context: AppContext) throws -> [AppCommand] {
         [
             AppCommand("add", fields: [AppField("id", .string), AppField("text", .string), AppField("pinned", .boolean, required: false)]) { input in
@@ -33,6 +44,7 @@ private struct NotesApp: AppModule {
                 let result = try await context.store.append(to: "note-\(try input.string("id"))", events: [NewEvent(type: "NoteAdded", data: data)])
                 return .events(try await context.store.readStream(result.stream, from: nil, direction: .forward, limit: 10))
             },
+            AppCommand("odd") { _ in throw OddStatus() },
             AppCommand("count", app: "note-stats") { _ in
                 .state(.object([("head", .int(Int64(try await context.store.headPosition())))]), recorded: false)
             },
@@ -66,6 +78,15 @@ struct AppModuleRouteTests {
             let unknown = try await client.post("/apps/notes/add", #"{"id":"n1","text":"x","color":"red"}"#)
             #expect(unknown.status == .badRequest)
             #expect(unknown.object["error"] as? String == "The field 'color' is not one POST /apps/notes/add takes; its fields are 'id', 'pinned', 'text'.")
+            let long = String(repeating: "k", count: 100_000)
+            let unknownLong = try await client.post("/apps/notes/add", #"{"id":"n1","text":"x","\#(long)":1}"#)
+            #expect(unknownLong.status == .badRequest)
+            #expect(unknownLong.object["field"] as? String == String(repeating: "k", count: 40) + "...")
+            #expect(unknownLong.text.utf8.count < 1_000, "the refusal echoes the client's key in full")
+            // When a module's refusal says a status that is none, then 500, and the server goes on.
+            let odd = try await client.post("/apps/notes/odd", "")
+            #expect(odd.status == .internalServerError)
+            #expect(odd.object["code"] as? String == "odd")
             // When the module refuses, then its status, code and sentence, with the listing route.
             let empty = try await client.post("/apps/notes/add", #"{"id":"n1","text":""}"#)
             #expect(empty.status == .unprocessableContent)
@@ -91,6 +112,7 @@ struct AppModuleRouteTests {
                 ([Named(name: "notes"), Named(name: "notes")], "Two apps are named 'notes'; each app needs a name of its own."),
                 ([Named(name: "Notes")], "The app name 'Notes' is not one a route can carry; use 1 to 64 lowercase letters, digits and dashes, starting with a letter."),
                 ([NotesApp(), Named(name: "note-stats"), NotesApp.Rename()], "Two commands are named 'notes/add'; each needs a route of its own."),
+                ([Named(name: "none")], "An app may not be named 'none': --apps reads that word as a choice of apps."),
             ]
             for (apps, message) in cases {
                 let error = #expect(throws: ServerError.self) { try Server(store: store, runner: runner, apps: apps) }

@@ -14,7 +14,7 @@ public struct FitnessApp: AppModule {
     public init() {}
 
     public func checkSnapshot(_ snapshot: Snapshots.Entry, in store: any EventLog) async throws -> String? {
-        guard let stream = snapshot.versions.first?.stream else { return nil }
+        guard let stream = snapshot.versions.first?.stream else { return AppSet.belongsToNoDecider(snapshot) }
         switch snapshot.decider {
         case "fitness":
             guard let user = AppStreams.key(of: stream, prefix: AppStreams.fitnessPrefix) else { break }
