@@ -95,7 +95,10 @@ let package = Package(
         // The shape of an app module, and the choice of modules a face registers (`--apps`).
         .target(name: "AppModules", dependencies: ["EventStoreCore", "Projections", "Commands"]),
         // The four demo apps: their events, states, deciders and read models, as app modules. Not a product.
-        .target(name: "Apps", dependencies: ["EventStoreCore", "Projections", "Commands", "AppModules"], exclude: ["README.md"]),
+        .target(
+            name: "Apps", dependencies: ["EventStoreCore", "Projections", "Commands", "AppModules"], exclude: ["README.md"],
+            // Each app's part of the server's OpenAPI document.
+            resources: ["fitness", "chat", "campground", "color"].map { .embedInCode("OpenAPI/\($0).yaml") }),
         // The JSON and NDJSON forms of events that esctl (and the server) read and write.
         .target(name: "WireFormat", dependencies: ["EventStoreCore", "Projections"]),
         // `esctl serve`: the store, the read models and the apps over HTTP (Hummingbird). Only this
@@ -120,7 +123,8 @@ let package = Package(
             ],
             // The console's page, styles and scripts, compiled into the binary: `esctl serve`
             // needs no file beside it, and an installed esctl serves the same page.
-            resources: ConsoleAssetFiles.names.map { .embedInCode("Console/\($0)") }),
+            // And the generic part of the OpenAPI document (the served apps add theirs).
+            resources: ConsoleAssetFiles.names.map { .embedInCode("Console/\($0)") } + [.embedInCode("OpenAPI/openapi.yaml")]),
         .executableTarget(
             name: "esctl",
             dependencies: [

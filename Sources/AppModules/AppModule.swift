@@ -28,6 +28,11 @@ public protocol AppModule: Sendable {
     /// Checks a stored snapshot of one of ``snapshotDeciders`` against its decider: the problem
     /// in one sentence, or nil. Throws the store's errors.
     func checkSnapshot(_ snapshot: Snapshots.Entry, in store: any EventLog) async throws -> String?
+    /// The app's part of the server's OpenAPI document, as YAML: top-level keys `paths`,
+    /// `schemas`, `responses` or `parameters`, each entry indented two spaces, composed into the
+    /// document's `paths` and `components` (its refs name `#/components/...` as usual). Nil (the
+    /// default): the server writes the paths of ``commands(_:)`` from their declared fields.
+    var openAPI: String? { get }
     /// The app's commands, bound to `context` (the store and clock they run on). Called once
     /// when a face starts; throws when the app cannot run on that store (an `EventStoreError`
     /// for a store opened without its upcasters).
@@ -40,6 +45,7 @@ extension AppModule {
     public var upcasters: [Upcaster] { [] }
     public var schemaVersions: [String: UInt16] { [:] }
     public var snapshotDeciders: Set<String> { [] }
+    public var openAPI: String? { nil }
     public func checkSnapshot(_ snapshot: Snapshots.Entry, in store: any EventLog) async throws -> String? { nil }
     public func commands(_ context: AppContext) throws -> [AppCommand] { [] }
 }

@@ -25,6 +25,8 @@ public final class Server: Sendable {
     public let apps: AppSet
     /// Their commands, bound to the store, by route.
     let commands: [RoutedCommand]
+    /// The OpenAPI document of this server's routes (``OpenAPIDocument``).
+    let openAPI: String
     /// The chat's commands for its own protocol (`/chat/room`, `/chat/say`), when the chat app is served.
     let chat: AppBackend?
     /// How the server listens and what it allows.
@@ -91,6 +93,7 @@ public final class Server: Sendable {
             try apps.checkUpcasters(of: store)
             let context = AppContext(store: store, clock: clock)
             commands = try apps.commands(context)
+            openAPI = try OpenAPIDocument.compose(apps: apps, commands: commands)
             // The seed chat's own, not any module of that name: it records the seed chat's events.
             chat = apps.modules.contains { $0 is ChatApp } ? try AppBackend(context, reaching: [:]) : nil
             self.apps = apps

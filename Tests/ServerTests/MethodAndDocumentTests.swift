@@ -1,7 +1,12 @@
+import AppModules
+import Apps
+import EventStore
+import EventStoreTesting
 import Foundation
 import HTTPServer
 import Hummingbird
 import HummingbirdTesting
+import Projections
 import Testing
 
 @Suite("Wrong methods (405 with Allow) and the OpenAPI document against the routes")
@@ -44,31 +49,86 @@ struct MethodAndDocumentTests {
         }
     }
 
-    @Test("GET /openapi.yaml serves docs/openapi.yaml as it is in the repository")
+    @Test("GET /openapi.yaml with the seed apps is docs/openapi.yaml as it is in the repository")
     func servedDocument() async throws {
         let file = try String(contentsOf: Self.documentURL, encoding: .utf8)
         try await ServerFixture.with { _, client in
             try await client.execute(uri: "/openapi.yaml", method: .get) { response in
                 #expect(response.status == .ok)
                 #expect(response.headers[.contentType] == "application/yaml; charset=utf-8")
-                // When this fails, run scripts/openapi-swift.sh.
-                #expect(response.text == file, "the embedded document differs from docs/openapi.yaml: run scripts/openapi-swift.sh")
+                // When this fails, run scripts/openapi.sh.
+                #expect(response.text == file, "the served document differs from docs/openapi.yaml: run scripts/openapi.sh")
             }
         }
     }
 
-    @Test("The document's paths and methods are exactly the routes the server registers")
+    @Test("The served document's paths and methods are exactly the routes the server registers, with every app, some or none")
     func documentMatchesRoutes() async throws {
-        let document = Self.operations(in: try String(contentsOf: Self.documentURL, encoding: .utf8))
-        try await TemporaryStoreServer.with { server in
-            let registered = Set(server.router().routes.map { "\($0.method.rawValue) \(Self.openAPIPath($0.path.description))" })
-            // Given the router's routes, then each is in the document, and each documented
-            // operation is registered.
-            #expect(registered.subtracting(document).sorted() == [], "registered but not in docs/openapi.yaml")
-            #expect(
-                document.subtracting(registered).sorted() == [],
-                "in docs/openapi.yaml but not registered")
-            #expect(registered.count >= 20, "the router lists too few routes: \(registered.sorted())")
+        let choices: [[any AppModule]] = [AppCatalog.modules, [], [ChatApp(), ColorApp()], [NotesLikeApp()]]
+        for apps in choices {
+            let names = apps.map(\.name)
+            try await ServerFixture.with(apps: apps) { server, client in
+                let served = try await client.execute(uri: "/openapi.yaml", method: .get) { response in response.text }
+                let document = Self.operations(in: served)
+                let registered = Set(server.router().routes.map { "\($0.method.rawValue) \(Self.openAPIPath($0.path.description))" })
+                // Given the router's routes, then each is in the document, and each documented
+                // operation is registered.
+                #expect(registered.subtracting(document).sorted() == [], "\(names): registered but not in /openapi.yaml")
+                #expect(document.subtracting(registered).sorted() == [], "\(names): in /openapi.yaml but not registered")
+                #expect(registered.count >= 20, "the router lists too few routes: \(registered.sorted())")
+                // And only the apps served have paths there.
+                #expect(document.contains("POST /apps/chat/say") == names.contains("chat"), "\(names)")
+                #expect(document.contains("GET /chat/room") == names.contains("chat"), "\(names)")
+                #expect(document.contains("POST /apps/camp/reserve") == names.contains("campground"), "\(names)")
+                #expect(!served.contains("ColorDisplay") || names.contains("color"), "\(names)")
+            }
+        }
+    }
+
+    @Test("a module without a part of its own gets its commands' paths written from their declared fields")
+    func writtenPaths() async throws {
+        try await ServerFixture.with(apps: [NotesLikeApp()]) { _, client in
+            let served = try await client.execute(uri: "/openapi.yaml", method: .get) { response in response.text }
+            // Then the command's path, its fields with their types and what is required are there.
+            let expected = """
+                  /apps/memo/add-memo:
+                    post:
+                      operationId: "memoAddMemo"
+                      summary: "Adds a memo."
+                      requestBody:
+                        required: true
+                        content:
+                          application/json:
+                            schema:
+                              type: object
+                              additionalProperties: false
+                              required: ["text"]
+                              properties:
+                                "text": { type: string, description: "What to remember." }
+                                "urgent": { type: boolean, description: "" }
+                      responses:
+                        "200": { $ref: "#/components/responses/AppAnswer" }
+                """
+            #expect(served.contains(expected), "\(served)")
+            #expect(served.contains("  /apps/memo/clear:\n    post:\n      operationId: \"memoClear\""))
+        }
+    }
+
+    @Test("a module's part that is not in shape, or names what the document has, is refused when the server is made")
+    func refusesParts() async throws {
+        try await TemporaryStore.with { store in
+            let runner = try await ProjectionRunner(store: store, projections: [])
+            let cases: [(String, String)] = [
+                ("info:\n  title: x\n", "The OpenAPI part of the app 'memo' has 'info:' at the top; it may have only paths, schemas, responses and parameters."),
+                ("paths:\n /x:\n", "The OpenAPI part of the app 'memo' has a line before its first section, or indented by one space."),
+                ("paths:\n  /health:\n    get: {}\n", "The OpenAPI part of the app 'memo' names paths '/health', which the document has already."),
+                ("schemas:\n  Error:\n    type: object\n", "The OpenAPI part of the app 'memo' names schemas 'Error', which the document has already."),
+            ]
+            for (part, message) in cases {
+                let error = #expect(throws: ServerError.self, "\(part)") { try Server(store: store, runner: runner, apps: [NotesLikeApp(openAPI: part)]) }
+                #expect(error?.code == .invalidConfiguration)
+                #expect(error?.message == message)
+            }
         }
     }
 
@@ -134,5 +194,24 @@ struct MethodAndDocumentTests {
 enum TemporaryStoreServer {
     static func with(_ body: @escaping @Sendable (Server) async throws -> Void) async throws {
         try await ServerFixture.with { server, _ in try await body(server) }
+    }
+}
+
+/// A module with commands and, unless given one, no OpenAPI part of its own.
+private struct NotesLikeApp: AppModule {
+    let name = "memo"
+    var openAPI: String?
+
+    init(openAPI: String? = nil) {
+        self.openAPI = openAPI
+    }
+
+    func commands(_ context: AppContext) throws -> [AppCommand] {
+        [
+            AppCommand("add-memo", summary: "Adds a memo.", fields: [AppField("text", .string, "What to remember."), AppField("urgent", .boolean, required: false)]) { _ in
+                .events([])
+            },
+            AppCommand("clear") { _ in .events([]) },
+        ]
     }
 }

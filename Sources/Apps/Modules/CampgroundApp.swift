@@ -13,6 +13,8 @@ public struct CampgroundApp: AppModule {
     public var schemaVersions: [String: UInt16] { [CamperAdded.eventType: CamperAdded.schemaVersion] }
     public let snapshotDeciders: Set<String> = ["campground"]
 
+    public var openAPI: String? { String(decoding: PackageResources.campground_yaml, as: UTF8.self) }
+
     public init() {}
 
     public func checkSnapshot(_ snapshot: Snapshots.Entry, in store: any EventLog) async throws -> String? {

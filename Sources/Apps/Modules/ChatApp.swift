@@ -15,6 +15,8 @@ public struct ChatApp: AppModule {
     /// (`esctl chat countdown` allows an hour; a request held for three hours helps no client).
     public static let maximumCountdownInterval = 10.0
 
+    public var openAPI: String? { String(decoding: PackageResources.chat_yaml, as: UTF8.self) }
+
     public init() {}
 
     public func commands(_ context: AppContext) throws -> [AppCommand] {

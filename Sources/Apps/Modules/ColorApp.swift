@@ -11,6 +11,8 @@ public struct ColorApp: AppModule {
     public var projections: [any Projection] { [ColorProjection()] }
     public let snapshotDeciders: Set<String> = ["color"]
 
+    public var openAPI: String? { String(decoding: PackageResources.color_yaml, as: UTF8.self) }
+
     public init() {}
 
     public func checkSnapshot(_ snapshot: Snapshots.Entry, in store: any EventLog) async throws -> String? {

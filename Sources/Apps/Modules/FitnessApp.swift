@@ -11,6 +11,8 @@ public struct FitnessApp: AppModule {
     public var projections: [any Projection] { [AppStateProjection(), AlertsProjection()] }
     public let snapshotDeciders: Set<String> = ["fitness", "alerts"]
 
+    public var openAPI: String? { String(decoding: PackageResources.fitness_yaml, as: UTF8.self) }
+
     public init() {}
 
     public func checkSnapshot(_ snapshot: Snapshots.Entry, in store: any EventLog) async throws -> String? {
