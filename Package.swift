@@ -27,11 +27,14 @@ let package = Package(
         // product of its own, so that users of the embedded store never build a PostgreSQL client.
         .library(name: "EventStorePostgres", targets: ["EventStorePostgres"]),
         .executable(name: "esctl", targets: ["esctl"]),
+        // The store over HTTP, for a program of your own (`esctl serve` is one).
+        .library(name: "HTTPServer", targets: ["HTTPServer"]),
+        // esctl as a library: its generic commands, for an esctl of your own with your apps.
+        .library(name: "EsctlCommands", targets: ["EsctlCommands"]),
         // Internal, not an API: the properties the fuzz package (Fuzz/) checks, and the demo apps
-        // the benchmark package (Benchmarks/) runs, and the server it measures.
+        // the benchmark package (Benchmarks/) runs.
         .library(name: "_FuzzChecks", targets: ["FuzzChecks"]),
         .library(name: "_Apps", targets: ["Apps"]),
-        .library(name: "_HTTPServer", targets: ["HTTPServer"]),
     ],
     traits: [
         .trait(name: "CLI", description: "The esctl command-line tool and its argument parser."),
@@ -96,7 +99,7 @@ let package = Package(
         .target(name: "AppModules", dependencies: ["EventStoreCore", "Projections", "Commands"]),
         // The four demo apps: their events, states, deciders and read models, as app modules. Not a product.
         .target(
-            name: "Apps", dependencies: ["EventStoreCore", "Projections", "Commands", "AppModules"], exclude: ["README.md"],
+            name: "Apps", dependencies: ["EventStoreCore", "Projections", "Commands", "AppModules"], path: "Sources/Apps/Domain",
             // Each app's part of the server's OpenAPI document.
             resources: ["fitness", "chat", "campground", "color"].map { .embedInCode("OpenAPI/\($0).yaml") }),
         // The JSON and NDJSON forms of events that esctl (and the server) read and write.
@@ -125,14 +128,29 @@ let package = Package(
             // needs no file beside it, and an installed esctl serves the same page.
             // And the generic part of the OpenAPI document (the served apps add theirs).
             resources: ConsoleAssetFiles.names.map { .embedInCode("Console/\($0)") } + [.embedInCode("OpenAPI/openapi.yaml")]),
-        .executableTarget(
-            name: "esctl",
+        // esctl's generic commands, as a library.
+        .target(
+            name: "EsctlCommands",
             dependencies: [
-                "EventStore", "Projections", "Commands", "ConsumerGroups", "AppModules", "Apps", "WireFormat", "HTTPServer",
+                "EventStore", "Projections", "Commands", "ConsumerGroups", "AppModules", "WireFormat", "HTTPServer",
                 .product(name: "CoreMetrics", package: "swift-metrics"),
                 .target(name: "EventStorePostgres", condition: .when(traits: ["PostgreSQL"])),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ArgumentParser", package: "swift-argument-parser", condition: .when(traits: ["CLI"])),
+            ]),
+        // The seed apps' own esctl subcommands.
+        .target(
+            name: "AppsCLI",
+            dependencies: [
+                "Apps", "AppModules", "EsctlCommands", "EventStore", "Projections", "Commands", "WireFormat",
+                .product(name: "ArgumentParser", package: "swift-argument-parser", condition: .when(traits: ["CLI"])),
+            ],
+            path: "Sources/Apps/CLI"),
+        // The shipped esctl: the generic commands with the seed apps.
+        .executableTarget(
+            name: "esctl",
+            dependencies: [
+                "EsctlCommands", "Apps", "AppsCLI",
             ]),
         .target(name: "FuzzChecks", dependencies: ["EventStore", "Projections", "Commands", "Apps", "WireFormat"], path: "Tests/FuzzChecks"),
         // Starts the tests' child processes without Foundation's Process (see its header).

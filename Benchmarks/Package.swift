@@ -29,7 +29,7 @@ let package = Package(
                 .product(name: "EventStoreTesting", package: root), .product(name: "EventStorePostgres", package: root), "CLMDBBench",
                 .product(name: "GRDB", package: "GRDB.swift"), .product(name: "Logging", package: "swift-log"),
                 // S7 and S8: the server and its HTTP clients.
-                .product(name: "_HTTPServer", package: root), .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "HTTPServer", package: root), .product(name: "AsyncHTTPClient", package: "async-http-client"),
             ]),
     ],
     swiftLanguageModes: [.v6]

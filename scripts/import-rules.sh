@@ -29,12 +29,18 @@ layers = {
     "EventStoreTesting": 4, "WireFormat": 4, "AppModules": 4,
     "Apps": 5,
     "HTTPServer": 6,
-    "esctl": 7,
+    "EsctlCommands": 7,
+    "AppsCLI": 8,
+    "esctl": 9,
 }
 databases = {"CLMDB", "PostgresNIO"}
 backend_of = {"CLMDB": "EventStoreLMDB", "PostgresNIO": "EventStorePostgres"}
 engines = ["Projections", "Commands", "ConsumerGroups"]
-below_apps = [name for name, layer in layers.items() if layer < layers["Apps"]]
+# Only the seed apps' modules (and the shipped esctl, which carries them) name an app. The
+# server's console still holds the seed apps' views (issue 38 moves them next): not checked yet.
+seed_apps = {"Apps", "AppsCLI", "esctl"}
+not_yet = {"HTTPServer"}
+named_apps_refused = [name for name in layers if name not in seed_apps | not_yet]
 app_words = re.compile(r"\b(nessie|monster|workout|campground|campsite|hex ?keypad|colou?r calculator|fitness)\b", re.I)
 
 problems = []
@@ -97,10 +103,10 @@ for name in targets:
                         problems.append(f"{path}:{number}: imports {module}; only {backend_of[module]} may")
                     if module in ours and module not in allowed:
                         problems.append(f"{path}:{number}: imports {module}, which {name} does not depend on")
-            if name in below_apps and (file.endswith(".swift") or file.endswith(".md")):
+            if name in named_apps_refused and (file.endswith(".swift") or file.endswith(".md")):
                 for number, line in enumerate(open(path, encoding="utf-8"), 1):
                     if app_words.search(line):
-                        problems.append(f"{path}:{number}: names an app below the app modules: {line.strip()[:100]}")
+                        problems.append(f"{path}:{number}: names a seed app outside the seed apps' modules: {line.strip()[:100]}")
 
 # The engines ask for the roles they use (LogReading, LogTables, ...), not for every role at once.
 for engine in engines:

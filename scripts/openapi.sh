@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Writes docs/openapi.yaml: the OpenAPI document the shipped esctl serves with every seed app
 # (GET /openapi.yaml), composed by the server from its generic part
-# (Sources/HTTPServer/OpenAPI/openapi.yaml) and the apps' parts (Sources/Apps/OpenAPI/*.yaml).
+# (Sources/HTTPServer/OpenAPI/openapi.yaml) and the apps' parts (Sources/Apps/Domain/OpenAPI/*.yaml).
 # Run it after changing either; ServerTests' document test fails until you do.
 set -euo pipefail
 cd "$(dirname "$0")/.."

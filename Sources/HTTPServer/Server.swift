@@ -59,7 +59,7 @@ public final class Server: Sendable {
     /// what `/metrics` prints (the store's metrics appear there when it was opened with
     /// `metrics.factory`). Throws ``ServerError`` with ``ServerError/Code/invalidConfiguration``
     /// when `options` do not hold (see ``ServerOptions/validate()``), when `store` was opened
-    /// without the upcasters of an app in `apps` (``AppModule/upcasters``), or when the apps'
+    /// without the upcasters of an app in `apps` (`AppModule.upcasters`), or when the apps'
     /// names or routes clash. Raises the process's soft limit on open files to its hard limit,
     /// and sizes the connection cap from it unless ``ServerOptions/maxConnections`` is set.
     public init(
@@ -197,7 +197,7 @@ public final class Server: Sendable {
     /// Serves until SIGTERM or SIGINT, then stops gracefully: stops accepting, ends open streams,
     /// lets requests in flight finish, and returns within ``ServerOptions/shutdownGrace`` (open
     /// connections are cut after it). Meanwhile the runner's projections follow every commit
-    /// (``ProjectionRunner/followLive(processors:)``, a child task stopped after the HTTP
+    /// (`ProjectionRunner.followLive(processors:)`, a child task stopped after the HTTP
     /// server), so their lag is what the console and `/metrics` show and a query rarely waits. `onListening` gets the bound host and port.
     /// Throws ``ServerError`` with ``ServerError/Code/unavailable`` when it cannot bind (a port in
     /// use), and what the server failed with otherwise.

@@ -72,7 +72,7 @@ public struct ServerOptions: Sendable {
     }
 
     /// The connection cap for a process that may open `descriptorLimit` files: half of them,
-    /// less a reserve for the store, its logs and the refusals (``ConnectionGauge``), between 16
+    /// less a reserve for the store, its logs and the refusals (the connection gauge), between 16
     /// and 1,024.
     public static func defaultMaxConnections(descriptorLimit: Int) -> Int {
         min(1024, max(16, (descriptorLimit - descriptorReserve) / 2))

@@ -3,9 +3,9 @@ import Foundation
 import WireFormat
 
 /// The one line an event is printed as, by `read`, `replay` and `subscribe` alike.
-enum EventLines {
-    /// `--json`: ``EventJSON/line(_:)``.
-    static func json(_ event: RecordedEvent) -> String { EventJSON.line(event) }
+public enum EventLines {
+    /// `--json`: `EventJSON.line(_:)`.
+    public static func json(_ event: RecordedEvent) -> String { EventJSON.line(event) }
 
     /// For people: `POSITION  STREAM@VERSION  TYPE  RECORDED-AT  DATA`, two spaces apart.
     static func text(_ event: RecordedEvent) -> String {

@@ -1,3 +1,4 @@
+import AppModules
 import ArgumentParser
 @_spi(Records) import EventStoreCore
 import EventStore
@@ -7,10 +8,31 @@ import Foundation
 import Glibc
 #endif
 
-/// esctl: the command-line face of the event store.
-@main
-struct Esctl: AsyncParsableCommand {
-    static let configuration = CommandConfiguration(
+/// esctl: the command-line face of the event store, as a library. An executable of its own is
+/// `await Esctl.run(apps: [MyApp()], subcommands: [MyCommand.self])`: esctl's generic commands,
+/// the app modules it carries (which `--apps` chooses among) and the subcommands they bring.
+public struct Esctl: AsyncParsableCommand {
+    /// The root command, as ArgumentParser makes it.
+    public init() {}
+
+    /// Runs esctl on the process's arguments with `apps` built in and `subcommands` beside the
+    /// generic ones, and exits with its status (the table of ``ExitStatus``). Call it once, from
+    /// the executable's top level. Two modules of one name end the process with exit 70.
+    public static func run(apps: [any AppModule], subcommands: [any ParsableCommand.Type] = []) async -> Never {
+        do throws(AppSelectionError) {
+            _ = try AppSet(apps)
+        } catch {
+            Console.error("the apps built into this esctl cannot be registered together: \(error.message)")
+            Terminal.exit(ExitStatus.internalError.rawValue)
+        }
+        BuiltInApps.register(apps, subcommands: subcommands)
+        await main()
+        Terminal.exit(ExitStatus.success.rawValue)
+    }
+
+    /// esctl's generic commands, then the built-in apps' own.
+    public static var configuration: CommandConfiguration {
+        CommandConfiguration(
         commandName: "esctl",
         abstract: "Append, read, replay, query and serve an event store: an embedded LMDB directory or a PostgreSQL database.",
         discussion: """
@@ -26,9 +48,10 @@ struct Esctl: AsyncParsableCommand {
         subcommands: [
             Init.self, Append.self, Read.self, Serve.self, Replay.self, Subscribe.self, Stats.self, Import.self, Export.self,
             ProjectionsCommand.self, Rebuild.self, Query.self, SnapshotsCommand.self, TrackingCommand.self, Verify.self, Backup.self, CheckPages.self,
-            StreamsCommand.self, Purge.self, Forget.self, GroupCommand.self, Fitness.self, Alerts.self, Chat.self, Camp.self, Color.self,
-        ]
+            StreamsCommand.self, Purge.self, Forget.self, GroupCommand.self,
+        ] + BuiltInApps.subcommands
     )
+    }
 
     /// Parses the command line; when that fails and it holds negative numbers, which
     /// ArgumentParser takes for options, parses it again with them read as values (see
@@ -85,7 +108,7 @@ struct Esctl: AsyncParsableCommand {
 
     /// Checks the raw arguments before parsing: Swift turns bytes that are not UTF-8 into
     /// replacement characters, which would slip into stream names unnoticed.
-    static func main() async {
+    public static func main() async {
         for index in 1..<Int(CommandLine.argc) {
             guard let argument = CommandLine.unsafeArgv[index] else { continue }
             let bytes = UnsafeRawBufferPointer(start: argument, count: strlen(argument))

@@ -28,7 +28,7 @@ struct Serve: AsyncParsableCommand {
             that does not name the server gets 421 unless --allow-host does. One access line per request goes to \
             standard error (--log-level warning silences them). \
             SIGTERM or Ctrl-C stops it gracefully: open streams end, appends in flight finish, the \
-            store is closed, and it exits 0. The README's "Serving over HTTP" lists the routes; \
+            store is closed, and it exits 0. docs/http.md lists the routes; \
             GET /openapi.yaml serves their OpenAPI document.
             """)
 

@@ -9,23 +9,23 @@ import Glibc
 
 /// Buffered standard output that can be flushed at will (per event for `subscribe`), and one-line
 /// messages on standard error.
-enum Console {
+public enum Console {
     private static let buffer = Mutex<[UInt8]>([])
     private static let flushThreshold = 64 << 10
 
     /// Writes `line`, made safe for a terminal (``TerminalText``), and a newline to standard
     /// output (buffered). For text meant for people; JSON goes through ``printJSON(_:)``.
-    static func print(_ line: String) {
+    public static func print(_ line: String) {
         append(TerminalText.safe(line))
     }
 
     /// Writes a line of JSON as it is (JSON escapes what it must; a program reads it).
-    static func printJSON(_ line: String) {
+    public static func printJSON(_ line: String) {
         append(line)
     }
 
     /// Writes an event the way `read`, `replay` and `subscribe` print it.
-    static func printEvent(_ event: RecordedEvent, json: Bool) {
+    public static func printEvent(_ event: RecordedEvent, json: Bool) {
         json ? printJSON(EventLines.json(event)) : print(EventLines.text(event))
     }
 
@@ -39,7 +39,7 @@ enum Console {
     }
 
     /// Pushes buffered standard output to its reader now.
-    static func flush() {
+    public static func flush() {
         buffer.withLock { bytes in
             writeAll(bytes, to: STDOUT_FILENO)
             bytes.removeAll(keepingCapacity: true)
@@ -48,13 +48,13 @@ enum Console {
 
     /// Writes `message` as one line to standard error, prefixed with `esctl: ` (made safe for a
     /// terminal: it may quote names and text from the input or the log).
-    static func error(_ message: String) {
+    public static func error(_ message: String) {
         flush()
         writeAll(Array("esctl: \(TerminalText.safe(message))\n".utf8), to: STDERR_FILENO)
     }
 
     /// Writes a line to standard error as it is (progress, notices).
-    static func note(_ line: String) {
+    public static func note(_ line: String) {
         writeAll(Array(line.utf8), to: STDERR_FILENO)
     }
 

@@ -1,5 +1,6 @@
 import Apps
 import ArgumentParser
+import EsctlCommands
 import EventStore
 import Projections
 

@@ -6,9 +6,9 @@ import EventStore
 import Projections
 import WireFormat
 
-/// esctl's exit codes: the same for every command, so scripts can act on them. Documented in the
-/// README and in `esctl --help`; keep all three in step.
-enum ExitStatus: Int32, CaseIterable {
+/// esctl's exit codes: the same for every command, so scripts can act on them. Documented in
+/// docs/esctl.md ("Exit codes") and in `esctl --help`; keep all three in step.
+public enum ExitStatus: Int32, CaseIterable, Sendable {
     case success = 0
     /// A domain rule rejected the command (or recorded it as invalid).
     case rejected = 1
@@ -63,11 +63,14 @@ enum ExitStatus: Int32, CaseIterable {
 }
 
 /// An error esctl itself reports: one sentence and the exit status it leads to.
-struct CLIError: Error {
-    let status: ExitStatus
-    let message: String
+public struct CLIError: Error {
+    /// The status the process exits with.
+    public let status: ExitStatus
+    /// One sentence, printed on standard error after `esctl: `.
+    public let message: String
 
-    init(_ status: ExitStatus, _ message: String) {
+    /// An error that exits with `status`, saying `message`.
+    public init(_ status: ExitStatus, _ message: String) {
         self.status = status
         self.message = message
     }
@@ -75,7 +78,7 @@ struct CLIError: Error {
 
 /// Runs a command's work, turning every failure into one sentence on standard error and the
 /// documented exit code.
-func reportingErrors(_ work: () async throws -> Void) async throws {
+public func reportingErrors(_ work: () async throws -> Void) async throws {
     do {
         try await work()
         Console.flush()

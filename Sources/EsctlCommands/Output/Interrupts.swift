@@ -10,7 +10,7 @@ import Darwin
 /// Ctrl-C (SIGINT) and SIGTERM for the commands that run long: instead of dying mid-write, the
 /// command is told, finishes what is in flight, says where it stopped, and exits 130 (SIGINT) or
 /// 143 (SIGTERM).
-enum Interrupts {
+public enum Interrupts {
     private static let signalReceived = Atomic<Int32>(0)
 
     /// The signal received since the process started watching, if any.
@@ -20,11 +20,11 @@ enum Interrupts {
     }
 
     /// The exit status for the signal received: 143 after SIGTERM, 130 otherwise.
-    static var exitStatus: ExitStatus { received == SIGTERM ? .terminated : .interrupted }
+    public static var exitStatus: ExitStatus { received == SIGTERM ? .terminated : .interrupted }
 
     /// Calls `handler` on SIGINT or SIGTERM (the signal is remembered first) until the returned
     /// sources are cancelled.
-    static func onSignals(_ handler: @escaping @Sendable () -> Void = {}) -> SignalWatch {
+    public static func onSignals(_ handler: @escaping @Sendable () -> Void = {}) -> SignalWatch {
         var sources: [any DispatchSourceSignal] = []
         for number in [SIGINT, SIGTERM] {
             signal(number, SIG_IGN)
@@ -50,11 +50,12 @@ enum Interrupts {
 }
 
 /// The signal handlers of ``Interrupts/onSignals(_:)``, removed by ``cancel()``.
-struct SignalWatch: @unchecked Sendable {
+public struct SignalWatch: @unchecked Sendable {
     // @unchecked Sendable: dispatch sources are thread-safe; the array is never changed.
     let sources: [any DispatchSourceSignal]
 
-    func cancel() {
+    /// Stops watching: the signals act as before again.
+    public func cancel() {
         for source in sources { source.cancel() }
     }
 }

@@ -3,9 +3,9 @@
 /// characters (C0, DEL, C1), line and paragraph separators and the bidirectional overrides and
 /// isolates are shown as escapes (`\n`, `\u{1B}`, `\u{202E}`). `--json` output is never passed
 /// through this: it stays exact JSON.
-enum TerminalText {
+public enum TerminalText {
     /// `text` with every unsafe character escaped; the same string when there is none.
-    static func safe(_ text: String) -> String {
+    public static func safe(_ text: String) -> String {
         guard text.unicodeScalars.contains(where: isUnsafe) else { return text }
         var result = ""
         result.reserveCapacity(text.utf8.count + 8)

@@ -10,7 +10,10 @@ import EventStorePostgres
 #endif
 
 /// The option every command shares: where the store is.
-struct StoreOptions: ParsableArguments {
+public struct StoreOptions: ParsableArguments {
+    /// The options as ArgumentParser fills them.
+    public init() {}
+
     @Option(
         name: .long,
         help: ArgumentHelp(
@@ -33,8 +36,8 @@ struct StoreOptions: ParsableArguments {
     var apps: String?
 
     /// The app modules `--apps` chooses (else `$ESCTL_APPS`, else all of those built in). Throws
-    /// ``AppSelectionError`` (exit 64) for a name not built in.
-    func selectedApps() throws(AppSelectionError) -> AppSet {
+    /// `AppSelectionError` (exit 64) for a name not built in.
+    public func selectedApps() throws(AppSelectionError) -> AppSet {
         let selection = apps ?? ProcessInfo.processInfo.environment["ESCTL_APPS"] ?? "all"
         return try AppSet.select(selection, from: BuiltInApps.modules)
     }
@@ -45,7 +48,7 @@ struct StoreOptions: ParsableArguments {
     }
 
     /// The logger `--log-level` asks for: to standard error from that level up, else silent.
-    var logger: Logger {
+    public var logger: Logger {
         guard let logLevel else { return Logger(label: "esctl", factory: { _ in SwiftLogNoOpLogHandler() }) }
         var logger = Logger(label: "esctl") { label in StreamLogHandler.standardError(label: label) }
         logger.logLevel = logLevel
@@ -56,7 +59,7 @@ struct StoreOptions: ParsableArguments {
     var isPostgres: Bool { path.hasPrefix("postgres://") || path.hasPrefix("postgresql://") }
 
     /// The store directory or URL: `--db`, else `$ESCTL_DB`, else `./esctl.db`.
-    var path: String {
+    public var path: String {
         if let db { return db }
         if let fromEnvironment = ProcessInfo.processInfo.environment["ESCTL_DB"], !fromEnvironment.isEmpty {
             return fromEnvironment
@@ -126,17 +129,21 @@ struct StoreOptions: ParsableArguments {
 }
 
 /// The options of the commands that write: the store, and how durable their commits are.
-struct WritingStoreOptions: ParsableArguments {
-    @OptionGroup var location: StoreOptions
+public struct WritingStoreOptions: ParsableArguments {
+    /// The options as ArgumentParser fills them.
+    public init() {}
 
-    @Option(name: .long, help: "Commit durability: full, no-meta-sync or no-sync (see the README for what a crash can cost).")
+    /// Where the store is, and the apps chosen.
+    @OptionGroup public var location: StoreOptions
+
+    @Option(name: .long, help: "Commit durability: full, no-meta-sync or no-sync (docs/esctl.md: what a crash can cost).")
     var durability: DurabilityOption = .full
 
     /// The store directory or URL: `--db`, else `$ESCTL_DB`, else `./esctl.db`.
-    var path: String { location.path }
+    public var path: String { location.path }
 
     /// Opens the store, creating it when missing; `asStored` without the apps' upcasters.
-    func open(asStored: Bool = false) async throws -> any EventLog {
+    public func open(asStored: Bool = false) async throws -> any EventLog {
         try await location.open(.createIfMissing, durability: durability.durability, asStored: asStored)
     }
 

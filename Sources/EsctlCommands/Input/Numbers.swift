@@ -2,9 +2,9 @@ import ArgumentParser
 
 /// Reads numbers given on the command line, refusing those outside a range with one sentence
 /// that names the range (ArgumentParser's own message only says the value is invalid).
-enum Numbers {
+public enum Numbers {
     /// A whole number in `range`, for the option or argument `name`.
-    static func whole(_ name: String, _ range: ClosedRange<Int>) -> @Sendable (String) throws -> Int {
+    public static func whole(_ name: String, _ range: ClosedRange<Int>) -> @Sendable (String) throws -> Int {
         { text in
             guard let value = Int(text), range.contains(value) else { throw ValidationError(wholeRange(name, range, text)) }
             return value
@@ -22,7 +22,7 @@ enum Numbers {
     }
 
     /// A number (a fraction allowed) in `range`, for `name`.
-    static func decimal(_ name: String, _ range: ClosedRange<Double>) -> @Sendable (String) throws -> Double {
+    public static func decimal(_ name: String, _ range: ClosedRange<Double>) -> @Sendable (String) throws -> Double {
         { text in
             guard let value = Double(text), value.isFinite, range.contains(value) else {
                 if range.upperBound == .greatestFiniteMagnitude {

@@ -1,4 +1,5 @@
 import ArgumentParser
+import EsctlCommands
 import Commands
 import EventStore
 import Foundation
