@@ -52,6 +52,7 @@ test: deps
 	rm -f Examples/.build/debug.yaml
 	$(SWIFT) build --package-path Examples --build-tests
 	$(SWIFT) test --package-path Examples --skip-build
+	./scripts/example-backend.sh
 	./scripts/docs.sh --warnings-as-errors
 
 docs: deps
@@ -68,4 +69,4 @@ uninstall:
 	rm -f "$(DESTDIR)$(PREFIX)/bin/esctl"
 
 clean:
-	rm -rf .build .demo Examples/.build
+	rm -rf .build .demo Examples/.build Examples/Lending/.build

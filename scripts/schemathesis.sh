@@ -4,7 +4,9 @@
 # document says. Installs schemathesis from PyPI into .build/schemathesis-venv when missing,
 # builds esctl, serves a fresh temporary store on a free loopback port, stops the server with
 # SIGTERM, and exits non-zero on any failure (including a server that does not stop with 0).
-#   scripts/schemathesis.sh [MAX_EXAMPLES]      (default 25 per operation: about a minute)
+#   scripts/schemathesis.sh [MAX_EXAMPLES [ESCTL]]   (default 25 per operation: about a minute;
+#                                                    ESCTL: another esctl to serve, such as the
+#                                                    example backend's lendctl; default the built esctl)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 examples=${1:-25}
@@ -15,9 +17,13 @@ if [ ! -x "$venv/bin/st" ]; then
     # Pinned: the versions this script was checked with (a newer one may check differently).
     "$venv/bin/pip" install --quiet --disable-pip-version-check "schemathesis==4.32.5" "hypothesis==6.170.15" </dev/null
 fi
-# The same build as `make test`'s (with tests), so that after it this builds nothing.
-swift build --build-tests >&2
-esctl="$(swift build --show-bin-path)/esctl"
+if [ -n "${2:-}" ]; then
+    esctl=$2
+else
+    # The same build as `make test`'s (with tests), so that after it this builds nothing.
+    swift build --build-tests >&2
+    esctl="$(swift build --show-bin-path)/esctl"
+fi
 
 source scripts/serve-temporary.sh
 # The access log is silenced (warning): schemathesis sends thousands of requests.

@@ -5,7 +5,8 @@ import EventStoreCore
 /// field at fault, so a client's typo never runs a command with a default.
 public struct AppInput: Sendable {
     private let members: [String: JSONValue]
-    /// How the input is named in sentences ("the body of POST /apps/notes/add").
+    /// How the input is named in sentences ("the body of POST /apps/notes/add", "the input of
+    /// esctl app notes add").
     public let source: String
 
     /// Reads `bytes` as an object of `fields` (the command's declared fields); empty or white
@@ -135,9 +136,13 @@ public struct AppInput: Sendable {
         }
     }
 
-    /// "the body of POST /x" → "POST /x": what takes the fields.
+    /// "the body of POST /x" → "POST /x", "the input of esctl app a b" → "esctl app a b": what
+    /// takes the fields.
     private static func owner(_ source: String) -> String {
-        source.hasPrefix("the body of ") ? String(source.dropFirst("the body of ".count)) : source
+        for lead in ["the body of ", "the input of "] where source.hasPrefix(lead) {
+            return String(source.dropFirst(lead.count))
+        }
+        return source
     }
 
     private static func capitalized(_ text: String) -> String {

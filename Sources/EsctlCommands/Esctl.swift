@@ -48,7 +48,7 @@ public struct Esctl: AsyncParsableCommand {
         subcommands: [
             Init.self, Append.self, Read.self, Serve.self, Replay.self, Subscribe.self, Stats.self, Import.self, Export.self,
             ProjectionsCommand.self, Rebuild.self, Query.self, SnapshotsCommand.self, TrackingCommand.self, Verify.self, Backup.self, CheckPages.self,
-            StreamsCommand.self, Purge.self, Forget.self, GroupCommand.self,
+            StreamsCommand.self, Purge.self, Forget.self, GroupCommand.self, AppCommandRun.self,
         ] + BuiltInApps.subcommands
     )
     }

@@ -176,3 +176,42 @@ struct EsctlAppsTests {
         #expect(!FileManager.default.fileExists(atPath: sandbox.directory.appending("copy")))
     }
 }
+
+@Suite("esctl app: an app module's commands from the shell")
+struct EsctlAppCommandTests {
+    let sandbox: EsctlSandbox
+
+    init() throws {
+        sandbox = try EsctlSandbox(prefix: "esctl-app")
+    }
+
+    @Test("a command runs with JSON input and prints what it answers; bad input exits 64 naming the field; an unknown command 67; a refusal by its kind")
+    func runsCommands() async throws {
+        // When commands run from text and from standard input, then their answers are printed.
+        let pressed = try await sandbox.esctl(["app", "color", "set", ##"{"hex":"#006636AA"}"##])
+        #expect(pressed.status == 0, "\(pressed)")
+        #expect(pressed.stdout.contains(##""hexText":"#006636AA""##), "\(pressed)")
+        let said = try await sandbox.esctl(["app", "chat", "say", "-"], stdin: #"{"user":"ann","text":"hi"}"#)
+        #expect(said.status == 0, "\(said)")
+        #expect(try sandbox.objects(said).map { $0["type"] as? String } == ["MessagePosted"])
+        // When the input breaks the declared fields, then 64 with the field named, nothing written.
+        let typo = try await sandbox.esctl(["app", "color", "press", #"{"kye":"A"}"#])
+        #expect(typo.status == 64, "\(typo)")
+        #expect(typo.stderr == "esctl: The field 'kye' is not one esctl app color press takes; its fields are 'calculator', 'key'.\n")
+        // When the command is not one of the apps chosen, then 67 with the commands there are.
+        let unknown = try await sandbox.esctl(["app", "color", "press", #"{"key":"A"}"#, "--apps", "chat"])
+        #expect(unknown.status == 67, "\(unknown)")
+        #expect(unknown.stderr.hasPrefix("esctl: There is no command 'color press' among the apps chosen (chat); the commands are: chat say,"), "\(unknown)")
+        // When the app refuses, then its exit code and sentence, with the esctl query that lists what exists.
+        let refused = try await sandbox.esctl(["app", "camp", "cancel", #"{"reservation":"nope"}"#])
+        #expect(refused.status == 67, "\(refused)")
+        #expect(refused.stderr == "esctl: There is no reservation 'nope'; `esctl query reservations` (with the same --campground) lists them.\n")
+        // And the listing names every command with its fields.
+        let listed = try await sandbox.esctl(["app", "color"])
+        #expect(listed.lines == [
+            "color press {calculator?: string, key: string}  Presses a key of the hex keypad.",
+            "color set {calculator?: string, hex: string}  Sets the display to a hex color.",
+        ], "\(listed)")
+        #expect(try await sandbox.eventCount() == 2)
+    }
+}
