@@ -4,7 +4,7 @@ import EventStoreCore
 /// One command of an app, as every face offers it: a name, the fields of its JSON input (each
 /// checked before it runs), and what runs it. Over HTTP it is `POST /apps/{app}/{name}`.
 public struct AppCommand: Sendable {
-    /// The command's name: lowercase letters, digits and dashes.
+    /// The command's name: lowercase letters, digits and single dashes, starting with a letter.
     public let name: String
     /// The `{app}` of its route when not its module's name (an app whose commands a user knows
     /// under two names).

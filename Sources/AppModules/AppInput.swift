@@ -14,19 +14,7 @@ public struct AppInput: Sendable {
     /// ``AppInputError`` for bytes that are not a JSON object, an unknown or repeated key, a
     /// value not of its field's type, or a required field missing.
     public init(json bytes: [UInt8], source: String, fields: [AppField]) throws(AppInputError) {
-        if bytes.allSatisfy({ $0 == 0x20 || $0 == 0x0A || $0 == 0x0D || $0 == 0x09 }) {
-            try self.init(members: [:], source: source, fields: fields)
-            return
-        }
-        let value: JSONValue
-        do {
-            value = try JSONValue(parsing: bytes)
-        } catch {
-            throw AppInputError(nil, "\(AppInput.capitalized(source)) is not JSON (\(error.message) at byte \(error.offset + 1)); send a JSON object.")
-        }
-        guard case let .object(pairs) = value else {
-            throw AppInputError(nil, "\(Self.capitalized(source)) must be a JSON object, with the fields \(Self.list(fields)).")
-        }
+        let pairs = try AppInput.pairs(json: bytes, source: source, fields: fields)
         var members: [String: JSONValue] = [:]
         for (key, member) in pairs {
             guard members.updateValue(member, forKey: key) == nil else {
@@ -34,6 +22,24 @@ public struct AppInput: Sendable {
             }
         }
         try self.init(members: members, source: source, fields: fields)
+    }
+
+    /// The members of `bytes` as a JSON object, in order; none for empty or white space. Throws
+    /// ``AppInputError`` for bytes that are not a JSON object (`fields` name what it should hold):
+    /// a face may check this before it opens anything.
+    public static func pairs(json bytes: [UInt8], source: String, fields: [AppField] = []) throws(AppInputError) -> [(String, JSONValue)] {
+        if bytes.allSatisfy({ $0 == 0x20 || $0 == 0x0A || $0 == 0x0D || $0 == 0x09 }) { return [] }
+        let value: JSONValue
+        do {
+            value = try JSONValue(parsing: bytes)
+        } catch {
+            throw AppInputError(nil, "\(AppInput.capitalized(source)) is not JSON (\(error.message) at byte \(error.offset + 1)); send a JSON object.")
+        }
+        guard case let .object(pairs) = value else {
+            let expected = fields.isEmpty ? "" : ", with the fields \(Self.list(fields))"
+            throw AppInputError(nil, "\(Self.capitalized(source)) must be a JSON object\(expected).")
+        }
+        return pairs
     }
 
     /// An input of `members` already parsed, checked against `fields` as ``init(json:source:fields:)``

@@ -29,9 +29,13 @@ public protocol AppModule: Sendable {
     /// in one sentence, or nil. Throws the store's errors.
     func checkSnapshot(_ snapshot: Snapshots.Entry, in store: any EventLog) async throws -> String?
     /// The app's part of the server's OpenAPI document, as YAML: top-level keys `paths`,
-    /// `schemas`, `responses` or `parameters`, each entry indented two spaces, composed into the
-    /// document's `paths` and `components` (its refs name `#/components/...` as usual). Nil (the
-    /// default): the server writes the paths of ``commands(_:)`` from their declared fields.
+    /// `schemas`, `responses` or `parameters` only (no comment or `---` at the top), each
+    /// section's entries indented exactly two spaces, with spaces (no tab) and line feeds (no
+    /// carriage return); composed into the document's `paths` and `components` (its refs name
+    /// `#/components/...` as usual). The server refuses, when it is made, a part out of this
+    /// shape, and one naming a path, a component or an operationId the document has already.
+    /// Nil (the default): the server writes the paths of ``commands(_:)`` from their declared
+    /// fields.
     var openAPI: String? { get }
     /// The app's commands, bound to `context` (the store and clock they run on). Called once
     /// when a face starts; throws when the app cannot run on that store (an `EventStoreError`

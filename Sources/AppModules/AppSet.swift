@@ -97,7 +97,8 @@ public struct AppSet: Sendable {
 
     /// Every module's commands bound to `context`, each with the `{app}` of its route. Throws what
     /// a module's ``AppModule/commands(_:)`` throws, and ``AppSelectionError`` when a command's
-    /// name is not lowercase letters, digits and dashes or two commands share a route.
+    /// name is not lowercase letters, digits and single dashes, a field's name is not letters,
+    /// digits, `_` and `-`, a command declares a field twice, or two commands share a route.
     public func commands(_ context: AppContext) throws -> [RoutedCommand] {
         var routed: [RoutedCommand] = []
         var seen: Set<String> = []
@@ -106,6 +107,20 @@ public struct AppSet: Sendable {
                 let app = command.app ?? module.name
                 try AppSet.validate(app, what: "app")
                 try AppSet.validate(command.name, what: "command")
+                var fieldNames: Set<String> = []
+                for field in command.fields {
+                    let bytes = Array(field.name.utf8)
+                    let isLetter = { (byte: UInt8) in (0x61...0x7A).contains(byte) || (0x41...0x5A).contains(byte) }
+                    guard let first = bytes.first, isLetter(first), bytes.count <= 64,
+                        bytes.allSatisfy({ isLetter($0) || (0x30...0x39).contains($0) || $0 == 0x5F || $0 == 0x2D })
+                    else {
+                        throw AppSelectionError(
+                            "The command '\(app)/\(command.name)' declares a field named '\(AppSet.shown(field.name))'; use 1 to 64 letters, digits, '_' and '-', starting with a letter.")
+                    }
+                    guard fieldNames.insert(field.name).inserted else {
+                        throw AppSelectionError("The command '\(app)/\(command.name)' declares the field '\(field.name)' twice; declare each field once.")
+                    }
+                }
                 guard seen.insert("\(app)/\(command.name)").inserted else {
                     throw AppSelectionError("Two commands are named '\(app)/\(command.name)'; each needs a route of its own.")
                 }
@@ -124,13 +139,17 @@ public struct AppSet: Sendable {
         }
     }
 
-    /// Checks that `name` is lowercase ASCII letters, digits and dashes, 1 to 64 of them, and
-    /// starts with a letter: it goes into routes and command lines as it is.
+    /// Checks that `name` is 1 to 64 lowercase ASCII letters, digits and dashes, starts with a
+    /// letter and neither ends with a dash nor holds two in a row: it goes into routes, command
+    /// lines and operation ids as it is.
     public static func validate(_ name: String, what: String) throws(AppSelectionError) {
         let bytes = Array(name.utf8)
         let allowed = bytes.allSatisfy { (0x61...0x7A).contains($0) || (0x30...0x39).contains($0) || $0 == 0x2D }
-        guard !bytes.isEmpty, bytes.count <= 64, allowed, let first = bytes.first, (0x61...0x7A).contains(first) else {
-            throw AppSelectionError("The \(what) name '\(shown(name))' is not one a route can carry; use 1 to 64 lowercase letters, digits and dashes, starting with a letter.")
+        guard !bytes.isEmpty, bytes.count <= 64, allowed, let first = bytes.first, (0x61...0x7A).contains(first), bytes.last != 0x2D,
+            !name.contains("--")
+        else {
+            throw AppSelectionError(
+                "The \(what) name '\(shown(name))' is not one a route can carry; use 1 to 64 lowercase letters, digits and single dashes, starting with a letter.")
         }
     }
 

@@ -17,18 +17,36 @@ public struct Esctl: AsyncParsableCommand {
 
     /// Runs esctl on the process's arguments with `apps` built in and `subcommands` beside the
     /// generic ones, and exits with its status (the table of ``ExitStatus``). Call it once, from
-    /// the executable's top level. Two modules of one name end the process with exit 70.
+    /// the executable's top level. Modules that cannot be registered together (two of one name,
+    /// a name a route cannot carry, `all` or `none`) or a subcommand named as a generic one end
+    /// the process with exit 70: they are the program's mistakes, not its user's.
     public static func run(apps: [any AppModule], subcommands: [any ParsableCommand.Type] = []) async -> Never {
         do throws(AppSelectionError) {
             _ = try AppSet(apps)
         } catch {
-            Console.error("the apps built into this esctl cannot be registered together: \(error.message)")
+            Console.error("the apps built into this program cannot be registered together: \(error.message)")
             Terminal.exit(ExitStatus.internalError.rawValue)
         }
+        // Registered first: the commands' configurations (read below for their names) may list
+        // what the apps bring, and are made once.
         BuiltInApps.register(apps, subcommands: subcommands)
+        let generic = Set(genericSubcommands.map { $0._commandName })
+        for subcommand in subcommands where generic.contains(subcommand._commandName) {
+            Console.error("the subcommand '\(subcommand._commandName)' of this program has the name of one of esctl's own; give it another.")
+            Terminal.exit(ExitStatus.internalError.rawValue)
+        }
         await main()
+        // What a command printed without going through reportingErrors is written out too.
+        Console.flush()
         Terminal.exit(ExitStatus.success.rawValue)
     }
+
+    /// esctl's own commands.
+    static let genericSubcommands: [any ParsableCommand.Type] = [
+        Init.self, Append.self, Read.self, Serve.self, Replay.self, Subscribe.self, Stats.self, Import.self, Export.self,
+        ProjectionsCommand.self, Rebuild.self, Query.self, SnapshotsCommand.self, TrackingCommand.self, Verify.self, Backup.self, CheckPages.self,
+        StreamsCommand.self, Purge.self, Forget.self, GroupCommand.self, AppCommandRun.self,
+    ]
 
     /// esctl's generic commands, then the built-in apps' own.
     public static var configuration: CommandConfiguration {
@@ -45,11 +63,7 @@ public struct Esctl: AsyncParsableCommand {
             \(ExitStatus.helpText)
             """,
         version: EsctlVersion.text,
-        subcommands: [
-            Init.self, Append.self, Read.self, Serve.self, Replay.self, Subscribe.self, Stats.self, Import.self, Export.self,
-            ProjectionsCommand.self, Rebuild.self, Query.self, SnapshotsCommand.self, TrackingCommand.self, Verify.self, Backup.self, CheckPages.self,
-            StreamsCommand.self, Purge.self, Forget.self, GroupCommand.self, AppCommandRun.self,
-        ] + BuiltInApps.subcommands
+        subcommands: genericSubcommands + BuiltInApps.subcommands
     )
     }
 

@@ -1,7 +1,7 @@
 import Foundation
 
-/// A fresh directory under the system's temporary directory, removed with everything in it when
-/// the value is released. Every test makes its own, so tests run in any order and in parallel.
+/// A fresh directory under the system's temporary directory, removed with everything in it soon
+/// after the value is released (on a thread of its own). Every test makes its own, so tests run in any order and in parallel.
 public final class TemporaryDirectory: Sendable {
     /// The directory's absolute path.
     public let path: String
@@ -16,7 +16,11 @@ public final class TemporaryDirectory: Sendable {
     }
 
     deinit {
-        try? FileManager.default.removeItem(atPath: path)
+        // Removing a store's files can take a second or more on a busy disk, and a test's values
+        // are often released on a thread of Swift's cooperative pool, which must not block that
+        // long: the directory is removed on a thread of its own.
+        let path = path
+        Thread.detachNewThread { try? FileManager.default.removeItem(atPath: path) }
     }
 
     /// A path inside the directory (not created).

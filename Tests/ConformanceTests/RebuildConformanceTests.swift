@@ -16,11 +16,20 @@ struct RebuildConformanceTests {
             let runner = try await ProjectionRunner(
                 store: f.log, projections: [EventCountByType()], batchSize: 50, maximumBatchRows: 3, maximumBatchRowsAlone: 48, finalRebuildStep: 0)
             try await runner.catchUp()
-            // When it is rebuilt in small batches while another task appends and queries run
+            // When it is rebuilt in small batches while another task appends and queries run. The
+            // rebuild waits after its first batch until a query has run while it is under way (at
+            // most 60 s, on its fold thread, not the cooperative pool): on a loaded machine it could
+            // otherwise finish before the first query, and the test would show nothing.
             let done = Flag()
+            let resume = DispatchSemaphore(value: 0)
+            let held = Flag()
             let rebuild = Task {
                 defer { done.set() }
-                return try await runner.rebuild()
+                return try await runner.rebuild(progress: { _, _, _ in
+                    guard !held.isSet else { return }
+                    held.set()
+                    _ = resume.wait(timeout: .now() + 60)
+                })
             }
             let log = f.log
             let appender = Task {
@@ -31,7 +40,10 @@ struct RebuildConformanceTests {
             while !done.isSet {
                 let underWay = try await runner.statuses()[0].rebuild != nil
                 answers.append(try await runner.query("count-by-type"))
-                if underWay { answeredDuringTheRebuild += 1 }
+                if underWay {
+                    answeredDuringTheRebuild += 1
+                    resume.signal()
+                }
             }
             _ = try await rebuild.value
             try await appender.value

@@ -199,9 +199,12 @@ struct EsctlAppCommandTests {
         #expect(typo.status == 64, "\(typo)")
         #expect(typo.stderr == "esctl: The field 'kye' is not one esctl app color press takes; its fields are 'calculator', 'key'.\n")
         // When the command is not one of the apps chosen, then 67 with the commands there are.
-        let unknown = try await sandbox.esctl(["app", "color", "press", #"{"key":"A"}"#, "--apps", "chat"])
+        let unknown = try await sandbox.esctl(["app", "chat", "shout", #"{"text":"A"}"#, "--apps", "chat"])
         #expect(unknown.status == 67, "\(unknown)")
-        #expect(unknown.stderr.hasPrefix("esctl: There is no command 'color press' among the apps chosen (chat); the commands are: chat say,"), "\(unknown)")
+        #expect(unknown.stderr.hasPrefix("esctl: There is no command 'chat shout' among the apps chosen (chat); the commands are: chat say,"), "\(unknown)")
+        let leftOut = try await sandbox.esctl(["app", "color", "press", #"{"key":"A"}"#, "--apps", "chat"])
+        #expect(leftOut.status == 67, "\(leftOut)")
+        #expect(leftOut.stderr == "esctl: There is no app 'color' with commands among the apps chosen (chat); the apps with commands are: chat.\n", "\(leftOut)")
         // When the app refuses, then its exit code and sentence, with the esctl query that lists what exists.
         let refused = try await sandbox.esctl(["app", "camp", "cancel", #"{"reservation":"nope"}"#])
         #expect(refused.status == 67, "\(refused)")
@@ -213,5 +216,22 @@ struct EsctlAppCommandTests {
             "color set {calculator?: string, hex: string}  Sets the display to a hex color.",
         ], "\(listed)")
         #expect(try await sandbox.eventCount() == 2)
+        // And an app that is not among those chosen exits 67 with the list; input over 4 MiB 64.
+        let noApp = try await sandbox.esctl(["app", "chess"])
+        #expect(noApp.status == 67, "\(noApp)")
+        #expect(noApp.stderr.hasPrefix("esctl: There is no app 'chess' with commands among the apps chosen (fitness, chat, campground and color); the apps with commands are: alerts, camp, chat, color, fitness."), "\(noApp)")
+        let large = try await sandbox.esctl(["app", "chat", "say", "-"], stdin: String(repeating: " ", count: (4 << 20) + 1))
+        #expect(large.status == 64, "\(large)")
+        #expect(large.stderr == "esctl: The input is over 4 MiB; give less.\n", "\(large)")
+        #expect(try await sandbox.eventCount() == 2)
+    }
+
+    @Test("listing the commands opens an existing store only; a mistake in the input creates none")
+    func createsNothing() async throws {
+        let listed = try await sandbox.esctl(["app"])
+        #expect(listed.status == 67, "\(listed)")
+        let typo = try await sandbox.esctl(["app", "chat", "say", "{"])
+        #expect(typo.status == 64, "\(typo)")
+        #expect(!FileManager.default.fileExists(atPath: sandbox.db), "a store was created at \(sandbox.db)")
     }
 }

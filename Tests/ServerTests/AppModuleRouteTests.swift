@@ -110,9 +110,12 @@ struct AppModuleRouteTests {
             let runner = try await ProjectionRunner(store: store, projections: [])
             let cases: [(apps: [any AppModule], message: String)] = [
                 ([Named(name: "notes"), Named(name: "notes")], "Two apps are named 'notes'; each app needs a name of its own."),
-                ([Named(name: "Notes")], "The app name 'Notes' is not one a route can carry; use 1 to 64 lowercase letters, digits and dashes, starting with a letter."),
+                ([Named(name: "Notes")], "The app name 'Notes' is not one a route can carry; use 1 to 64 lowercase letters, digits and single dashes, starting with a letter."),
                 ([NotesApp(), Named(name: "note-stats"), NotesApp.Rename()], "Two commands are named 'notes/add'; each needs a route of its own."),
                 ([Named(name: "none")], "An app may not be named 'none': --apps reads that word as a choice of apps."),
+                ([Named(name: "a--b")], "The app name 'a--b' is not one a route can carry; use 1 to 64 lowercase letters, digits and single dashes, starting with a letter."),
+                ([NotesApp.TwiceField()], "The command 'twice/add' declares the field 'x' twice; declare each field once."),
+                ([NotesApp.OddField()], "The command 'odd-field/add' declares a field named 'a b'; use 1 to 64 letters, digits, '_' and '-', starting with a letter."),
             ]
             for (apps, message) in cases {
                 let error = #expect(throws: ServerError.self) { try Server(store: store, runner: runner, apps: apps) }
@@ -128,6 +131,22 @@ struct AppModuleRouteTests {
 }
 
 extension NotesApp {
+    /// A command that declares one field twice.
+    fileprivate struct TwiceField: AppModule {
+        let name = "twice"
+        func commands(_ context: AppContext) throws -> [AppCommand] {
+            [AppCommand("add", fields: [AppField("x", .string), AppField("x", .integer)]) { _ in .events([]) }]
+        }
+    }
+
+    /// A command whose field's name no client could send as a key it expects.
+    fileprivate struct OddField: AppModule {
+        let name = "odd-field"
+        func commands(_ context: AppContext) throws -> [AppCommand] {
+            [AppCommand("add", fields: [AppField("a b", .string)]) { _ in .events([]) }]
+        }
+    }
+
     /// A module of another name whose command takes the notes' route.
     fileprivate struct Rename: AppModule {
         let name = "renamed"

@@ -120,7 +120,19 @@ struct MethodAndDocumentTests {
             let runner = try await ProjectionRunner(store: store, projections: [])
             let cases: [(String, String)] = [
                 ("info:\n  title: x\n", "The OpenAPI part of the app 'memo' has 'info:' at the top; it may have only paths, schemas, responses and parameters."),
-                ("paths:\n /x:\n", "The OpenAPI part of the app 'memo' has a line before its first section, or indented by one space."),
+                ("paths:\n /x:\n", "The OpenAPI part of the app 'memo' indents the first entry of paths by 1 spaces, not 2."),
+                ("paths:\n    /apps/memo/x:\n      post: {}\n", "The OpenAPI part of the app 'memo' indents the first entry of paths by 4 spaces, not 2."),
+                ("  /x:\n", "The OpenAPI part of the app 'memo' has a line before its first section."),
+                ("paths:\n\t/x:\n", "The OpenAPI part of the app 'memo' indents a line with a tab; use spaces."),
+                ("paths:\r\n  /x:\r\n", "The OpenAPI part of the app 'memo' has carriage returns; end its lines with line feeds only."),
+                ("paths:\n  \"/health\":\n    get: {}\n", "The OpenAPI part of the app 'memo' names paths '/health', which the document has already."),
+                ("paths:\n  /metrics: # ours\n    get: {}\n", "The OpenAPI part of the app 'memo' names paths '/metrics', which the document has already."),
+                ("schemas:\n  Error: { type: string }\n", "The OpenAPI part of the app 'memo' names schemas 'Error', which the document has already."),
+                ("paths:\n  /a:\n    get: {}\n  /a:\n    put: {}\n", "The OpenAPI part of the app 'memo' names paths '/a', which the document has already."),
+                (
+                    "paths:\n  /apps/memo/x:\n    post:\n      operationId: \"queryProjection\"\n",
+                    "The OpenAPI part of the app 'memo' has the operationId 'queryProjection', which the document has already; give each operation an id of its own."
+                ),
                 ("paths:\n  /health:\n    get: {}\n", "The OpenAPI part of the app 'memo' names paths '/health', which the document has already."),
                 ("schemas:\n  Error:\n    type: object\n", "The OpenAPI part of the app 'memo' names schemas 'Error', which the document has already."),
             ]
@@ -129,6 +141,14 @@ struct MethodAndDocumentTests {
                 #expect(error?.code == .invalidConfiguration)
                 #expect(error?.message == message)
             }
+            // And a part's blank lines (a block's paragraphs) are kept, those at its end dropped.
+            let part = "paths:\n  /apps/memo/add-memo:\n    post:\n      description: |\n        One.\n\n        Two.\n      operationId: memoAddMemo\n  /apps/memo/clear:\n    post: {}\n\n\n"
+            let server = try Server(store: store, runner: runner, apps: [NotesLikeApp(openAPI: part)])
+            let document = try await ServerFixture.test(server, .router) { client in
+                try await client.execute(uri: "/openapi.yaml", method: .get) { response in response.text }
+            }
+            #expect(document.contains("        One.\n\n        Two.\n"), "\(document)")
+            #expect(document.contains("    post: {}\ncomponents:"), "\(document)")
         }
     }
 

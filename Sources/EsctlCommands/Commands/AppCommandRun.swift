@@ -15,9 +15,14 @@ struct AppCommandRun: AsyncParsableCommand {
             runs (exit 64 naming the field at fault). Prints what the command answers: each event \
             recorded as one JSON line (as replay --json), or the app's state as one JSON object; \
             nothing when nothing needed recording. A refusal of the app's rules exits by its kind \
-            (1 rejected, 67 not found, ...), after the events it recorded anyway. Without APP, or \
-            without COMMAND, lists the commands of the apps chosen (--apps) and their fields.
+            (1 rejected, 67 not found, ...), after the events it recorded anyway. An app or command \
+            that is not among the apps chosen exits 67 with the list; input over 4 MiB exits 64. \
+            Without APP, or without COMMAND, lists the commands of the apps chosen (--apps) and \
+            their fields, on an existing store.
             """)
+
+    /// The most input a command takes, as the server's default --max-body.
+    static let maximumInputBytes = 4 << 20
 
     @OptionGroup var store: WritingStoreOptions
 
@@ -33,9 +38,21 @@ struct AppCommandRun: AsyncParsableCommand {
     func run() async throws {
         try await reportingErrors {
             let apps = try self.store.location.selectedApps()
-            let log = try await self.store.open()
+            // The input first: a mistake in it opens (and creates) nothing.
+            let bytes = try input.map { try InputText.bytes($0, what: "the input", limit: Self.maximumInputBytes) } ?? Data()
+            if let app, let command {
+                _ = try AppInput.pairs(json: [UInt8](bytes), source: "the input of esctl app \(app) \(command)")
+            }
+            let log = try await (command == nil ? self.store.openExisting() : self.store.open())
             return try await log.closingAfter {
                 let commands = try apps.commands(AppContext(store: log))
+                if let app, !commands.contains(where: { $0.app == app }) {
+                    let names = Array(Set(commands.map(\.app))).sorted()
+                    throw CLIError(
+                        .notFound,
+                        "There is no app '\(TerminalText.safe(app))' with commands among the apps chosen (\(apps.described)); \(names.isEmpty ? "they have none" : "the apps with commands are: " + names.joined(separator: ", "))."
+                    )
+                }
                 guard let app, let command else {
                     list(commands.filter { app == nil || $0.app == app })
                     return
@@ -47,7 +64,6 @@ struct AppCommandRun: AsyncParsableCommand {
                         "There is no command '\(TerminalText.safe(app)) \(TerminalText.safe(command))' among the apps chosen (\(apps.described)); \(known.isEmpty ? "they have none" : "the commands are: " + known.joined(separator: ", "))."
                     )
                 }
-                let bytes = try input.map { try InputText.bytes($0, what: "the input") } ?? Data()
                 let given = try AppInput(json: [UInt8](bytes), source: "the input of esctl app \(app) \(command)", fields: routed.command.fields)
                 do {
                     let answer = try await routed.command.run(given)

@@ -273,18 +273,39 @@ struct ExpectedVersionOption: ExpressibleByArgument {
 
 /// Reads JSON given on the command line, from a file (@FILE) or from standard input (-).
 enum InputText {
-    static func bytes(_ argument: String, what: String) throws -> Data {
-        if argument == "-" {
-            return FileHandle.standardInput.readDataToEndOfFile()
+    /// The bytes of `argument`; with `limit`, at most that many are read from a file or standard
+    /// input, and more is an error (64) that says so.
+    static func bytes(_ argument: String, what: String, limit: Int? = nil) throws -> Data {
+        guard let limit else {
+            if argument == "-" {
+                return FileHandle.standardInput.readDataToEndOfFile()
+            }
+            if argument.hasPrefix("@") {
+                let path = String(argument.dropFirst())
+                guard let contents = FileManager.default.contents(atPath: path) else {
+                    throw CLIError(.invalidInput, "Cannot read the file '\(path)' given to \(what); check the path.")
+                }
+                return contents
+            }
+            return Data(argument.utf8)
         }
-        if argument.hasPrefix("@") {
+        let data: Data
+        if argument == "-" {
+            data = (try? FileHandle.standardInput.read(upToCount: limit + 1)) ?? Data()
+        } else if argument.hasPrefix("@") {
             let path = String(argument.dropFirst())
-            guard let contents = FileManager.default.contents(atPath: path) else {
+            guard let file = FileHandle(forReadingAtPath: path), let read = try? file.read(upToCount: limit + 1) else {
                 throw CLIError(.invalidInput, "Cannot read the file '\(path)' given to \(what); check the path.")
             }
-            return contents
+            try? file.close()
+            data = read
+        } else {
+            data = Data(argument.utf8)
         }
-        return Data(argument.utf8)
+        if data.count > limit {
+            throw CLIError(.invalidInput, "\(what.prefix(1).uppercased() + what.dropFirst()) is over \(limit >> 20) MiB; give less.")
+        }
+        return data
     }
 
     /// The bytes of `argument` (text, @FILE or -), checked to be one JSON value.

@@ -54,7 +54,8 @@ public struct SignalWatch: @unchecked Sendable {
     // @unchecked Sendable: dispatch sources are thread-safe; the array is never changed.
     let sources: [any DispatchSourceSignal]
 
-    /// Stops watching: the signals act as before again.
+    /// Stops watching: the handler no longer runs. The signals stay ignored (as
+    /// ``Interrupts/onSignals(_:)`` set them): a process that goes on should watch them again.
     public func cancel() {
         for source in sources { source.cancel() }
     }

@@ -101,7 +101,7 @@ public struct LendingError: AppRefusal, Equatable {
         }
     }
 
-    /// The shelf lists the books there are.
-    public var listing: (projection: String, parameter: String)? { code == .notFound ? ("shelf", "member") : nil }
+    /// None: the shelf lists every book without a parameter.
+    public var listing: (projection: String, parameter: String)? { nil }
     public var recordedEvents: [RecordedEvent] { [] }
 }
