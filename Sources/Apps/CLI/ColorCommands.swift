@@ -30,9 +30,7 @@ struct Color: AsyncParsableCommand {
         try await reportingErrors {
             try await options.store.withBackend(of: ColorApp()) { backend in
                 let outcome = try await backend.color(command, calculator: options.calculator)
-                for event in outcome.passedOver {
-                    Console.note("esctl: warning: passed over \(TerminalText.safe(event.description)) — it does not decode\n")
-                }
+                Console.warn(passedOver: outcome.passedOver)
                 let display = outcome.state
                 if options.json {
                     Console.printJSON(display.json(calculator: options.calculator).serialized)

@@ -24,9 +24,7 @@ struct DomainOptions: ParsableArguments {
     /// Warns on standard error of each event of the command's streams that was passed over (it
     /// does not decode): the command decided by its rules on the rest.
     func warn(_ passedOver: [PassedOverEvent]) {
-        for event in passedOver {
-            Console.note("esctl: warning: passed over \(TerminalText.safe(event.description)) — it does not decode\n")
-        }
+        Console.warn(passedOver: passedOver)
     }
 
     /// Prints recorded events as JSON lines when `--json` was given; returns whether it did.

@@ -25,9 +25,7 @@ public enum AppCatalog {
 
     /// The schema version of every app event type that evolved past 1, as the apps write and
     /// read it: a store the apps use must bring older events to it (``AppBackend`` checks).
-    public static var schemaVersions: [String: UInt16] {
-        modules.reduce(into: [:]) { versions, module in versions.merge(module.schemaVersions) { max($0, $1) } }
-    }
+    public static var schemaVersions: [String: UInt16] { ((try? AppSet(modules)) ?? .none).schemaVersions }
 }
 
 extension AppCatalog {

@@ -67,9 +67,7 @@ struct AppCommandRun: AsyncParsableCommand {
                 let given = try AppInput(json: [UInt8](bytes), source: "the input of esctl app \(app) \(command)", fields: routed.command.fields)
                 do {
                     let answer = try await routed.command.run(given)
-                    for event in answer.passedOver {
-                        Console.note("esctl: warning: passed over \(TerminalText.safe(event.description)) — it does not decode\n")
-                    }
+                    Console.warn(passedOver: answer.passedOver)
                     switch answer.body {
                     case let .events(events):
                         events.forEach { Console.printJSON(EventLines.json($0)) }

@@ -1,3 +1,4 @@
+import Commands
 import EventStore
 import Foundation
 import Synchronization
@@ -56,6 +57,14 @@ public enum Console {
     /// Writes a line to standard error as it is (progress, notices).
     public static func note(_ line: String) {
         writeAll(Array(line.utf8), to: STDERR_FILENO)
+    }
+
+    /// Warns on standard error of each event of a command's streams that was passed over (it
+    /// does not decode): the command decided by its rules on the rest.
+    public static func warn(passedOver events: [PassedOverEvent]) {
+        for event in events {
+            note("esctl: warning: passed over \(TerminalText.safe(event.description)) — it does not decode\n")
+        }
     }
 
     private static func writeAll(_ bytes: [UInt8], to descriptor: Int32) {
