@@ -109,7 +109,7 @@ let package = Package(
         .target(
             name: "HTTPServer",
             dependencies: [
-                "EventStore", "Projections", "Commands", "AppModules", "Apps", "WireFormat",
+                "EventStore", "Projections", "Commands", "AppModules", "WireFormat",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "HTTPTypes", package: "swift-http-types"),
@@ -143,15 +143,26 @@ let package = Package(
         .target(
             name: "AppsCLI",
             dependencies: [
-                "Apps", "AppModules", "EsctlCommands", "EventStore", "Projections", "Commands", "WireFormat",
+                "Apps", "AppsServer", "AppModules", "EsctlCommands", "HTTPServer", "EventStore", "Projections", "Commands", "WireFormat",
                 .product(name: "ArgumentParser", package: "swift-argument-parser", condition: .when(traits: ["CLI"])),
             ],
             path: "Sources/Apps/CLI"),
+        // The seed apps' faces on the server: their console views and the chat's own protocol.
+        .target(
+            name: "AppsServer",
+            dependencies: [
+                "Apps", "AppModules", "HTTPServer", "EventStore", "WireFormat",
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "NIOFoundationCompat", package: "swift-nio"),
+            ],
+            path: "Sources/Apps/Server",
+            resources: ["workout", "chat", "camp", "color"].flatMap { [.embedInCode("Console/\($0).js"), .embedInCode("Console/\($0).css")] }
+                + [.embedInCode("OpenAPI/chat-protocol.yaml")]),
         // The shipped esctl: the generic commands with the seed apps.
         .executableTarget(
             name: "esctl",
             dependencies: [
-                "EsctlCommands", "Apps", "AppsCLI",
+                "EsctlCommands", "Apps", "AppsCLI", "AppsServer",
             ]),
         .target(name: "FuzzChecks", dependencies: ["EventStore", "Projections", "Commands", "Apps", "WireFormat"], path: "Tests/FuzzChecks"),
         // Starts the tests' child processes without Foundation's Process (see its header).
@@ -197,7 +208,7 @@ let package = Package(
         .testTarget(
             name: "ServerTests",
             dependencies: [
-                "HTTPServer", "EventStore", "Projections", "Commands", "ConsumerGroups", "AppModules", "Apps", "WireFormat", "EventStoreTesting", "TestSupport",
+                "HTTPServer", "EventStore", "Projections", "Commands", "ConsumerGroups", "AppModules", "Apps", "AppsServer", "WireFormat", "EventStoreTesting", "TestSupport",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HummingbirdTesting", package: "hummingbird"),
                 .product(name: "HTTPTypes", package: "swift-http-types"),
@@ -215,7 +226,6 @@ let package = Package(
 enum ConsoleAssetFiles {
     static let names = [
         "index.html", "console.css", "favicon.svg",
-        "main.js", "api.js", "tail.js", "charts.js", "projections.js",
-        "workout.js", "chat.js", "camp.js", "color.js",
+        "main.js", "api.js", "tail.js", "charts.js", "projections.js", "tables.js", "commands.js",
     ]
 }

@@ -9,23 +9,7 @@
 # not stop with 0.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-sudo=
-[ "$(id -u)" = 0 ] || sudo=sudo
-
-chromium=$(command -v chromium || command -v chromium-browser || true)
-if [ -z "$chromium" ]; then
-    echo "console-test.sh: installing chromium with apt-get" >&2
-    $sudo apt-get update -qq </dev/null
-    DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq chromium </dev/null >/dev/null
-    chromium=$(command -v chromium)
-fi
-venv=.build/console-venv
-if ! "$venv/bin/python" -c 'import playwright' 2>/dev/null; then
-    echo "console-test.sh: installing Playwright into $venv" >&2
-    python3 -m venv "$venv"
-    # Pinned: the version this script was checked with.
-    "$venv/bin/pip" install --quiet --disable-pip-version-check "playwright==1.65.2" </dev/null
-fi
+source scripts/browser-setup.sh
 # The same build as `make test`'s (with tests), so that after it this builds nothing.
 swift build --build-tests >&2
 esctl="$(swift build --show-bin-path)/esctl"
@@ -38,7 +22,7 @@ serve_temporary "$esctl" --token "$token"
 echo "console-test.sh: testing the console at $url with $chromium" >&2
 
 status=0
-"$venv/bin/python" scripts/console_test.py --url "$url" --token "$token" --esctl "$esctl" --store "$store" \
+"$browser_python" scripts/console_test.py --url "$url" --token "$token" --esctl "$esctl" --store "$store" \
     --chromium "$chromium" --screenshots "$screenshots" </dev/null || status=$?
 
 stop_served

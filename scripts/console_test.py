@@ -4,7 +4,8 @@ Drives the page in headless Chromium through Playwright (the Chrome DevTools Pro
 what the rendered DOM shows: the token dialog and the session, the header's head position, an
 event appended by esctl from another process arriving in the tail, pause and resume, a chat
 message said on the page reaching the store, the color keypad changing the display and the
-background, a rebuild's progress and hash, the workout and the campground. Saves a screenshot of
+background, a rebuild's progress and hash, the generic views (a command's form, a query's
+fields, a table's rows: console_generic.py), the workout and the campground. Saves a screenshot of
 each view. Fails on any check that does not hold within its timeout and on any error in the
 browser's console or any uncaught exception in the page.
 """
@@ -14,13 +15,13 @@ import json
 import re
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 from urllib.parse import urlsplit
 
 from playwright.sync_api import expect, sync_playwright
 
+from console_generic import browse_table, check_labels, query_with_fields, run, run_command
 from console_proxy import DroppingProxy
 
 # Every wait is bounded: the page answers within a second on a quiet machine; these leave room
@@ -216,6 +217,15 @@ def main() -> int:
         expect(page.locator("#lag-chart polyline"), "the lag chart drew no line").not_to_have_count(0)
         screenshot("projections")
 
+        step("the generic views: a command's form, a projection's query fields, a table's rows")
+        show("commands")
+        run_command(page, "/apps/fitness/goal", {"user": "generic", "steps": "321"}, '"stream": "fitness-generic"')
+        screenshot("commands")
+        show("projections")
+        query_with_fields(page, "app-state", {"user": "generic"}, '"goal": 321')
+        browse_table(page, "app-state", "workouts", "generic")
+        screenshot("generic")
+
         step("the workout: a goal, start, steps, Nessie, and the alert queue")
         show("workout")
         page.locator("#goal-steps").fill("500")
@@ -261,7 +271,7 @@ def main() -> int:
 
         step("at a phone's width the page fits without scrolling sideways")
         page.set_viewport_size({"width": 390, "height": 844})
-        for view in ("projections", "workout", "chat", "camp", "color", "log"):
+        for view in ("projections", "commands", "workout", "chat", "camp", "color", "log"):
             show(view)
             width = page.evaluate("document.documentElement.scrollWidth - window.innerWidth")
             if width > 1:
@@ -278,11 +288,7 @@ def main() -> int:
         expect(page.locator("#page-error"), "the page still shows an error").to_be_hidden()
 
         step("every control has a label")
-        unlabelled = page.evaluate("""() => [...document.querySelectorAll('input, select, button')]
-            .filter(control => !(control.labels && control.labels.length) && !control.getAttribute('aria-label') && !control.textContent.trim())
-            .map(control => control.outerHTML)""")
-        if unlabelled:
-            raise AssertionError(f"controls without a label: {unlabelled}")
+        check_labels(page)
 
         step("the browser asked for the icon and got it")
         icon = page.request.get(f"{url}/favicon.ico")
@@ -299,11 +305,4 @@ def main() -> int:
 
 
 if __name__ == "__main__":
-    start = time.monotonic()
-    try:
-        code = main()
-    except AssertionError as failure:
-        print(f"console_test: FAILED: {failure}", file=sys.stderr)
-        code = 1
-    print(f"console_test: {time.monotonic() - start:.1f} s", file=sys.stderr)
-    sys.exit(code)
+    run("console_test", main)

@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
 # Builds the example backend (Examples/Lending: a lending library as an app module, and lendctl,
 # esctl carrying it instead of the seed apps), then drives it as a user would: its commands from
-# the shell (lendctl app) and over HTTP (lendctl serve), its read model, schemathesis against its
-# own OpenAPI document, and checks that none of
-# the seed apps' read models, routes or document paths are there. Exits non-zero on the first
+# the shell (lendctl app) and over HTTP (lendctl serve), its read model, its console in headless
+# Chromium (scripts/console_example_test.py), schemathesis against its own OpenAPI document, and
+# checks that none of the seed apps' read models, routes, document paths or console views are there. Exits non-zero on the first
 # difference, saying what it was.
 # Usage: scripts/example-backend.sh
 set -euo pipefail
@@ -79,6 +79,10 @@ for word in ["/apps/chat", "/chat/room", "/apps/camp", "/apps/fitness", "/apps/c
     if word in document:
         sys.exit(f"example-backend.sh: /openapi.yaml names {word}")
 PY
+# Its console: the generic views only, on its own commands and read model.
+source scripts/browser-setup.sh
+"$browser_python" scripts/console_example_test.py --url "$url" --chromium "$chromium" </dev/null \
+    || { tail -n 20 "$work/serve.err" >&2; fail "the console of lendctl failed its browser test"; }
 stop_served
 [ "$served" = 0 ] || fail "lendctl serve exited $served at SIGTERM"
 

@@ -10,17 +10,21 @@ import Glibc
 
 /// esctl: the command-line face of the event store, as a library. An executable of its own is
 /// `await Esctl.run(apps: [MyApp()], subcommands: [MyCommand.self])`: esctl's generic commands,
-/// the app modules it carries (which `--apps` chooses among) and the subcommands they bring.
+/// the app modules it carries (which `--apps` chooses among), the subcommands they bring, and
+/// what they add to `serve` (``ServeExtras``).
 public struct Esctl: AsyncParsableCommand {
     /// The root command, as ArgumentParser makes it.
     public init() {}
 
-    /// Runs esctl on the process's arguments with `apps` built in and `subcommands` beside the
-    /// generic ones, and exits with its status (the table of ``ExitStatus``). Call it once, from
+    /// Runs esctl on the process's arguments with `apps` built in, `subcommands` beside the
+    /// generic ones and `serveExtras`' options on `serve` (its apps' routes and console views), and
+    /// exits with its status (the table of ``ExitStatus``). Call it once, from
     /// the executable's top level. Modules that cannot be registered together (two of one name,
     /// a name a route cannot carry, `all` or `none`) or a subcommand named as a generic one end
     /// the process with exit 70: they are the program's mistakes, not its user's.
-    public static func run(apps: [any AppModule], subcommands: [any ParsableCommand.Type] = []) async -> Never {
+    public static func run(
+        apps: [any AppModule], subcommands: [any ParsableCommand.Type] = [], serveExtras: any ServeExtras.Type = NoServeExtras.self
+    ) async -> Never {
         do throws(AppSelectionError) {
             _ = try AppSet(apps)
         } catch {
@@ -29,7 +33,7 @@ public struct Esctl: AsyncParsableCommand {
         }
         // Registered first: the commands' configurations (read below for their names) may list
         // what the apps bring, and are made once.
-        BuiltInApps.register(apps, subcommands: subcommands)
+        BuiltInApps.register(apps, subcommands: subcommands, serve: serveCommand(serveExtras))
         let generic = Set(genericSubcommands.map { $0._commandName })
         for subcommand in subcommands where generic.contains(subcommand._commandName) {
             Console.error("the subcommand '\(subcommand._commandName)' of this program has the name of one of esctl's own; give it another.")
@@ -41,12 +45,19 @@ public struct Esctl: AsyncParsableCommand {
         Terminal.exit(ExitStatus.success.rawValue)
     }
 
+    /// `serve` with `extras`' options.
+    private static func serveCommand<Extras: ServeExtras>(_ extras: Extras.Type) -> any ParsableCommand.Type {
+        Serve<Extras>.self
+    }
+
     /// esctl's own commands.
-    static let genericSubcommands: [any ParsableCommand.Type] = [
-        Init.self, Append.self, Read.self, Serve.self, Replay.self, Subscribe.self, Stats.self, Import.self, Export.self,
+    static var genericSubcommands: [any ParsableCommand.Type] {
+        [
+        Init.self, Append.self, Read.self, BuiltInApps.serveCommand, Replay.self, Subscribe.self, Stats.self, Import.self, Export.self,
         ProjectionsCommand.self, Rebuild.self, Query.self, SnapshotsCommand.self, TrackingCommand.self, Verify.self, Backup.self, CheckPages.self,
         StreamsCommand.self, Purge.self, Forget.self, GroupCommand.self, AppCommandRun.self,
-    ]
+        ]
+    }
 
     /// esctl's generic commands, then the built-in apps' own.
     public static var configuration: CommandConfiguration {

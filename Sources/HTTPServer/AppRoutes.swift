@@ -43,7 +43,7 @@ extension Server {
 enum AppAnswers {
     /// The events a command recorded (esctl's `--json` lines, as one JSON array: 201 when
     /// something was recorded, 200 when nothing was), or a state object (201 after a command that
-    /// recorded, as the color calculator's).
+    /// recorded: an app that answers with a display, say).
     static func response(_ answer: AppAnswer) -> Response {
         switch answer.body {
         case let .events(events):

@@ -9,21 +9,25 @@ import Hummingbird
 ///   its own domain, gets 421 and reads nothing.
 /// - A request with an `Origin` other than the server's own (or one `--allow-origin` names) gets
 ///   403; so does one a browser marks as sent by another site (`Sec-Fetch-Site`) without an
-///   allowed `Origin`: an `<img>` or a link cannot run the chat protocol's connecting GET. The
+///   allowed `Origin`: an `<img>` or a link cannot open an app's live route that records a visit. The
 ///   console's static files and `/health` are exempt, so a link to the console still opens it.
 /// - A body with a content type other than JSON or NDJSON gets 415: a page's `<form>` can only
 ///   send form encodings and `text/plain`. A body without a content type is a program's, and is
-///   read as the route reads it; the chat protocol's `/chat/say` also takes its original
-///   client's form encoding label.
+///   read as the route reads it; an app's routes that its original clients post to with a form
+///   encoding label on JSON (``AppServerParts/formLabelledJSONRoutes``) take that label too.
 struct BrowserGuardMiddleware: RouterMiddleware {
     typealias Context = ServerContext
     let hosts: HostNames
     /// Origins allowed beside the server's own, lowercased (`*` allows every one).
     let allowedOrigins: Set<String>
+    /// POST routes whose original clients send JSON labelled with URLSession's default form
+    /// encoding, and must work unchanged. The `Origin` check still keeps other sites' forms out.
+    let formLabelledJSONRoutes: RoutePatterns
 
-    init(options: ServerOptions) {
+    init(options: ServerOptions, formLabelledJSONRoutes: Set<String> = []) {
         hosts = HostNames(options: options)
         allowedOrigins = Set(options.allowedOrigins.map { Self.normalizedOrigin($0) })
+        self.formLabelledJSONRoutes = RoutePatterns(formLabelledJSONRoutes)
     }
 
     func handle(_ request: Request, context: ServerContext, next: (Request, ServerContext) async throws -> Response) async throws -> Response {
@@ -36,7 +40,7 @@ struct BrowserGuardMiddleware: RouterMiddleware {
             try checkOrigin(request)
         }
         if Self.carriesBody(request.method), let type = request.headers[.contentType], !Self.isJSON(type),
-            !(Self.chatPaths.contains(request.uri.path) && Self.isFormEncoded(type))
+            !(formLabelledJSONRoutes.matches(request.uri.path) && Self.isFormEncoded(type))
         {
             throw ServerError(
                 .unsupportedMediaType,
@@ -74,11 +78,6 @@ struct BrowserGuardMiddleware: RouterMiddleware {
         return AuthorizationMiddleware.openPaths.contains(path) && path != "/session"
             || AuthorizationMiddleware.openPrefixes.contains(where: { path.hasPrefix($0) })
     }
-
-    /// The chat protocol's POST: its original client (URLSession) sends JSON labelled with
-    /// URLSession's default form encoding, and must work unchanged. The `Origin` check still
-    /// keeps other sites' forms out.
-    static let chatPaths: Set<String> = ["/chat/say"]
 
     static func isFormEncoded(_ contentType: String) -> Bool {
         contentType.split(separator: ";", maxSplits: 1).first.map { $0.trimmingCharacters(in: .whitespaces).lowercased() }

@@ -1,4 +1,3 @@
-import Apps
 import Commands
 import EventStore
 import HTTPTypes

@@ -42,7 +42,7 @@ struct LiveStream: Sendable {
 
     let subscription: ProgressSubscription
     let format: LiveStreamFormat
-    /// Written first (the chat's status line and last messages).
+    /// Written first (an app route's prelude: the chat's status line and last messages).
     var prelude: String = ""
     var limit: Int?
 
@@ -171,5 +171,41 @@ final class Parcel<Value: Sendable>: Sendable {
             defer { content = nil }
             return content
         }
+    }
+}
+
+/// What an app's live route writes: the text first, the subscription to follow after it, and
+/// each event's text (nil passes over an event).
+public struct LiveStreamStart: Sendable {
+    public let prelude: String
+    public let subscription: Subscription
+    public let line: @Sendable (RecordedEvent) -> String?
+
+    public init(prelude: String, subscription: Subscription, line: @escaping @Sendable (RecordedEvent) -> String?) {
+        self.prelude = prelude
+        self.subscription = subscription
+        self.line = line
+    }
+}
+
+extension Server {
+    /// A live stream as an app route's answer (see ``AppServerParts``): takes a place under the
+    /// cap on live streams first (``ServerError/Code/unavailable``, 503, when it is full:
+    /// `start` does not run, so a full server records nothing), then runs `start` (which may
+    /// record something, and throws what the route answers), then answers 200 with
+    /// `contentType` and a body that writes the prelude and then each event's line as it is
+    /// committed. The stream is bounded as `/subscribe`'s is: a client that stops reading is
+    /// cut after ``ServerOptions/stallTimeout``, a graceful stop ends it, and the connection
+    /// closes after it.
+    public func liveResponse(
+        to request: Request, contentType: String, start: () async throws -> LiveStreamStart
+    ) async throws -> Response {
+        let slot = try streamCap.reserve()
+        let begun = try await start()
+        let stream = LiveStream(
+            subscription: begun.subscription.withProgress, format: LiveStreamFormat(event: begun.line), prelude: begun.prelude)
+        return Response(
+            status: .ok, headers: [.contentType: contentType, .cacheControl: "no-cache", .connection: "close"],
+            body: stream.body(for: request, on: self, holding: slot))
     }
 }

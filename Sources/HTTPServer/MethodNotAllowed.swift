@@ -22,7 +22,8 @@ final class RouteTable: Sendable {
         }
     }
 
-    private static func matches(_ route: RouterPath, _ segments: [Substring]) -> Bool {
+    /// Whether `route` matches a path's segments (its non-empty ones), as the router matches it.
+    static func matches(_ route: RouterPath, _ segments: [Substring]) -> Bool {
         let components = route.components
         guard components.count == segments.count else { return false }
         return zip(components, segments).allSatisfy { $0 ~= $1 }
@@ -35,11 +36,13 @@ final class RouteTable: Sendable {
 struct MethodNotAllowedMiddleware: RouterMiddleware {
     typealias Context = ServerContext
     let table: RouteTable
+    /// GET routes not answered for HEAD (``Server/liveRoutes``).
+    let liveRoutes: RoutePatterns
 
     func handle(_ request: Request, context: ServerContext, next: (Request, ServerContext) async throws -> Response) async throws -> Response {
         var methods = table.methods(for: request.uri.path)
         // HeadAwareRouter answers HEAD on the GET routes that only read.
-        if HeadAwareRouter.answersHead(request.uri.path, table: table) { methods.insert(.head) }
+        if HeadAwareRouter.answersHead(request.uri.path, table: table, liveRoutes: liveRoutes) { methods.insert(.head) }
         guard !methods.isEmpty, !methods.contains(request.method) else { return try await next(request, context) }
         let allowed = methods.map(\.rawValue).sorted().joined(separator: ", ")
         var response = ErrorResponses.json(

@@ -11,10 +11,11 @@ enum OpenAPIDocument {
     /// The generic part: every route that is not an app's.
     static let generic = String(decoding: PackageResources.openapi_yaml, as: UTF8.self)
 
-    /// The document for `apps`, whose `commands` are served. Throws ``ServerError`` with
-    /// ``ServerError/Code/invalidConfiguration`` for a module's part that is not in the shape
+    /// The document for `apps`, whose `commands` are served, and the served `parts`' own routes
+    /// (``AppServerParts/openAPI``). Throws ``ServerError`` with
+    /// ``ServerError/Code/invalidConfiguration`` for a part that is not in the shape
     /// ``AppModule/openAPI`` says, or that names a path or component the document has already.
-    static func compose(apps: AppSet, commands: [RoutedCommand]) throws(ServerError) -> String {
+    static func compose(apps: AppSet, commands: [RoutedCommand], parts served: [any AppServerParts] = []) throws(ServerError) -> String {
         var parts: [(app: String, text: String)] = []
         for module in apps.modules {
             if let text = module.openAPI {
@@ -23,6 +24,9 @@ enum OpenAPIDocument {
                 let own = commands.filter { $0.module == module.name }
                 if !own.isEmpty { parts.append((module.name, OpenAPICommandPaths.yaml(own))) }
             }
+        }
+        for part in served {
+            if let text = part.openAPI { parts.append((part.app, text)) }
         }
         return try OpenAPIComposition.compose(generic, parts)
     }

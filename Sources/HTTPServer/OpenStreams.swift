@@ -1,4 +1,4 @@
-/// How many live streams (`/subscribe`, `/chat/room`) a server has open: a handler counts
+/// How many live streams (`/subscribe`, the apps' live routes) a server has open: a handler counts
 /// itself in when its body starts and out when it has ended, however it ended (the limit, the
 /// client leaving, a graceful stop, the store closing). Lets a program (or a test) see that a
 /// vanished client's handler really ended.

@@ -1,6 +1,5 @@
 import Foundation
 import AppModules
-import Apps
 import EventStore
 import Hummingbird
 import HummingbirdCore
@@ -11,8 +10,9 @@ import NIOSSL
 import Projections
 import ServiceLifecycle
 
-/// The store, its read models and the apps over HTTP/1.1: the JSON API, live streams, the chat
-/// app's own protocol. `esctl serve` runs one; a program may embed one on its own store.
+/// The store, its read models and the apps over HTTP/1.1: the JSON API, live streams, the apps'
+/// commands and their own routes, a web console. `esctl serve` runs one; a program may embed one
+/// on its own store.
 ///
 /// The server does not own the store: whoever opened it closes it after ``run(onListening:)``
 /// returns.
@@ -27,11 +27,17 @@ public final class Server: Sendable {
     let commands: [RoutedCommand]
     /// The OpenAPI document of this server's routes (``OpenAPIDocument``).
     let openAPI: String
-    /// The chat's commands for its own protocol (`/chat/room`, `/chat/say`), when the chat app is served.
-    let chat: AppBackend?
+    /// The served modules' own routes and console views (``AppServerParts``).
+    let parts: [any AppServerParts]
+    /// The console's views that the served modules bring, in the menu's order.
+    let consoleViews: [ConsoleView]
+    /// GET routes that are not answered for HEAD: `/subscribe` and the parts' live routes.
+    let liveRoutes: Set<String>
+    /// POST routes that take a form-encoded label on JSON (the parts' ``AppServerParts/formLabelledJSONRoutes``).
+    let formLabelledJSONRoutes: Set<String>
     /// How the server listens and what it allows.
     public let options: ServerOptions
-    /// The clock of heartbeats, countdowns and the chat's dates (a test clock in tests).
+    /// The clock of heartbeats and of the apps' commands (a test clock in tests).
     public let clock: any Clock<Duration>
     /// Where access lines and the server's notes go.
     public let logger: Logger
@@ -40,7 +46,7 @@ public final class Server: Sendable {
     let session = SessionKey()
     /// Counts wrong tokens per client address (the token check and `POST /session`).
     let tokenThrottle = TokenThrottle()
-    /// The live streams open now (`/subscribe`, `/chat/room`).
+    /// The live streams open now (`/subscribe`, the apps' live routes).
     public let openStreams = OpenStreams()
     /// The connections open now, against the cap.
     let connections: ConnectionGauge
@@ -55,15 +61,17 @@ public final class Server: Sendable {
     /// The routes ``router()`` registered, by path and method.
     let routeTable = RouteTable()
 
-    /// A server over `store` with `runner`'s projections and the commands of `apps`; `metrics` is
-    /// what `/metrics` prints (the store's metrics appear there when it was opened with
+    /// A server over `store` with `runner`'s projections and the commands of `apps`, and the
+    /// routes and console views of those `parts` whose module is in `apps` (the others are left
+    /// out: a program passes every part it carries, whichever modules `--apps` chose); `metrics`
+    /// is what `/metrics` prints (the store's metrics appear there when it was opened with
     /// `metrics.factory`). Throws ``ServerError`` with ``ServerError/Code/invalidConfiguration``
     /// when `options` do not hold (see ``ServerOptions/validate()``), when `store` was opened
-    /// without the upcasters of an app in `apps` (`AppModule.upcasters`), or when the apps'
-    /// names or routes clash. Raises the process's soft limit on open files to its hard limit,
+    /// without the upcasters of an app in `apps` (`AppModule.upcasters`), when the apps'
+    /// names or routes clash, or when a console view's name is not one or is taken. Raises the process's soft limit on open files to its hard limit,
     /// and sizes the connection cap from it unless ``ServerOptions/maxConnections`` is set.
     public init(
-        store: any EventLog, runner: ProjectionRunner, apps: [any AppModule] = [], options: ServerOptions = ServerOptions(),
+        store: any EventLog, runner: ProjectionRunner, apps: [any AppModule] = [], parts: [any AppServerParts] = [], options: ServerOptions = ServerOptions(),
         clock: any Clock<Duration> = ContinuousClock(), logger: Logger = Logger(label: "esctl.serve"),
         metrics: ServerMetrics = ServerMetrics()
     ) throws(ServerError) {
@@ -93,15 +101,21 @@ public final class Server: Sendable {
             try apps.checkUpcasters(of: store)
             let context = AppContext(store: store, clock: clock)
             commands = try apps.commands(context)
-            openAPI = try OpenAPIDocument.compose(apps: apps, commands: commands)
-            // The seed chat's own, not any module of that name: it records the seed chat's events.
-            chat = apps.modules.contains { $0 is ChatApp } ? try AppBackend(context, reaching: [:]) : nil
+            let served = parts.filter { part in apps.modules.contains { $0.name == part.app } }
+            openAPI = try OpenAPIDocument.compose(apps: apps, commands: commands, parts: served)
+            consoleViews = try ConsoleView.checked(served.flatMap(\.consoleViews))
+            self.parts = served
+            liveRoutes = served.reduce(["/subscribe"]) { $0.union($1.liveRoutes) }
+            formLabelledJSONRoutes = served.reduce([]) { $0.union($1.formLabelledJSONRoutes) }
             self.apps = apps
+        } catch let error as ServerError {
+            throw error
         } catch let error as any CodedError {
             throw ServerError(.invalidConfiguration, error.message)
         } catch {
             throw ServerError(.invalidConfiguration, "The apps cannot be served: \(error).")
         }
+        try checkPartRoutes()
     }
 
     /// Every route, behind the access log, the error shaping and the token check.
@@ -109,22 +123,29 @@ public final class Server: Sendable {
         let router = Router(context: ServerContext.self)
         router.add(middleware: AccessLogMiddleware(logger: logger, metrics: metrics, maxBodyBytes: options.maxBodyBytes))
         router.add(middleware: StoppingMiddleware(signal: stopSignal))
-        router.add(middleware: BrowserGuardMiddleware(options: options))
+        router.add(middleware: BrowserGuardMiddleware(options: options, formLabelledJSONRoutes: formLabelledJSONRoutes))
         router.add(middleware: AuthorizationMiddleware(token: options.token, session: session, throttle: tokenThrottle))
-        router.add(middleware: MethodNotAllowedMiddleware(table: routeTable))
+        router.add(middleware: MethodNotAllowedMiddleware(table: routeTable, liveRoutes: RoutePatterns(liveRoutes)))
+        addOwnRoutes(to: router)
+        for part in parts { part.addRoutes(to: router, on: self) }
+        routeTable.fill(from: router)
+        return router
+    }
+
+    /// The server's own routes: everything but the parts' (``AppServerParts``).
+    func addOwnRoutes(to router: Router<ServerContext>) {
         addHealthRoutes(to: router)
         addSessionRoutes(to: router)
         addLogRoutes(to: router)
         addStreamMaintenanceRoutes(to: router)
         addProjectionRoutes(to: router)
         addSubscribeRoutes(to: router)
-        addChatRoutes(to: router)
+        addProjectionTableRoutes(to: router)
         addAppRoutes(to: router)
+        addAppListRoutes(to: router)
         addMetricsRoutes(to: router)
         addOpenAPIRoutes(to: router)
         addConsoleRoutes(to: router)
-        routeTable.fill(from: router)
-        return router
     }
 
     /// The application ``run(onListening:)`` runs; tests drive it through HummingbirdTesting.
@@ -153,7 +174,7 @@ public final class Server: Sendable {
             }
         }
         return Application(
-            router: HeadAwareRouter(router: router(), table: routeTable),
+            router: HeadAwareRouter(router: router(), table: routeTable, liveRoutes: RoutePatterns(liveRoutes)),
             server: server,
             configuration: ApplicationConfiguration(
                 address: .hostname(host, port: options.port), serverName: "esctl",

@@ -11,8 +11,6 @@ public struct ServerOptions: Sendable {
     public var token: String?
     /// The largest request body accepted; larger ones get 413 without being read whole.
     public var maxBodyBytes: Int
-    /// The chat room the chat protocol (`/chat/room`, `/chat/say`) talks to.
-    public var chatRoom: String
     /// How often an idle live stream sends a heartbeat, on the server's clock.
     public var heartbeat: Duration
     /// How long a graceful stop may take before open connections are cut.
@@ -31,7 +29,7 @@ public struct ServerOptions: Sendable {
     /// full: a live stream's or a large answer's client that stopped reading) before it is
     /// closed. A live stream's client resumes after the last id it read (`Last-Event-ID`).
     public var stallTimeout: Duration = .seconds(30)
-    /// The most live streams (`/subscribe`, `/chat/room`) open at once; past it, 503 with
+    /// The most live streams (`/subscribe`, an app's live routes) open at once; past it, 503 with
     /// `Retry-After`. Each holds at most about a subscription page and an event in memory.
     public var maxSubscribers: Int = 256
     /// The most queries waiting at once for a projection to reach `minPosition`; past it, 503
@@ -60,13 +58,12 @@ public struct ServerOptions: Sendable {
 
     public init(
         host: String = "127.0.0.1", port: Int = 8080, token: String? = nil, maxBodyBytes: Int = ServerOptions.defaultMaxBodyBytes,
-        chatRoom: String = "default", heartbeat: Duration = .seconds(15), shutdownGrace: Duration = .seconds(4)
+        heartbeat: Duration = .seconds(15), shutdownGrace: Duration = .seconds(4)
     ) {
         self.host = host
         self.port = port
         self.token = token
         self.maxBodyBytes = maxBodyBytes
-        self.chatRoom = chatRoom
         self.heartbeat = heartbeat
         self.shutdownGrace = shutdownGrace
     }

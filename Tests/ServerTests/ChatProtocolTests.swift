@@ -1,4 +1,5 @@
 import Apps
+import AppsServer
 import AsyncHTTPClient
 import EventStore
 import EventStoreTesting
@@ -76,7 +77,7 @@ struct ChatProtocolTests {
         configuration.upcasters = AppCatalog.upcasters
         try await TemporaryStore.with(configuration: configuration) { store in
             let runner = try await ProjectionRunner(store: store, projections: AppCatalog.all)
-            let server = try Server(store: store, runner: runner, apps: AppCatalog.modules, options: ServerOptions(port: 0), clock: clock)
+            let server = try Server(store: store, runner: runner, apps: AppCatalog.modules, parts: SeedServerParts.all(), options: ServerOptions(port: 0), clock: clock)
             try await ServerFixture.test(server, .live) { client in
                 try await body(server, try #require(client.port))
             }

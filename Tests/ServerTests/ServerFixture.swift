@@ -1,5 +1,6 @@
 import AppModules
 import Apps
+import AppsServer
 import EventStore
 import EventStoreTesting
 import Foundation
@@ -13,9 +14,11 @@ import Projections
 enum ServerFixture {
     /// Runs `body` with a server over a fresh store and a HummingbirdTesting client: `.router`
     /// (in process, no sockets) by default, `.live` for what needs a real connection. The store
-    /// is opened with the server's metrics factory and the apps' upcasters, as `esctl serve` opens it.
+    /// is opened with the server's metrics factory and the apps' upcasters, as `esctl serve` opens
+    /// it; the seed apps' server parts are given, as `esctl serve` gives them (the server keeps
+    /// those of `apps`).
     static func with<R: Sendable>(
-        apps: [any AppModule] = AppCatalog.modules, options: ServerOptions = ServerOptions(port: 0), clock: any Clock<Duration> = ContinuousClock(),
+        apps: [any AppModule] = AppCatalog.modules, parts: [any AppServerParts] = SeedServerParts.all(), options: ServerOptions = ServerOptions(port: 0), clock: any Clock<Duration> = ContinuousClock(),
         testing: TestingSetup = .router,
         _ body: @escaping @Sendable (Server, any TestClientProtocol) async throws -> R
     ) async throws -> R {
@@ -25,7 +28,7 @@ enum ServerFixture {
         configuration.upcasters = apps.flatMap(\.upcasters)
         return try await TemporaryStore.with(configuration: configuration) { store in
             let runner = try await ProjectionRunner(store: store, projections: apps.flatMap(\.projections) + LogSummaries.all, clock: clock)
-            let server = try Server(store: store, runner: runner, apps: apps, options: options, clock: clock, metrics: metrics)
+            let server = try Server(store: store, runner: runner, apps: apps, parts: parts, options: options, clock: clock, metrics: metrics)
             return try await test(server, testing) { client in try await body(server, client) }
         }
     }

@@ -5,9 +5,12 @@ import HTTPServer
 import Projections
 import Logging
 
-struct Serve: AsyncParsableCommand {
-    static let configuration = CommandConfiguration(
-        abstract: "Serve the store over HTTP: the JSON API, live streams, the chat app's protocol, a web console.",
+/// `esctl serve`, with the options a program adds (``ServeExtras``).
+struct Serve<Extras: ServeExtras>: AsyncParsableCommand {
+    static var configuration: CommandConfiguration {
+        CommandConfiguration(
+        commandName: "serve",
+        abstract: "Serve the store over HTTP: the JSON API, live streams, the apps' commands and routes, a web console.",
         discussion: """
             Listens on 127.0.0.1:8080 unless --host and --port say otherwise (--port 0 takes a free \
             port) and says so on standard error: `esctl: serving STORE on http://HOST:PORT` (https with \
@@ -19,7 +22,7 @@ struct Serve: AsyncParsableCommand {
             $ESCTL_TOKEN), and --tls-cert and --tls-key serve HTTPS (a TLS proxy in front does too); with a token every route \
             but /health and the console's files needs it as `Authorization: Bearer TOKEN` or the \
             cookie POST /session sets. Open the address in a browser for the console: the live \
-            log, the projections and the apps (it asks for the token when there is one). While it \
+            log, the projections, the apps' commands and views (it asks for the token when there is one). While it \
             serves a store it may write, every projection follows the commits. Connections are capped \
             (--max-connections; 503 past it) and timed out when idle, live streams and waits too \
             (--max-subscribers, --max-waits), and a client that stops reading is cut after \
@@ -31,6 +34,7 @@ struct Serve: AsyncParsableCommand {
             store is closed, and it exits 0. docs/http.md lists the routes; \
             GET /openapi.yaml serves their OpenAPI document.
             """)
+    }
 
     @OptionGroup var store: WritingStoreOptions
 
@@ -89,7 +93,7 @@ struct Serve: AsyncParsableCommand {
 
     @Option(
         name: .customLong("max-subscribers"),
-        help: ArgumentHelp("The most live streams (/subscribe, /chat/room) open at once; past it, 503 with Retry-After.", valueName: "N"),
+        help: ArgumentHelp("The most live streams (/subscribe and the apps' live routes) open at once; past it, 503 with Retry-After.", valueName: "N"),
         transform: Numbers.whole("--max-subscribers", 1...1_000_000))
     var maxSubscribers: Int = 256
 
@@ -143,8 +147,8 @@ struct Serve: AsyncParsableCommand {
         transform: Numbers.whole("--max-body", 1...(1 << 30)))
     var maxBody: Int = ServerOptions.defaultMaxBodyBytes
 
-    @Option(name: .customLong("chat-room"), help: ArgumentHelp("The chat room of /chat/room and /chat/say.", valueName: "NAME"))
-    var chatRoom: String = "default"
+    /// The options of the apps built in (the shipped esctl's `--chat-room`).
+    @OptionGroup var extras: Extras
 
     /// The token: `--token`, else the first line of `--token-file`, else `$ESCTL_TOKEN` when set
     /// and not empty. Throws ``CLIError`` when both flags are given or the file cannot be read.
@@ -173,7 +177,7 @@ struct Serve: AsyncParsableCommand {
     func run() async throws {
         try await reportingErrors {
             MemoryReturn.mapLargeBuffers()
-            var options = ServerOptions(host: host, port: port, token: try effectiveToken(), maxBodyBytes: maxBody, chatRoom: chatRoom)
+            var options = ServerOptions(host: host, port: port, token: try effectiveToken(), maxBodyBytes: maxBody)
             options.maxConnections = maxConnections
             options.idleTimeout = .seconds(idleTimeout)
             options.bodyTimeout = .seconds(bodyTimeout)
@@ -213,7 +217,7 @@ struct Serve: AsyncParsableCommand {
                 let server: Server
                 do {
                     server = try Server(
-                        store: log, runner: runner, apps: try store.location.selectedApps().modules, options: options, logger: accessLogger, metrics: metrics)
+                        store: log, runner: runner, apps: try store.location.selectedApps().modules, parts: extras.serverParts(), options: options, logger: accessLogger, metrics: metrics)
                 } catch let error as ServerError where error.code == .invalidConfiguration {
                     throw CLIError(.invalidInput, error.message)
                 }

@@ -1,19 +1,52 @@
 // The console's start: opens a session when the server needs its token, shows the store's facts
-// in the header, follows the log live, and lets each view refresh itself when events that
-// concern it arrive.
-import { api, coalesce, ensureSession, eventTime, every, retrying, showError } from './api.js';
+// in the header, follows the log live, loads the views of the apps the server serves
+// (/console/views.json), and lets each view refresh itself when events that concern it arrive.
+import { api, coalesce, element, ensureSession, eventTime, every, retrying, showError } from './api.js';
 import { Tail } from './tail.js';
 import { LagChart, RateChart } from './charts.js';
 import { ProjectionsView } from './projections.js';
-import { WorkoutView } from './workout.js';
-import { ChatView } from './chat.js';
-import { CampView } from './camp.js';
-import { ColorView } from './color.js';
+import { CommandsView } from './commands.js';
 
 /** How many recent events the tail shows when the page opens. */
 const recent = 200;
-const views = ['log', 'projections', 'workout', 'chat', 'camp', 'color'];
+/** The console's own views; the apps' follow them in the menu. */
+const views = ['log', 'projections', 'commands'];
 const reportError = (error) => showError('page-error', error);
+
+/**
+ * Adds the served apps' views (their menu entries, sections, styles and scripts) and returns
+ * them made: each with `streams` and `refresh(position)`. A view whose script fails to load is
+ * left out, and said so in a banner of its own (the page's banner clears when the server
+ * answers again; this one stays); the others still come.
+ */
+async function loadAppViews() {
+  const response = await fetch('/console/views.json', { credentials: 'same-origin' });
+  if (!response.ok) throw new Error(`The list of the apps' views did not load (${response.status}).`);
+  const listed = (await response.json()).views;
+  const made = [];
+  const failed = [];
+  for (const listing of listed) {
+    try {
+      const module = await import(listing.script);
+      if (listing.stylesheet) {
+        document.head.append(element('link', { rel: 'stylesheet', href: listing.stylesheet }));
+      }
+      const section = element('section', {
+        id: `view-${listing.name}`, hidden: true, attrs: { 'data-view': listing.name, 'aria-label': module.view.title || listing.title },
+      });
+      section.innerHTML = module.view.html;
+      document.querySelector('main').append(section);
+      document.getElementById('views-nav').append(
+        element('li', {}, element('a', { href: `#${listing.name}`, textContent: listing.title })));
+      views.push(listing.name);
+      made.push(module.view.create());
+    } catch (error) {
+      failed.push(`The view '${listing.name}' did not load: ${error.message}`);
+    }
+  }
+  showError('views-error', failed.length ? new Error(failed.join(' ')) : null);
+  return made;
+}
 
 function showView() {
   const wanted = location.hash.slice(1);
@@ -31,6 +64,7 @@ function set(id, text) {
 }
 
 async function start() {
+  const appViews = await retrying(loadAppViews, reportError);
   showView();
   window.addEventListener('hashchange', showView);
   await retrying(() => ensureSession(), reportError);
@@ -52,10 +86,7 @@ async function start() {
   const projections = new ProjectionsView();
   const rate = new RateChart(document.getElementById('rate-chart'), document.getElementById('rate-peak'));
   const lag = new LagChart(document.getElementById('lag-chart'), document.getElementById('lag-legend'));
-  const workout = new WorkoutView();
-  const chat = new ChatView();
-  const camp = new CampView();
-  const color = new ColorView();
+  const commands = new CommandsView();
 
   const sampleProjections = async () => {
     const statuses = await api('GET', '/projections');
@@ -69,7 +100,7 @@ async function start() {
   let latest = head;
   const refreshing = (view) => coalesce(() => view.refresh(latest), reportError);
   const refreshQuery = refreshing(projections);
-  const apps = [workout, chat, camp, color].map((view) => ({ view, refresh: refreshing(view) }));
+  const apps = appViews.map((view) => ({ view, refresh: refreshing(view) }));
 
   const tail = new Tail({
     onEvent: (event, live) => {
@@ -89,7 +120,7 @@ async function start() {
   });
   tail.start(Math.max(1, head - recent + 1));
 
-  await Promise.all([workout.refresh(0), chat.refresh(0), camp.refresh(0), color.refresh(0)]).catch(reportError);
+  await Promise.all([commands.load(), ...appViews.map((view) => view.refresh(0))]).catch(reportError);
 
   const tick = () => {
     const now = Date.now();

@@ -1,7 +1,8 @@
 // Projections: where each stands (GET /projections), a rebuild with its progress
-// (POST /projections/NAME/rebuild), and one projection's query result for chosen parameters,
-// refreshed as events arrive.
+// (POST /projections/NAME/rebuild), one projection's query result for the parameters it declares
+// (GET /projections/NAME/about), refreshed as events arrive, and its tables' rows a page at a time.
 import { api, attempt, element, query } from './api.js';
+import { TablesView } from './tables.js';
 
 export class ProjectionsView {
   constructor() {
@@ -9,15 +10,39 @@ export class ProjectionsView {
     this.rows = new Map();
     this.rebuilding = new Set();
     this.names = document.getElementById('query-name');
-    this.parameters = document.getElementById('query-parameters');
+    this.fields = document.getElementById('query-fields');
     this.live = document.getElementById('query-live');
     this.result = document.getElementById('query-result');
+    this.tables = new TablesView();
     this.asked = null;
+    this.described = null;
     document.getElementById('query-form').addEventListener('submit', (event) => {
       event.preventDefault();
-      this.asked = { name: this.names.value, parameters: this.parameters.value.trim().replace(/^\?/, '') };
+      const parameters = {};
+      for (const input of this.fields.querySelectorAll('input')) {
+        if (input.value.trim() !== '') parameters[input.name] = input.value.trim();
+      }
+      this.asked = { name: this.names.value, parameters };
       this.runQuery(0);
     });
+    this.names.addEventListener('change', () => {
+      if (this.names.value !== this.described) this.describe(this.names.value);
+    });
+  }
+
+  /**
+   * Shows what `name` takes and holds (GET /projections/NAME/about): one field per query
+   * parameter, and its tables to browse.
+   */
+  async describe(name) {
+    if (!name) return;
+    this.described = name;
+    const about = await attempt('query-error', () => api('GET', `/projections/${encodeURIComponent(name)}/about`));
+    if (!about || this.described !== name) return;
+    this.fields.replaceChildren(...about.queryParameters.map((parameter) => element('label', { title: parameter.help },
+      parameter.name, element('input', { name: parameter.name, autocomplete: 'off', placeholder: parameter.help.slice(0, 40) }))));
+    this.fields.dataset.projection = name;
+    this.tables.show(about);
   }
 
   /** Shows `statuses` (GET /projections), row by row, keeping rebuilds under way as they are. */
@@ -29,6 +54,7 @@ export class ProjectionsView {
         this.rows.set(status.name, row);
         this.body.append(row.element);
         this.names.append(element('option', { value: status.name, textContent: status.name }));
+        if (this.described === null) this.describe(status.name);
       }
       row.version.textContent = String(status.version);
       row.checkpoint.textContent = String(status.checkpoint);

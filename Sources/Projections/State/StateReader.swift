@@ -108,6 +108,16 @@ public struct StoredState: StateReader {
         try await transaction.count(tableName(table))
     }
 
+    /// Visits a table's rows as bytes, in key order, after `after` (from the start when nil),
+    /// until `body` returns false: how a face that knows none of the projection's row types (the
+    /// console's table view) pages through any table, holding no row but the one in hand. The
+    /// bytes are valid only during each call of `body`.
+    public func forEachRawRow(
+        _ table: String, after: RowKey?, _ body: (UnsafeRawBufferPointer, UnsafeRawBufferPointer) throws -> Bool
+    ) async throws {
+        try await transaction.scan(tableName(table), prefix: [], after: after?.bytes, reverse: false, body)
+    }
+
     static let releaseEveryBytes = 512 << 10
 
     public func forEachRawRow(_ table: String, _ body: (UnsafeRawBufferPointer, UnsafeRawBufferPointer) throws -> Void) async throws {
@@ -126,3 +136,4 @@ public struct StoredState: StateReader {
         }
     }
 }
+

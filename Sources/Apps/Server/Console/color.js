@@ -1,6 +1,6 @@
 // The color calculator: its keypad (POST /apps/color/press), its display, values, name and a
 // background in the color (the color projection, and each press's answer).
-import { api, attempt, element, field, onSubmit, query } from './api.js';
+import { api, attempt, element, field, onSubmit, query } from '/console/api.js';
 
 const keys = ['C', 'D', 'E', 'F', '8', '9', 'A', 'B', '4', '5', '6', '7', '0', '1', '2', '3'];
 
@@ -64,3 +64,30 @@ export class ColorView {
     panel.dataset.color = `${red},${green},${blue},${opacity}`;
   }
 }
+
+/** The view as the console loads it (see the server's ConsoleView). */
+export const view = {
+  title: 'Color',
+  html: `
+  <h2 id="color-title">Color calculator</h2>
+  <form class="controls" id="color-key-form">
+    <label>Calculator <input id="color-key" value="default" autocomplete="off" required></label>
+  </form>
+  <!-- The color is shown over white, as the app shows it, whatever the page's theme. -->
+  <div class="color-backing">
+    <div id="color-panel" class="color-panel">
+      <output id="color-display" class="display" aria-label="Display">#</output>
+      <p><span class="muted">R, G, B, O</span> <output id="color-values">---, ---, ---, ---</output></p>
+      <p><span class="muted">Name</span> <output id="color-name">------------</output></p>
+    </div>
+  </div>
+  <p class="muted hint">Type 0–9 and A–F on the keyboard too; Backspace deletes a digit, Escape clears.</p>
+  <p id="color-error" class="error" role="alert" hidden></p>
+  <div id="keypad" class="keypad" role="group" aria-label="Keypad"></div>
+  <form id="color-set-form" class="controls">
+    <label>Set the display to <input id="color-set" placeholder="#006636AA" autocomplete="off" required></label>
+    <button type="submit">Set</button>
+  </form>
+`,
+  create: () => new ColorView(),
+};

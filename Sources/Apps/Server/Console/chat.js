@@ -1,6 +1,6 @@
 // The chat room: its last messages (the messages projection, one page from the end), refreshed
 // as the room's events arrive, a box to say something and a countdown (POST /apps/chat/*).
-import { command, element, onSubmit, eventTime, field, query } from './api.js';
+import { command, element, onSubmit, eventTime, field, query } from '/console/api.js';
 
 /** How many of the room's latest messages the page shows. */
 const shown = 50;
@@ -61,3 +61,27 @@ export class ChatView {
       `${room.activeUsers} active in the last 5 minutes${room.active && room.active.length ? `: ${room.active.join(', ')}` : ''}`;
   }
 }
+
+/** The view as the console loads it (see the server's ConsoleView). */
+export const view = {
+  title: 'Chat',
+  html: `
+  <h2 id="chat-title">Chat</h2>
+  <form class="controls" id="chat-room-form">
+    <label>Room <input id="chat-room" value="default" autocomplete="off" required></label>
+    <label>Your name <input id="chat-user" value="console" autocomplete="off" required></label>
+    <span id="chat-active" class="muted" aria-live="polite"></span>
+  </form>
+  <ol id="chat-messages" class="messages" aria-label="Messages"></ol>
+  <p id="chat-error" class="error" role="alert" hidden></p>
+  <form id="chat-say-form" class="controls">
+    <label class="grow">Message <input id="chat-text" autocomplete="off" required></label>
+    <button type="submit">Say</button>
+  </form>
+  <form id="chat-countdown-form" class="controls">
+    <label class="grow">Countdown to <input id="chat-countdown-text" autocomplete="off" required></label>
+    <button type="submit">Count down</button>
+  </form>
+`,
+  create: () => new ChatView(),
+};

@@ -1,6 +1,6 @@
 // The campground: sites, campers and reservations (the campsites, campers and reservations
 // projections), and the forms that add, reserve and cancel (POST /apps/camp/*).
-import { command, element, onSubmit, field, query } from './api.js';
+import { command, element, onSubmit, field, query } from '/console/api.js';
 
 /** How many rows of each table the page shows. */
 const shown = 200;
@@ -101,3 +101,48 @@ function choices(id, options) {
   select.replaceChildren(...options.map(([value, text]) => element('option', { value, textContent: text })));
   if (options.some(([value]) => value === chosen)) select.value = chosen;
 }
+
+/** The view as the console loads it (see the server's ConsoleView). */
+export const view = {
+  title: 'Campground',
+  html: `
+  <h2 id="camp-title">Campground</h2>
+  <form class="controls" id="camp-key-form">
+    <label>Campground <input id="camp-key" value="default" autocomplete="off" required></label>
+  </form>
+  <p id="camp-error" class="error" role="alert" hidden></p>
+  <div class="columns">
+    <div>
+      <h3>Sites</h3>
+      <table id="camp-sites"><thead><tr><th scope="col">Site</th><th scope="col">Electricity</th><th scope="col">Water</th><th scope="col"><span class="sr-only">Actions</span></th></tr></thead><tbody></tbody></table>
+      <form id="site-form" class="controls">
+        <label>Number <input type="number" id="site-number" min="1" required></label>
+        <label class="check"><input type="checkbox" id="site-electricity"> electricity</label>
+        <label class="check"><input type="checkbox" id="site-water"> water</label>
+        <button type="submit">Add site</button>
+      </form>
+    </div>
+    <div>
+      <h3>Campers</h3>
+      <table id="camp-campers"><thead><tr><th scope="col">Id</th><th scope="col">Name</th><th scope="col">Phone</th></tr></thead><tbody></tbody></table>
+      <form id="camper-form" class="controls">
+        <label>Full name <input id="camper-name" autocomplete="off" required></label>
+        <label>Phone <input id="camper-phone" type="tel" autocomplete="off" required></label>
+        <button type="submit">Add camper</button>
+      </form>
+    </div>
+  </div>
+  <h3>Reservations</h3>
+  <div class="scroll">
+    <table id="camp-reservations"><thead><tr><th scope="col">Id</th><th scope="col">Site</th><th scope="col">Camper</th><th scope="col">From</th><th scope="col">To</th><th scope="col">Status</th><th scope="col">Problem</th><th scope="col"><span class="sr-only">Actions</span></th></tr></thead><tbody></tbody></table>
+  </div>
+  <form id="reserve-form" class="controls">
+    <label>Site <select id="reserve-site" required></select></label>
+    <label>Camper <select id="reserve-camper" required></select></label>
+    <label>From <input type="date" id="reserve-date" required></label>
+    <label>Nights <input type="number" id="reserve-nights" value="2" required></label>
+    <button type="submit">Reserve</button>
+  </form>
+`,
+  create: () => new CampView(),
+};
