@@ -44,7 +44,7 @@ struct HeadAwareRouter: HTTPResponderBuilder {
 }
 
 /// Routes given by their patterns (the live GET routes, the form-labelled POST routes), matched
-/// as the router matches a path: empty segments ignored (`//chat/room/` is `/chat/room`),
+/// as the router matches a path: empty segments ignored (`//rooms/live/` is `/rooms/live`),
 /// `{name}` capturing one segment. A HEAD the router would route to a live GET must not run it.
 struct RoutePatterns: Sendable {
     let patterns: [RouterPath]

@@ -42,7 +42,7 @@ struct LiveStream: Sendable {
 
     let subscription: ProgressSubscription
     let format: LiveStreamFormat
-    /// Written first (an app route's prelude: the chat's status line and last messages).
+    /// Written first (an app route's prelude: what the client must read before the events).
     var prelude: String = ""
     var limit: Int?
 
