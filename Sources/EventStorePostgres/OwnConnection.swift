@@ -62,8 +62,10 @@ enum OwnConnection {
         return try await withTaskCancellationHandler {
             try await withCheckedThrowingContinuation { continuation in race.wait(continuation) }
         } onCancel: {
-            attempt.cancel()
+            // The outcome first: cancelled first, the attempt may fail at once (its connection
+            // closed under it) and win the race with that error instead.
             race.finish(.failure(CancellationError()))
+            attempt.cancel()
         }
     }
 }
