@@ -27,7 +27,13 @@ set +e
 refused=$("$lendctl" app lending lend '{"isbn":"978-0","member":"bob"}' --db "$shell_store" 2>&1)
 status=$?
 set -e
-[ "$status" = 1 ] && [ "$refused" = "esctl: The book 978-0 is lent to ann." ] || fail "a second lend answered $status: $refused"
+[ "$status" = 1 ] && [ "$refused" = "lendctl: The book 978-0 is lent to ann." ] || fail "a second lend answered $status: $refused"
+version=$("$lendctl" --version)
+[ "$version" = "lendctl 1.0 (an example of the event store's)" ] || fail "lendctl --version says $version"
+set +e
+usage=$("$lendctl" nosuch 2>&1)
+set -e
+case "$usage" in "lendctl: Unknown command 'nosuch'."*) ;; *) fail "an unknown command said: $usage" ;; esac
 shelf=$("$lendctl" query shelf --json --db "$shell_store")
 [ "$shelf" = '[{"isbn":"978-0","title":"Dune","lentTo":"ann"}]' ] || fail "the shelf is $shelf"
 set +e

@@ -26,7 +26,7 @@ serve_temporary() {
     server_pid=$!
     url=
     for _ in $(seq 1 300); do
-        url=$(sed -n 's/^esctl: serving .* on \(http:\/\/[^ ]*\)$/\1/p' "$work/serve.err" | head -n 1)
+        url=$(sed -n 's/^[A-Za-z0-9_-]*: serving .* on \(http:\/\/[^ ]*\)$/\1/p' "$work/serve.err" | head -n 1)
         [ -n "$url" ] && return 0
         kill -0 "$server_pid" 2>/dev/null || { echo "$serve_name: esctl serve ended before listening:" >&2; cat "$work/serve.err" >&2; exit 1; }
         sleep 0.1

@@ -9,7 +9,7 @@ import Glibc
 #endif
 
 /// esctl: the command-line face of the event store, as a library. An executable of its own is
-/// `await Esctl.run(apps: [MyApp()], subcommands: [MyCommand.self])`: esctl's generic commands,
+/// `await Esctl.run(name: "myctl", apps: [MyApp()], subcommands: [MyCommand.self])`: esctl's generic commands,
 /// the app modules it carries (which `--apps` chooses among), the subcommands they bring, and
 /// what they add to `serve` (``ServeExtras``).
 public struct Esctl: AsyncParsableCommand {
@@ -18,13 +18,21 @@ public struct Esctl: AsyncParsableCommand {
 
     /// Runs esctl on the process's arguments with `apps` built in, `subcommands` beside the
     /// generic ones and `serveExtras`' options on `serve` (its apps' routes and console views), and
-    /// exits with its status (the table of ``ExitStatus``). Call it once, from
+    /// exits with its status (the table of ``ExitStatus``). `name` is what the program calls
+    /// itself (in its help, and before each line it writes on standard error: `lendctl: ...`);
+    /// `version` what `--version` prints (esctl's own by default). Call it once, from
     /// the executable's top level. Modules that cannot be registered together (two of one name,
     /// a name a route cannot carry, `all` or `none`) or a subcommand named as a generic one end
     /// the process with exit 70: they are the program's mistakes, not its user's.
     public static func run(
+        name: String = "esctl", version: String? = nil,
         apps: [any AppModule], subcommands: [any ParsableCommand.Type] = [], serveExtras: any ServeExtras.Type = NoServeExtras.self
     ) async -> Never {
+        guard !name.isEmpty, name.utf8.count <= 40, name.unicodeScalars.allSatisfy({ $0.isASCII && ($0.properties.isAlphabetic || ("0"..."9").contains($0) || $0 == "-" || $0 == "_") }) else {
+            Console.error("the name '\(name.prefix(40))' cannot name this program: use letters, digits, '-' and '_', at most 40 bytes.")
+            Terminal.exit(ExitStatus.internalError.rawValue)
+        }
+        BuiltInApps.register(name: name, version: version)
         do throws(AppSelectionError) {
             _ = try AppSet(apps)
         } catch {
@@ -62,7 +70,7 @@ public struct Esctl: AsyncParsableCommand {
     /// esctl's generic commands, then the built-in apps' own.
     public static var configuration: CommandConfiguration {
         CommandConfiguration(
-        commandName: "esctl",
+        commandName: BuiltInApps.toolName,
         abstract: "Append, read, replay, query and serve an event store: an embedded LMDB directory or a PostgreSQL database.",
         discussion: """
             Every command takes --db DIR|URL: a store directory (LMDB) or a postgres:// URL \
@@ -73,7 +81,7 @@ public struct Esctl: AsyncParsableCommand {
             Exit codes (the same for every command):
             \(ExitStatus.helpText)
             """,
-        version: EsctlVersion.text,
+        version: BuiltInApps.versionText,
         subcommands: genericSubcommands + BuiltInApps.subcommands
     )
     }
@@ -158,7 +166,7 @@ public struct Esctl: AsyncParsableCommand {
             }
             var sentence = Self.sentence(message(for: error))
             if let last = sentence.last, !".!?".contains(last) { sentence += "." }
-            Console.error(sentence + " See `esctl help` for the usage.")
+            Console.error(sentence + " See `\(BuiltInApps.toolName) help` for the usage.")
             Terminal.exit(code.rawValue)
         }
     }

@@ -19,7 +19,7 @@ extension StoreOptions {
             let runner = try await ProjectionRunner(
                 store: store, projections: projections, progress: progress.report, finishingRebuilds: finishingRebuilds)
             progress.finish()
-            for notice in runner.notices { Console.note("esctl: \(notice)\n") }
+            for notice in runner.notices { Console.note("\(Console.toolName): \(notice)\n") }
             return (store, runner)
         } catch {
             await store.close()
@@ -50,7 +50,7 @@ extension StoreOptions {
         } catch let error as EventStoreError where error.refusesWriting {
             guard let opened = try? await reading() else { throw error }
             if announcing {
-                Console.note("esctl: \(error.message) Reading it only: writes answer 503, and queries answer from the projections that are caught up.\n")
+                Console.note("\(Console.toolName): \(error.message) Reading it only: writes answer 503, and queries answer from the projections that are caught up.\n")
             }
             return opened
         }

@@ -3,7 +3,7 @@ import HTTPServer
 
 /// What a program adds to `esctl serve`: options of its own (`--chat-room` in the shipped esctl)
 /// and, made from them, its apps' parts on the server (their own routes and console views).
-/// Give the type to ``Esctl/run(apps:subcommands:serveExtras:)``.
+/// Give the type to ``Esctl/run(name:version:apps:subcommands:serveExtras:)``.
 public protocol ServeExtras: ParsableArguments {
     /// The parts of every app built in; the server keeps those of the apps `--apps` chose.
     func serverParts() -> [any AppServerParts]

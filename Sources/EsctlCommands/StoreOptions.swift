@@ -89,7 +89,7 @@ public struct StoreOptions: ParsableArguments {
                 #if PostgreSQL
                 return try await PostgresEventStore(url: path, mode: mode, configuration: configuration)
                 #else
-                throw CLIError(.invalidInput, "This esctl was built without PostgreSQL (the trait PostgreSQL); give a store directory.")
+                throw CLIError(.invalidInput, "This \(Console.toolName) was built without PostgreSQL (the trait PostgreSQL); give a store directory.")
                 #endif
             }
             return try EventStore(path: path, mode: mode, configuration: configuration)
@@ -97,7 +97,7 @@ public struct StoreOptions: ParsableArguments {
             if isPostgres {
                 throw CLIError(.notFound, "\(error.message) Check --db (or $ESCTL_DB).")
             }
-            throw CLIError(.notFound, "There is no store at '\(path)'; check --db (or $ESCTL_DB), or create one with `esctl init`.")
+            throw CLIError(.notFound, "There is no store at '\(path)'; check --db (or $ESCTL_DB), or create one with `\(Console.toolName) init`.")
         }
     }
 
@@ -117,7 +117,7 @@ public struct StoreOptions: ParsableArguments {
         do {
             return try EventStore(path: path, mode: .readOnly, configuration: StoreConfiguration(logger: logger))
         } catch let error as EventStoreError where error.code == .notFound {
-            throw CLIError(.notFound, "There is no store at '\(path)'; check --db (or $ESCTL_DB), or create one with `esctl init`.")
+            throw CLIError(.notFound, "There is no store at '\(path)'; check --db (or $ESCTL_DB), or create one with `\(Console.toolName) init`.")
         }
     }
 

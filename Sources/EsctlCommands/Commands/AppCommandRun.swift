@@ -41,7 +41,7 @@ struct AppCommandRun: AsyncParsableCommand {
             // The input first: a mistake in it opens (and creates) nothing.
             let bytes = try input.map { try InputText.bytes($0, what: "the input", limit: Self.maximumInputBytes) } ?? Data()
             if let app, let command {
-                _ = try AppInput.pairs(json: [UInt8](bytes), source: "the input of esctl app \(app) \(command)")
+                _ = try AppInput.pairs(json: [UInt8](bytes), source: "the input of \(Console.toolName) app \(app) \(command)")
             }
             let log = try await (command == nil ? self.store.openExisting() : self.store.open())
             return try await log.closingAfter {
@@ -64,7 +64,7 @@ struct AppCommandRun: AsyncParsableCommand {
                         "There is no command '\(TerminalText.safe(app)) \(TerminalText.safe(command))' among the apps chosen (\(apps.described)); \(known.isEmpty ? "they have none" : "the commands are: " + known.joined(separator: ", "))."
                     )
                 }
-                let given = try AppInput(json: [UInt8](bytes), source: "the input of esctl app \(app) \(command)", fields: routed.command.fields)
+                let given = try AppInput(json: [UInt8](bytes), source: "the input of \(Console.toolName) app \(app) \(command)", fields: routed.command.fields)
                 do {
                     let answer = try await routed.command.run(given)
                     Console.warn(passedOver: answer.passedOver)

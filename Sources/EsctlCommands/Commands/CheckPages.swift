@@ -72,7 +72,7 @@ enum PageCheck {
         let lines = printed.split(separator: "\n")
         let table = lines.last { $0.hasPrefix("reading ") }.map { String($0.dropFirst("reading ".count)) }
         let damage = lines.last { $0.hasPrefix("damaged: ") }.map { String($0.dropFirst("damaged: ".count)) }
-        let sentence = complaint.split(separator: "\n").first.map { String($0.dropFirst("esctl: ".count)) }
+        let sentence = complaint.split(separator: "\n").first.map { String($0.dropFirst("\(Console.toolName): ".count)) }
         switch process.terminationReason {
         case .uncaughtSignal:
             let signal = process.terminationStatus

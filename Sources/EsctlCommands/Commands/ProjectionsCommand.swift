@@ -111,7 +111,7 @@ struct ProjectionsCommand: AsyncParsableCommand {
                     do {
                         _ = try await runner.catchUp([name])
                     } catch let stopped as ProjectionError where stopped.code == .stopped {
-                        Console.note("esctl: warning: \(TerminalText.safe(stopped.message))\n")
+                        Console.note("\(Console.toolName): warning: \(TerminalText.safe(stopped.message))\n")
                     }
                     let checkpoint = try await runner.statuses().first { $0.name == name }?.checkpoint ?? 0
                     if json {
@@ -175,7 +175,7 @@ struct Rebuild: AsyncParsableCommand {
                     let reached = try await runner.statuses().filter { names?.contains($0.name) ?? true }.map { $0.rebuild?.position ?? $0.checkpoint }.min() ?? 0
                     throw CLIError(
                         Interrupts.exitStatus,
-                        "Interrupted: the rebuild reached position \(reached) of \(try await store.headPosition()); the old state answers queries meanwhile, and `esctl rebuild` finishes it.")
+                        "Interrupted: the rebuild reached position \(reached) of \(try await store.headPosition()); the old state answers queries meanwhile, and `\(Console.toolName) rebuild` finishes it.")
                 }
                 progress.finish()
                 for report in reports {

@@ -34,7 +34,7 @@ struct Read: AsyncParsableCommand {
             return try await store.closingAfter {
                 let version = try await store.streamVersion(stream)
                 guard version > 0 else {
-                    throw CLIError(.notFound, "The stream '\(stream)' has no events; check its name (`esctl replay` lists every event).")
+                    throw CLIError(.notFound, "The stream '\(stream)' has no events; check its name (`\(Console.toolName) replay` lists every event).")
                 }
                 let direction: ReadDirection = backwards ? .backward : .forward
                 var remaining = limit ?? .max

@@ -212,7 +212,7 @@ struct Serve<Extras: ServeExtras>: AsyncParsableCommand {
             return try await log.closingAfter {
                 if let lmdb = log as? EventStore, lmdb.readsWithoutLock {
                     Console.note(
-                        "esctl: warning: reading \(lmdb.path) without LMDB's lock (this user may not write lock.mdb): correct only while no other process writes the store; to serve beside one, let this user write lock.mdb\n")
+                        "\(Console.toolName): warning: reading \(lmdb.path) without LMDB's lock (this user may not write lock.mdb): correct only while no other process writes the store; to serve beside one, let this user write lock.mdb\n")
                 }
                 let server: Server
                 do {
@@ -222,14 +222,14 @@ struct Serve<Extras: ServeExtras>: AsyncParsableCommand {
                     throw CLIError(.invalidInput, error.message)
                 }
                 if !options.isLoopback && !options.usesTLS {
-                    Console.note("esctl: warning: serving on '\(host)' without TLS: the token and the session cookie cross the network in clear text; give --tls-cert and --tls-key, put a TLS proxy in front, or serve on loopback\n")
+                    Console.note("\(Console.toolName): warning: serving on '\(host)' without TLS: the token and the session cookie cross the network in clear text; give --tls-cert and --tls-key, put a TLS proxy in front, or serve on loopback\n")
                 }
                 // The location as the store tells it: a PostgreSQL URL without its password.
                 let shown = log.location
                 let scheme = options.usesTLS ? "https" : "http"
                 do {
                     try await server.run { host, port in
-                        Console.note("esctl: serving \(shown) on \(scheme)://\(host.contains(":") ? "[\(host)]" : host):\(port)\n")
+                        Console.note("\(Console.toolName): serving \(shown) on \(scheme)://\(host.contains(":") ? "[\(host)]" : host):\(port)\n")
                     }
                 } catch let error as ServerError where error.code == .unavailable {
                     throw CLIError(.storeUnavailable, error.message)

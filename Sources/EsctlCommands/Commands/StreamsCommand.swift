@@ -141,7 +141,7 @@ struct StreamsShow: AsyncParsableCommand {
             let store = try await self.store.openReadOnly()
             return try await store.closingAfter {
                 guard let info = try await store.streamInfo(stream) else {
-                    throw CLIError(.notFound, "The stream '\(stream)' has no events; check its name (`esctl replay` lists every event).")
+                    throw CLIError(.notFound, "The stream '\(stream)' has no events; check its name (`\(Console.toolName) replay` lists every event).")
                 }
                 if json {
                     Console.printJSON(DeletionJSON.object(info))

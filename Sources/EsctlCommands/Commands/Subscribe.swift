@@ -82,7 +82,7 @@ struct Subscribe: AsyncParsableCommand {
                 case let .position(position): firstPosition = max(position, 1)
                 case .end: firstPosition = try await store.headPosition() + 1
                 }
-                Console.note("esctl: subscribed from position \(firstPosition)\n")
+                Console.note("\(Console.toolName): subscribed from position \(firstPosition)\n")
 
                 let session = Session()
                 let json = self.json

@@ -50,7 +50,7 @@ struct Verify: AsyncParsableCommand {
                 let runner = try await ProjectionRunner(
                     store: store, projections: try self.store.projections(), inspecting: true, finishingRebuilds: false)
                 // What is unfinished but not damage (an interrupted rebuild), said once.
-                for notice in runner.notices { Console.note("esctl: \(notice)\n") }
+                for notice in runner.notices { Console.note("\(Console.toolName): \(notice)\n") }
                 try await runner.verify(into: &report, deep: deep)
                 if deep {
                     // Snapshots are a cache, but one that disagrees with the log would decide wrongly.
@@ -157,7 +157,7 @@ struct Backup: AsyncParsableCommand {
             } catch let error as EventStoreError {
                 throw CLIError(
                     .storeUnavailable,
-                    "The copy in '\(destination)' does not open as a store (\(error.message)); it is kept, but run `esctl verify` on the store before trusting either.")
+                    "The copy in '\(destination)' does not open as a store (\(error.message)); it is kept, but run `\(Console.toolName) verify` on the store before trusting either.")
             }
             try await copy.closingAfter {
                 var report = try copy.verify()
@@ -169,7 +169,7 @@ struct Backup: AsyncParsableCommand {
                     let count = report.problems.count + report.omittedProblems
                     throw CLIError(
                         .storeUnavailable,
-                        "The copy in '\(destination)' has \(count) problem\(count == 1 ? "" : "s") (see the report above); it is kept, but run `esctl verify` on the store: when it has them too, restore from an older backup.")
+                        "The copy in '\(destination)' has \(count) problem\(count == 1 ? "" : "s") (see the report above); it is kept, but run `\(Console.toolName) verify` on the store: when it has them too, restore from an older backup.")
                 }
                 Console.print("backed up \(store.path) to \(destination) (through position \(report.headPosition)); the copy verifies clean")
             }

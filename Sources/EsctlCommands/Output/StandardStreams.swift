@@ -47,11 +47,15 @@ public enum Console {
         }
     }
 
-    /// Writes `message` as one line to standard error, prefixed with `esctl: ` (made safe for a
-    /// terminal: it may quote names and text from the input or the log).
+    /// The name this program calls itself (``Esctl/run(name:version:apps:subcommands:serveExtras:)``,
+    /// `esctl` by default): what each line it writes on standard error begins with.
+    public static var toolName: String { BuiltInApps.toolName }
+
+    /// Writes `message` as one line to standard error, prefixed with the program's name
+    /// (`esctl: `; made safe for a terminal: it may quote names and text from the input or the log).
     public static func error(_ message: String) {
         flush()
-        writeAll(Array("esctl: \(TerminalText.safe(message))\n".utf8), to: STDERR_FILENO)
+        writeAll(Array("\(toolName): \(TerminalText.safe(message))\n".utf8), to: STDERR_FILENO)
     }
 
     /// Writes a line to standard error as it is (progress, notices).
@@ -63,7 +67,7 @@ public enum Console {
     /// does not decode): the command decided by its rules on the rest.
     public static func warn(passedOver events: [PassedOverEvent]) {
         for event in events {
-            note("esctl: warning: passed over \(TerminalText.safe(event.description)) — it does not decode\n")
+            note("\(toolName): warning: passed over \(TerminalText.safe(event.description)) — it does not decode\n")
         }
     }
 
