@@ -19,8 +19,6 @@ export class CampView {
     }));
     document.getElementById('camp-key').addEventListener('change', () => this.refresh(0));
     onSubmit('camp-key-form', () => this.refresh(0));
-    const date = document.getElementById('reserve-date');
-    if (!date.value) date.value = new Date().toISOString().slice(0, 10);
   }
 
   get campground() {
