@@ -109,11 +109,7 @@ public struct AppSet: Sendable {
                 try AppSet.validate(command.name, what: "command")
                 var fieldNames: Set<String> = []
                 for field in command.fields {
-                    let bytes = Array(field.name.utf8)
-                    let isLetter = { (byte: UInt8) in (0x61...0x7A).contains(byte) || (0x41...0x5A).contains(byte) }
-                    guard let first = bytes.first, isLetter(first), bytes.count <= 64,
-                        bytes.allSatisfy({ isLetter($0) || (0x30...0x39).contains($0) || $0 == 0x5F || $0 == 0x2D })
-                    else {
+                    guard AppSet.isPlainName(field.name, maxBytes: 64) else {
                         throw AppSelectionError(
                             "The command '\(app)/\(command.name)' declares a field named '\(AppSet.shown(field.name))'; use 1 to 64 letters, digits, '_' and '-', starting with a letter.")
                     }
@@ -151,6 +147,16 @@ public struct AppSet: Sendable {
             throw AppSelectionError(
                 "The \(what) name '\(shown(name))' is not one a route can carry; use 1 to 64 lowercase letters, digits and single dashes, starting with a letter.")
         }
+    }
+
+    /// Whether `name` is 1 to `maxBytes` ASCII letters, digits, `_` and `-`, starting with a
+    /// letter: a name that goes into JSON keys, file names and command lines as it is (a
+    /// command's field, a console view, a program's own name).
+    public static func isPlainName(_ name: String, maxBytes: Int) -> Bool {
+        let bytes = Array(name.utf8)
+        let isLetter = { (byte: UInt8) in (0x61...0x7A).contains(byte) || (0x41...0x5A).contains(byte) }
+        guard let first = bytes.first, isLetter(first), bytes.count <= maxBytes else { return false }
+        return bytes.allSatisfy { isLetter($0) || (0x30...0x39).contains($0) || $0 == 0x5F || $0 == 0x2D }
     }
 
     private static func shown(_ text: String) -> String { AppInput.shown(text) }

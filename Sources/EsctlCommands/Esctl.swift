@@ -19,7 +19,8 @@ public struct Esctl: AsyncParsableCommand {
     /// Runs esctl on the process's arguments with `apps` built in, `subcommands` beside the
     /// generic ones and `serveExtras`' options on `serve` (its apps' routes and console views), and
     /// exits with its status (the table of ``ExitStatus``). `name` is what the program calls
-    /// itself (in its help, and before each line it writes on standard error: `lendctl: ...`);
+    /// itself (in its help, and before each line it writes on standard error: `lendctl: ...`;
+    /// letters, digits, `-` and `_`, starting with a letter, at most 40 bytes);
     /// `version` what `--version` prints (esctl's own by default). Call it once, from
     /// the executable's top level. Modules that cannot be registered together (two of one name,
     /// a name a route cannot carry, `all` or `none`) or a subcommand named as a generic one end
@@ -28,8 +29,8 @@ public struct Esctl: AsyncParsableCommand {
         name: String = "esctl", version: String? = nil,
         apps: [any AppModule], subcommands: [any ParsableCommand.Type] = [], serveExtras: any ServeExtras.Type = NoServeExtras.self
     ) async -> Never {
-        guard !name.isEmpty, name.utf8.count <= 40, name.unicodeScalars.allSatisfy({ $0.isASCII && ($0.properties.isAlphabetic || ("0"..."9").contains($0) || $0 == "-" || $0 == "_") }) else {
-            Console.error("the name '\(name.prefix(40))' cannot name this program: use letters, digits, '-' and '_', at most 40 bytes.")
+        guard AppSet.isPlainName(name, maxBytes: 40) else {
+            Console.error("the name '\(name.prefix(40))' cannot name this program: use letters, digits, '-' and '_', starting with a letter, at most 40 bytes.")
             Terminal.exit(ExitStatus.internalError.rawValue)
         }
         BuiltInApps.register(name: name, version: version)

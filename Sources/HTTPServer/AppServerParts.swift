@@ -1,3 +1,4 @@
+import AppModules
 import Hummingbird
 
 /// What an app module brings to the server beyond its commands (which every module's get at
@@ -56,7 +57,7 @@ extension AppServerParts {
 /// policy lets it run scripts and styles from the server only: no inline script or style.
 public struct ConsoleView: Sendable {
     /// The view's name: its `#NAME` in the page's address and its files' names. Letters,
-    /// digits, `-` and `_`, at most 40 bytes.
+    /// digits, `-` and `_`, starting with a letter, at most 40 bytes.
     public let name: String
     /// The menu's text.
     public let title: String
@@ -72,11 +73,6 @@ public struct ConsoleView: Sendable {
         self.stylesheet = stylesheet
     }
 
-    /// Whether `name` may name a view: letters, digits, `-` and `_`, 1 to 40 bytes.
-    static func isValidName(_ name: String) -> Bool {
-        !name.isEmpty && name.utf8.count <= 40
-            && name.unicodeScalars.allSatisfy { $0.isASCII && ($0.properties.isAlphabetic || ("0"..."9").contains($0) || $0 == "-" || $0 == "_") }
-    }
 }
 
 extension ConsoleView {
@@ -89,9 +85,10 @@ extension ConsoleView {
     static func checked(_ views: [ConsoleView]) throws(ServerError) -> [ConsoleView] {
         var names = genericNames
         for view in views {
-            guard isValidName(view.name) else {
+            guard AppSet.isPlainName(view.name, maxBytes: 40) else {
                 throw ServerError(
-                    .invalidConfiguration, "The console view '\(view.name.prefix(80))' has no usable name: use letters, digits, '-' and '_', at most 40 bytes.")
+                    .invalidConfiguration,
+                    "The console view '\(view.name.prefix(80))' has no usable name: use letters, digits, '-' and '_', starting with a letter, at most 40 bytes.")
             }
             guard names.insert(view.name).inserted else {
                 throw ServerError(.invalidConfiguration, "Two console views are named '\(view.name)' (or it is one of the console's own); give each its own name.")

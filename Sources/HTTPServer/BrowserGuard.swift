@@ -24,10 +24,10 @@ struct BrowserGuardMiddleware: RouterMiddleware {
     /// encoding, and must work unchanged. The `Origin` check still keeps other sites' forms out.
     let formLabelledJSONRoutes: RoutePatterns
 
-    init(options: ServerOptions, formLabelledJSONRoutes: Set<String> = []) {
+    init(options: ServerOptions, formLabelledJSONRoutes: RoutePatterns = RoutePatterns([])) {
         hosts = HostNames(options: options)
         allowedOrigins = Set(options.allowedOrigins.map { Self.normalizedOrigin($0) })
-        self.formLabelledJSONRoutes = RoutePatterns(formLabelledJSONRoutes)
+        self.formLabelledJSONRoutes = formLabelledJSONRoutes
     }
 
     func handle(_ request: Request, context: ServerContext, next: (Request, ServerContext) async throws -> Response) async throws -> Response {

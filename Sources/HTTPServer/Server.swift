@@ -32,9 +32,9 @@ public final class Server: Sendable {
     /// The console's views that the served modules bring, in the menu's order.
     let consoleViews: [ConsoleView]
     /// GET routes that are not answered for HEAD: `/subscribe` and the parts' live routes.
-    let liveRoutes: Set<String>
+    let liveRoutes: RoutePatterns
     /// POST routes that take a form-encoded label on JSON (the parts' ``AppServerParts/formLabelledJSONRoutes``).
-    let formLabelledJSONRoutes: Set<String>
+    let formLabelledJSONRoutes: RoutePatterns
     /// How the server listens and what it allows.
     public let options: ServerOptions
     /// The clock of heartbeats and of the apps' commands (a test clock in tests).
@@ -68,8 +68,10 @@ public final class Server: Sendable {
     /// `metrics.factory`). Throws ``ServerError`` with ``ServerError/Code/invalidConfiguration``
     /// when `options` do not hold (see ``ServerOptions/validate()``), when `store` was opened
     /// without the upcasters of an app in `apps` (`AppModule.upcasters`), when the apps'
-    /// names or routes clash, or when a console view's name is not one or is taken. Raises the process's soft limit on open files to its hard limit,
-    /// and sizes the connection cap from it unless ``ServerOptions/maxConnections`` is set.
+    /// names or routes clash, when a served part's routes clash with the server's or another
+    /// part's or say what they are not (see ``AppServerParts``), or when a console view's name is
+    /// not one or is taken. Raises the process's soft limit on open files to its hard limit, and
+    /// sizes the connection cap from it unless ``ServerOptions/maxConnections`` is set.
     public init(
         store: any EventLog, runner: ProjectionRunner, apps: [any AppModule] = [], parts: [any AppServerParts] = [], options: ServerOptions = ServerOptions(),
         clock: any Clock<Duration> = ContinuousClock(), logger: Logger = Logger(label: "esctl.serve"),
@@ -105,8 +107,8 @@ public final class Server: Sendable {
             openAPI = try OpenAPIDocument.compose(apps: apps, commands: commands, parts: served)
             consoleViews = try ConsoleView.checked(served.flatMap(\.consoleViews))
             self.parts = served
-            liveRoutes = served.reduce(["/subscribe"]) { $0.union($1.liveRoutes) }
-            formLabelledJSONRoutes = served.reduce([]) { $0.union($1.formLabelledJSONRoutes) }
+            liveRoutes = RoutePatterns(served.reduce(["/subscribe"]) { $0.union($1.liveRoutes) })
+            formLabelledJSONRoutes = RoutePatterns(served.reduce([]) { $0.union($1.formLabelledJSONRoutes) })
             self.apps = apps
         } catch let error as ServerError {
             throw error
@@ -125,7 +127,7 @@ public final class Server: Sendable {
         router.add(middleware: StoppingMiddleware(signal: stopSignal))
         router.add(middleware: BrowserGuardMiddleware(options: options, formLabelledJSONRoutes: formLabelledJSONRoutes))
         router.add(middleware: AuthorizationMiddleware(token: options.token, session: session, throttle: tokenThrottle))
-        router.add(middleware: MethodNotAllowedMiddleware(table: routeTable, liveRoutes: RoutePatterns(liveRoutes)))
+        router.add(middleware: MethodNotAllowedMiddleware(table: routeTable, liveRoutes: liveRoutes))
         addOwnRoutes(to: router)
         for part in parts { part.addRoutes(to: router, on: self) }
         routeTable.fill(from: router)
@@ -174,7 +176,7 @@ public final class Server: Sendable {
             }
         }
         return Application(
-            router: HeadAwareRouter(router: router(), table: routeTable, liveRoutes: RoutePatterns(liveRoutes)),
+            router: HeadAwareRouter(router: router(), table: routeTable, liveRoutes: liveRoutes),
             server: server,
             configuration: ApplicationConfiguration(
                 address: .hostname(host, port: options.port), serverName: "esctl",

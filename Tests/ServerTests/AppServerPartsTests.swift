@@ -140,8 +140,9 @@ struct AppServerPartsTests {
             let runner = try await ProjectionRunner(store: store, projections: [])
             let script = Array("export const view = {};".utf8)
             let cases: [([ConsoleView], String)] = [
-                ([ConsoleView(name: "a b", title: "A", script: script)], "The console view 'a b' has no usable name: use letters, digits, '-' and '_', at most 40 bytes."),
-                ([ConsoleView(name: "", title: "A", script: script)], "The console view '' has no usable name: use letters, digits, '-' and '_', at most 40 bytes."),
+                ([ConsoleView(name: "a b", title: "A", script: script)], "The console view 'a b' has no usable name: use letters, digits, '-' and '_', starting with a letter, at most 40 bytes."),
+                ([ConsoleView(name: "9v", title: "A", script: script)], "The console view '9v' has no usable name: use letters, digits, '-' and '_', starting with a letter, at most 40 bytes."),
+                ([ConsoleView(name: "", title: "A", script: script)], "The console view '' has no usable name: use letters, digits, '-' and '_', starting with a letter, at most 40 bytes."),
                 ([ConsoleView(name: "projections", title: "P", script: script)], "Two console views are named 'projections' (or it is one of the console's own); give each its own name."),
                 (
                     [ConsoleView(name: "v", title: "1", script: script), ConsoleView(name: "v", title: "2", script: script)],
