@@ -14,8 +14,9 @@ public enum Limits {
     public static let maximumTagsPerEvent = 32
     /// The longest tag, in UTF-8 bytes.
     public static let maximumTagBytes = 200
-    /// The most items one query may have.
-    public static let maximumQueryItems = 32
+    /// The most items one query may have: one per event of the largest append (a condition
+    /// that guards each event's own tags, as DCB clients write them). Each item is a seek.
+    public static let maximumQueryItems = maximumEventsPerAppend
     /// The recorded times an event may be given (``NewEvent/recordedAtMicroseconds``): from
     /// 0001-01-01T00:00:00Z to 9999-12-31T23:59:59.999999Z, in microseconds since 1970, so that
     /// every recorded time prints as a four-digit ISO 8601 year.
@@ -166,6 +167,11 @@ public enum Limits {
                 .invalidInput, "An event's recorded time is outside the years 1 to 9999; give a time in that range.")
         }
         try validateTags(event.tags)
+        if event.dataFormat == .binary && !event.personal.isEmpty {
+            throw EventStoreError(
+                .invalidInput,
+                "An event with binary data marks personal data; personal parts are members of JSON data: append the data as JSON, or mark nothing personal.")
+        }
         if event.schemaVersion == 0 {
             throw EventStoreError(.invalidInput, "An event's schema version is 0; schema versions start at 1.")
         }

@@ -30,15 +30,19 @@ public struct NewEvent: Sendable, Equatable {
     /// queries (``EventQuery``) and conditional appends (``AppendCondition``) find it without a scan.
     /// Part of its content for idempotency; kept in the order given.
     public var tags: [String]
+    /// What the data is: JSON (the default) or bytes the store never parses (``DataFormat``).
+    public var dataFormat: DataFormat
 
     /// Creates an event to append. Give `recordedAtMicroseconds` only to copy an event recorded
     /// elsewhere with its original time; `schemaVersion` when the data is written in a later
     /// version of its type's schema; `personal` to mark data as personal to subjects; `tags` to
-    /// find it by query.
+    /// find it by query; `dataFormat` `.binary` for data that is not JSON and must be kept byte
+    /// for byte.
     public init(
         id: UUID? = nil, type: String, data: Data = Data(), metadata: Data = Data(), recordedAtMicroseconds: Int64? = nil,
-        schemaVersion: UInt16 = 1, personal: [PersonalData] = [], tags: [String] = []
+        schemaVersion: UInt16 = 1, personal: [PersonalData] = [], tags: [String] = [], dataFormat: DataFormat = .json
     ) {
+        self.dataFormat = dataFormat
         self.tags = tags
         self.schemaVersion = schemaVersion
         self.personal = personal
@@ -109,9 +113,9 @@ public struct AppendResult: Sendable, Equatable {
             RecordedEvent(
                 position: pair.1, stream: stream, version: firstVersion &+ UInt64(index),
                 id: index < ids.count ? ids[index] : pair.0.id ?? UUID(uuid: (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0)),
-                type: pair.0.type, data: StoredForm.of(pair.0.data), metadata: StoredForm.of(pair.0.metadata),
+                type: pair.0.type, data: StoredForm.of(pair.0.data, format: pair.0.dataFormat), metadata: StoredForm.of(pair.0.metadata),
                 recordedAtMicroseconds: pair.0.recordedAtMicroseconds ?? recordedAtMicroseconds, schemaVersion: pair.0.schemaVersion,
-                personal: pair.0.personal, tags: pair.0.tags)
+                personal: pair.0.personal, tags: pair.0.tags, dataFormat: pair.0.dataFormat)
         }
     }
 }

@@ -29,11 +29,15 @@ public struct RecordedEvent: Sendable, Equatable, Hashable {
     private let personalParts: [PersonalData]?
     /// Its tags, in the order they were given (empty when none).
     public let tags: [String]
+    /// What its data is: JSON or bytes the store never parses (``DataFormat``).
+    public let dataFormat: DataFormat
 
     public init(
         position: UInt64, stream: String, version: UInt64, id: UUID, type: String, data: Data,
-        metadata: Data, recordedAtMicroseconds: Int64, schemaVersion: UInt16 = 1, personal: [PersonalData] = [], tags: [String] = []
+        metadata: Data, recordedAtMicroseconds: Int64, schemaVersion: UInt16 = 1, personal: [PersonalData] = [], tags: [String] = [],
+        dataFormat: DataFormat = .json
     ) {
+        self.dataFormat = dataFormat
         self.tags = tags
         self.schemaVersion = schemaVersion
         self.personalParts = personal.isEmpty ? nil : personal

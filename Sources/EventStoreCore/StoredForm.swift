@@ -6,6 +6,11 @@ import Foundation
 /// spaced, is the same content for idempotency, and an export re-serialized compactly imports
 /// as the events it came from (docs/FORMAT.md, "Data and metadata").
 package enum StoredForm {
+    /// The bytes the store keeps for data of `format`: binary data as given, JSON compacted.
+    package static func of(_ bytes: Data, format: DataFormat) -> Data {
+        format == .binary ? bytes : of(bytes)
+    }
+
     /// The bytes the store keeps for `bytes`.
     package static func of(_ bytes: Data) -> Data {
         // Most JSON arrives compact: one pass that finds nothing to remove keeps the bytes.
@@ -19,7 +24,7 @@ package enum StoredForm {
         for part in appends.indices {
             for event in appends[part].events.indices {
                 let data = appends[part].events[event].data
-                let stored = of(data)
+                let stored = of(data, format: appends[part].events[event].dataFormat)
                 if stored.count != data.count { appends[part].events[event].data = stored }
                 let metadata = appends[part].events[event].metadata
                 let storedMetadata = of(metadata)

@@ -12,11 +12,16 @@ public struct TrackingPosition: Sendable, Equatable, CustomStringConvertible {
     /// still be the recorded one (another instance may have handled some of those events
     /// meanwhile). Nil: only `position` is checked, which suffices for one event at a time.
     public let previous: UInt64?
+    /// True when the position is one of another source (an upstream log, a queue), not of this
+    /// log: it is then not bounded by this log's head. False (the default): a processor of this
+    /// log, which handles events that exist.
+    public let isUpstream: Bool
 
-    public init(name: String, position: UInt64, previous: UInt64? = nil) {
+    public init(name: String, position: UInt64, previous: UInt64? = nil, upstream: Bool = false) {
         self.name = name
         self.position = position
         self.previous = previous
+        self.isUpstream = upstream
     }
 
     public var description: String { "\(name):\(position)" }
@@ -26,7 +31,8 @@ public struct TrackingPosition: Sendable, Equatable, CustomStringConvertible {
     package static let table = "$tracking"
 
     /// Fails with ``EventStoreError/Code/alreadyProcessed`` when the recorded position is this
-    /// one or later, and with ``EventStoreError/Code/invalidInput`` when it is beyond `head`
+    /// one or later, and with ``EventStoreError/Code/invalidInput`` when it is beyond `head` (and
+    /// not ``isUpstream``)
     /// (the last position before this append: a processor handles events that exist). Writes
     /// nothing: an append checks it first and records it last.
     package func check(in tables: TableTransaction, head: UInt64) async throws {
@@ -36,7 +42,7 @@ public struct TrackingPosition: Sendable, Equatable, CustomStringConvertible {
     /// The same check against a recorded position and a head read by the caller (a backend
     /// that keeps tracking positions elsewhere).
     package func check(recorded: UInt64, head: UInt64) throws(EventStoreError) {
-        guard position <= head else {
+        guard isUpstream || position <= head else {
             throw EventStoreError(
                 .invalidInput,
                 "The tracking position \(position) of '\(name)' is beyond the head of the log (\(head)): a processor records the position of an event it handled; nothing was written.")

@@ -28,6 +28,17 @@ extension EventStore {
         return try await append(appends, tracking: tracking, alsoWriting: nil)
     }
 
+    /// Appends on `condition` and records `tracking`, in one transaction: as
+    /// ``append(_:condition:)`` and ``append(_:tracking:)`` would each, and nothing is written
+    /// when either refuses. `appends` must hold at least one event. Errors as those two.
+    @discardableResult
+    public func append(_ appends: [StreamAppend], condition: AppendCondition, tracking: TrackingPosition) async throws -> [AppendResult] {
+        try tracking.validate()
+        try condition.failIfEventsMatch.validate()
+        try await openTables([TrackingPosition.table])
+        return try await append(appends, tracking: tracking, alsoWriting: nil, condition: condition)
+    }
+
     /// The last position `name` has recorded as handled; 0 when it has recorded none.
     /// Throws ``EventStoreError/Code/invalidInput`` for a bad name, and the store's errors.
     public func trackingPosition(of name: String) async throws -> UInt64 {

@@ -11,6 +11,15 @@ extension PostgresEventStore {
         try await append(appends, checking: condition)
     }
 
+    /// Appends on `condition` and records `tracking` in one transaction; see
+    /// `EventStore.append(_:condition:tracking:)` for the rules, which are the same.
+    @discardableResult
+    public func append(_ appends: [StreamAppend], condition: AppendCondition, tracking: TrackingPosition) async throws -> [AppendResult] {
+        try tracking.validate()
+        try Self.refuseUpstream(tracking)
+        return try await append(appends, checking: condition, tracking: tracking)
+    }
+
     /// Up to `limit` events after `after` that match `query`, and the head, from one statement
     /// (one snapshot); see `EventStore.read(_:after:limit:)`. Each item is a seek of
     /// `event_tags` (by its first tag) or of the events' type index.

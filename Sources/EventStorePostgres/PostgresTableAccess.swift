@@ -66,6 +66,7 @@ extension PostgresEventStore {
     ) async throws -> [AppendResult] {
         try checkWritable()
         try Limits.validate(appends)
+        try Self.refuseBinaryData(appends)
         let appends = try await sealingPersonalData(appends)
         let call = AppendCall([request(appends, tracking: nil)], now: ContentTime.microseconds(configuration.clock()))
         let started = ContinuousClock.now
@@ -91,12 +92,13 @@ extension PostgresEventStore {
     /// holds the tables' lock, then the head row's, to commit: checks `condition` under that
     /// lock, so that no append of any process commits between the check and the write, then
     /// calls the append function.
-    func append(_ appends: [StreamAppend], checking condition: AppendCondition) async throws -> [AppendResult] {
+    func append(_ appends: [StreamAppend], checking condition: AppendCondition, tracking: TrackingPosition? = nil) async throws -> [AppendResult] {
         try checkWritable()
         try Limits.validate(appends)
+        try Self.refuseBinaryData(appends)
         try condition.failIfEventsMatch.validate()
         let appends = try await sealingPersonalData(appends)
-        let call = AppendCall([request(appends, tracking: nil)], now: ContentTime.microseconds(configuration.clock()))
+        let call = AppendCall([request(appends, tracking: tracking)], now: ContentTime.microseconds(configuration.clock()))
         let started = ContinuousClock.now
         let (results, trims) = try await inTransaction(.write) { connection, logger in
             try await ConditionCheck.check(condition, for: appends, connection, logger)

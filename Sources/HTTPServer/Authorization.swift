@@ -1,4 +1,5 @@
 import Foundation
+import EventStoreCore
 import Hummingbird
 
 /// The token check: with a token, every route but the open ones needs it, as
@@ -71,19 +72,5 @@ struct SessionKey: Sendable {
             let hex = String(word, radix: 16)
             return String(repeating: "0", count: 16 - hex.count) + hex
         }.joined()
-    }
-}
-
-/// Comparison that takes the same time wherever the texts differ.
-enum ConstantTime {
-    static func equal(_ a: String, _ b: String) -> Bool {
-        let x = Array(a.utf8), y = Array(b.utf8)
-        var difference = UInt8(truncatingIfNeeded: x.count ^ y.count)
-        for index in 0..<max(x.count, y.count) {
-            let left = index < x.count ? x[index] : 0
-            let right = index < y.count ? y[index] : 0
-            difference |= left ^ right
-        }
-        return difference == 0 && x.count == y.count
     }
 }

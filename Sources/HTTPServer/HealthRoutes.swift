@@ -1,3 +1,4 @@
+import EventStoreCore
 import Foundation
 import NIOCore
 import NIOFoundationCompat

@@ -7,8 +7,9 @@ public enum EventJSON {
     /// `--json`: one object with the keys position, stream, version, id, type, data, metadata and
     /// recordedAt, `schemaVersion` when the event's is not 1, and `personal` when some of its
     /// data is personal to a subject (``PersonalJSON``), `tags` when it carries any. Data and metadata appear as JSON
-    /// values; bytes that are not JSON appear as a base64 string with `dataEncoding` /
-    /// `metadataEncoding` set to "base64". Empty metadata is null.
+    /// values; bytes that are not JSON, and binary data (``DataFormat/binary``) whatever its
+    /// bytes, appear as a base64 string with `dataEncoding` / `metadataEncoding` set to "base64".
+    /// Empty metadata is null.
     public static func line(_ event: RecordedEvent) -> String {
         var object = JSONObjectWriter()
         object.add("position", event.position)
@@ -16,7 +17,8 @@ public enum EventJSON {
         object.add("version", event.version)
         object.add("id", event.id.lowercasedString)
         object.add("type", event.type)
-        let data = JSONWriter.embeddable(event.data)
+        // Binary data is never parsed: bytes that happen to be JSON stay bytes.
+        let data = event.dataFormat == .binary ? nil : JSONWriter.embeddable(event.data)
         object.add("data", rawJSON: data ?? JSONWriter.quote(event.data.base64EncodedString()))
         if event.metadata.isEmpty {
             object.add("metadata", rawJSON: "null")

@@ -5,7 +5,8 @@ import Foundation
 /// `{"stream":S,"type":T,"data":JSON?,"id":UUID?,"metadata":JSON?,"expectedVersion":V?,"recordedAt":TIME?,"schemaVersion":N?,"personal":[...]?,"tags":[T,...]?}`
 /// (no `data` is `{}`; no `schemaVersion` is 1; `personal` as ``PersonalJSON`` reads it; `tags` a list of strings).
 /// Data or metadata that is not JSON comes as a base64 string with `"dataEncoding":"base64"`
-/// (or `"metadataEncoding"`), as `export` and `replay --json` write it. `recordedAt` is an
+/// (or `"metadataEncoding"`), as `export` and `replay --json` write it; data given so is binary
+/// (``DataFormat/binary``): kept byte for byte, never parsed as JSON. `recordedAt` is an
 /// ISO 8601 time as `export` writes it (only `import` keeps it). Other keys (such as the
 /// `position` and `version` that `export` writes) are ignored.
 ///
@@ -123,8 +124,12 @@ public struct EventLine: Sendable {
             guard let list = QueryJSON.strings(value) else { throw fail("\"tags\" must be a list of strings") }
             tags = list
         }
+        // Data given as base64 is bytes: binary, whatever they hold (an export of binary data,
+        // or of bytes that were never JSON, imports byte for byte).
+        let dataFormat: DataFormat = raw("dataEncoding") == nil ? .json : .binary
         let event = NewEvent(
-            id: id, type: type, data: data, metadata: metadata, schemaVersion: schemaVersion, personal: personal, tags: tags)
+            id: id, type: type, data: data, metadata: metadata, schemaVersion: schemaVersion, personal: personal, tags: tags,
+            dataFormat: dataFormat)
         do {
             try Limits.validateName(stream, kind: "stream")
             try Limits.validate(event)

@@ -48,6 +48,9 @@ final class FailingWritesLog: EventLog {
     func append(_ appends: [StreamAppend], tracking: TrackingPosition) async throws -> [AppendResult] {
         try await base.append(appends, tracking: tracking)
     }
+    func append(_ appends: [StreamAppend], condition: AppendCondition, tracking: TrackingPosition) async throws -> [AppendResult] {
+        try await base.append(appends, condition: condition, tracking: tracking)
+    }
     func trackingPosition(of name: String) async throws -> UInt64 { try await base.trackingPosition(of: name) }
     func read(from position: UInt64, through last: UInt64, limit: Int, filter: EventFilter) async throws -> [RecordedEvent] {
         try await base.read(from: position, through: last, limit: limit, filter: filter)

@@ -100,8 +100,13 @@ public enum FuzzChecks {
         var object = JSONObjectWriter()
         object.add("stream", line.stream)
         object.add("type", line.event.type)
-        object.add("data", line.event.data.base64EncodedString())
-        object.add("dataEncoding", "base64")
+        // Binary data as base64 (which is what makes it binary); JSON data as the JSON it is.
+        if line.event.dataFormat == .binary {
+            object.add("data", line.event.data.base64EncodedString())
+            object.add("dataEncoding", "base64")
+        } else {
+            object.add("data", rawJSON: String(decoding: line.event.data, as: UTF8.self))
+        }
         object.add("metadata", line.event.metadata.base64EncodedString())
         object.add("metadataEncoding", "base64")
         if let id = line.event.id { object.add("id", id.uuidString) }

@@ -7,7 +7,7 @@ import Foundation
 /// | offset | size | field |
 /// |---|---|---|
 /// | 0 | 1 | record format: 2 (1 for records written before checksums) |
-/// | 1 | 1 | flags: bit 0 (1) = a tags section follows the metadata; other bits 0 |
+/// | 1 | 1 | flags: bit 0 (1) = a tags section follows the metadata; bit 1 (2) = the data is binary (``DataFormat/binary``); other bits 0 |
 /// | 2 | 2 | stream name length S |
 /// | 4 | 2 | type length T |
 /// | 6 | 2 | schema version; 0 stands for 1 (and is what version 1 is written as) |
@@ -34,6 +34,15 @@ import Foundation
     @inlinable public static var checksumSize: Int { 4 }
     /// The flag that says a tags section follows the metadata.
     @inlinable public static var tagsFlag: UInt8 { 1 }
+    /// The flag that says the data is binary (``DataFormat/binary``): kept as given, never parsed.
+    @inlinable public static var binaryDataFlag: UInt8 { 2 }
+
+    /// The flags byte of a record with these tags and data format.
+    @inline(__always)
+    @inlinable
+    public static func flags(tags: [String], dataFormat: DataFormat) -> UInt8 {
+        (tags.isEmpty ? 0 : tagsFlag) | (dataFormat == .binary ? binaryDataFlag : 0)
+    }
 
     /// The size of a record (of the current format) with fields of these lengths.
     @inline(__always)
@@ -85,11 +94,11 @@ import Foundation
     public static func encode(
         into buffer: UnsafeMutableRawBufferPointer, position: UInt64, stream: UnsafeRawBufferPointer,
         type: UnsafeRawBufferPointer, version: UInt64, recordedAt: Int64, id: UUID, data: Data, metadata: Data,
-        schemaVersion: UInt16, tags: [String] = []
+        schemaVersion: UInt16, tags: [String] = [], dataFormat: DataFormat = .json
     ) {
         guard let base = buffer.baseAddress else { return }
         base.storeBytes(of: recordFormat, as: UInt8.self)
-        base.storeBytes(of: tags.isEmpty ? 0 : tagsFlag, toByteOffset: 1, as: UInt8.self)
+        base.storeBytes(of: flags(tags: tags, dataFormat: dataFormat), toByteOffset: 1, as: UInt8.self)
         BigEndian.store(UInt16(stream.count), into: base, at: 2)
         BigEndian.store(UInt16(type.count), into: base, at: 4)
         BigEndian.store(storedSchemaVersion(schemaVersion), into: base, at: 6)
@@ -158,7 +167,7 @@ package enum ContentChecksum {
     @inlinable
     package static func of(
         stream: String, type: String, recordedAt: Int64, id: UUID, data: Data, metadata: Data, schemaVersion: UInt16,
-        tags: [String] = []
+        tags: [String] = [], dataFormat: DataFormat = .json
     ) -> Int32 {
         var stream = stream
         var type = type
@@ -171,7 +180,7 @@ package enum ContentChecksum {
                     RecordCodec.encode(
                         into: buffer, position: 0, stream: UnsafeRawBufferPointer(streamBytes),
                         type: UnsafeRawBufferPointer(typeBytes), version: 0, recordedAt: recordedAt, id: id, data: data,
-                        metadata: metadata, schemaVersion: schemaVersion, tags: tags)
+                        metadata: metadata, schemaVersion: schemaVersion, tags: tags, dataFormat: dataFormat)
                     return Int32(bitPattern: BigEndian.uint32(UnsafeRawBufferPointer(rebasing: buffer[(size - 4)...])))
                 }
             }

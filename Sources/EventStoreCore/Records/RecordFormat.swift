@@ -42,7 +42,8 @@ package enum RecordFormat {
                         into: UnsafeMutableRawBufferPointer(buffer), position: event.position,
                         stream: UnsafeRawBufferPointer(streamUTF8),
                         type: UnsafeRawBufferPointer(typeUTF8), version: event.version, recordedAt: event.recordedAtMicroseconds,
-                        id: event.id, data: event.data, metadata: event.metadata, schemaVersion: event.schemaVersion, tags: event.tags)
+                        id: event.id, data: event.data, metadata: event.metadata, schemaVersion: event.schemaVersion, tags: event.tags,
+                        dataFormat: event.dataFormat)
                 }
             }
             count = size

@@ -90,6 +90,10 @@ import Darwin
     public var tagsBytes: UnsafeRawBufferPointer {
         slice(RecordCodec.headerSize + streamLength + typeLength + dataLength + metadataLength, tagsLength)
     }
+    /// What the record's data is (its flag bit 1).
+    @inlinable
+    public var dataFormat: DataFormat { bytes[1] & RecordCodec.binaryDataFlag != 0 ? .binary : .json }
+
     /// The record's tags (empty when none).
     @inlinable
     public var tags: [String] { tagsLength == 0 ? [] : RecordCodec.decodeTags(tagsBytes) }
@@ -123,7 +127,7 @@ import Darwin
         return RecordedEvent(
             position: position, stream: String(decoding: streamBytes, as: UTF8.self), version: version, id: id,
             type: String(decoding: typeBytes, as: UTF8.self), data: Self.copy(dataBytes), metadata: Self.copy(metadataBytes),
-            recordedAtMicroseconds: recordedAt, schemaVersion: schemaVersion, tags: tags)
+            recordedAtMicroseconds: recordedAt, schemaVersion: schemaVersion, tags: tags, dataFormat: dataFormat)
     }
 
     /// Checks that this record, found through the stream index of `stream`, is one of that
@@ -159,7 +163,7 @@ import Darwin
         return RecordedEvent(
             position: position, stream: interner.string(streamBytes), version: version, id: id, type: interner.string(typeBytes),
             data: Self.copy(dataBytes), metadata: Self.copy(metadataBytes), recordedAtMicroseconds: recordedAt,
-            schemaVersion: schemaVersion, tags: tags)
+            schemaVersion: schemaVersion, tags: tags, dataFormat: dataFormat)
     }
 
     @inlinable
@@ -180,9 +184,10 @@ import Darwin
     /// form too, so the same JSON is the same content however it was spaced.
     public func hasSameContent(stream: String, event: NewEvent) -> Bool {
         guard streamBytes.elementsEqual(stream.utf8), typeBytes.elementsEqual(event.type.utf8), schemaVersion == event.schemaVersion,
-            tags.map({ Array($0.utf8) }) == event.tags.map({ Array($0.utf8) })
+            tags.map({ Array($0.utf8) }) == event.tags.map({ Array($0.utf8) }), dataFormat == event.dataFormat
         else { return false }
-        return Self.sameStoredForm(dataBytes, event.data) && Self.sameStoredForm(metadataBytes, event.metadata)
+        let sameData = dataFormat == .binary ? event.data.withUnsafeBytes { dataBytes.elementsEqual($0) } : Self.sameStoredForm(dataBytes, event.data)
+        return sameData && Self.sameStoredForm(metadataBytes, event.metadata)
     }
 
     static func sameStoredForm(_ stored: UnsafeRawBufferPointer, _ given: Data) -> Bool {

@@ -13,6 +13,12 @@ public protocol LogAppending: StoreHandle {
     /// `EventStore.append(_:tracking:)` does; `appends` may be empty.
     func append(_ appends: [StreamAppend], tracking: TrackingPosition) async throws -> [AppendResult]
 
+    /// Appends on a condition and records a tracking position, both in the same transaction: the
+    /// condition is checked as `append(_:condition:)` checks it, then the tracking position as
+    /// `append(_:tracking:)` checks it; nothing is written when either fails. `appends` has at
+    /// least one event.
+    func append(_ appends: [StreamAppend], condition: AppendCondition, tracking: TrackingPosition) async throws -> [AppendResult]
+
     /// The last position the processor `name` has recorded as handled; 0 when none.
     func trackingPosition(of name: String) async throws -> UInt64
 

@@ -123,11 +123,12 @@ package struct Upcasting: Sendable {
 
     /// The event in its type's newest shape: every step from its recorded type and version on,
     /// in order. An event no step reads comes back unchanged (and without a copy), and so does
-    /// one whose data is not JSON.
+    /// one whose data is not JSON, binary data (``DataFormat/binary``) above all: upcasters read
+    /// JSON, and the store never parses binary data, so it passes through as recorded.
     ///
     /// Throws ``EventStoreError/Code/upcastFailed`` when a step throws.
     package func upcast(_ event: RecordedEvent) throws(EventStoreError) -> RecordedEvent {
-        guard typeFilter & Self.bit(of: event.type) != 0,
+        guard event.dataFormat == .json, typeFilter & Self.bit(of: event.type) != 0,
             var step = steps[StepKey(type: event.type, version: event.schemaVersion)]
         else { return event }
         // Data that is not JSON (a hand-appended event, say) cannot be upcast by any step: it

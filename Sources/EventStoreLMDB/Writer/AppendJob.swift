@@ -303,7 +303,7 @@ final class AppendJob: WriteJob, @unchecked Sendable {
                         into: space, position: position, stream: UnsafeRawBufferPointer(streamBytes),
                         type: UnsafeRawBufferPointer(typeBytes), version: head.version,
                         recordedAt: event.recordedAtMicroseconds ?? context.recordedAt, id: id, data: event.data,
-                        metadata: event.metadata, schemaVersion: event.schemaVersion, tags: event.tags)
+                        metadata: event.metadata, schemaVersion: event.schemaVersion, tags: event.tags, dataFormat: event.dataFormat)
                     try QueryIndexes.add(type: UnsafeRawBufferPointer(typeBytes), tags: event.tags, at: position, txn, databases)
                 }
                 head.pending.append(position)
