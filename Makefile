@@ -5,7 +5,9 @@
 #               scripts/with-postgres.sh starts and stops, installing postgresql when missing), fuzzes
 #               a running `esctl serve` against docs/openapi.yaml (scripts/schemathesis.sh), tests
 #               its web console in headless Chromium (scripts/console-test.sh), attacks a live
-#               server in bounded loops (scripts/abuse-test.sh --short), then
+#               server in bounded loops (scripts/abuse-test.sh --short), runs UmaDB's Python client
+#               and the eventsourcing library's own test cases against `esctl serve --grpc-port`
+#               (scripts/grpc-clients-test.sh, installing them from PyPI into .build/), then
 #               builds and tests the Examples package (a to-do app on the public products) and
 #               checks that the DocC documentation builds
 #   make docs   builds the DocC documentation into .build/docs
@@ -48,6 +50,7 @@ test: deps
 	./scripts/schemathesis.sh
 	./scripts/console-test.sh
 	./scripts/abuse-test.sh --short
+	./scripts/grpc-clients-test.sh esctl "$$($(SWIFT) build --show-bin-path)/esctl"
 	@# SwiftPM may keep a stale plan of a path dependency's sources: drop it.
 	rm -f Examples/.build/debug.yaml
 	$(SWIFT) build --package-path Examples --build-tests

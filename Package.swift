@@ -31,6 +31,8 @@ let package = Package(
         .library(name: "HTTPServer", targets: ["HTTPServer"]),
         // esctl as a library: its generic commands, for an esctl of your own with your apps.
         .library(name: "EsctlCommands", targets: ["EsctlCommands"]),
+        // The store over gRPC, speaking UmaDB's DCB protocol (`esctl serve --grpc-port` is one).
+        .library(name: "GRPCServer", targets: ["GRPCServer"]),
         // Internal, not an API: the properties the fuzz package (Fuzz/) checks, and the demo apps
         // the benchmark package (Benchmarks/) runs.
         .library(name: "_FuzzChecks", targets: ["FuzzChecks"]),
@@ -59,6 +61,12 @@ let package = Package(
         // The store's metrics (any backend a program bootstraps), and their Prometheus form for /metrics.
         .package(url: "https://github.com/apple/swift-metrics", from: "2.13.0"),
         .package(url: "https://github.com/swift-server/swift-prometheus", from: "2.4.1"),
+        // The gRPC face (GRPCServer) only: UmaDB's DCB protocol over HTTP/2. Its Swift code is
+        // generated once by scripts/protos.sh (Protos/) and committed, so no plugin builds here.
+        .package(url: "https://github.com/grpc/grpc-swift-2", from: "2.4.3"),
+        .package(url: "https://github.com/grpc/grpc-swift-nio-transport", from: "2.9.2"),
+        .package(url: "https://github.com/grpc/grpc-swift-protobuf", from: "2.4.1"),
+        .package(url: "https://github.com/apple/swift-protobuf", from: "1.39.0"),
     ],
     targets: [
         // liblmdb-dev, found through pkg-config; `make deps` installs it when missing.
@@ -129,12 +137,26 @@ let package = Package(
             // needs no file beside it, and an installed esctl serves the same page.
             // And the generic part of the OpenAPI document (the served apps add theirs).
             resources: ConsoleAssetFiles.names.map { .embedInCode("Console/\($0)") } + [.embedInCode("OpenAPI/openapi.yaml")]),
+        // `esctl serve --grpc-port`: the store over gRPC as UmaDB's DCB service (and gRPC health).
+        // Only this target and what depends on it compile gRPC.
+        .target(
+            name: "GRPCServer",
+            dependencies: [
+                "EventStoreCore",
+                .product(name: "GRPCCore", package: "grpc-swift-2"),
+                .product(name: "GRPCNIOTransportHTTP2", package: "grpc-swift-nio-transport"),
+                .product(name: "GRPCProtobuf", package: "grpc-swift-protobuf"),
+                .product(name: "SwiftProtobuf", package: "swift-protobuf"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                .product(name: "Logging", package: "swift-log"),
+            ]),
         // esctl's generic commands, as a library.
         .target(
             name: "EsctlCommands",
             dependencies: [
-                "EventStore", "Projections", "Commands", "ConsumerGroups", "AppModules", "WireFormat", "HTTPServer",
+                "EventStore", "Projections", "Commands", "ConsumerGroups", "AppModules", "WireFormat", "HTTPServer", "GRPCServer",
                 .product(name: "CoreMetrics", package: "swift-metrics"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .target(name: "EventStorePostgres", condition: .when(traits: ["PostgreSQL"])),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ArgumentParser", package: "swift-argument-parser", condition: .when(traits: ["CLI"])),
@@ -216,6 +238,16 @@ let package = Package(
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "NIOSSL", package: "swift-nio-ssl"),
+            ]),
+        // The gRPC face in process and over loopback, with the generated client.
+        .testTarget(
+            name: "GRPCServerTests",
+            dependencies: [
+                "GRPCServer", "EventStore", "EventStoreTesting", "TestSupport",
+                .product(name: "GRPCCore", package: "grpc-swift-2"),
+                .product(name: "GRPCNIOTransportHTTP2", package: "grpc-swift-nio-transport"),
+                .product(name: "GRPCProtobuf", package: "grpc-swift-protobuf"),
+                .product(name: "SwiftProtobuf", package: "swift-protobuf"),
             ]),
     ],
     swiftLanguageModes: [.v6]

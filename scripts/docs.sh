@@ -6,10 +6,10 @@
 # Usage: scripts/docs.sh [--warnings-as-errors]
 set -euo pipefail
 cd "$(dirname "$0")/.."
-modules=(EventStore EventStoreCore EventStorePostgres Projections Commands ConsumerGroups AppModules HTTPServer EsctlCommands EventStoreTesting)
+modules=(EventStore EventStoreCore EventStorePostgres Projections Commands ConsumerGroups AppModules HTTPServer GRPCServer EsctlCommands EventStoreTesting)
 strict=()
 [ "${1:-}" = "--warnings-as-errors" ] && strict=(--warnings-as-errors)
-swift build --target EventStoreTesting --target EventStore --target EventStorePostgres --target AppModules --target HTTPServer --target EsctlCommands >&2
+swift build --target EventStoreTesting --target EventStore --target EventStorePostgres --target AppModules --target HTTPServer --target GRPCServer --target EsctlCommands >&2
 swift package dump-symbol-graph --minimum-access-level public >&2
 graphs="$(swift build --show-bin-path)/../symbolgraph"
 out=.build/docs

@@ -28,7 +28,7 @@ layers = {
     "EventStore": 3, "Projections": 3, "Commands": 3, "ConsumerGroups": 3,
     "EventStoreTesting": 4, "WireFormat": 4, "AppModules": 4,
     "Apps": 5,
-    "HTTPServer": 6,
+    "HTTPServer": 6, "GRPCServer": 6,
     "EsctlCommands": 7, "AppsServer": 7,
     "AppsCLI": 8,
     "esctl": 9,

@@ -14,7 +14,7 @@ import ServiceLifecycle
 /// commands and their own routes, a web console. `esctl serve` runs one; a program may embed one
 /// on its own store.
 ///
-/// The server does not own the store: whoever opened it closes it after ``run(onListening:)``
+/// The server does not own the store: whoever opened it closes it after ``run(alongside:onListening:)``
 /// returns.
 public final class Server: Sendable {
     /// The store every route reads and writes.
@@ -56,7 +56,7 @@ public final class Server: Sendable {
     let streamCap: ClientCap
     /// The cap on queries waiting for `minPosition`.
     let waitCap: ClientCap
-    /// Set when a graceful stop begins (``run(onListening:)``).
+    /// Set when a graceful stop begins (``run(alongside:onListening:)``).
     let stopSignal = StopSignal()
     /// The routes ``router()`` registered, by path and method.
     let routeTable = RouteTable()
@@ -150,7 +150,7 @@ public final class Server: Sendable {
         addConsoleRoutes(to: router)
     }
 
-    /// The application ``run(onListening:)`` runs; tests drive it through HummingbirdTesting.
+    /// The application ``run(alongside:onListening:)`` runs; tests drive it through HummingbirdTesting.
     /// Throws ``ServerError`` with ``ServerError/Code/invalidConfiguration`` when the TLS
     /// configuration (checked when the server was made) cannot make a TLS channel after all.
     public func application(
@@ -222,13 +222,19 @@ public final class Server: Sendable {
     /// connections are cut after it). Meanwhile the runner's projections follow every commit
     /// (`ProjectionRunner.followLive(processors:)`, a child task stopped after the HTTP
     /// server), so their lag is what the console and `/metrics` show and a query rarely waits. `onListening` gets the bound host and port.
+    /// `others` run in the same group (the gRPC face of `esctl serve --grpc-port`): they start
+    /// with the server and stop with it, on the same signals.
     /// Throws ``ServerError`` with ``ServerError/Code/unavailable`` when it cannot bind (a port in
     /// use), and what the server failed with otherwise.
-    public func run(onListening: @escaping @Sendable (_ host: String, _ port: Int) async -> Void = { _, _ in }) async throws {
+    public func run(
+        alongside others: [any Service] = [], onListening: @escaping @Sendable (_ host: String, _ port: Int) async -> Void = { _, _ in }
+    ) async throws {
         var configuration = ServiceGroupConfiguration(
             // The group stops its services last to first: the stop is noted before the HTTP
-            // server begins to drain, so waits answer 503 at once and late requests too.
-            services: [.init(service: try application(onListening: onListening)), .init(service: StopWatcher(signal: stopSignal))],
+            // server begins to drain, so waits answer 503 at once and late requests too. The
+            // services beside (another face, say) start first and stop last.
+            services: others.map { .init(service: $0) }
+                + [.init(service: try application(onListening: onListening)), .init(service: StopWatcher(signal: stopSignal))],
             gracefulShutdownSignals: [.sigterm, .sigint],
             cancellationSignals: [],
             logger: logger)

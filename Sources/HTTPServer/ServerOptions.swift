@@ -4,7 +4,7 @@ import Foundation
 public struct ServerOptions: Sendable {
     /// The address to bind: loopback (`127.0.0.1`) unless told otherwise.
     public var host: String
-    /// The port; 0 takes a free one (``Server/run(onListening:)`` reports which).
+    /// The port; 0 takes a free one (``Server/run(alongside:onListening:)`` reports which).
     public var port: Int
     /// The token every route but `/health` and the console's page needs; nil: none needed
     /// (allowed on loopback only, see ``validate()``).
@@ -17,7 +17,7 @@ public struct ServerOptions: Sendable {
     public var shutdownGrace: Duration
     /// The most connections served at once; past it, new ones are answered 503 with
     /// `Retry-After` and closed. Nil: the default, ``defaultMaxConnections(descriptorLimit:)``
-    /// of the process's descriptor limit (which ``Server/run(onListening:)`` raises to its hard
+    /// of the process's descriptor limit (which ``Server/run(alongside:onListening:)`` raises to its hard
     /// limit first).
     public var maxConnections: Int? = nil
     /// How long a connection may wait for a request's head (slow headers, idle keep-alive) or

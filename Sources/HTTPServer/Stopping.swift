@@ -3,7 +3,7 @@ import ServiceLifecycle
 
 /// Whether the server has begun to stop (SIGTERM, Ctrl-C), and a way to wait for it: set by a
 /// service of the server's group that the stop reaches before the HTTP server
-/// (``Server/run(onListening:)``).
+/// (``Server/run(alongside:onListening:)``).
 final class StopSignal: Sendable {
     private let stopping = WatchedValue(false)
 

@@ -1,7 +1,9 @@
 import ArgumentParser
 import EventStore
 import Foundation
+import GRPCServer
 import HTTPServer
+import ServiceLifecycle
 import Projections
 import Logging
 
@@ -32,7 +34,9 @@ struct Serve<Extras: ServeExtras>: AsyncParsableCommand {
             standard error (--log-level warning silences them). \
             SIGTERM or Ctrl-C stops it gracefully: open streams end, appends in flight finish, the \
             store is closed, and it exits 0. docs/http.md lists the routes; \
-            GET /openapi.yaml serves their OpenAPI document.
+            GET /openapi.yaml serves their OpenAPI document. --grpc-port also serves the store over \
+            gRPC as UmaDB's DCB service (umadb.v1.DCB, with grpc.health.v1), which UmaDB's clients \
+            speak; --port 0 beside it serves gRPC alone (docs/grpc.md).
             """)
     }
 
@@ -41,8 +45,23 @@ struct Serve<Extras: ServeExtras>: AsyncParsableCommand {
     @Option(help: ArgumentHelp("The address to listen on.", valueName: "H"))
     var host: String = "127.0.0.1"
 
-    @Option(help: ArgumentHelp("The port to listen on; 0 takes a free one.", valueName: "P"), transform: Numbers.whole("--port", 0...65535))
+    @Option(
+        help: ArgumentHelp("The port to listen on; 0 takes a free one (with --grpc-port: 0 serves no HTTP at all).", valueName: "P"),
+        transform: Numbers.whole("--port", 0...65535))
     var port: Int = 8080
+
+    @Option(
+        name: .customLong("grpc-port"),
+        help: ArgumentHelp(
+            "Also serve gRPC on this port: UmaDB's DCB protocol (umadb.v1.DCB) and gRPC health; 0 takes a free one. --token is the API key its clients send; --tls-cert and --tls-key serve it over TLS.",
+            valueName: "P"),
+        transform: Numbers.whole("--grpc-port", 0...65535))
+    var grpcPort: Int?
+
+    @Option(
+        name: .customLong("grpc-host"),
+        help: ArgumentHelp("The address gRPC listens on (the loopback rule of --host holds: another address needs a token).", valueName: "H"))
+    var grpcHost: String = "127.0.0.1"
 
     @Option(
         help: ArgumentHelp(
@@ -194,6 +213,7 @@ struct Serve<Extras: ServeExtras>: AsyncParsableCommand {
             } catch let error as ServerError {
                 throw CLIError(.invalidInput, error.message)
             }
+            let grpcOptions = try self.grpcOptions(token: options.token)
             let metrics = ServerMetrics()
             let log: any EventLog
             let runner: ProjectionRunner
@@ -214,6 +234,17 @@ struct Serve<Extras: ServeExtras>: AsyncParsableCommand {
                     Console.note(
                         "\(Console.toolName): warning: reading \(lmdb.path) without LMDB's lock (this user may not write lock.mdb): correct only while no other process writes the store; to serve beside one, let this user write lock.mdb\n")
                 }
+                let grpc = grpcOptions.map { grpcOptions in
+                    GRPCFace(store: log, options: grpcOptions, logger: accessLogger) { host, port in
+                        Console.note(
+                            "\(Console.toolName): serving \(log.location) over gRPC (umadb.v1.DCB) on \(grpcOptions.usesTLS ? "https" : "http")://\(host.contains(":") ? "[\(host)]" : host):\(port)\n")
+                    }
+                }
+                if let grpc, port == 0 {
+                    // gRPC alone: no HTTP server, no projection daemon.
+                    try await Self.serveAlone(grpc, grace: options.shutdownGrace, logger: accessLogger)
+                    return
+                }
                 let server: Server
                 do {
                     server = try Server(
@@ -228,7 +259,7 @@ struct Serve<Extras: ServeExtras>: AsyncParsableCommand {
                 let shown = log.location
                 let scheme = options.usesTLS ? "https" : "http"
                 do {
-                    try await server.run { host, port in
+                    try await server.run(alongside: grpc.map { [$0] } ?? []) { host, port in
                         Console.note("\(Console.toolName): serving \(shown) on \(scheme)://\(host.contains(":") ? "[\(host)]" : host):\(port)\n")
                     }
                 } catch let error as ServerError where error.code == .unavailable {
@@ -236,6 +267,37 @@ struct Serve<Extras: ServeExtras>: AsyncParsableCommand {
                 }
             }
         }
+    }
+
+    /// The gRPC face's options, when `--grpc-port` is given: its host and port, the token as its
+    /// API key, and the TLS files of HTTP. Throws ``CLIError`` for another host without a token
+    /// (the loopback rule of HTTP).
+    func grpcOptions(token: String?) throws -> GRPCOptions? {
+        guard let grpcPort else { return nil }
+        var options = GRPCOptions(host: grpcHost, port: grpcPort, apiKey: token)
+        options.tlsCertificatePath = tlsCert
+        options.tlsKeyPath = tlsKey
+        options.limits = GRPCLimits(maxSubscribers: maxSubscribers)
+        let loopback = ["127.0.0.1", "::1", "localhost"].contains(grpcHost)
+        if !loopback && (token?.count ?? 0) < 16 {
+            throw CLIError(
+                .invalidInput,
+                "Serving gRPC on '\(grpcHost)' needs a token of 16 characters or more (--token, --token-file or $ESCTL_TOKEN); UmaDB's clients send it as their API key. Or serve on 127.0.0.1.")
+        }
+        if !loopback && !options.usesTLS {
+            Console.note("\(Console.toolName): warning: serving gRPC on '\(grpcHost)' without TLS: the API key crosses the network in clear text; give --tls-cert and --tls-key\n")
+        }
+        return options
+    }
+
+    /// Serves the gRPC face alone until SIGTERM or SIGINT, then stops it gracefully (calls in
+    /// flight finish within `grace`; streams are cut after it).
+    static func serveAlone(_ face: GRPCFace, grace: Duration, logger: Logger) async throws {
+        var configuration = ServiceGroupConfiguration(
+            services: [.init(service: face)], gracefulShutdownSignals: [.sigterm, .sigint], cancellationSignals: [], logger: logger)
+        configuration.maximumGracefulShutdownDuration = grace
+        configuration.maximumCancellationDuration = .seconds(1)
+        try await ServiceGroup(configuration: configuration).run()
     }
 
     /// The access log: to standard error at `--log-level` (default info, one line per request).

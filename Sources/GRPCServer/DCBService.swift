@@ -1,0 +1,240 @@
+import EventStoreCore
+import Foundation
+import GRPCCore
+
+/// UmaDB's `umadb.v1.DCB` service on the store: Read, Subscribe, Append, Head and
+/// GetTrackingInfo with UmaDB's semantics (docs/grpc.md), over any backend.
+///
+/// Every call first checks the API key when the server has one (`authorization: Bearer KEY`,
+/// compared in constant time); a call without it fails with UNAUTHENTICATED before it reads
+/// anything. Failures carry UmaDB's `ErrorResponse` (``DCBError``).
+struct DCBService: Umadb_V1_DCB.ServiceProtocol {
+    let store: any LogAppending & LogReading
+    let apiKey: String?
+    let limits: GRPCLimits
+
+    // MARK: Head and tracking
+
+    func head(request: ServerRequest<Umadb_V1_HeadRequest>, context: ServerContext) async throws -> ServerResponse<Umadb_V1_HeadResponse> {
+        try await calling {
+            try authorize(request.metadata)
+            var response = Umadb_V1_HeadResponse()
+            let head = try await store.headPosition()
+            if head > 0 { response.position = head }
+            return ServerResponse(message: response)
+        }
+    }
+
+    func getTrackingInfo(request: ServerRequest<Umadb_V1_TrackingRequest>, context: ServerContext) async throws
+        -> ServerResponse<Umadb_V1_TrackingResponse>
+    {
+        try await calling {
+            try authorize(request.metadata)
+            var response = Umadb_V1_TrackingResponse()
+            let position = try await store.trackingPosition(of: try Self.trackingName(request.message.source))
+            if position > 0 { response.position = position }
+            return ServerResponse(message: response)
+        }
+    }
+
+    /// The store's tracking name of a DCB source. Throws ``DCBError`` for a source the store's
+    /// names cannot hold.
+    static func trackingName(_ source: String) throws(DCBError) -> String {
+        let name = DCBEvents.trackingPrefix + source
+        guard name.utf8.count <= Limits.maximumNameBytes else {
+            throw DCBError(.invalidArgument, "tracking source too long (\(source.utf8.count) > \(Limits.maximumNameBytes - DCBEvents.trackingPrefix.utf8.count))")
+        }
+        return name
+    }
+
+    // MARK: Append
+
+    func append(request: ServerRequest<Umadb_V1_AppendRequest>, context: ServerContext) async throws -> ServerResponse<Umadb_V1_AppendResponse> {
+        try await calling {
+            try authorize(request.metadata)
+            let message = request.message
+            let tracking: TrackingPosition?
+            if message.hasTrackingInfo {
+                let info = message.trackingInfo
+                guard info.position > 0 else {
+                    // UmaDB records 0 for a new source; this store records positions from 1.
+                    let recorded = try await store.trackingPosition(of: try Self.trackingName(info.source))
+                    guard recorded == 0 else {
+                        throw DCBError(.integrity, "condition failed: non-increasing tracking position for source '\(info.source)': 0 <= \(recorded)")
+                    }
+                    throw DCBError(.invalidArgument, "tracking position 0: this server records tracking positions from 1")
+                }
+                tracking = TrackingPosition(name: try Self.trackingName(info.source), position: info.position, upstream: true)
+            } else {
+                tracking = nil
+            }
+            let condition: AppendCondition? =
+                message.hasCondition
+                ? AppendCondition(
+                    failIfEventsMatch: DCBEvents.query(message.condition.hasFailIfEventsMatch ? message.condition.failIfEventsMatch : nil),
+                    after: message.condition.hasAfter ? message.condition.after : nil)
+                : nil
+            var response = Umadb_V1_AppendResponse()
+            response.position = try await append(
+                message.events, condition: condition, tracking: tracking, trackingInfo: message.hasTrackingInfo ? message.trackingInfo : nil)
+            return ServerResponse(message: response)
+        }
+    }
+
+    /// Appends the events (to ``DCBEvents/stream``) and returns the last position; 0 for no
+    /// events. A conditional append whose condition fails is answered as recorded when every
+    /// event has a uuid and the first events matching the condition after `after` are these
+    /// events (same uuids, same order): UmaDB's idempotent retry.
+    private func append(
+        _ events: [Umadb_V1_Event], condition: AppendCondition?, tracking: TrackingPosition?, trackingInfo: Umadb_V1_TrackingInfo?
+    ) async throws -> UInt64 {
+        guard !events.isEmpty else {
+            // No event: the condition is still checked (UmaDB 0.7.8 crashes on this case when
+            // it matches), and the tracking position still recorded.
+            if let condition {
+                try condition.failIfEventsMatch.validate()
+                let found = try await store.read(condition.failIfEventsMatch, after: condition.after ?? 0, limit: 1)
+                if let first = found.events.first {
+                    throw DCBError(.integrity, "condition failed: an event at position \(first.position) matches the condition")
+                }
+            }
+            if let tracking { _ = try await store.append([], tracking: tracking) }
+            return 0
+        }
+        var newEvents: [NewEvent] = []
+        newEvents.reserveCapacity(events.count)
+        for event in events { newEvents.append(try DCBEvents.newEvent(event, tracking: trackingInfo)) }
+        let appends = [StreamAppend(stream: DCBEvents.stream, events: newEvents)]
+        do {
+            let results: [AppendResult]
+            switch (condition, tracking) {
+            case let (condition?, tracking?): results = try await store.append(appends, condition: condition, tracking: tracking)
+            case let (condition?, nil): results = try await store.append(appends, condition: condition)
+            case let (nil, tracking?): results = try await store.append(appends, tracking: tracking)
+            case (nil, nil): results = try await store.append(appends)
+            }
+            return results.last?.positions.last ?? 0
+        } catch let error as EventStoreError where error.code == .conditionFailed {
+            guard let condition, let position = try await recordedRetry(of: events, condition: condition) else { throw error }
+            return position
+        }
+    }
+
+    /// The last position of `events` when they are the first events after the condition's
+    /// position that match its query (an append that committed, retried); nil otherwise.
+    private func recordedRetry(of events: [Umadb_V1_Event], condition: AppendCondition) async throws -> UInt64? {
+        var uuids: [String] = []
+        for event in events {
+            guard let uuid = try DCBEvents.uuid(event.uuid) else { return nil }
+            uuids.append(uuid.lowercasedString)
+        }
+        let found = try await store.read(condition.failIfEventsMatch, after: condition.after ?? 0, limit: events.count)
+        guard found.events.count == events.count, found.events.map(DCBEvents.uuidText(of:)) == uuids else { return nil }
+        return found.events.last?.position
+    }
+
+    // MARK: Read
+
+    func read(request: ServerRequest<Umadb_V1_ReadRequest>, context: ServerContext) async throws -> StreamingServerResponse<Umadb_V1_ReadResponse> {
+        let plan = try calling {
+            try authorize(request.metadata)
+            let message = request.message
+            if message.hasSubscribe && message.subscribe {
+                throw DCBError(
+                    .invalidArgument, "The `subscribe` argument of `read()` has been deprecated. Please call the `subscribe()` method instead.")
+            }
+            let plan = ReadPlan(
+                query: DCBEvents.query(message.hasQuery ? message.query : nil), start: message.hasStart ? message.start : nil,
+                backwards: message.hasBackwards && message.backwards, limit: message.hasLimit ? message.limit : nil,
+                batchSize: limits.batchSize(message.hasBatchSize ? message.batchSize : nil))
+            try plan.query.validate()
+            return plan
+        }
+        return StreamingServerResponse { writer in
+            try await calling {
+                try await plan.run(on: store, chunkBytes: limits.responseChunkBytes) { events, head in
+                    var response = Umadb_V1_ReadResponse()
+                    response.events = events
+                    if let head { response.head = head }
+                    try await writer.write(response)
+                }
+            }
+            return [:]
+        }
+    }
+
+    // MARK: Subscribe
+
+    func subscribe(request: ServerRequest<Umadb_V1_SubscribeRequest>, context: ServerContext) async throws
+        -> StreamingServerResponse<Umadb_V1_SubscribeResponse>
+    {
+        let message = request.message
+        let query = try calling {
+            try authorize(request.metadata)
+            let query = DCBEvents.query(message.hasQuery ? message.query : nil)
+            try query.validate()
+            return query
+        }
+        let batchSize = limits.batchSize(message.hasBatchSize ? message.batchSize : nil)
+        let start = message.hasAfter ? message.after : 0
+        guard let lease = limits.subscriptions.acquire() else {
+            throw RPCError(
+                code: .resourceExhausted,
+                message: "This server follows \(limits.subscriptions.capacity) subscriptions already (--grpc-max-subscribers); try again later.")
+        }
+        return StreamingServerResponse { writer in
+            defer { lease.release() }
+            try await calling {
+                var after = start
+                // UmaDB's own answer to the last position: nothing can follow it.
+                guard after < .max else { return }
+                while true {
+                    try Task.checkCancellation()
+                    let found = try await store.read(query, after: after, limit: batchSize)
+                    if let last = found.events.last {
+                        for chunk in Chunks.split(found.events.map(DCBEvents.sequenced), maxBytes: limits.responseChunkBytes) {
+                            var response = Umadb_V1_SubscribeResponse()
+                            response.events = chunk
+                            try await writer.write(response)
+                        }
+                        after = last.position
+                        if found.events.count == batchSize { continue }
+                    }
+                    // Everything up to the head this read saw has been looked at: wait for more.
+                    after = max(after, found.head)
+                    _ = try await store.waitForCommit(after: after)
+                }
+            }
+            return [:]
+        }
+    }
+
+    // MARK: Support
+
+    /// Refuses a call without the server's API key (when it has one).
+    private func authorize(_ metadata: Metadata) throws {
+        guard let apiKey else { return }
+        let given = metadata[stringValues: "authorization"].first(where: { _ in true })
+        guard let given, ConstantTime.equal(given, "Bearer " + apiKey) else {
+            throw DCBError(.authentication, "missing or invalid API key")
+        }
+    }
+}
+
+/// Runs `body`, giving any error it throws in its DCB form (``DCBError/rpcError(for:)``).
+func calling<T>(_ body: () async throws -> T) async throws -> T {
+    do {
+        return try await body()
+    } catch {
+        throw DCBError.rpcError(for: error)
+    }
+}
+
+/// Runs `body`, giving any error it throws in its DCB form.
+func calling<T>(_ body: () throws -> T) throws -> T {
+    do {
+        return try body()
+    } catch {
+        throw DCBError.rpcError(for: error)
+    }
+}

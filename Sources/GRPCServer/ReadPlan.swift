@@ -1,0 +1,136 @@
+import EventStoreCore
+
+/// One DCB Read: the events that match a query from a start, forwards or backwards, up to a
+/// limit, in batches, each batch from one snapshot of the log, with the `head` UmaDB sends.
+///
+/// `head`, as UmaDB 0.7.8 sends it: without a limit, the head of the log when the first batch
+/// was read, in every message (and events committed after it are not sent); with a limit, the
+/// position of the last event of the message (the lowest when backwards), absent when nothing
+/// matched. An empty store, or nothing to send, gives one message without events (its head as
+/// above); a limit of 0 gives no message at all. A batch too big for one message goes out in
+/// several, the head on the last only.
+struct ReadPlan: Sendable {
+    let query: EventQuery
+    /// The first position to read (inclusive; backwards, the last); nil: the start (or end).
+    let start: UInt64?
+    let backwards: Bool
+    let limit: UInt32?
+    /// Events per batch (each one read from its own snapshot).
+    let batchSize: Int
+
+    /// Reads and hands each message's events and head to `send`, in order.
+    func run(
+        on store: any LogReading, chunkBytes: Int, send: (_ events: [Umadb_V1_SequencedEvent], _ head: UInt64?) async throws -> Void
+    ) async throws {
+        if limit == 0 { return }
+        var remaining = limit.map(Int.init) ?? .max
+        var sentAny = false
+        var capturedHead: UInt64?
+        var cursor = Cursor(start: start, backwards: backwards)
+        while remaining > 0, !cursor.isDone {
+            let want = min(batchSize, remaining)
+            let (events, head) = try await cursor.next(want, query: query, store: store, through: capturedHead)
+            if capturedHead == nil { capturedHead = head }
+            guard !events.isEmpty else { break }
+            let messages = Chunks.split(events.map(DCBEvents.sequenced), maxBytes: chunkBytes)
+            for (index, chunk) in messages.enumerated() {
+                let isLast = index == messages.count - 1
+                try await send(chunk, isLast ? headField(events: events, capturedHead: capturedHead ?? 0) : nil)
+            }
+            sentAny = true
+            remaining -= events.count
+            if events.count < want { break }
+        }
+        if !sentAny {
+            let head = try await capturedHead.asyncOr { try await store.headPosition() }
+            try await send([], limit == nil && head > 0 ? head : nil)
+        }
+    }
+
+    /// The head of a message holding the end of a batch of `events`.
+    private func headField(events: [RecordedEvent], capturedHead: UInt64) -> UInt64? {
+        guard limit != nil else { return capturedHead > 0 ? capturedHead : nil }
+        return events.last?.position
+    }
+
+    /// Where the read stands: the next position to read from, either way.
+    private struct Cursor {
+        /// Forwards: the position read up to (exclusive start of the next batch).
+        /// Backwards: the position to read down from (inclusive).
+        var position: UInt64
+        let backwards: Bool
+        var isDone = false
+
+        init(start: UInt64?, backwards: Bool) {
+            self.backwards = backwards
+            if backwards {
+                // UmaDB: no start is the end; start 0 is before the first event.
+                position = start ?? .max
+                isDone = start == 0
+            } else {
+                // Start is inclusive, and 0 is the start: read after start - 1.
+                position = (start ?? 0) > 0 ? (start ?? 1) - 1 : 0
+            }
+        }
+
+        /// Up to `want` events, and the head of the log when this batch was read; never past
+        /// `through` (the head the first batch saw).
+        mutating func next(_ want: Int, query: EventQuery, store: any LogReading, through: UInt64?) async throws
+            -> ([RecordedEvent], UInt64)
+        {
+            if !backwards {
+                let found = try await store.read(query, after: position, limit: want)
+                let cap = through ?? found.head
+                let events = found.events.prefix { $0.position <= cap }
+                if let last = events.last { position = last.position }
+                if events.count < found.events.count || position >= cap { isDone = true }
+                return (Array(events), found.head)
+            }
+            // Backwards: one seek per event from the top (each a snapshot of its own, never past
+            // the head the read began with).
+            let head = try await through.asyncOr { try await store.headPosition() }
+            var top = min(position, head)
+            var events: [RecordedEvent] = []
+            while events.count < want, top > 0, let event = try await store.lastEvent(matching: query, through: top) {
+                events.append(event)
+                top = event.position - 1
+            }
+            position = top
+            if top == 0 || events.count < want { isDone = true }
+            return (events, head)
+        }
+    }
+}
+
+extension Optional where Wrapped == UInt64 {
+    /// The value, or `fallback`'s when nil.
+    fileprivate func asyncOr(_ fallback: () async throws -> UInt64) async throws -> UInt64 {
+        if let self { return self }
+        return try await fallback()
+    }
+}
+
+/// Splits events into messages of at most about `maxBytes` each (an event bigger than that goes
+/// alone), so that no response passes the 4 MiB a gRPC client takes by default.
+enum Chunks {
+    static func split(_ events: [Umadb_V1_SequencedEvent], maxBytes: Int) -> [[Umadb_V1_SequencedEvent]] {
+        var chunks: [[Umadb_V1_SequencedEvent]] = []
+        var current: [Umadb_V1_SequencedEvent] = []
+        var bytes = 0
+        for event in events {
+            // The data dominates; the rest of an event is bounded by the store's limits.
+            let size = event.event.data.count + event.event.eventType.utf8.count + 64
+                + event.event.tags.reduce(0) { $0 + $1.utf8.count + 2 }
+                + event.event.metadata.reduce(0) { $0 + $1.key.utf8.count + $1.value.utf8.count + 6 }
+            if !current.isEmpty && bytes + size > maxBytes {
+                chunks.append(current)
+                current = []
+                bytes = 0
+            }
+            current.append(event)
+            bytes += size
+        }
+        if !current.isEmpty || chunks.isEmpty { chunks.append(current) }
+        return chunks
+    }
+}

@@ -1,0 +1,184 @@
+import EventStore
+import EventStoreTesting
+import Foundation
+import GRPCCore
+import GRPCNIOTransportHTTP2
+import Synchronization
+import TestSupport
+import Testing
+
+@testable import GRPCServer
+
+/// The DCB service over loopback, with the generated client: UmaDB's semantics on the store.
+@Suite(.temporaryStore) struct DCBServiceTests {
+    @Test func appendsReadsWithHeadsAndRefusesAFailedCondition() async throws {
+        try await withFace { dcb, _ in
+            // Given an empty store: head absent, and a read gives one message without a head.
+            #expect(try await dcb.head(Umadb_V1_HeadRequest()).hasPosition == false)
+            #expect(try await read(dcb, Umadb_V1_ReadRequest()).map(\.hasHead) == [false])
+
+            // When three events are appended in two calls.
+            #expect(try await dcb.append(appendRequest([event("type1", tags: ["tagX"]), event("type2", tags: ["tagA"])])).position == 2)
+            #expect(try await dcb.append(appendRequest([event("type3", tags: ["tagA", "tagB"])])).position == 3)
+
+            // Then a whole read sends them with the head 3; a limited one the last position of its
+            // batches; a backward one from the top; a query by tag only its events.
+            let whole = try await read(dcb, Umadb_V1_ReadRequest())
+            #expect(whole.flatMap { $0.events.map(\.position) } == [1, 2, 3])
+            #expect(whole.map(\.head) == [3])
+            var limited = Umadb_V1_ReadRequest()
+            limited.limit = 3
+            limited.batchSize = 2
+            #expect(try await read(dcb, limited).map(\.head) == [2, 3])
+            var backwards = Umadb_V1_ReadRequest()
+            backwards.backwards = true
+            backwards.limit = 2
+            #expect(try await read(dcb, backwards).flatMap { $0.events.map(\.position) } == [3, 2])
+            var byTag = Umadb_V1_ReadRequest()
+            byTag.query = query(tags: ["tagA"])
+            #expect(try await read(dcb, byTag).flatMap { $0.events.map(\.position) } == [2, 3])
+            var none = Umadb_V1_ReadRequest()
+            none.limit = 0
+            #expect(try await read(dcb, none).isEmpty)
+
+            // And a condition that matches fails with FAILED_PRECONDITION and UmaDB's
+            // ErrorResponse (INTEGRITY), writing nothing.
+            var conditional = appendRequest([event("type4")])
+            conditional.condition.failIfEventsMatch = query(tags: ["tagB"])
+            conditional.condition.after = 2
+            let error = await #expect(throws: RPCError.self) { try await dcb.append(conditional) }
+            #expect(error?.code == .failedPrecondition)
+            let details = error.flatMap { $0.metadata[binaryValues: "grpc-status-details-bin"].first(where: { _ in true }) }
+            let decoded = try details.map { try Umadb_V1_ErrorResponse(serializedBytes: $0) }
+            #expect(decoded?.errorType == .integrity)
+            #expect(decoded?.message.hasPrefix("integrity error: condition failed:") == true)
+            #expect(try await dcb.head(Umadb_V1_HeadRequest()).position == 3)
+        }
+    }
+
+    @Test func aRetriedConditionalAppendIsAnsweredAsRecorded() async throws {
+        try await withFace { dcb, _ in
+            // Given a conditional append of an event with a uuid that committed.
+            var request = appendRequest([event("Registered", tags: ["student-1"], uuid: "6f9619ff-8b86-d011-b42d-00c04fc964ff")])
+            request.condition.failIfEventsMatch = query(tags: ["student-1"])
+            #expect(try await dcb.append(request).position == 1)
+
+            // When it is sent again (its answer was lost), and then with another uuid.
+            let retried = try await dcb.append(request)
+            request.events[0].uuid = "7f9619ff-8b86-d011-b42d-00c04fc964ff"
+            let other = request
+
+            // Then the retry is answered with the position recorded, and the other refused.
+            #expect(retried.position == 1)
+            await #expect(throws: RPCError.self) { try await dcb.append(other) }
+            #expect(try await dcb.head(Umadb_V1_HeadRequest()).position == 1)
+        }
+    }
+
+    @Test func aSubscriptionCatchesUpThenFollowsWithoutGapOrDuplicate() async throws {
+        try await withFace { dcb, _ in
+            // Given two events.
+            _ = try await dcb.append(appendRequest([event("a"), event("b")]))
+            var subscription = Umadb_V1_SubscribeRequest()
+            subscription.after = 0
+            subscription.batchSize = 1
+            let request = subscription
+            let positions = try await withTimeout(.seconds(20), "the four positions of the subscription") {
+                try await dcb.subscribe(request) { response in
+                    var seen: [UInt64] = []
+                    for try await message in response.messages {
+                        seen += message.events.map(\.position)
+                        // When the catch-up is done, two more are appended.
+                        if seen.count == 2 { _ = try await dcb.append(appendRequest([event("c"), event("d")])) }
+                        if seen.count >= 4 { break }
+                    }
+                    return seen
+                }
+            }
+            // Then it sees each once, in order.
+            #expect(positions == [1, 2, 3, 4])
+        }
+    }
+
+    @Test func callsWithoutTheAPIKeyAreRefusedAndHealthNeedsNone() async throws {
+        try await withFace(apiKey: "0123456789abcdef") { dcb, health in
+            // Given a server with an API key, when a call comes without it or with another.
+            let missing = await #expect(throws: RPCError.self) { try await dcb.head(Umadb_V1_HeadRequest()) }
+            let wrong = await #expect(throws: RPCError.self) {
+                try await dcb.head(Umadb_V1_HeadRequest(), metadata: ["authorization": "Bearer 0123456789abcdeX"])
+            }
+            // Then both are UNAUTHENTICATED; with it the call is served; health needs none.
+            #expect(missing?.code == .unauthenticated)
+            #expect(wrong?.code == .unauthenticated)
+            let served = try await dcb.head(Umadb_V1_HeadRequest(), metadata: ["authorization": "Bearer 0123456789abcdef"])
+            #expect(!served.hasPosition)
+            var check = Grpc_Health_V1_HealthCheckRequest()
+            let server = try await health.check(check)
+            #expect(server.status == .serving)
+            check.service = "umadb.v1.DCB"
+            let service = try await health.check(check)
+            #expect(service.status == .serving)
+            check.service = "nope"
+            let unknown = await #expect(throws: RPCError.self) { try await health.check(check) }
+            #expect(unknown?.code == .notFound)
+        }
+    }
+
+    // MARK: Support
+
+    /// Serves the store of the test on a free loopback port and runs `body` with clients of it.
+    private func withFace(
+        apiKey: String? = nil,
+        _ body: @escaping @Sendable (Umadb_V1_DCB.Client<HTTP2ClientTransport.Posix>, Grpc_Health_V1_Health.Client<HTTP2ClientTransport.Posix>) async throws -> Void
+    ) async throws {
+        let store = try #require(TemporaryStore.current)
+        let port = Mutex<Int?>(nil)
+        let face = GRPCFace(store: store, options: GRPCOptions(port: 0, apiKey: apiKey), logger: .init(label: "test")) { _, bound in
+            port.withLock { $0 = bound }
+        }
+        let serving = Task { try await face.run() }
+        defer { serving.cancel() }
+        try await waitUntil("the gRPC face to listen") { port.withLock { $0 != nil } }
+        let transport = try HTTP2ClientTransport.Posix(
+            target: .ipv4(address: "127.0.0.1", port: port.withLock { $0 } ?? 0), transportSecurity: .plaintext)
+        try await withGRPCClient(transport: transport) { client in
+            try await withTimeout(.seconds(60), "the test's calls to finish") {
+                try await body(Umadb_V1_DCB.Client(wrapping: client), Grpc_Health_V1_Health.Client(wrapping: client))
+            }
+        }
+    }
+
+    private func read(_ dcb: Umadb_V1_DCB.Client<HTTP2ClientTransport.Posix>, _ request: Umadb_V1_ReadRequest) async throws
+        -> [Umadb_V1_ReadResponse]
+    {
+        try await dcb.read(request) { response in
+            var messages: [Umadb_V1_ReadResponse] = []
+            for try await message in response.messages { messages.append(message) }
+            return messages
+        }
+    }
+
+    private func event(_ type: String, tags: [String] = [], uuid: String = "") -> Umadb_V1_Event {
+        var event = Umadb_V1_Event()
+        event.eventType = type
+        event.tags = tags
+        event.data = Data(type.utf8)
+        event.uuid = uuid
+        return event
+    }
+
+    private func appendRequest(_ events: [Umadb_V1_Event]) -> Umadb_V1_AppendRequest {
+        var request = Umadb_V1_AppendRequest()
+        request.events = events
+        return request
+    }
+
+    private func query(types: [String] = [], tags: [String]) -> Umadb_V1_Query {
+        var item = Umadb_V1_QueryItem()
+        item.types = types
+        item.tags = tags
+        var query = Umadb_V1_Query()
+        query.items = [item]
+        return query
+    }
+}
