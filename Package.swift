@@ -243,7 +243,7 @@ let package = Package(
         .testTarget(
             name: "GRPCServerTests",
             dependencies: [
-                "GRPCServer", "EventStore", "EventStoreTesting", "TestSupport",
+                "GRPCServer", "EventStore", "EventStoreTesting", "TestSupport", "WireFormat",
                 .product(name: "GRPCCore", package: "grpc-swift-2"),
                 .product(name: "GRPCNIOTransportHTTP2", package: "grpc-swift-nio-transport"),
                 .product(name: "GRPCProtobuf", package: "grpc-swift-protobuf"),

@@ -24,6 +24,10 @@ struct AppendArguments {
     var eventRecordedAt: [Int64] = []
     var eventChecksums: [Int32] = []
     var eventSchemaVersions: [Int32] = []
+    /// Whether each event's data is binary (``DataFormat/binary``).
+    var eventBinary: [Bool] = []
+    /// Whether each job's tracking position is of an upstream source (not bounded by the head).
+    var trackingUpstream: [Bool] = []
     /// Each event's tags, as a slice of `tagValues` (1-based first index, count; 0 for none).
     var eventTagFirst: [Int32] = []
     var eventTagCount: [Int32] = []
@@ -45,6 +49,7 @@ struct AppendArguments {
         trackingNames.append(job.tracking?.name ?? "")
         trackingPositions.append(Int64(clamping: job.tracking?.position ?? 0))
         trackingPrevious.append(job.tracking?.previous.map { Int64(clamping: $0) } ?? -1)
+        trackingUpstream.append(job.tracking?.isUpstream ?? false)
         for (append, ids) in zip(job.appends, job.ids) {
             partStreams.append(append.stream)
             partExpected.append(Self.code(of: append.expectedVersion))
@@ -59,13 +64,14 @@ struct AppendArguments {
                 eventMetadata.append(ByteBuffer(bytes: event.metadata))
                 eventRecordedAt.append(recordedAt)
                 eventSchemaVersions.append(Int32(event.schemaVersion))
+                eventBinary.append(event.dataFormat == .binary)
                 eventTagFirst.append(Int32(clamping: tagValues.count + 1))
                 eventTagCount.append(Int32(clamping: event.tags.count))
                 tagValues += event.tags
                 eventChecksums.append(
                     ContentChecksum.of(
                         stream: append.stream, type: event.type, recordedAt: recordedAt, id: id, data: event.data,
-                        metadata: event.metadata, schemaVersion: event.schemaVersion, tags: event.tags))
+                        metadata: event.metadata, schemaVersion: event.schemaVersion, tags: event.tags, dataFormat: event.dataFormat))
             }
         }
     }

@@ -224,7 +224,7 @@ struct AppendCall {
             \(arguments.partEventCount), \(arguments.eventIDs), \(arguments.eventGiven), \(arguments.eventTypes),
             \(arguments.eventData), \(arguments.eventMetadata), \(arguments.eventRecordedAt), \(arguments.eventChecksums),
             \(arguments.eventSchemaVersions), \(arguments.eventTagFirst), \(arguments.eventTagCount), \(arguments.tagValues),
-            \(arguments.now))
+            \(arguments.eventBinary), \(arguments.trackingUpstream), \(arguments.now))
         """
     }
 

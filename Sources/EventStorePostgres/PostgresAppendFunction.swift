@@ -33,7 +33,8 @@ extension PostgresSchema {
             part_streams text[], part_expected bigint[], part_first_event integer[], part_event_count integer[],
             event_ids uuid[], event_given boolean[], event_types text[], event_data bytea[], event_metadata bytea[],
             event_recorded_at bigint[], event_checksums integer[], event_schema_versions integer[],
-            event_tag_first integer[], event_tag_count integer[], tag_values text[], now_micros bigint)
+            event_tag_first integer[], event_tag_count integer[], tag_values text[],
+            event_binary boolean[], tracking_upstream boolean[], now_micros bigint)
         RETURNS TABLE (job integer, part integer, outcome text, positions bigint[], version bigint, recorded_at bigint, detail bigint)
         LANGUAGE plpgsql AS $fn$
         #variable_conflict use_column
@@ -91,6 +92,7 @@ extension PostgresSchema {
                                ev.stream = part_streams[event_part[x.e]] AND ev.type = event_types[x.e]
                                  AND ev.data = event_data[x.e] AND ev.metadata = event_metadata[x.e]
                                  AND ev.schema_version = event_schema_versions[x.e]
+                                 AND ev.binary_data = event_binary[x.e]
                                  AND ev.tags IS NOT DISTINCT FROM (CASE WHEN event_tag_count[x.e] > 0
                                      THEN tag_values[event_tag_first[x.e] : event_tag_first[x.e] + event_tag_count[x.e] - 1] END) AS same,
                                ev.version, ev.recorded_at AS time, false AS deleted
@@ -125,7 +127,7 @@ extension PostgresSchema {
                 IF has_tracking AND tracking_names[j] <> '' THEN
                     recorded_position := CASE WHEN previous_job[j] > 0 THEN tracking_after[previous_job[j]] ELSE tracking_stored[j] END;
                     tracking_after[j] := recorded_position;
-                    IF tracking_positions[j] > head_position THEN
+                    IF tracking_positions[j] > head_position AND NOT tracking_upstream[j] THEN
                         RETURN QUERY SELECT j, NULL::integer, 'beyondHead'::text, NULL::bigint[], NULL::bigint, NULL::bigint, head_position;
                         accepted := false;
                     ELSIF tracking_positions[j] <= recorded_position THEN
@@ -217,13 +219,13 @@ extension PostgresSchema {
             -- The writes, set-wise: every written event in one statement, each stream's last version
             -- and each tracking name's last position in one upsert each.
             IF head_position > start_position THEN
-                INSERT INTO eventstore.events (position, stream, version, id, type, recorded_at, data, metadata, checksum, schema_version, tags)
+                INSERT INTO eventstore.events (position, stream, version, id, type, recorded_at, data, metadata, checksum, schema_version, tags, binary_data)
                     SELECT ps.start + (x.e - ps.first) + 1, ps.name, ps.after - ps.count + (x.e - ps.first) + 1,
                            x.id, x.type, x.recorded_at, x.data, x.metadata, x.checksum, x.schema_version,
-                           CASE WHEN x.tag_count > 0 THEN tag_values[x.tag_first : x.tag_first + x.tag_count - 1] END
+                           CASE WHEN x.tag_count > 0 THEN tag_values[x.tag_first : x.tag_first + x.tag_count - 1] END, x.binary_data
                     FROM unnest(event_ids, event_types, event_data, event_metadata, event_recorded_at, event_checksums,
-                                event_schema_versions, event_part, event_tag_first, event_tag_count)
-                            WITH ORDINALITY AS x(id, type, data, metadata, recorded_at, checksum, schema_version, p, tag_first, tag_count, e)
+                                event_schema_versions, event_part, event_tag_first, event_tag_count, event_binary)
+                            WITH ORDINALITY AS x(id, type, data, metadata, recorded_at, checksum, schema_version, p, tag_first, tag_count, binary_data, e)
                     JOIN unnest(part_streams, part_first_event, part_event_count, part_start, version_after)
                             WITH ORDINALITY AS ps(name, first, count, start, after, p) ON ps.p = x.p
                     WHERE ps.start >= 0;

@@ -258,7 +258,6 @@ public final class PostgresEventStore: EventLog, SubscriptionSource {
     public func append(_ appends: [StreamAppend]) async throws -> [AppendResult] {
         try checkWritable()
         try Limits.validate(appends)
-        try Self.refuseBinaryData(appends)
         return try await submit(try await sealingPersonalData(appends), tracking: nil)
     }
 
@@ -268,11 +267,7 @@ public final class PostgresEventStore: EventLog, SubscriptionSource {
     public func append(_ appends: [StreamAppend], tracking: TrackingPosition) async throws -> [AppendResult] {
         try checkWritable()
         try tracking.validate()
-        try Self.refuseUpstream(tracking)
-        if !appends.isEmpty {
-            try Limits.validate(appends)
-            try Self.refuseBinaryData(appends)
-        }
+        if !appends.isEmpty { try Limits.validate(appends) }
         return try await submit(appends.isEmpty ? appends : try await sealingPersonalData(appends), tracking: tracking)
     }
 
@@ -285,23 +280,6 @@ public final class PostgresEventStore: EventLog, SubscriptionSource {
     }
 
     /// An append in stored form, with the ids it will carry (the generator's for events without one).
-    /// Refuses binary data (``DataFormat/binary``), which this backend's schema does not record
-    /// yet: appended, it would read back as JSON. Throws ``EventStoreError/Code/invalidInput``.
-    static func refuseBinaryData(_ appends: [StreamAppend]) throws(EventStoreError) {
-        guard appends.contains(where: { $0.events.contains { $0.dataFormat == .binary } }) else { return }
-        throw EventStoreError(
-            .invalidInput,
-            "An event's data is binary, which the PostgreSQL backend does not record yet; append it as JSON (base64 text, say), or use an LMDB store.")
-    }
-
-    /// Refuses an upstream tracking position (``TrackingPosition/isUpstream``), which this
-    /// backend's append function still bounds by the head. Throws ``EventStoreError/Code/invalidInput``.
-    static func refuseUpstream(_ tracking: TrackingPosition) throws(EventStoreError) {
-        guard tracking.isUpstream else { return }
-        throw EventStoreError(
-            .invalidInput, "The tracking position of '\(tracking.name)' is of an upstream source, which the PostgreSQL backend does not record yet; use an LMDB store.")
-    }
-
     func request(_ appends: [StreamAppend], tracking: TrackingPosition?) -> AppendRequest {
         var appends = appends
         StoredForm.apply(to: &appends)

@@ -16,7 +16,6 @@ extension PostgresEventStore {
     @discardableResult
     public func append(_ appends: [StreamAppend], condition: AppendCondition, tracking: TrackingPosition) async throws -> [AppendResult] {
         try tracking.validate()
-        try Self.refuseUpstream(tracking)
         return try await append(appends, checking: condition, tracking: tracking)
     }
 

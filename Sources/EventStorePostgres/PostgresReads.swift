@@ -13,7 +13,13 @@ func schemaVersionExpression(_ version: Int) -> String {
 /// schema `version`.
 func eventColumns(schemaVersion version: Int) -> String {
     "position, stream, version, id, type, recorded_at, data, metadata, \(schemaVersionExpression(version)) AS schema_version, "
-        + "\(tagsExpression(version)) AS tags"
+        + "\(tagsExpression(version)) AS tags, \(binaryDataExpression(version)) AS binary_data"
+}
+
+/// What reads whether an event's data is binary in a database of schema `version`: none was
+/// before version 6.
+func binaryDataExpression(_ version: Int) -> String {
+    version >= 6 ? "binary_data" : "false"
 }
 
 /// What reads an event's tags in a database of schema `version`: none before version 5.
@@ -22,13 +28,13 @@ func tagsExpression(_ version: Int) -> String {
 }
 
 /// One row of `eventstore.events`, as read.
-typealias EventRow = (Int64, String, Int64, UUID, String, Int64, ByteBuffer, ByteBuffer, Int32, [String])
+typealias EventRow = (Int64, String, Int64, UUID, String, Int64, ByteBuffer, ByteBuffer, Int32, [String], Bool)
 
 func recordedEvent(_ row: EventRow) -> RecordedEvent {
     RecordedEvent(
         position: UInt64(max(row.0, 0)), stream: row.1, version: UInt64(max(row.2, 0)), id: row.3, type: row.4,
         data: Data(row.6.readableBytesView), metadata: Data(row.7.readableBytesView), recordedAtMicroseconds: row.5,
-        schemaVersion: UInt16(clamping: max(row.8, 1)), tags: row.9)
+        schemaVersion: UInt16(clamping: max(row.8, 1)), tags: row.9, dataFormat: row.10 ? .binary : .json)
 }
 
 /// A query under construction whose values are bound as parameters ($1, $2, ...), never spliced.
@@ -294,7 +300,7 @@ extension PostgresEventStore: StreamPageReads {
 
     /// The columns a page's outer query hands on: ``eventColumns(schemaVersion:)``'s names,
     /// without the running sizes it is cut by.
-    static let pageColumns = "position, stream, version, id, type, recorded_at, data, metadata, schema_version, tags"
+    static let pageColumns = "position, stream, version, id, type, recorded_at, data, metadata, schema_version, tags, binary_data"
 
     /// The rows of `SELECT h.head, e.* FROM h LEFT JOIN LATERAL (events) e ON true`: the head,
     /// and the events as stored (none when the lateral query matched nothing).
@@ -303,13 +309,14 @@ extension PostgresEventStore: StreamPageReads {
         var events: [RecordedEvent] = []
         var head: UInt64 = 0
         for try await row in rows.decode(
-            (Int64, Int64?, String?, Int64?, UUID?, String?, Int64?, ByteBuffer?, ByteBuffer?, Int32?, [String]?).self)
+            (Int64, Int64?, String?, Int64?, UUID?, String?, Int64?, ByteBuffer?, ByteBuffer?, Int32?, [String]?, Bool?).self)
         {
             head = UInt64(max(row.0, 0))
             if let position = row.1, let stream = row.2, let version = row.3, let id = row.4, let type = row.5,
                 let recordedAt = row.6, let data = row.7, let metadata = row.8, let schemaVersion = row.9
             {
-                events.append(recordedEvent((position, stream, version, id, type, recordedAt, data, metadata, schemaVersion, row.10 ?? [])))
+                events.append(
+                    recordedEvent((position, stream, version, id, type, recordedAt, data, metadata, schemaVersion, row.10 ?? [], row.11 ?? false)))
             }
         }
         return (head, events)

@@ -8,7 +8,7 @@
 enum PostgresSchema {
     /// The schema version this build writes; a database of a newer one is refused, an older one
     /// is upgraded in place.
-    static let version = 5
+    static let version = 6
 
     /// The PostgreSQL schema (namespace) the store's tables live in.
     static let name = "eventstore"
@@ -62,7 +62,8 @@ enum PostgresSchema {
             checksum integer NOT NULL,
             schema_version integer NOT NULL DEFAULT 1 CHECK (schema_version BETWEEN 1 AND 65535),
             category text COLLATE "C" GENERATED ALWAYS AS (split_part(stream, '-', 1)) STORED,
-            tags text[])
+            tags text[],
+            binary_data boolean NOT NULL DEFAULT false)
         """,
         eventTagsTable,
         eventTagsPositionIndex,
@@ -139,6 +140,12 @@ enum PostgresSchema {
             uuid[], boolean[], text[], bytea[], bytea[], bigint[], integer[], integer[], bigint
         """
 
+    /// The append function's argument types in schema version 5 (dropped by the upgrade to 6).
+    static let appendArgumentsBeforeBinary = """
+        integer[], integer[], text[], bigint[], bigint[], text[], bigint[], integer[], integer[],
+            uuid[], boolean[], text[], bytea[], bytea[], bigint[], integer[], integer[], integer[], integer[], text[], bigint
+        """
+
     static let upgrades: [Int: [String]] = [
         // 1 → 2: the append function checks job by job but writes set-wise (same arguments,
         // same answers; docs/FORMAT.md).
@@ -171,6 +178,13 @@ enum PostgresSchema {
             eventTagsTable,
             eventTagsPositionIndex,
             "DROP FUNCTION IF EXISTS eventstore.append(\(appendArgumentsBeforeTags))",
+            appendFunction,
+        ],
+        // 5 → 6: binary data (the record's flag: never parsed, compared as bytes) and upstream
+        // tracking positions (not bounded by the head); the append function takes both.
+        5: [
+            "ALTER TABLE eventstore.events ADD COLUMN binary_data boolean NOT NULL DEFAULT false",
+            "DROP FUNCTION IF EXISTS eventstore.append(\(appendArgumentsBeforeBinary))",
             appendFunction,
         ],
     ]

@@ -66,7 +66,6 @@ extension PostgresEventStore {
     ) async throws -> [AppendResult] {
         try checkWritable()
         try Limits.validate(appends)
-        try Self.refuseBinaryData(appends)
         let appends = try await sealingPersonalData(appends)
         let call = AppendCall([request(appends, tracking: nil)], now: ContentTime.microseconds(configuration.clock()))
         let started = ContinuousClock.now
@@ -95,7 +94,6 @@ extension PostgresEventStore {
     func append(_ appends: [StreamAppend], checking condition: AppendCondition, tracking: TrackingPosition? = nil) async throws -> [AppendResult] {
         try checkWritable()
         try Limits.validate(appends)
-        try Self.refuseBinaryData(appends)
         try condition.failIfEventsMatch.validate()
         let appends = try await sealingPersonalData(appends)
         let call = AppendCall([request(appends, tracking: tracking)], now: ContentTime.microseconds(configuration.clock()))

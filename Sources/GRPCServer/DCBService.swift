@@ -68,12 +68,20 @@ struct DCBService: Umadb_V1_DCB.ServiceProtocol {
             } else {
                 tracking = nil
             }
-            let condition: AppendCondition? =
+            var condition: AppendCondition? =
                 message.hasCondition
                 ? AppendCondition(
                     failIfEventsMatch: DCBEvents.query(message.condition.hasFailIfEventsMatch ? message.condition.failIfEventsMatch : nil),
                     after: message.condition.hasAfter ? message.condition.after : nil)
                 : nil
+            // UmaDB takes any `after`; the store refuses one beyond the head (no read returned
+            // it). Beyond the head, nothing can match yet: checking from the head read now
+            // checks as much, and more only if events commit meanwhile (a refusal, never a
+            // wrong pass).
+            if let after = condition?.after, after > 0 {
+                let head = try await store.headPosition()
+                if after > head { condition?.after = head }
+            }
             var response = Umadb_V1_AppendResponse()
             response.position = try await append(
                 message.events, condition: condition, tracking: tracking, trackingInfo: message.hasTrackingInfo ? message.trackingInfo : nil)

@@ -10,15 +10,23 @@ import Testing
 /// history reads the same, appends go on where it stopped, and a read-only open changes nothing.
 @Suite("PostgreSQL: upgrading the schema in place")
 struct PostgresSchemaUpgradeTests {
-    /// Puts the store of `database` back to schema version 1, 2, 3 or 4, as that version left
-    /// it: without tags (before 5), without deletion's columns and tables (before 4), without
-    /// schema versions in the events table (before 3), with that version's append function only.
+    /// Puts the store of `database` back to schema version 1 to 5, as that version left it:
+    /// without binary data (before 6), without tags (before 5), without deletion's columns and
+    /// tables (before 4), without schema versions in the events table (before 3), with that
+    /// version's append function only.
     private func downgrade(_ database: ThrowawayDatabase, to version: Int) async throws {
         try await database.execute(
             """
             DROP FUNCTION eventstore.append(integer[], integer[], text[], bigint[], bigint[], text[], bigint[], integer[], integer[],
-                uuid[], boolean[], text[], bytea[], bytea[], bigint[], integer[], integer[], integer[], integer[], text[], bigint)
+                uuid[], boolean[], text[], bytea[], bytea[], bigint[], integer[], integer[], integer[], integer[], text[],
+                boolean[], boolean[], bigint)
             """)
+        try await database.execute("ALTER TABLE eventstore.events DROP COLUMN binary_data")
+        if version == 5 {
+            try await database.execute(SchemaVersion5.appendFunction)
+            try await database.execute("UPDATE eventstore.schema_version SET version = 5")
+            return
+        }
         try await database.execute("DROP TABLE eventstore.event_tags")
         try await database.execute("ALTER TABLE eventstore.events DROP COLUMN tags")
         if version == 4 {
@@ -250,6 +258,41 @@ struct PostgresSchemaUpgradeTests {
             #expect(error?.code == .conditionFailed && error?.position == 3)
             let report = try await f.log.verify()
             #expect(report.isClean, "verify after the upgrade: \(report.problems)")
+        }
+    }
+
+    @Test("a version 5 store gains binary data and upstream tracking: its history reads the same, verify is clean, and binary events keep their bytes")
+    func upgradesVersion5InPlace() async throws {
+        try await withLog(.postgres) { f in
+            let database = try #require(f.database)
+            // Given a store at schema version 5 with JSON events (written before it is put back)
+            _ = try await f.log.append(to: "todo-1", events: [event("Added"), event("Done")])
+            let before = try await f.log.events()
+            try await downgrade(database, to: 5)
+            // When a read-only handle reads it, then it reads the same (all JSON) and nothing changes
+            let reader = try await PostgresEventStore(url: database.url, mode: .readOnly)
+            #expect(try await reader.events() == before)
+            #expect(try await reader.verify().isClean)
+            await reader.close()
+            #expect(try await schemaVersion(database) == [5])
+
+            // When this program opens it to write
+            try await f.reopen()
+
+            // Then it is at the current version, its events read the same, binary data keeps
+            // its bytes and format, an upstream tracking position beyond the head is recorded,
+            // and verify is clean
+            #expect(try await schemaVersion(database) == [Int64(PostgresSchema.version)])
+            #expect(try await f.log.events() == before)
+            let bytes = Data("{ \"a\" : 1 }".utf8)
+            _ = try await f.log.append(
+                [StreamAppend(stream: "dcb", events: [NewEvent(type: "T", data: bytes, dataFormat: .binary)])],
+                tracking: TrackingPosition(name: "upstream", position: 1_000, upstream: true))
+            let binary = try #require(try await f.log.event(at: 3))
+            #expect(binary.data == bytes && binary.dataFormat == .binary)
+            #expect(try await f.log.trackingPosition(of: "upstream") == 1_000)
+            let report = try await f.log.verify()
+            #expect(report.isClean, "verify after the upgrade and a binary event: \(report.problems)")
         }
     }
 }

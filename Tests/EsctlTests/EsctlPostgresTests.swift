@@ -40,7 +40,7 @@ struct EsctlPostgresTests {
         // When this esctl opens it, then it refuses, naming both versions
         let stats = try await s.esctl("stats")
         #expect(stats.status == 69)
-        #expect(stats.stderr.contains("has schema version 99, newer than this program knows (5)"))
+        #expect(stats.stderr.contains("has schema version 99, newer than this program knows (6)"))
         #expect(try await s.esctl("append", "s", "T").status == 69)
         try await database.drop()
     }

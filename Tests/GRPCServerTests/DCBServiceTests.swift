@@ -6,6 +6,7 @@ import GRPCNIOTransportHTTP2
 import Synchronization
 import TestSupport
 import Testing
+import WireFormat
 
 @testable import GRPCServer
 
@@ -121,6 +122,32 @@ import Testing
             check.service = "nope"
             let unknown = await #expect(throws: RPCError.self) { try await health.check(check) }
             #expect(unknown?.code == .notFound)
+        }
+    }
+
+    @Test func oneStoreEveryFace() async throws {
+        let store = try #require(TemporaryStore.current)
+        try await withFace { dcb, _ in
+            // Given an event appended over gRPC, and one appended through the store with tags.
+            _ = try await dcb.append(appendRequest([event("Joined", tags: ["room:1"], uuid: "6f9619ff-8b86-d011-b42d-00c04fc964ff")]))
+            _ = try await store.append(
+                to: "rooms-1", events: [NewEvent(type: "Said", data: Data(#"{"text":"hi"}"#.utf8), tags: ["room:1"])])
+
+            // When the store reads the first as any face does, and gRPC queries the tag.
+            let recorded = try #require(try store.event(at: 1))
+            let line = EventJSON.line(recorded)
+            var byTag = Umadb_V1_ReadRequest()
+            byTag.query = query(tags: ["room:1"])
+            let found = try await read(dcb, byTag).flatMap(\.events)
+
+            // Then the gRPC event sits in the stream dcb with binary data (base64 in JSON), its
+            // uuid in its metadata; and gRPC finds both events, the other with its JSON bytes.
+            #expect(recorded.stream == "dcb" && recorded.dataFormat == .binary)
+            #expect(line.contains(#""stream":"dcb""#) && line.contains(#""dataEncoding":"base64""#))
+            #expect(line.contains(#""metadata":{"$uuid":"6f9619ff-8b86-d011-b42d-00c04fc964ff"}"#))
+            #expect(found.map(\.position) == [1, 2])
+            #expect(found.last?.event.data == Data(#"{"text":"hi"}"#.utf8))
+            #expect(found.last?.event.eventType == "Said")
         }
     }
 
