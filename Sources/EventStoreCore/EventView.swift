@@ -29,6 +29,8 @@ public struct EventView {
     public var recordedAtMicroseconds: Int64 { record.recordedAt }
     /// The version of its type's schema its data was written in (1 until the type evolves).
     public var schemaVersion: UInt16 { record.schemaVersion }
+    /// What its data is: JSON or bytes the store never parses (``DataFormat``).
+    public var dataFormat: DataFormat { record.dataFormat }
     /// When it was recorded, as a `Date`.
     public var recordedAt: Date { RecordedEvent.date(microseconds: record.recordedAt) }
     /// The stream name's UTF-8 bytes, in place.
@@ -56,7 +58,7 @@ public struct EventView {
             position: position, stream: knownStream ?? String(decoding: record.streamBytes, as: UTF8.self), version: record.version,
             id: record.id, type: String(decoding: record.typeBytes, as: UTF8.self), data: RecordView.copy(record.dataBytes),
             metadata: RecordView.copy(record.metadataBytes), recordedAtMicroseconds: record.recordedAt, schemaVersion: record.schemaVersion,
-            tags: record.tags)
+            tags: record.tags, dataFormat: record.dataFormat)
     }
 }
 

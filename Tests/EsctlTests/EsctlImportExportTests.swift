@@ -39,6 +39,32 @@ struct EsctlImportExportTests {
         #expect(try reopened.readStream("c").first?.metadata == Data([9, 9]))
     }
 
+    @Test("binary data, even bytes that are JSON with white space, is exported as base64 and imported byte for byte, still binary")
+    func binaryRoundTrip() async throws {
+        // Given binary data that happens to be JSON with white space, and JSON data spaced alike
+        let bytes = Data("{ \"a\" : 1 }".utf8)
+        let store = try EventStore(path: sandbox.db)
+        _ = try await store.append(to: "dcb", events: [NewEvent(type: "Bin", data: bytes, dataFormat: .binary)])
+        _ = try await store.append(to: "j", events: [NewEvent(type: "Json", data: bytes)])
+        await store.close()
+        // When it is exported and imported into a new store
+        let exported = try await sandbox.esctl(["export"])
+        #expect(exported.status == 0 && exported.lines.count == 2)
+        let copy = sandbox.directory.appending("copy-binary")
+        let imported = try await ProcessRunner.esctl(["import", "-"], db: copy, stdin: Data(exported.stdout.utf8))
+        #expect(imported.status == 0, "\(imported)")
+        // Then the binary event is base64 in the export and keeps its bytes and format; the
+        // JSON one is JSON, compacted
+        #expect(exported.lines.first?.contains(#""dataEncoding":"base64""#) == true)
+        #expect(exported.lines.last?.contains(#""data":{"a":1}"#) == true)
+        let reopened = try EventStore(path: copy)
+        defer { reopened.close() }
+        let binary = try reopened.readStream("dcb").first
+        #expect(binary?.data == bytes && binary?.dataFormat == .binary)
+        #expect(try reopened.readStream("j").first?.dataFormat == .json)
+        #expect(try await ProcessRunner.esctl(["export"], db: copy).stdout == exported.stdout)
+    }
+
     @Test("export takes --from, --to, --category and --type")
     func exportFilters() async throws {
         for (stream, type) in [("a-1", "X"), ("b-1", "Y"), ("a-2", "Y"), ("a-1", "X")] {

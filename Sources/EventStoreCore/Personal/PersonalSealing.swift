@@ -138,6 +138,7 @@ extension RecordedEvent {
     package func opened(_ opened: (data: Data, personal: [PersonalData])) -> RecordedEvent {
         RecordedEvent(
             position: position, stream: stream, version: version, id: id, type: type, data: opened.data, metadata: metadata,
-            recordedAtMicroseconds: recordedAtMicroseconds, schemaVersion: schemaVersion, personal: opened.personal, tags: tags)
+            recordedAtMicroseconds: recordedAtMicroseconds, schemaVersion: schemaVersion, personal: opened.personal, tags: tags,
+            dataFormat: dataFormat)
     }
 }

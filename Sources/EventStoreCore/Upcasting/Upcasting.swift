@@ -155,7 +155,7 @@ package struct Upcasting: Sendable {
         return RecordedEvent(
             position: event.position, stream: event.stream, version: event.version, id: event.id, type: type,
             data: Data(value.serialized.utf8), metadata: event.metadata, recordedAtMicroseconds: event.recordedAtMicroseconds,
-            schemaVersion: event.schemaVersion, personal: event.personal, tags: event.tags)
+            schemaVersion: event.schemaVersion, personal: event.personal, tags: event.tags, dataFormat: event.dataFormat)
     }
 
     /// The event upcast, or nil when a filter wants only `types` and the upcast event's type is
