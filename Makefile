@@ -7,7 +7,10 @@
 #               its web console in headless Chromium (scripts/console-test.sh), attacks a live
 #               server in bounded loops (scripts/abuse-test.sh --short), runs UmaDB's Python client
 #               and the eventsourcing library's own test cases against `esctl serve --grpc-port`
-#               (scripts/grpc-clients-test.sh, installing them from PyPI into .build/), then
+#               (scripts/grpc-clients-test.sh, installing them from PyPI into .build/), compares
+#               its answers with UmaDB's own server's on seeded random operations
+#               (scripts/grpc-differential.sh) and attacks it in bounded loops
+#               (scripts/grpc-abuse-test.sh), then
 #               builds and tests the Examples package (a to-do app on the public products) and
 #               checks that the DocC documentation builds
 #   make docs   builds the DocC documentation into .build/docs
@@ -51,6 +54,8 @@ test: deps
 	./scripts/console-test.sh
 	./scripts/abuse-test.sh --short
 	./scripts/grpc-clients-test.sh esctl "$$($(SWIFT) build --show-bin-path)/esctl"
+	./scripts/grpc-differential.sh "$$($(SWIFT) build --show-bin-path)/esctl"
+	./scripts/grpc-abuse-test.sh "$$($(SWIFT) build --show-bin-path)/esctl"
 	@# SwiftPM may keep a stale plan of a path dependency's sources: drop it.
 	rm -f Examples/.build/debug.yaml
 	$(SWIFT) build --package-path Examples --build-tests

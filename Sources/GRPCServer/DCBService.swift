@@ -122,7 +122,10 @@ struct DCBService: Umadb_V1_DCB.ServiceProtocol {
             case (nil, nil): results = try await store.append(appends)
             }
             return results.last?.positions.last ?? 0
-        } catch let error as EventStoreError where error.code == .conditionFailed {
+        } catch let error as EventStoreError where error.code == .conditionFailed || error.code == .alreadyProcessed {
+            // A retry whose tracking position was recorded with it is refused by the tracking
+            // check (the store's first) before the condition is seen: UmaDB answers it as
+            // recorded all the same, and so does this.
             guard let condition, let position = try await recordedRetry(of: events, condition: condition) else { throw error }
             return position
         }
@@ -158,9 +161,9 @@ struct DCBService: Umadb_V1_DCB.ServiceProtocol {
             try plan.query.validate()
             return plan
         }
-        return StreamingServerResponse { writer in
+        return StreamingServerResponse { [store, limits] writer in
             try await calling {
-                try await plan.run(on: store, chunkBytes: limits.responseChunkBytes) { events, head in
+                try await plan.run(on: store, limits: limits) { events, head in
                     var response = Umadb_V1_ReadResponse()
                     response.events = events
                     if let head { response.head = head }
@@ -188,29 +191,34 @@ struct DCBService: Umadb_V1_DCB.ServiceProtocol {
         guard let lease = limits.subscriptions.acquire() else {
             throw RPCError(
                 code: .resourceExhausted,
-                message: "This server follows \(limits.subscriptions.capacity) subscriptions already (--grpc-max-subscribers); try again later.")
+                message: "This server follows \(limits.subscriptions.capacity) subscriptions already (--max-subscribers); try again later.")
         }
-        return StreamingServerResponse { writer in
+        return StreamingServerResponse { [store, limits] writer in
             defer { lease.release() }
-            try await calling {
-                var after = start
-                // UmaDB's own answer to the last position: nothing can follow it.
-                guard after < .max else { return }
-                while true {
-                    try Task.checkCancellation()
-                    let found = try await store.read(query, after: after, limit: batchSize)
-                    if let last = found.events.last {
-                        for chunk in Chunks.split(found.events.map(DCBEvents.sequenced), maxBytes: limits.responseChunkBytes) {
-                            var response = Umadb_V1_SubscribeResponse()
-                            response.events = chunk
-                            try await writer.write(response)
+            try await untilCancelled(context) {
+                try await calling {
+                    var after = start
+                    // UmaDB's own answer to the last position: nothing can follow it.
+                    guard after < .max else { return }
+                    var batch = limits.batchSizer(upTo: batchSize)
+                    while true {
+                        try Task.checkCancellation()
+                        let limit = batch.current
+                        let found = try await store.read(query, after: after, limit: limit)
+                        if let last = found.events.last {
+                            batch.observe(found.events)
+                            for chunk in Chunks.split(found.events.map(DCBEvents.sequenced), maxBytes: limits.responseChunkBytes) {
+                                var response = Umadb_V1_SubscribeResponse()
+                                response.events = chunk
+                                try await writer.write(response)
+                            }
+                            after = last.position
+                            if found.events.count == limit { continue }
                         }
-                        after = last.position
-                        if found.events.count == batchSize { continue }
+                        // Everything up to the head this read saw has been looked at: wait for more.
+                        after = max(after, found.head)
+                        _ = try await store.waitForCommit(after: after)
                     }
-                    // Everything up to the head this read saw has been looked at: wait for more.
-                    after = max(after, found.head)
-                    _ = try await store.waitForCommit(after: after)
                 }
             }
             return [:]
@@ -226,6 +234,19 @@ struct DCBService: Umadb_V1_DCB.ServiceProtocol {
         guard let given, ConstantTime.equal(given, "Bearer " + apiKey) else {
             throw DCBError(.authentication, "missing or invalid API key")
         }
+    }
+}
+
+/// Runs `body` until it ends or the RPC is cancelled (the client went away, or the server is
+/// stopping), and then returns: gRPC tells a handler so through its context, not by cancelling
+/// its task, so a subscription that waits for commits would otherwise hold its slot and its
+/// memory until the next commit.
+func untilCancelled(_ context: ServerContext, _ body: @escaping @Sendable () async throws -> Void) async throws {
+    try await withThrowingTaskGroup(of: Void.self) { group in
+        group.addTask { try await body() }
+        group.addTask { try await context.cancellation.cancelled }
+        defer { group.cancelAll() }
+        _ = try await group.next()
     }
 }
 

@@ -17,6 +17,8 @@ public struct GRPCOptions: Sendable {
     public var tlsKeyPath: String?
     /// The largest request message taken (gRPC's usual 4 MiB).
     public var maxRequestBytes = 4 << 20
+    /// The connections held at once; past it, a new one is closed at once.
+    public var maxConnections = 1024
     /// The batch, message and subscription bounds.
     public var limits = GRPCLimits()
 
@@ -36,12 +38,14 @@ public struct GRPCOptions: Sendable {
 /// and stops.
 ///
 /// Keepalive is set for UmaDB's clients, which ping every 5 s during a call: pings every second
-/// or more apart are welcome, with or without calls, and the server pings an idle connection
-/// every 5 s itself, closing it when a ping goes 10 s unanswered.
+/// or more apart are welcome, with or without calls, and the server pings a quiet connection
+/// every 5 s itself. Connections are capped (``GRPCOptions/maxConnections``), and one that
+/// sends nothing for 30 s, not even the answer to a ping, is closed (`ConnectionGuard`, internal).
 public final class GRPCFace: Service, Sendable {
     let options: GRPCOptions
     let service: DCBService
     let health: HealthService
+    let connections: ConnectionGuard
     let logger: Logger
     private let onListening: @Sendable (_ host: String, _ port: Int) async -> Void
 
@@ -53,6 +57,7 @@ public final class GRPCFace: Service, Sendable {
         self.options = options
         self.service = DCBService(store: store, apiKey: options.apiKey, limits: options.limits)
         self.health = HealthService(maxWatchers: options.limits.subscriptions.capacity)
+        self.connections = ConnectionGuard(capacity: options.maxConnections)
         self.logger = logger
         self.onListening = onListening
     }
@@ -82,7 +87,8 @@ public final class GRPCFace: Service, Sendable {
     }
 
     private func config() -> HTTP2ServerTransport.Posix.Config {
-        .defaults { config in
+        .defaults { [connections] config in
+            config.channelDebuggingCallbacks.onAcceptTCPConnection = { channel in connections.accept(channel) }
             config.connection.keepalive = .init(
                 time: .seconds(5), timeout: .seconds(10),
                 clientBehavior: .init(minPingIntervalWithoutCalls: .seconds(1), allowWithoutCalls: true))

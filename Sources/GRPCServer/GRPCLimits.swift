@@ -1,3 +1,4 @@
+import EventStoreCore
 import Synchronization
 
 /// The bounds of the gRPC face: batch sizes, the size of a response message, and how many
@@ -18,10 +19,41 @@ public struct GRPCLimits: Sendable {
         subscriptions = Slots(capacity: max(1, maxSubscribers))
     }
 
+    /// A call's batches: up to `maximum` events, and about ``responseChunkBytes`` at most.
+    func batchSizer(upTo maximum: Int) -> BatchSizer {
+        BatchSizer(maximum: maximum, budgetBytes: responseChunkBytes)
+    }
+
     /// A call's batch size: the default when absent, else between 1 and the maximum.
     func batchSize(_ asked: UInt32?) -> Int {
         guard let asked else { return Self.defaultBatchSize }
         return min(max(Int(asked), 1), Self.maximumBatchSize)
+    }
+}
+
+/// How many events a call reads at once: few at first, then as many as keep a batch near its
+/// byte budget given the sizes seen so far, up to the batch size asked. So a reader (or a
+/// subscriber that stops reading) holds about one budget of events, not 4,096 events of
+/// whatever size.
+struct BatchSizer {
+    let maximum: Int
+    let budgetBytes: Int
+    /// The events to ask for next.
+    private(set) var current: Int
+
+    init(maximum: Int, budgetBytes: Int) {
+        self.maximum = max(1, maximum)
+        self.budgetBytes = budgetBytes
+        current = min(self.maximum, 16)
+    }
+
+    /// Adapts to the sizes of a batch just read: up to four times larger, or smaller when its
+    /// events were big.
+    mutating func observe(_ events: [RecordedEvent]) {
+        guard !events.isEmpty else { return }
+        let bytes = events.reduce(0) { $0 &+ $1.data.count &+ $1.metadata.count &+ $1.type.utf8.count &+ 64 }
+        let average = max(1, bytes / events.count)
+        current = max(1, min(maximum, current &* 4, budgetBytes / average))
     }
 }
 

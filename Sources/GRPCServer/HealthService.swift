@@ -53,8 +53,11 @@ final class HealthService: Grpc_Health_V1_Health.ServiceProtocol, Sendable {
         if !registration.serving { continuation.finish() }
         return StreamingServerResponse { writer in
             defer { _ = self.state.withLock { $0.watchers.removeValue(forKey: registration.id) } }
-            for await serving in stream {
-                try await writer.write(Self.response(serving: serving))
+            // Until the client goes away (gRPC says so through the context only).
+            try await untilCancelled(context) {
+                for await serving in stream {
+                    try await writer.write(Self.response(serving: serving))
+                }
             }
             return [:]
         }

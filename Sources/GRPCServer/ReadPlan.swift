@@ -15,42 +15,72 @@ struct ReadPlan: Sendable {
     let start: UInt64?
     let backwards: Bool
     let limit: UInt32?
-    /// Events per batch (each one read from its own snapshot).
+    /// Events per batch at most (each one read from its own snapshot); fewer while the events are
+    /// big (``BatchSizer``).
     let batchSize: Int
 
     /// Reads and hands each message's events and head to `send`, in order.
+    ///
+    /// A batch of ``batchSize`` events is gathered from reads of a few events at a time
+    /// (``BatchSizer``: as many as keep a read near the message budget), and its messages are
+    /// sent as soon as they fill the budget: a reader whose client is slow holds about one
+    /// message of events, whatever their size.
     func run(
-        on store: any LogReading, chunkBytes: Int, send: (_ events: [Umadb_V1_SequencedEvent], _ head: UInt64?) async throws -> Void
+        on store: any LogReading, limits: GRPCLimits, send: (_ events: [Umadb_V1_SequencedEvent], _ head: UInt64?) async throws -> Void
     ) async throws {
         if limit == 0 { return }
+        var sizer = limits.batchSizer(upTo: batchSize)
         var remaining = limit.map(Int.init) ?? .max
         var sentAny = false
         var capturedHead: UInt64?
         var cursor = Cursor(start: start, backwards: backwards)
+        // The current batch: its events not sent yet (a message's worth at most), how many it
+        // has had, and the position of its last event.
+        var pending: [Umadb_V1_SequencedEvent] = []
+        var pendingBytes = 0
+        var inBatch = 0
+        var lastPosition: UInt64 = 0
+        func flush(endOfBatch: Bool) async throws {
+            guard !pending.isEmpty || endOfBatch else { return }
+            let head = endOfBatch ? headField(lastPosition: lastPosition, capturedHead: capturedHead ?? 0) : nil
+            try await send(pending, head)
+            pending.removeAll(keepingCapacity: true)
+            pendingBytes = 0
+            sentAny = true
+        }
         while remaining > 0, !cursor.isDone {
-            let want = min(batchSize, remaining)
+            let want = min(sizer.current, remaining, batchSize - inBatch)
             let (events, head) = try await cursor.next(want, query: query, store: store, through: capturedHead)
             if capturedHead == nil { capturedHead = head }
-            guard !events.isEmpty else { break }
-            let messages = Chunks.split(events.map(DCBEvents.sequenced), maxBytes: chunkBytes)
-            for (index, chunk) in messages.enumerated() {
-                let isLast = index == messages.count - 1
-                try await send(chunk, isLast ? headField(events: events, capturedHead: capturedHead ?? 0) : nil)
+            sizer.observe(events)
+            for event in events {
+                let sequenced = DCBEvents.sequenced(event)
+                let size = Chunks.size(of: sequenced)
+                if !pending.isEmpty && pendingBytes + size > limits.responseChunkBytes { try await flush(endOfBatch: false) }
+                pending.append(sequenced)
+                pendingBytes += size
+                lastPosition = event.position
             }
-            sentAny = true
+            inBatch += events.count
             remaining -= events.count
+            if inBatch == batchSize {
+                try await flush(endOfBatch: true)
+                inBatch = 0
+            }
             if events.count < want { break }
         }
+        // The last batch, short: it ended the read (nothing more, the head, or the limit).
+        if inBatch > 0 { try await flush(endOfBatch: true) }
         if !sentAny {
             let head = try await capturedHead.asyncOr { try await store.headPosition() }
             try await send([], limit == nil && head > 0 ? head : nil)
         }
     }
 
-    /// The head of a message holding the end of a batch of `events`.
-    private func headField(events: [RecordedEvent], capturedHead: UInt64) -> UInt64? {
+    /// The head of the message that ends a batch whose last event is at `lastPosition`.
+    private func headField(lastPosition: UInt64, capturedHead: UInt64) -> UInt64? {
         guard limit != nil else { return capturedHead > 0 ? capturedHead : nil }
-        return events.last?.position
+        return lastPosition
     }
 
     /// Where the read stands: the next position to read from, either way.
@@ -118,10 +148,7 @@ enum Chunks {
         var current: [Umadb_V1_SequencedEvent] = []
         var bytes = 0
         for event in events {
-            // The data dominates; the rest of an event is bounded by the store's limits.
-            let size = event.event.data.count + event.event.eventType.utf8.count + 64
-                + event.event.tags.reduce(0) { $0 + $1.utf8.count + 2 }
-                + event.event.metadata.reduce(0) { $0 + $1.key.utf8.count + $1.value.utf8.count + 6 }
+            let size = size(of: event)
             if !current.isEmpty && bytes + size > maxBytes {
                 chunks.append(current)
                 current = []
@@ -132,5 +159,13 @@ enum Chunks {
         }
         if !current.isEmpty || chunks.isEmpty { chunks.append(current) }
         return chunks
+    }
+
+    /// About the bytes an event takes in a message: the data dominates; the rest of an event is
+    /// bounded by the store's limits.
+    static func size(of event: Umadb_V1_SequencedEvent) -> Int {
+        event.event.data.count + event.event.eventType.utf8.count + 64
+            + event.event.tags.reduce(0) { $0 + $1.utf8.count + 2 }
+            + event.event.metadata.reduce(0) { $0 + $1.key.utf8.count + $1.value.utf8.count + 6 }
     }
 }

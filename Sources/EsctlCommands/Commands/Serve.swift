@@ -278,6 +278,7 @@ struct Serve<Extras: ServeExtras>: AsyncParsableCommand {
         options.tlsCertificatePath = tlsCert
         options.tlsKeyPath = tlsKey
         options.limits = GRPCLimits(maxSubscribers: maxSubscribers)
+        options.maxConnections = maxConnections ?? 1024
         let loopback = ["127.0.0.1", "::1", "localhost"].contains(grpcHost)
         if !loopback && (token?.count ?? 0) < 16 {
             throw CLIError(
