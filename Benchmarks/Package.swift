@@ -17,6 +17,9 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
         // S7's and S8's HTTP client.
         .package(url: "https://github.com/swift-server/async-http-client", from: "1.37.0"),
+        // S15's gRPC client (the same for our server and UmaDB's).
+        .package(url: "https://github.com/grpc/grpc-swift-2", from: "2.4.3"),
+        .package(url: "https://github.com/grpc/grpc-swift-nio-transport", from: "2.9.2"),
     ],
     targets: [
         // Raw LMDB for the baseline contender (the root package's CLMDB is not a product).
@@ -30,6 +33,15 @@ let package = Package(
                 .product(name: "GRDB", package: "GRDB.swift"), .product(name: "Logging", package: "swift-log"),
                 // S7 and S8: the server and its HTTP clients.
                 .product(name: "HTTPServer", package: root), .product(name: "AsyncHTTPClient", package: "async-http-client"),
+            ]),
+        // S15: the gRPC face against UmaDB's own server, one client for both (scripts/grpc-bench.sh).
+        .executableTarget(
+            name: "grpcbench",
+            dependencies: [
+                .product(name: "GRPCServer", package: root), .product(name: "EventStore", package: root),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "GRPCCore", package: "grpc-swift-2"),
+                .product(name: "GRPCNIOTransportHTTP2", package: "grpc-swift-nio-transport"),
             ]),
     ],
     swiftLanguageModes: [.v6]
