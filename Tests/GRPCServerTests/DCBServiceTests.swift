@@ -1,5 +1,8 @@
 import EventStore
 import EventStoreTesting
+#if canImport(Glibc)
+import Glibc
+#endif
 import Foundation
 import GRPCCore
 import GRPCNIOTransportHTTP2
@@ -151,6 +154,43 @@ import WireFormat
         }
     }
 
+    @Test func aConnectionPastTheCapIsClosedAndTheOthersAreServed() async throws {
+        try await withFace(maxConnections: 1) { dcb, _, port in
+            // Given a face that holds one connection, held by this test's client.
+            #expect(try await dcb.head(Umadb_V1_HeadRequest()).hasPosition == false)
+
+            // When another connection comes.
+            let closed = try await withTimeout(.seconds(10), "the server to close the connection past its cap") {
+                try Self.connectionIsClosed(port: port)
+            }
+
+            // Then the server closes it at once, and serves the first one still.
+            #expect(closed)
+            #expect(try await dcb.append(appendRequest([event("Still")])).position == 1)
+        }
+    }
+
+    /// Connects to `port` and waits (up to 5 s) for the server to close the connection unread.
+    private static func connectionIsClosed(port: Int) throws -> Bool {
+        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        guard fd >= 0 else { throw SocketFailure(errno: errno) }
+        defer { close(fd) }
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        address.sin_port = in_port_t(UInt16(port).bigEndian)
+        let connected = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) == 0 }
+        }
+        guard connected else { return true }
+        var timeout = timeval(tv_sec: 5, tv_usec: 0)
+        setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
+        var byte: UInt8 = 0
+        // 0: the server closed it; -1 with ECONNRESET: it reset it; a timeout: still open.
+        let got = recv(fd, &byte, 1, 0)
+        return got == 0 || (got < 0 && errno == ECONNRESET)
+    }
+
     // MARK: Support
 
     /// Serves the store of the test on a free loopback port and runs `body` with clients of it.
@@ -158,9 +198,19 @@ import WireFormat
         apiKey: String? = nil,
         _ body: @escaping @Sendable (Umadb_V1_DCB.Client<HTTP2ClientTransport.Posix>, Grpc_Health_V1_Health.Client<HTTP2ClientTransport.Posix>) async throws -> Void
     ) async throws {
+        try await withFace(apiKey: apiKey) { dcb, health, _ in try await body(dcb, health) }
+    }
+
+    /// ``withFace(apiKey:_:)`` with the face's connection cap, and its port given to `body`.
+    private func withFace(
+        apiKey: String? = nil, maxConnections: Int = 1024,
+        _ body: @escaping @Sendable (Umadb_V1_DCB.Client<HTTP2ClientTransport.Posix>, Grpc_Health_V1_Health.Client<HTTP2ClientTransport.Posix>, Int) async throws -> Void
+    ) async throws {
         let store = try #require(TemporaryStore.current)
         let port = Mutex<Int?>(nil)
-        let face = GRPCFace(store: store, options: GRPCOptions(port: 0, apiKey: apiKey), logger: .init(label: "test")) { _, bound in
+        var options = GRPCOptions(port: 0, apiKey: apiKey)
+        options.maxConnections = maxConnections
+        let face = GRPCFace(store: store, options: options, logger: .init(label: "test")) { _, bound in
             port.withLock { $0 = bound }
         }
         let serving = Task { try await face.run() }
@@ -168,9 +218,10 @@ import WireFormat
         try await waitUntil("the gRPC face to listen") { port.withLock { $0 != nil } }
         let transport = try HTTP2ClientTransport.Posix(
             target: .ipv4(address: "127.0.0.1", port: port.withLock { $0 } ?? 0), transportSecurity: .plaintext)
+        let bound = port.withLock { $0 } ?? 0
         try await withGRPCClient(transport: transport) { client in
             try await withTimeout(.seconds(60), "the test's calls to finish") {
-                try await body(Umadb_V1_DCB.Client(wrapping: client), Grpc_Health_V1_Health.Client(wrapping: client))
+                try await body(Umadb_V1_DCB.Client(wrapping: client), Grpc_Health_V1_Health.Client(wrapping: client), bound)
             }
         }
     }
@@ -208,4 +259,9 @@ import WireFormat
         query.items = [item]
         return query
     }
+}
+
+/// A socket the test could not make.
+private struct SocketFailure: Error {
+    let errno: Int32
 }
