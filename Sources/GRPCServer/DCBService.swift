@@ -1,6 +1,7 @@
 import EventStoreCore
 import Foundation
 import GRPCCore
+import Synchronization
 
 /// UmaDB's `umadb.v1.DCB` service on the store: Read, Subscribe, Append, Head and
 /// GetTrackingInfo with UmaDB's semantics (docs/grpc.md), over any backend.
@@ -12,6 +13,9 @@ struct DCBService: Umadb_V1_DCB.ServiceProtocol {
     let store: any LogAppending & LogReading
     let apiKey: String?
     let limits: GRPCLimits
+    /// The highest head this face has seen: a condition's `after` at or below it is within the
+    /// log (heads only grow), so the common conditional append asks the store nothing more.
+    let seenHead = SeenHead()
 
     // MARK: Head and tracking
 
@@ -78,8 +82,9 @@ struct DCBService: Umadb_V1_DCB.ServiceProtocol {
             // it). Beyond the head, nothing can match yet: checking from the head read now
             // checks as much, and more only if events commit meanwhile (a refusal, never a
             // wrong pass).
-            if let after = condition?.after, after > 0 {
+            if let after = condition?.after, after > seenHead.value {
                 let head = try await store.headPosition()
+                seenHead.note(head)
                 if after > head { condition?.after = head }
             }
             var response = Umadb_V1_AppendResponse()
@@ -121,7 +126,9 @@ struct DCBService: Umadb_V1_DCB.ServiceProtocol {
             case let (nil, tracking?): results = try await store.append(appends, tracking: tracking)
             case (nil, nil): results = try await store.append(appends)
             }
-            return results.last?.positions.last ?? 0
+            let last = results.last?.positions.last ?? 0
+            seenHead.note(last)
+            return last
         } catch let error as EventStoreError where error.code == .conditionFailed || error.code == .alreadyProcessed {
             // A retry whose tracking position was recorded with it is refused by the tracking
             // check (the store's first) before the condition is seen: UmaDB answers it as
@@ -265,5 +272,16 @@ func calling<T>(_ body: () throws -> T) throws -> T {
         return try body()
     } catch {
         throw DCBError.rpcError(for: error)
+    }
+}
+
+/// The highest position a face has seen the head at, shared by its calls.
+final class SeenHead: Sendable {
+    private let highest = Mutex<UInt64>(0)
+
+    var value: UInt64 { highest.withLock { $0 } }
+
+    func note(_ head: UInt64) {
+        highest.withLock { $0 = max($0, head) }
     }
 }

@@ -279,8 +279,9 @@ struct Serve<Extras: ServeExtras>: AsyncParsableCommand {
         options.tlsKeyPath = tlsKey
         options.limits = GRPCLimits(maxSubscribers: maxSubscribers)
         options.maxConnections = maxConnections ?? 1024
-        let loopback = ["127.0.0.1", "::1", "localhost"].contains(grpcHost)
-        if !loopback && (token?.count ?? 0) < 16 {
+        // HTTP's loopback rule, decided by the address as HTTP decides it.
+        let loopback = ServerOptions(host: grpcHost, port: grpcPort).isLoopback
+        if !loopback && (token?.count ?? 0) < ServerOptions.minimumTokenLength {
             throw CLIError(
                 .invalidInput,
                 "Serving gRPC on '\(grpcHost)' needs a token of 16 characters or more (--token, --token-file or $ESCTL_TOKEN); UmaDB's clients send it as their API key. Or serve on 127.0.0.1.")
