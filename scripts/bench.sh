@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The side-by-side benchmark (BENCHMARKS.md): installs LMDB and SQLite's headers when missing,
+# The side-by-side benchmark (BENCHMARKS.md): installs LMDB and SQLite's headers and wrk when missing,
 # builds Benchmarks/ in release mode, and runs esbench with the given options
 # (for example --json, --scenarios s1,s3, --full) beside a throwaway PostgreSQL cluster with
 # durable settings (scripts/with-postgres.sh --durable), the PostgreSQL contender's database.
@@ -11,6 +11,8 @@ missing=()
 pkg-config --exists lmdb 2>/dev/null || missing+=(liblmdb-dev)
 pkg-config --exists sqlite3 2>/dev/null || missing+=(libsqlite3-dev)
 command -v pkg-config >/dev/null || missing+=(pkg-config)
+# S7's light external client (BENCHMARKS.md, "S7: appends over HTTP").
+command -v wrk >/dev/null || missing+=(wrk)
 if [ ${#missing[@]} -gt 0 ]; then
   echo "installing ${missing[*]} with apt-get..." >&2
   $SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq "${missing[@]}" >/dev/null

@@ -110,6 +110,18 @@ enum Measure {
         return seconds(usage.ru_utime) + seconds(usage.ru_stime)
     }
 
+    /// What a "CPU per event" figure counts, for its note.
+    static let cpuNote = "user + system time of all the process's threads over the timed part, per event: steadier than the rate on a shared machine"
+
+    /// The CPU time the children this process has waited for have used (user and system), in
+    /// seconds: an external client's (S7's wrk), read before and after it runs.
+    static func childCPUSeconds() -> Double {
+        var usage = rusage()
+        guard getrusage(__rusage_who_t(RUSAGE_CHILDREN.rawValue), &usage) == 0 else { return .nan }
+        func seconds(_ time: timeval) -> Double { Double(time.tv_sec) + Double(time.tv_usec) / 1e6 }
+        return seconds(usage.ru_utime) + seconds(usage.ru_stime)
+    }
+
     /// A line of /proc/self/status, in bytes (VmHWM, VmRSS, RssAnon, RssFile).
     static func status(_ key: String) -> Double {
         guard let text = try? String(contentsOfFile: "/proc/self/status", encoding: .utf8) else { return 0 }

@@ -12,6 +12,8 @@ struct Options: Sendable {
     var writerTasks = 64
     /// S7: the single-event appends the HTTP connections make, all together.
     var httpEvents = 20_000
+    /// S7: how long wrk appends over its connections, in seconds.
+    var httpSeconds = 10
     var singleEvents = 5_000
     var domainEvents = 1_000_000
     var sqliteDomainEvents = 200_000
@@ -59,12 +61,15 @@ struct Bench {
 
         let storePath = directory("s1-store")
         let store = try EventStore(path: storePath, configuration: StoreConfiguration(durability: .full, initialMapSize: 1 << 30))
+        var cpu = Measure.cpuSeconds()
         let ours = try await Measure.seconds {
             for range in batches { _ = try await store.append(workload.appends(range)) }
         }
+        cpu = Measure.cpuSeconds() - cpu
         await store.close()
         cleanUp(storePath)
         report.add(Figure(scenario: "S1", contender: "eventstore", metric: "append", value: Double(n) / ours, unit: "events/s", note: "\(n) events, \(options.bulkBatch) per append, durable"))
+        report.add(Figure(scenario: "S1", contender: "eventstore", metric: "CPU per event", value: cpu / Double(n) * 1e6, unit: "µs", note: Measure.cpuNote))
 
         let rawPath = directory("s1-raw")
         let raw = try RawLMDB(path: rawPath, streams: options.streams)
@@ -76,11 +81,14 @@ struct Bench {
 
         let logPath = directory("s1-raw-log")
         let logOnly = try RawLMDB(path: logPath, streams: options.streams, logOnly: true)
+        var logCPU = Measure.cpuSeconds()
         let logSeconds = try await Measure.seconds {
             for range in batches { try logOnly.append(range.map { ($0 % options.streams, workload.data($0)) }) }
         }
+        logCPU = Measure.cpuSeconds() - logCPU
         cleanUp(logPath)
         report.add(Figure(scenario: "S1", contender: "raw-lmdb-log", metric: "append", value: Double(n) / logSeconds, unit: "events/s", note: "the log alone, MDB_APPEND: the physical limit, durable"))
+        report.add(Figure(scenario: "S1", contender: "raw-lmdb-log", metric: "CPU per event", value: logCPU / Double(n) * 1e6, unit: "µs", note: "the same workload's events, built in the timed loop too"))
 
         let sqlitePath = directory("s1-sqlite")
         let sqlite = try SQLiteContender(path: sqlitePath + "/events.sqlite", streams: options.streams)
@@ -107,7 +115,9 @@ struct Bench {
         let tasks = options.writerTasks
         let perTask = options.writerEvents / tasks
         let commitsBefore = store.writerStatistics.commits
+        var cpu = Measure.cpuSeconds()
         let ours = try await Self.singleEventAppends(store, tasks: tasks, perTask: perTask, workload: workload)
+        cpu = Measure.cpuSeconds() - cpu
         let commits = store.writerStatistics.commits - commitsBefore
         await store.close()
         cleanUp(storePath)
@@ -115,6 +125,7 @@ struct Bench {
         let oursRate = Double(total) / ours
         report.add(Figure(scenario: "S2", contender: "eventstore", metric: "append", value: oursRate, unit: "events/s",
                        note: "\(tasks) tasks, \(total) single-event appends, durable, \(String(format: "%.1f", Double(total) / Double(max(commits, 1)))) per commit"))
+        report.add(Figure(scenario: "S2", contender: "eventstore", metric: "CPU per event", value: cpu / Double(total) * 1e6, unit: "µs", note: Measure.cpuNote))
 
         let singles = options.singleEvents
         let rawPath = directory("s2-raw")
