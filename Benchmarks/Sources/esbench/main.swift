@@ -15,7 +15,7 @@ if arguments.contains("--help") {
         esbench [--json] [--scenarios s1,s2,s3,s4,s5,s6,s7,s8,s9,s10,s11,s12,s13,s14] [--full] [--dir DIR] [--postgres URL]
                 [--events N] [--writer-events N] [--single-events N] [--domain-events N]
                 [--latency-events N] [--memory-sizes A,B] [--reads N] [--s10-history N] [--http-events N]
-                [--http-seconds N]
+                [--http-seconds N] [--s9-appends N]
 
         Runs each scenario with three contenders side by side (this store, raw LMDB with the same
         schema, SQLite through GRDB), and in S1, S2 and S4 this store on the PostgreSQL cluster
@@ -41,6 +41,7 @@ if let n = intValue("--s10-history") { options.s10History = n }
 if let n = intValue("--s8-subscribers") { options.s8Subscribers = n }
 if let n = intValue("--s8-events") { options.s8Events = n }
 if let n = intValue("--http-events") { options.httpEvents = n }
+if let n = intValue("--s9-appends") { options.s9AppendsPerTask = max(1, n) }
 if let n = intValue("--http-seconds") { options.httpSeconds = max(1, min(n, 3600)) }
 if let sizes = value(after: "--memory-sizes") { options.memorySizes = sizes.split(separator: ",").compactMap { Int($0) } }
 if let directory = value(after: "--dir") { options.directory = directory }

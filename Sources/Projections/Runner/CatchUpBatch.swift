@@ -56,12 +56,25 @@ enum CatchUpBatch {
     /// Folds the events after the slot's checkpoint (at most `limit` positions, and fewer once
     /// `maximumRows` rows have changed, so that the commit stays a short write) in the snapshot
     /// `txn`. Nil for the rebuild slot when no rebuild is under way.
+    ///
+    /// With `scratch`, the state's rows and the checkpoint (once it has one) are the scratch's,
+    /// not the store's: a rebuild folding there (see `ProjectionRunner.foldInScratch`).
     static func fold(
-        _ txn: TableTransaction, projection: any Projection, slot: Slot, limit: UInt64, maximumRows: Int, timed: Bool
+        _ txn: TableTransaction, projection: any Projection, slot: Slot, limit: UInt64, maximumRows: Int, timed: Bool,
+        scratch: (any ScratchTables)? = nil
     ) async throws -> FoldedBatch? {
         let name = projection.name
         let head = try await txn.headPosition()
-        let stored = try await readCheckpoint(name, txn, slot: slot)
+        let stored: Checkpoint?
+        if let scratch, let bytes = try scratch.checkpoint() {
+            do {
+                stored = try Checkpoint(decoding: bytes)
+            } catch {
+                throw ProjectionError.damaged(name, "its rebuild's scratch checkpoint: \(error)")
+            }
+        } else {
+            stored = try await readCheckpoint(name, txn, slot: slot)
+        }
         if slot == .rebuild && stored == nil { return nil }
         // Deletions matter only to a new state's checkpoint; a stored one folds on (see foldsLike).
         let definition = try await ProjectionDefinition(projection, in: txn, countingDeletions: stored == nil)
@@ -87,6 +100,7 @@ enum CatchUpBatch {
         let rowsMissing: (() -> Bool)? = atHand ? nil : { cache.isMissingRows }
         var state = ProjectionState(projection: name, tables: projection.tables + [PassedOver.table]) { table, key in
             let stored = StoredState.tableName(name, table, generation: base.generation)
+            if let scratch { return try scratch.value(stored, key) }
             return atHand ? try txn.valueAtHand(stored, key) ?? nil : try cache.value(stored, key)
         }
         // Operators' decisions to pass over an event (a few events in a small stream of the
@@ -209,6 +223,7 @@ enum CatchUpBatch {
             deletions: last.deletions)
         try await txn.put(Checkpoint.table, Checkpoint.key(name), serving.encoded)
         try await txn.delete(Checkpoint.rebuildTable, Checkpoint.key(name))
+        try await txn.delete(Checkpoint.rebuildTable, Checkpoint.foldedKey(name))
         return .swapped(applied: tailProgress.applied, skipped: tailProgress.skipped)
     }
 
@@ -225,6 +240,17 @@ enum CatchUpBatch {
         }
         if written > 0 { txn.releaseReadPages() }
         try await txn.put(folded.slot.table, Checkpoint.key(folded.projection), folded.next.encoded)
+    }
+
+    /// How far a rebuild of `name` folding in scratch tables has come, as its owner last wrote
+    /// it; nil when none is (see ``Checkpoint/foldedKey(_:)``).
+    static func readFolded(_ name: String, _ txn: TableTransaction) async throws -> Checkpoint? {
+        guard let bytes = try await txn.get(Checkpoint.rebuildTable, Checkpoint.foldedKey(name)) else { return nil }
+        do {
+            return try Checkpoint(decoding: bytes)
+        } catch {
+            throw ProjectionError.damaged(name, "its rebuild's progress: \(error)")
+        }
     }
 
     /// A projection's checkpoint in a slot as stored; nil when it has none.
@@ -274,6 +300,7 @@ enum CatchUpBatch {
         }
         let generation = 1 - serving.generation
         for table in tables { try await txn.removeAll(StoredState.tableName(name, table, generation: generation)) }
+        try await txn.delete(Checkpoint.rebuildTable, Checkpoint.foldedKey(name))
         try await txn.put(
             Checkpoint.rebuildTable, Checkpoint.key(name),
             Checkpoint(building: definition, generation: generation, startedAt: startedAt, owner: owner).encoded)

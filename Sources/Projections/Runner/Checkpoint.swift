@@ -36,6 +36,10 @@ struct Checkpoint: RowValue, Equatable, Sendable {
 
     static func key(_ projection: String) -> [UInt8] { RowKey(projection).bytes }
 
+    /// The key, in ``rebuildTable``, of how far a rebuild folding in scratch tables has come (a
+    /// checkpoint that no table of the store holds yet: for its progress, never to resume from).
+    static func foldedKey(_ projection: String) -> [UInt8] { RowKey(projection).appending("folded").bytes }
+
     init(
         version: Int64, position: UInt64, isBuilding: Bool, generation: Int = 0, startedAt: Int64 = 0, startPosition: UInt64 = 0,
         owner: Int64 = 0, upcasters: UInt64 = 0, deletions: UInt64 = 0

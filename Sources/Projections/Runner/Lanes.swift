@@ -121,6 +121,10 @@ extension ProjectionRunner {
     ) async throws -> LaneTotals {
         var totals = LaneTotals()
         var othersWriting = false
+        if slot == .rebuild, let space = store as? any LogScratchTables {
+            // Folded apart first, then copied in key order; nil: go on in the store's tables.
+            if let finished = try await foldInScratch(projection, space, timed: timed, report: report, totals: &totals) { return finished }
+        }
         while true {
             try Task.checkCancellation()
             // Counted from before the fold, not only over the write: a write taken at once, in
@@ -164,13 +168,17 @@ extension ProjectionRunner {
         while try await !store.writeTables({ txn in try await CatchUpBatch.clear(projection, generation: generation, limit: limit, txn) }) {}
     }
 
-    /// One batch of `projection` folded in a read snapshot on the fold threads.
-    private func fold(_ projection: any Projection, _ slot: Slot, maximumRows: Int, timed: Bool) async throws -> FoldedBatch? {
+    /// One batch of `projection` folded in a read snapshot on the fold threads (its rows those of
+    /// `scratch`, when given).
+    func fold(
+        _ projection: any Projection, _ slot: Slot, maximumRows: Int, timed: Bool, scratch: (any ScratchTables)? = nil
+    ) async throws -> FoldedBatch? {
         let store = store
         let limit = batchSize
         return try await withTaskExecutorPreference(FoldThreads.shared) {
             try await store.readTables { txn in
-                try await CatchUpBatch.fold(txn, projection: projection, slot: slot, limit: limit, maximumRows: maximumRows, timed: timed)
+                try await CatchUpBatch.fold(
+                    txn, projection: projection, slot: slot, limit: limit, maximumRows: maximumRows, timed: timed, scratch: scratch)
             }
         }
     }

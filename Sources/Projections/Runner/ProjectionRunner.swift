@@ -564,7 +564,11 @@ public final class ProjectionRunner: Sendable {
             var statuses: [ProjectionStatus] = []
             for projection in projections {
                 let checkpoint = try await CatchUpBatch.readCheckpoint(projection.name, txn)
-                let rebuilding = try await CatchUpBatch.readCheckpoint(projection.name, txn, slot: .rebuild)
+                var rebuilding = try await CatchUpBatch.readCheckpoint(projection.name, txn, slot: .rebuild)
+                // A rebuild folding in scratch tables: how far its fold has come.
+                if let folded = try await CatchUpBatch.readFolded(projection.name, txn), folded.position > rebuilding?.position ?? .max {
+                    rebuilding = folded
+                }
                 let position = checkpoint?.position ?? 0
                 let state = try await StoredState.serving(txn, projection.name)
                 let skipped = try await state.rows(
