@@ -43,7 +43,17 @@ extension ProjectionRunner {
         guard let base = try await store.readTables({ txn in try await CatchUpBatch.readCheckpoint(name, txn, slot: .rebuild) }),
             base.position == 0
         else { return nil }
-        try await clear(projection, generation: base.generation)
+        // What a copy cut short left, a short transaction at a time, each checking that the
+        // rebuild is still at `base` (another runner's steps may have moved it on meanwhile).
+        let limit = maximumBatchRows
+        while true {
+            let outcome: Bool? = try await store.writeTables { txn in
+                guard try await CatchUpBatch.readCheckpoint(name, txn, slot: .rebuild) == base else { return nil }
+                return try await CatchUpBatch.clear(projection, generation: base.generation, limit: limit, txn)
+            }
+            guard let emptied = outcome else { return nil }
+            if emptied { break }
+        }
         try await saveFolded(name, base: base, nil)
         let scratch = try await space.scratchTables(for: name)
         defer { scratch.remove() }
