@@ -79,6 +79,33 @@ struct ScratchRebuildTests {
         }
     }
 
+    @Test("a rebuild that stops while it folds apart keeps what it folded before the stop: the next attempt starts there")
+    func stopKeepsTheFold() async throws {
+        try await withLog(.lmdb) { f in
+            // Given a ledger of 40 events over 5 accounts, then an event it cannot apply
+            for n in 0..<40 {
+                _ = try await f.log.append(to: "acct-\(n % 5)", events: [event(n < 5 ? "Opened" : "Deposited", #"{"amount":1}"#)])
+            }
+            _ = try await f.log.append(to: "acct-0", events: [event("Poison")])
+            let runner = try await ProjectionRunner(store: f.log, projections: [Ledger()], batchSize: 10)
+            await #expect(throws: ProjectionError.self) { try await runner.catchUp() }
+            // When it is rebuilt (folding apart, 10 positions a batch)
+            await #expect(throws: ProjectionError.self) { _ = try await runner.rebuild() }
+            // Then the rebuild's record is at the event before the stop, and its generation holds the fold up to there
+            let (record, accounts, total) = try await f.log.readTables { txn in
+                (
+                    try await CatchUpBatch.readCheckpoint("ledger", txn, slot: .rebuild),
+                    try await txn.count(StoredState.tableName("ledger", "accounts", generation: 1)),
+                    try await txn.get(StoredState.tableName("ledger", "totals", generation: 1), RowKey("all").bytes)
+                )
+            }
+            #expect(record?.position == 40 && record?.generation == 1)
+            #expect(accounts == 5)
+            #expect(try total.map { try Int(decoding: $0) } == 40)
+            #expect(!FileManager.default.fileExists(atPath: f.log.location + "/rebuild-scratch"))
+        }
+    }
+
     @Test("a rebuild whose copy was cut short (rows in its generation, its checkpoint at 0, stale progress) empties its generation and folds again")
     func copyCutShort() async throws {
         try await withLog(.lmdb) { f in

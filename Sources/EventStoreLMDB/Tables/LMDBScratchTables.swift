@@ -7,8 +7,7 @@ import Synchronization
 /// `<store>/rebuild-scratch/<the projection's name in hex>` (hex: a name may be `..`), opened `MDB_NOSYNC` (nothing is flushed: a crash may
 /// lose or damage it, and a rebuild whose process died starts its fold again, so nothing is lost
 /// that the store needs) and `MDB_NOLOCK` (one lane of one process uses it, one call at a time,
-/// so LMDB's locks would guard nothing; that is also why its write transactions may begin on one
-/// thread and end on another, which LMDB's writer mutex would forbid).
+/// so LMDB's locks would guard nothing; every transaction begins and ends within one call).
 ///
 /// `@unchecked Sendable`: every call takes `lock`, so the environment and its handles are
 /// touched by one thread at a time, whichever it is.
@@ -32,13 +31,22 @@ final class LMDBScratchTables: ScratchTables, @unchecked Sendable {
     init(storePath: String, projection: String, mapSize: Int) throws(EventStoreError) {
         path = storePath + "/" + Self.directoryName + "/" + Self.directoryName(of: projection)
         self.mapSize = max(mapSize, 1 << 26)
-        try? FileManager.default.removeItem(atPath: path)
+        // What a process that died left: removed, or refused (never reopened as if new).
+        if FileManager.default.fileExists(atPath: path) {
+            do {
+                try FileManager.default.removeItem(atPath: path)
+            } catch {
+                throw EventStoreError(
+                    .storeUnavailable, "The scratch directory '\(path)' a rebuild left cannot be removed; remove it, then rebuild again.",
+                    cause: .system(errno: Self.errorNumber(error), description: "\(error)"))
+            }
+        }
         do {
             try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
         } catch {
             throw EventStoreError(
                 .storeUnavailable, "The scratch directory '\(path)' of a rebuild cannot be made; check the store directory's permissions and free space.",
-                cause: .system(errno: errno, description: "\(error)"))
+                cause: .system(errno: Self.errorNumber(error), description: "\(error)"))
         }
         var opened: OpaquePointer?
         var rc = mdb_env_create(&opened)
@@ -58,6 +66,11 @@ final class LMDBScratchTables: ScratchTables, @unchecked Sendable {
     }
 
     deinit { remove() }
+
+    /// The system's error number under a file operation's error (0 when it names none).
+    private static func errorNumber(_ error: any Error) -> Int32 {
+        Int32(truncatingIfNeeded: ((error as NSError).userInfo[NSUnderlyingErrorKey] as? NSError)?.code ?? 0)
+    }
 
     /// The directory of a projection's scratch: its name's UTF-8 bytes in hex (at most 200
     /// characters for the 100 bytes a name may have), so no name is a path of its own.

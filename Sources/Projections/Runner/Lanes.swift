@@ -58,6 +58,42 @@ final class FoldThreads: TaskExecutor, @unchecked Sendable {
     }
 }
 
+/// One rebuild lane per store and projection at a time in this process: a second waits, in
+/// order, until the first has ended (its rebuild swapped in, stopped or abandoned), and then
+/// finds what it left.
+enum RebuildLaneGate {
+    /// For each key held, the lanes waiting for it.
+    private static let held = Mutex<[String: [CheckedContinuation<Void, Never>]]>([:])
+
+    /// Runs `body` holding `key`'s gate, waiting for it first if another lane holds it.
+    static func holding<T>(_ key: String, _ body: () async throws -> T) async throws -> T {
+        await withCheckedContinuation { (waiter: CheckedContinuation<Void, Never>) in
+            let free = held.withLock { held -> Bool in
+                guard held[key] != nil else {
+                    held[key] = []
+                    return true
+                }
+                held[key, default: []].append(waiter)
+                return false
+            }
+            if free { waiter.resume() }
+        }
+        defer {
+            let next = held.withLock { held -> CheckedContinuation<Void, Never>? in
+                guard var waiters = held[key], !waiters.isEmpty else {
+                    held[key] = nil
+                    return nil
+                }
+                let first = waiters.removeFirst()
+                held[key] = waiters
+                return first
+            }
+            next?.resume()
+        }
+        return try await body()
+    }
+}
+
 /// The positions lanes have reached, for one progress report over all of them: the lowest.
 final class ProgressTally: Sendable {
     let names: [String]
@@ -117,6 +153,34 @@ extension ProjectionRunner {
     /// fold's snapshot (a rebuild: until the writer swaps it in), it stops, or no rebuild is
     /// left to do (another runner swapped it in).
     private func runLane(
+        _ projection: any Projection, _ slot: Slot, timed: Bool, report: (@Sendable (String, UInt64, UInt64) -> Void)?
+    ) async throws -> LaneTotals {
+        guard slot == .rebuild else { return try await runSteps(projection, slot, timed: timed, report: report) }
+        // One rebuild lane of a projection at a time in this process: a lane folding apart must
+        // not have another fold its generation's rows while its copy is half written.
+        return try await RebuildLaneGate.holding(store.location + "\u{0}" + projection.name) {
+            try await emptyCutShortCopy(projection)
+            return try await runSteps(projection, slot, timed: timed, report: report)
+        }
+    }
+
+    /// A rebuild at position 0 whose generation holds rows (a copy from scratch tables cut short
+    /// by a crash) is emptied first, a short transaction at a time, each checking that the
+    /// rebuild is still where it was read: folding from 0 on those rows would keep them.
+    private func emptyCutShortCopy(_ projection: any Projection) async throws {
+        let name = projection.name
+        guard let base = try await store.readTables({ txn in try await CatchUpBatch.readCheckpoint(name, txn, slot: .rebuild) }),
+            base.position == 0
+        else { return }
+        let limit = maximumBatchRows
+        while try await store.writeTables({ txn in
+            guard try await CatchUpBatch.readCheckpoint(name, txn, slot: .rebuild) == base else { return true }
+            return try await CatchUpBatch.clear(projection, generation: base.generation, limit: limit, txn)
+        }) == false {}
+    }
+
+    /// The steps of one lane (see ``runLane``).
+    private func runSteps(
         _ projection: any Projection, _ slot: Slot, timed: Bool, report: (@Sendable (String, UInt64, UInt64) -> Void)?
     ) async throws -> LaneTotals {
         var totals = LaneTotals()

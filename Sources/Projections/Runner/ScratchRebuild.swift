@@ -22,7 +22,7 @@ extension ProjectionRunner {
 
     /// Folds a rebuild that starts from position 0 in scratch tables of its own (a store with
     /// ``LogScratchTables``), then copies them into the rebuild's generation in key order, a
-    /// short transaction at a time, and stores the rebuild's checkpoint with the last of them.
+    /// short transaction at a time, and stores the rebuild's checkpoint after the last of them.
     /// The rest (the events appended meanwhile, the swap) is the store's usual steps'.
     ///
     /// Why: folded in the store's tables, each batch's rows land all over the tables' B-trees, and
@@ -30,30 +30,21 @@ extension ProjectionRunner {
     /// busy appends held the writer for half its time (BENCHMARKS.md, S9). Here the store is
     /// written once per row of the final state, in key order.
     ///
-    /// Returns the lane's totals when it is done here (the projection stopped, or no rebuild is
-    /// under way any more); nil when the store's steps go on from the copied state (or, for a
-    /// rebuild resumed past position 0, from where it stood). A process that dies before the
-    /// copy's last transaction leaves the rebuild at position 0: the next one folds again, after
-    /// emptying what a copy left.
+    /// Only this handle's own rebuild folds apart (its owner id in the record), and only one lane
+    /// of a projection at a time runs in this process (``RebuildLaneGate``). A stop copies what
+    /// was folded before it, so the next attempt starts where this one stopped. Returns the lane's
+    /// totals when it is done here (the projection stopped, or no rebuild is under way any more);
+    /// nil when the store's steps go on from the copied state (or, for a rebuild past position 0
+    /// or another's, from where it stood). A process that dies before the checkpoint is stored
+    /// leaves the rebuild at position 0: the next one empties what a copy left and folds again.
     func foldInScratch(
         _ projection: any Projection, _ space: any LogScratchTables, timed: Bool, report: (@Sendable (String, UInt64, UInt64) -> Void)?,
         totals: inout LaneTotals
     ) async throws -> LaneTotals? {
         let name = projection.name
         guard let base = try await store.readTables({ txn in try await CatchUpBatch.readCheckpoint(name, txn, slot: .rebuild) }),
-            base.position == 0
+            base.position == 0, base.owner == store.takenOwnerID
         else { return nil }
-        // What a copy cut short left, a short transaction at a time, each checking that the
-        // rebuild is still at `base` (another runner's steps may have moved it on meanwhile).
-        let limit = maximumBatchRows
-        while true {
-            let outcome: Bool? = try await store.writeTables { txn in
-                guard try await CatchUpBatch.readCheckpoint(name, txn, slot: .rebuild) == base else { return nil }
-                return try await CatchUpBatch.clear(projection, generation: base.generation, limit: limit, txn)
-            }
-            guard let emptied = outcome else { return nil }
-            if emptied { break }
-        }
         try await saveFolded(name, base: base, nil)
         let scratch = try await space.scratchTables(for: name)
         defer { scratch.remove() }
@@ -70,7 +61,10 @@ extension ProjectionRunner {
             }
             totals.head = folded.head
             if let failure = folded.progress.failure {
+                // What was folded before the stop goes into the store: the next attempt (after
+                // the event is fixed or passed over) starts there, not from the beginning.
                 totals.failure = failure
+                if reached.position > 0 { _ = try await copy(scratch, of: projection, base: base, reached: reached) }
                 return totals
             }
             try scratch.commit(folded.changes, checkpoint: folded.next.encoded)
@@ -88,11 +82,19 @@ extension ProjectionRunner {
             if runningAway >= 8 { break }
             lag = behind
         }
+        guard try await copy(scratch, of: projection, base: base, reached: reached) else { return totals }
+        return nil
+    }
+
+    /// Copies the scratch's tables into the rebuild's generation in key order, then stores
+    /// `reached` as its checkpoint; false, having stored nothing more, when the rebuild's record
+    /// is no longer `base` (it was started again: its generation was emptied with it).
+    private func copy(_ scratch: any ScratchTables, of projection: any Projection, base: Checkpoint, reached: Checkpoint) async throws -> Bool {
+        let name = projection.name
         let tables = (projection.tables + [PassedOver.table]).map { StoredState.tableName(name, $0, generation: base.generation) }
-        let checkpoint = reached
         logger.info(
             "a rebuild folded apart; copying its state into the store",
-            metadata: [LogKeys.projection: "\(name)", LogKeys.position: "\(checkpoint.position)"])
+            metadata: [LogKeys.projection: "\(name)", LogKeys.position: "\(reached.position)"])
         var copiedRows = 0
         for table in tables {
             var after: [UInt8]?
@@ -101,23 +103,23 @@ extension ProjectionRunner {
                 let rows = try scratch.rows(table, after: after, maximumBytes: Self.scratchCopyBytes)
                 guard let last = rows.last else { break }
                 let copied = try await store.writeTables { txn in
-                    // Another runner's rebuild (which the owners' lock should rule out): leave it be.
                     guard try await CatchUpBatch.readCheckpoint(name, txn, slot: .rebuild) == base else { return false }
                     for (key, value) in rows { try await txn.put(table, key, value) }
                     txn.releaseReadPages()
                     return true
                 }
-                guard copied else { return nil }
+                guard copied else { return false }
                 copiedRows += rows.count
                 after = last.key
             }
         }
-        try await store.writeTables { txn in
-            guard try await CatchUpBatch.readCheckpoint(name, txn, slot: .rebuild) == base else { return }
-            try await txn.put(Checkpoint.rebuildTable, Checkpoint.key(name), checkpoint.encoded)
+        let stored = try await store.writeTables { txn in
+            guard try await CatchUpBatch.readCheckpoint(name, txn, slot: .rebuild) == base else { return false }
+            try await txn.put(Checkpoint.rebuildTable, Checkpoint.key(name), reached.encoded)
             try await txn.delete(Checkpoint.rebuildTable, Checkpoint.foldedKey(name))
+            return true
         }
-        logger.info("a rebuild's state was copied", metadata: [LogKeys.projection: "\(name)", LogKeys.count: "\(copiedRows)"])
-        return nil
+        if stored { logger.info("a rebuild's state was copied", metadata: [LogKeys.projection: "\(name)", LogKeys.count: "\(copiedRows)"]) }
+        return stored
     }
 }
