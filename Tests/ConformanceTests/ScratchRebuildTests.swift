@@ -10,7 +10,7 @@ import Testing
 struct ScratchRebuildTests {
     /// The scratch directory of `projection`'s rebuild in the store at `path`.
     static func scratchPath(_ path: String, _ projection: String) -> String {
-        path + "/rebuild-scratch/" + projection.utf8.map { String(format: "%02x", $0) }.joined()
+        path + "/rebuild-scratch-" + projection.utf8.map { String(format: "%02x", $0) }.joined()
     }
 
     @Test("a rebuild beside the serving state folds in scratch tables, copies its state in, and leaves neither scratch nor progress behind")
@@ -32,7 +32,7 @@ struct ScratchRebuildTests {
             // Then the state is a fresh fold's, in generation 1, with no scratch and no progress left
             #expect(reports.map(\.hash) == [before] && reports.map(\.checkpoint) == [200])
             #expect(seen.load(ordering: .relaxed) > 0, "the scratch directory never existed while the rebuild folded")
-            #expect(!FileManager.default.fileExists(atPath: path + "/rebuild-scratch"))
+            #expect(try FileManager.default.contentsOfDirectory(atPath: path).filter { $0.hasPrefix("rebuild-scratch") } == [])
             let (generation, folded, rebuilding) = try await f.log.readTables { txn in
                 (
                     try await CatchUpBatch.readCheckpoint("ledger", txn)?.generation, try await CatchUpBatch.readFolded("ledger", txn),
@@ -102,7 +102,7 @@ struct ScratchRebuildTests {
             #expect(record?.position == 40 && record?.generation == 1)
             #expect(accounts == 5)
             #expect(try total.map { try Int(decoding: $0) } == 40)
-            #expect(!FileManager.default.fileExists(atPath: f.log.location + "/rebuild-scratch"))
+            #expect(try FileManager.default.contentsOfDirectory(atPath: f.log.location).filter { $0.hasPrefix("rebuild-scratch") } == [])
         }
     }
 
@@ -140,7 +140,7 @@ struct ScratchRebuildTests {
                 )
             }
             #expect(stray == nil && folded == nil && generation == 1)
-            #expect(!FileManager.default.fileExists(atPath: f.log.location + "/rebuild-scratch"))
+            #expect(try FileManager.default.contentsOfDirectory(atPath: f.log.location).filter { $0.hasPrefix("rebuild-scratch") } == [])
         }
     }
 }

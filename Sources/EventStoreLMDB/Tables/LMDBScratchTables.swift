@@ -3,8 +3,9 @@ import CLMDB
 import Foundation
 import Synchronization
 
-/// A rebuild's scratch tables on LMDB: an environment of their own in
-/// `<store>/rebuild-scratch/<the projection's name in hex>` (hex: a name may be `..`), opened `MDB_NOSYNC` (nothing is flushed: a crash may
+/// A rebuild's scratch tables on LMDB: an environment of their own in the directory
+/// `<store>/rebuild-scratch-<the projection's name in hex>` (hex: a name may be `..`; a directory
+/// each, not under a shared parent, so that lanes ending and starting at once race on nothing), opened `MDB_NOSYNC` (nothing is flushed: a crash may
 /// lose or damage it, and a rebuild whose process died starts its fold again, so nothing is lost
 /// that the store needs) and `MDB_NOLOCK` (one lane of one process uses it, one call at a time,
 /// so LMDB's locks would guard nothing; every transaction begins and ends within one call).
@@ -12,8 +13,8 @@ import Synchronization
 /// `@unchecked Sendable`: every call takes `lock`, so the environment and its handles are
 /// touched by one thread at a time, whichever it is.
 final class LMDBScratchTables: ScratchTables, @unchecked Sendable {
-    /// The subdirectory of the store's directory that holds every projection's scratch.
-    static let directoryName = "rebuild-scratch"
+    /// How the name of a projection's scratch directory in the store's directory begins.
+    static let directoryPrefix = "rebuild-scratch-"
     /// The table the fold's checkpoint is kept in.
     private static let checkpointTable = "_checkpoint"
     private static let checkpointKey: [UInt8] = [0]
@@ -29,7 +30,7 @@ final class LMDBScratchTables: ScratchTables, @unchecked Sendable {
     /// was there. Throws ``EventStoreError`` (storeUnavailable) when the directory or the
     /// environment cannot be made.
     init(storePath: String, projection: String, mapSize: Int) throws(EventStoreError) {
-        path = storePath + "/" + Self.directoryName + "/" + Self.directoryName(of: projection)
+        path = storePath + "/" + Self.directoryPrefix + Self.directoryName(of: projection)
         self.mapSize = max(mapSize, 1 << 26)
         // What a process that died left: removed, or refused (never reopened as if new).
         if FileManager.default.fileExists(atPath: path) {
@@ -42,7 +43,7 @@ final class LMDBScratchTables: ScratchTables, @unchecked Sendable {
             }
         }
         do {
-            try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+            try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: false, attributes: [.posixPermissions: 0o700])
         } catch {
             throw EventStoreError(
                 .storeUnavailable, "The scratch directory '\(path)' of a rebuild cannot be made; check the store directory's permissions and free space.",
@@ -72,7 +73,7 @@ final class LMDBScratchTables: ScratchTables, @unchecked Sendable {
         Int32(truncatingIfNeeded: ((error as NSError).userInfo[NSUnderlyingErrorKey] as? NSError)?.code ?? 0)
     }
 
-    /// The directory of a projection's scratch: its name's UTF-8 bytes in hex (at most 200
+    /// The end of a projection's scratch directory's name: its name's UTF-8 bytes in hex (at most 200
     /// characters for the 100 bytes a name may have), so no name is a path of its own.
     static func directoryName(of projection: String) -> String {
         projection.utf8.map { byte in
@@ -140,8 +141,6 @@ final class LMDBScratchTables: ScratchTables, @unchecked Sendable {
             environment = nil
             handles = [:]
             try? FileManager.default.removeItem(atPath: path)
-            // The parent goes too once no other rebuild's scratch is in it (rmdir refuses then).
-            _ = rmdir((path as NSString).deletingLastPathComponent)
         }
     }
 
