@@ -353,7 +353,7 @@ public final class ProjectionRunner: Sendable {
     /// state, which keeps answering queries (and catching up) until the new one has reached the
     /// head; then one transaction swaps them, and the old tables are emptied after. A rebuild of
     /// the same version whose process died goes on from where it stopped (on a store with
-    /// ``LogScratchTables``, from the start if it died while folding apart); a projection with no
+    /// `LogScratchTables`, from the start if it died while folding apart); a projection with no
     /// state yet is built in place. Returns, per projection, the events applied (by this call),
     /// the time taken and the state hash.
     public func rebuild(_ names: [String]? = nil, progress: Progress? = nil) async throws -> [RebuildReport] {
