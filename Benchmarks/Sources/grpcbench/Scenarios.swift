@@ -19,11 +19,16 @@ struct Scenarios {
 
     let url: Int
     let scale: Double
+    /// Runs only the scenarios whose names contain it (nil: all).
+    let only: String?
 
-    init(url port: Int, scale: Double) {
+    init(url port: Int, scale: Double, only: String? = nil) {
         self.url = port
         self.scale = scale
+        self.only = only
     }
+
+    private func wanted(_ name: String) -> Bool { only.map { name.contains($0) } ?? true }
 
     private func count(_ base: Int) -> Int { max(1, Int(Double(base) * scale)) }
 
@@ -45,24 +50,25 @@ struct Scenarios {
 
             for (name, writers, each) in [
                 (Self.names[0], 1, count(300)), (Self.names[1], 64, count(40)), (Self.names[2], 256, count(15)),
-            ] {
+            ] where wanted(name) {
                 note(name, try await appends(dcbs, writers: writers, each: each, events: 1))
             }
-            note(Self.names[3], try await appends(dcbs, writers: 1, each: count(40), events: 1_000))
-            note(Self.names[4], try await conditionalAppends(dcbs, writers: 64, each: count(20)))
+            if wanted(Self.names[3]) { note(Self.names[3], try await appends(dcbs, writers: 1, each: count(40), events: 1_000)) }
+            if wanted(Self.names[4]) { note(Self.names[4], try await conditionalAppends(dcbs, writers: 64, each: count(20))) }
+            guard Self.names[5...].contains(where: wanted) else { return }
 
             // A log of a million events (1% of them tagged tag-7), for the reads.
             let total = count(1_000_000)
             let have = try await head(dcbs[0])
             if have < total { _ = try await appends(dcbs, writers: 8, each: (total - have) / 8_000 + 1, events: 1_000) }
             let last = try await head(dcbs[0])
-            note(Self.names[5], try await read(dcbs[0], query: nil, expected: last))
+            if wanted(Self.names[5]) { note(Self.names[5], try await read(dcbs[0], query: nil, expected: last)) }
             var tagged = Umadb_V1_QueryItem()
             tagged.tags = ["tag-7"]
             var query = Umadb_V1_Query()
             query.items = [tagged]
-            note(Self.names[6], try await read(dcbs[0], query: query, expected: nil))
-            note(Self.names[7], try await catchUp(dcbs[0], through: last))
+            if wanted(Self.names[6]) { note(Self.names[6], try await read(dcbs[0], query: query, expected: nil)) }
+            if wanted(Self.names[7]) { note(Self.names[7], try await catchUp(dcbs[0], through: last)) }
         }
         return figures
     }

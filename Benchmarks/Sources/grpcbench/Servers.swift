@@ -3,10 +3,11 @@ import Foundation
 import GRPCServer
 import Logging
 
-/// A server to measure: ours (the gRPC face on a store at durability full, in this process, as
-/// `esctl serve --grpc-port` runs it) or UmaDB's own (`umadb --listen`, a process of its own).
+/// A server to measure, each a process of its own: ours (this benchmark's executable again, in
+/// its `--serve-ours` mode: the gRPC face `esctl serve --grpc-port` runs, on a store at
+/// durability full) or UmaDB's own (`umadb --listen`).
 enum ServerKind {
-    case ours
+    case ours(String)
     case umadb(String)
 
     var name: String {
@@ -42,8 +43,10 @@ final class RunningServer: @unchecked Sendable {
         process.standardError = handle
         let ready: String
         switch kind {
-        case .ours:
-            fatalError("ours runs in process: OurServer.start")
+        case let .ours(path):
+            process.executableURL = URL(fileURLWithPath: path)
+            process.arguments = ["--serve-ours", "\(port)", directory.appendingPathComponent("store").path]
+            ready = OurServer.readyLine
         case let .umadb(path):
             process.executableURL = URL(fileURLWithPath: path)
             process.arguments = ["--listen", "127.0.0.1:\(port)", "--db-path", directory.appendingPathComponent("uma").path]
@@ -90,43 +93,35 @@ func freePort() throws -> Int {
     return Int(UInt16(bigEndian: address.sin_port))
 }
 
-/// Our gRPC face in this process, on a fresh store at durability full.
-final class OurServer: @unchecked Sendable {
-    // Touched only by the benchmark's main task (start, then stop): no concurrent access.
-    let store: EventStore
-    let serving: Task<Void, any Error>
-    let directory: URL
-    let port: Int
+/// Our gRPC face, served by this process in its `--serve-ours PORT DIR` mode: a fresh store at
+/// durability full, the face `esctl serve --grpc-port` runs, until SIGINT or SIGTERM.
+enum OurServer {
+    /// What the server prints once it listens.
+    static let readyLine = "grpcbench: ours is listening"
 
-    private init(store: EventStore, serving: Task<Void, any Error>, directory: URL, port: Int) {
-        self.store = store
-        self.serving = serving
-        self.directory = directory
-        self.port = port
-    }
-
-    static func start() async throws -> OurServer {
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("grpcbench-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
-        let store = try EventStore(
-            path: directory.appendingPathComponent("store").path,
-            configuration: StoreConfiguration(durability: .full, initialMapSize: 4 << 30))
-        let port = try freePort()
+    static func serve(port: Int, path: String) async throws {
+        let store = try EventStore(path: path, configuration: StoreConfiguration(durability: .full, initialMapSize: 4 << 30))
         var options = GRPCOptions(port: port)
         options.limits = GRPCLimits(maxSubscribers: 1024)
         var logger = Logger(label: "grpcbench")
         logger.logLevel = .warning
-        let face = GRPCFace(store: store, options: options, logger: logger)
+        let face = GRPCFace(store: store, options: options, logger: logger) { _, _ in
+            FileHandle.standardError.write(Data((readyLine + "\n").utf8))
+        }
         let serving = Task { try await face.run() }
-        // Listening once a Head answers (the face binds at once).
-        try await Task.sleep(for: .milliseconds(300))
-        return OurServer(store: store, serving: serving, directory: directory, port: port)
-    }
-
-    func stop() async {
+        // Stopped by a signal: the face drains, then the store closes.
+        signal(SIGINT, SIG_IGN)
+        signal(SIGTERM, SIG_IGN)
+        let (stop, stopping) = AsyncStream<Void>.makeStream()
+        let sources = [SIGINT, SIGTERM].map { DispatchSource.makeSignalSource(signal: $0) }
+        for source in sources {
+            source.setEventHandler { stopping.finish() }
+            source.resume()
+        }
+        for await _ in stop {}
+        withExtendedLifetime(sources) {}
         serving.cancel()
         _ = await serving.result
         await store.close()
-        try? FileManager.default.removeItem(at: directory)
     }
 }
