@@ -113,6 +113,8 @@ enum QueryIndexes {
     static func matchingPositions(
         of query: EventQuery, after: UInt64, limit: Int, _ txn: Transaction, _ databases: Databases
     ) throws -> [UInt64] {
+        // One item's matches are in order and distinct already (the common query, and `.all`).
+        if query.items.count == 1 { return try matches(of: query.items[0], after: after, before: .max, limit: limit, txn, databases) }
         var positions = Set<UInt64>()
         for item in query.items {
             for position in try matches(of: item, after: after, before: .max, limit: limit, txn, databases) {
