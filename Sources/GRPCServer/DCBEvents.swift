@@ -70,46 +70,64 @@ enum DCBEvents {
 
     /// The DCB form of a recorded event.
     static func sequenced(_ event: RecordedEvent) -> Umadb_V1_SequencedEvent {
+        let back = ReadBack(event)
         var out = Umadb_V1_Event()
         out.eventType = event.type
         out.tags = event.tags
         out.data = event.data
-        var uuid: String?
-        var tracking: Umadb_V1_TrackingInfo?
-        if event.metadata.first == UInt8(ascii: "{") {
-            let bytes = [UInt8](event.metadata)
-            bytes.withUnsafeBytes { raw in
-                try? JSONScanner.forEachMember(ofObject: raw) { keyRange, valueRange throws(JSONError) in
-                    let key = try JSONScanner.string(UnsafeRawBufferPointer(rebasing: raw[keyRange]))
-                    let value = UnsafeRawBufferPointer(rebasing: raw[valueRange])
-                    let isString = value.first == UInt8(ascii: "\"")
-                    if key == uuidKey, isString {
-                        uuid = try JSONScanner.string(value)
-                    } else if key == trackingKey {
-                        tracking = trackingInfo(value)
-                    } else {
-                        var entry = Umadb_V1_MetadataEntry()
-                        entry.key = key
-                        entry.value = isString ? try JSONScanner.string(value) : String(decoding: value, as: UTF8.self)
-                        out.metadata.append(entry)
-                    }
-                }
-            }
-        }
-        // An event appended over gRPC has exactly the uuid it was given (none: empty, as
-        // UmaDB answers); any other event has the store's id.
-        out.uuid = uuid ?? (event.stream == stream ? "" : event.id.lowercasedString)
+        out.uuid = back.uuid
+        out.metadata = back.entries
         var sequenced = Umadb_V1_SequencedEvent()
         sequenced.position = event.position
         sequenced.event = out
-        if let tracking { sequenced.trackingInfo = tracking }
+        if let tracking = back.tracking { sequenced.trackingInfo = tracking }
         return sequenced
+    }
+
+    /// What a recorded event's metadata and id give its DCB form: its uuid, its tracking info
+    /// and its metadata entries (``sequenced(_:)`` builds the message of them, `EncodedResponse`
+    /// writes them straight).
+    struct ReadBack {
+        /// The client's id (`"$uuid"`); an event appended over gRPC without one: empty, as UmaDB
+        /// answers; any other event: the store's id.
+        var uuid: String
+        var tracking: Umadb_V1_TrackingInfo?
+        var entries: [Umadb_V1_MetadataEntry] = []
+
+        init(_ event: RecordedEvent) {
+            var uuid: String?
+            var tracking: Umadb_V1_TrackingInfo?
+            var entries: [Umadb_V1_MetadataEntry] = []
+            if event.metadata.first == UInt8(ascii: "{") {
+                let bytes = [UInt8](event.metadata)
+                bytes.withUnsafeBytes { raw in
+                    try? JSONScanner.forEachMember(ofObject: raw) { keyRange, valueRange throws(JSONError) in
+                        let key = try JSONScanner.string(UnsafeRawBufferPointer(rebasing: raw[keyRange]))
+                        let value = UnsafeRawBufferPointer(rebasing: raw[valueRange])
+                        let isString = value.first == UInt8(ascii: "\"")
+                        if key == uuidKey, isString {
+                            uuid = try JSONScanner.string(value)
+                        } else if key == trackingKey {
+                            tracking = trackingInfo(value)
+                        } else {
+                            var entry = Umadb_V1_MetadataEntry()
+                            entry.key = key
+                            entry.value = isString ? try JSONScanner.string(value) : String(decoding: value, as: UTF8.self)
+                            entries.append(entry)
+                        }
+                    }
+                }
+            }
+            self.uuid = uuid ?? (event.stream == stream ? "" : event.id.lowercasedString)
+            self.tracking = tracking
+            self.entries = entries
+        }
     }
 
     /// The client's id an event was appended with (`"$uuid"`), else the store's id: what
     /// ``sequenced(_:)`` answers as its uuid.
     static func uuidText(of event: RecordedEvent) -> String {
-        sequenced(event).event.uuid
+        ReadBack(event).uuid
     }
 
     private static func trackingInfo(_ value: UnsafeRawBufferPointer) -> Umadb_V1_TrackingInfo? {

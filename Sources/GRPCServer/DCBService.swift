@@ -1,6 +1,7 @@
 import EventStoreCore
 import Foundation
 import GRPCCore
+import GRPCProtobuf
 import Synchronization
 
 /// UmaDB's `umadb.v1.DCB` service on the store: Read, Subscribe, Append, Head and
@@ -9,7 +10,7 @@ import Synchronization
 /// Every call first checks the API key when the server has one (`authorization: Bearer KEY`,
 /// compared in constant time); a call without it fails with UNAUTHENTICATED before it reads
 /// anything. Failures carry UmaDB's `ErrorResponse` (``DCBError``).
-struct DCBService: Umadb_V1_DCB.ServiceProtocol {
+struct DCBService: RegistrableRPCService {
     let store: any LogAppending & LogReading
     let apiKey: String?
     let limits: GRPCLimits
@@ -153,7 +154,7 @@ struct DCBService: Umadb_V1_DCB.ServiceProtocol {
 
     // MARK: Read
 
-    func read(request: ServerRequest<Umadb_V1_ReadRequest>, context: ServerContext) async throws -> StreamingServerResponse<Umadb_V1_ReadResponse> {
+    func read(request: ServerRequest<Umadb_V1_ReadRequest>, context: ServerContext) async throws -> StreamingServerResponse<EncodedResponse> {
         let plan = try calling {
             try authorize(request.metadata)
             let message = request.message
@@ -170,12 +171,7 @@ struct DCBService: Umadb_V1_DCB.ServiceProtocol {
         }
         return StreamingServerResponse { [store, limits] writer in
             try await calling {
-                try await plan.run(on: store, limits: limits) { events, head in
-                    var response = Umadb_V1_ReadResponse()
-                    response.events = events
-                    if let head { response.head = head }
-                    try await writer.write(response)
-                }
+                try await plan.run(on: store, limits: limits) { response in try await writer.write(response) }
             }
             return [:]
         }
@@ -184,7 +180,7 @@ struct DCBService: Umadb_V1_DCB.ServiceProtocol {
     // MARK: Subscribe
 
     func subscribe(request: ServerRequest<Umadb_V1_SubscribeRequest>, context: ServerContext) async throws
-        -> StreamingServerResponse<Umadb_V1_SubscribeResponse>
+        -> StreamingServerResponse<EncodedResponse>
     {
         let message = request.message
         let query = try calling {
@@ -214,11 +210,17 @@ struct DCBService: Umadb_V1_DCB.ServiceProtocol {
                         let found = try await store.read(query, after: after, limit: limit)
                         if let last = found.events.last {
                             batch.observe(found.events)
-                            for chunk in Chunks.split(found.events.map(DCBEvents.sequenced), maxBytes: limits.responseChunkBytes) {
-                                var response = Umadb_V1_SubscribeResponse()
-                                response.events = chunk
-                                try await writer.write(response)
+                            var response = EncodedResponse()
+                            for event in found.events {
+                                if !response.isEmpty
+                                    && response.estimatedBytes + EncodedResponse.estimatedSize(of: event) > limits.responseChunkBytes
+                                {
+                                    try await writer.write(response)
+                                    response = EncodedResponse()
+                                }
+                                response.append(event)
                             }
+                            try await writer.write(response)
                             after = last.position
                             if found.events.count == limit { continue }
                         }
@@ -229,6 +231,45 @@ struct DCBService: Umadb_V1_DCB.ServiceProtocol {
                 }
             }
             return [:]
+        }
+    }
+
+    // MARK: Registration
+
+    /// The five methods, as the generated `Umadb_V1_DCB.ServiceProtocol` registers them, but
+    /// Read's and Subscribe's responses written by ``EncodedResponse`` rather than built as
+    /// messages.
+    func registerMethods<Transport: ServerTransport>(with router: inout RPCRouter<Transport>) {
+        typealias Method = Umadb_V1_DCB.Method
+        router.registerHandler(
+            forMethod: Method.Read.descriptor, deserializer: ProtobufDeserializer<Umadb_V1_ReadRequest>(),
+            serializer: EncodedResponseSerializer()
+        ) { request, context in
+            try await self.read(request: ServerRequest(stream: request), context: context)
+        }
+        router.registerHandler(
+            forMethod: Method.Subscribe.descriptor, deserializer: ProtobufDeserializer<Umadb_V1_SubscribeRequest>(),
+            serializer: EncodedResponseSerializer()
+        ) { request, context in
+            try await self.subscribe(request: ServerRequest(stream: request), context: context)
+        }
+        router.registerHandler(
+            forMethod: Method.Append.descriptor, deserializer: ProtobufDeserializer<Umadb_V1_AppendRequest>(),
+            serializer: ProtobufSerializer<Umadb_V1_AppendResponse>()
+        ) { request, context in
+            StreamingServerResponse(single: try await self.append(request: ServerRequest(stream: request), context: context))
+        }
+        router.registerHandler(
+            forMethod: Method.Head.descriptor, deserializer: ProtobufDeserializer<Umadb_V1_HeadRequest>(),
+            serializer: ProtobufSerializer<Umadb_V1_HeadResponse>()
+        ) { request, context in
+            StreamingServerResponse(single: try await self.head(request: ServerRequest(stream: request), context: context))
+        }
+        router.registerHandler(
+            forMethod: Method.GetTrackingInfo.descriptor, deserializer: ProtobufDeserializer<Umadb_V1_TrackingRequest>(),
+            serializer: ProtobufSerializer<Umadb_V1_TrackingResponse>()
+        ) { request, context in
+            StreamingServerResponse(single: try await self.getTrackingInfo(request: ServerRequest(stream: request), context: context))
         }
     }
 

@@ -25,9 +25,7 @@ struct ReadPlan: Sendable {
     /// (``BatchSizer``: as many as keep a read near the message budget), and its messages are
     /// sent as soon as they fill the budget: a reader whose client is slow holds about one
     /// message of events, whatever their size.
-    func run(
-        on store: any LogReading, limits: GRPCLimits, send: (_ events: [Umadb_V1_SequencedEvent], _ head: UInt64?) async throws -> Void
-    ) async throws {
+    func run(on store: any LogReading, limits: GRPCLimits, send: (_ response: EncodedResponse) async throws -> Void) async throws {
         if limit == 0 { return }
         var sizer = limits.batchSizer(upTo: batchSize)
         var remaining = limit.map(Int.init) ?? .max
@@ -36,16 +34,14 @@ struct ReadPlan: Sendable {
         var cursor = Cursor(start: start, backwards: backwards)
         // The current batch: its events not sent yet (a message's worth at most), how many it
         // has had, and the position of its last event.
-        var pending: [Umadb_V1_SequencedEvent] = []
-        var pendingBytes = 0
+        var pending = EncodedResponse()
         var inBatch = 0
         var lastPosition: UInt64 = 0
         func flush(endOfBatch: Bool) async throws {
             guard !pending.isEmpty || endOfBatch else { return }
-            let head = endOfBatch ? headField(lastPosition: lastPosition, capturedHead: capturedHead ?? 0) : nil
-            try await send(pending, head)
-            pending.removeAll(keepingCapacity: true)
-            pendingBytes = 0
+            if endOfBatch, let head = headField(lastPosition: lastPosition, capturedHead: capturedHead ?? 0) { pending.appendHead(head) }
+            try await send(pending)
+            pending = EncodedResponse()
             sentAny = true
         }
         while remaining > 0, !cursor.isDone {
@@ -54,11 +50,10 @@ struct ReadPlan: Sendable {
             if capturedHead == nil { capturedHead = head }
             sizer.observe(events)
             for event in events {
-                let sequenced = DCBEvents.sequenced(event)
-                let size = Chunks.size(of: sequenced)
-                if !pending.isEmpty && pendingBytes + size > limits.responseChunkBytes { try await flush(endOfBatch: false) }
-                pending.append(sequenced)
-                pendingBytes += size
+                if !pending.isEmpty && pending.estimatedBytes + EncodedResponse.estimatedSize(of: event) > limits.responseChunkBytes {
+                    try await flush(endOfBatch: false)
+                }
+                pending.append(event)
                 lastPosition = event.position
             }
             inBatch += events.count
@@ -73,7 +68,9 @@ struct ReadPlan: Sendable {
         if inBatch > 0 { try await flush(endOfBatch: true) }
         if !sentAny {
             let head = try await capturedHead.asyncOr { try await store.headPosition() }
-            try await send([], limit == nil && head > 0 ? head : nil)
+            var empty = EncodedResponse()
+            if limit == nil && head > 0 { empty.appendHead(head) }
+            try await send(empty)
         }
     }
 
@@ -137,35 +134,5 @@ extension Optional where Wrapped == UInt64 {
     fileprivate func asyncOr(_ fallback: () async throws -> UInt64) async throws -> UInt64 {
         if let self { return self }
         return try await fallback()
-    }
-}
-
-/// Splits events into messages of at most about `maxBytes` each (an event bigger than that goes
-/// alone), so that no response passes the 4 MiB a gRPC client takes by default.
-enum Chunks {
-    static func split(_ events: [Umadb_V1_SequencedEvent], maxBytes: Int) -> [[Umadb_V1_SequencedEvent]] {
-        var chunks: [[Umadb_V1_SequencedEvent]] = []
-        var current: [Umadb_V1_SequencedEvent] = []
-        var bytes = 0
-        for event in events {
-            let size = size(of: event)
-            if !current.isEmpty && bytes + size > maxBytes {
-                chunks.append(current)
-                current = []
-                bytes = 0
-            }
-            current.append(event)
-            bytes += size
-        }
-        if !current.isEmpty || chunks.isEmpty { chunks.append(current) }
-        return chunks
-    }
-
-    /// About the bytes an event takes in a message: the data dominates; the rest of an event is
-    /// bounded by the store's limits.
-    static func size(of event: Umadb_V1_SequencedEvent) -> Int {
-        event.event.data.count + event.event.eventType.utf8.count + 64
-            + event.event.tags.reduce(0) { $0 + $1.utf8.count + 2 }
-            + event.event.metadata.reduce(0) { $0 + $1.key.utf8.count + $1.value.utf8.count + 6 }
     }
 }
