@@ -1,8 +1,10 @@
 import Foundation
 
 /// A recorded event read in place, in the store's memory map: nothing is copied until asked for.
-/// It is the event as stored: the store's upcasters do not run on it, and data marked personal
-/// is its sealed envelope (`{"$personal":...}`, docs/FORMAT.md), not opened.
+/// From a stream read (`EventStore.forEachEvent(inStream:)`) it is the event as stored: the
+/// store's upcasters do not run on it, and data marked personal is its sealed envelope
+/// (`{"$personal":...}`, docs/FORMAT.md), not opened. From a query read
+/// (`LogReading.forEachEvent(matching:after:limit:_:)`) it is the event as `read` returns it.
 ///
 /// Valid only inside the closure that receives it: its buffers point into a read transaction
 /// that ends when the closure returns. Copy out what you keep (``recordedEvent()``,
@@ -41,6 +43,11 @@ public struct EventView {
     public var data: UnsafeRawBufferPointer { record.dataBytes }
     /// The metadata bytes, in place (empty when none were given).
     public var metadata: UnsafeRawBufferPointer { record.metadataBytes }
+    /// Hands each of the event's tags, its UTF-8 bytes in place, to `body`, in order.
+    public func forEachTag(_ body: (UnsafeRawBufferPointer) throws -> Void) rethrows { try record.forEachTag(body) }
+    /// The bytes the event's tags take as stored (0 without tags): each tag's bytes and one
+    /// more, and one for their count.
+    public var tagsByteCount: Int { record.tagsLength }
     /// The event's tags (empty when none), as strings of their own.
     public var tags: [String] { record.tags }
     /// The stream name, as a string of its own.
@@ -59,6 +66,31 @@ public struct EventView {
             id: record.id, type: String(decoding: record.typeBytes, as: UTF8.self), data: RecordView.copy(record.dataBytes),
             metadata: RecordView.copy(record.metadataBytes), recordedAtMicroseconds: record.recordedAt, schemaVersion: record.schemaVersion,
             tags: record.tags, dataFormat: record.dataFormat)
+    }
+}
+
+extension EventView {
+    /// Runs `body` on a view of `event`, its record written into a buffer that lives for the
+    /// call: how a read hands an event it had to copy (opened, upcast, or from a backend that
+    /// cannot read in place) to code written for views.
+    package static func withView<Result>(of event: RecordedEvent, _ body: (EventView) throws -> Result) throws -> Result {
+        var stream = event.stream
+        var type = event.type
+        return try stream.withUTF8 { stream in
+            try type.withUTF8 { type in
+                let size = RecordCodec.encodedSize(
+                    streamBytes: stream.count, typeBytes: type.count, dataBytes: event.data.count, metadataBytes: event.metadata.count,
+                    tags: event.tags)
+                let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: size, alignment: 8)
+                defer { buffer.deallocate() }
+                RecordCodec.encode(
+                    into: buffer, position: event.position, stream: UnsafeRawBufferPointer(stream), type: UnsafeRawBufferPointer(type),
+                    version: event.version, recordedAt: event.recordedAtMicroseconds, id: event.id, data: event.data,
+                    metadata: event.metadata, schemaVersion: event.schemaVersion, tags: event.tags, dataFormat: event.dataFormat)
+                let record = try RecordView(UnsafeRawBufferPointer(buffer), position: event.position)
+                return try body(EventView(position: event.position, record: record, knownStream: event.stream))
+            }
+        }
     }
 }
 

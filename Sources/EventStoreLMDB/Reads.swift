@@ -117,6 +117,50 @@ extension EventStore {
         }
     }
 
+    /// The events ``read(_:after:limit:)`` returns, each handed to `body` in place (a view into
+    /// the map; an event whose personal data is opened or that an upcaster changes, a view of
+    /// its changed copy), in position order, from one snapshot; returns that snapshot's head.
+    /// `body` runs inside the read transaction: it must be quick and must not keep a view.
+    /// Errors as `read`, and whatever `body` throws.
+    public func forEachEvent(
+        matching query: EventQuery, after: UInt64 = 0, limit: Int = 10_000, _ body: (EventView) throws -> Void
+    ) throws -> UInt64 {
+        guard limit >= 0 else {
+            throw EventStoreError(.invalidInput, "The limit is negative; give 0 or more.")
+        }
+        try query.validate()
+        let databases = environment.databases
+        let upcasting = environment.upcasting
+        return try environment.read { txn in
+            let head = try Writer.lastPosition(txn, databases)
+            func hand(_ value: UnsafeRawBufferPointer, at position: UInt64) throws {
+                let record = try RecordView(value, position: position)
+                if upcasting.isEmpty, !SealedData.isSealed(record.dataBytes) || SystemWrites.readsSealed {
+                    try body(EventView(position: position, record: record))
+                } else {
+                    try EventView.withView(of: try upcasting.upcast(opened(record.recordedEvent(at: position), txn)), body)
+                }
+            }
+            if query.items.count == 1, query.items[0].types.isEmpty, query.items[0].tags.isEmpty {
+                // Every event: the log itself, each record read once.
+                let cursor = try txn.cursor(databases.events)
+                var entry = try BigEndian.withBytes(of: after &+ 1) { key in try cursor.seek(atLeast: key) }
+                var handed = 0
+                while handed < limit, let (key, value) = entry {
+                    try hand(value, at: try EventStore.position(of: key))
+                    handed += 1
+                    entry = try cursor.next()
+                }
+                return head
+            }
+            for position in try QueryIndexes.matchingPositions(of: query, after: after, limit: limit, txn, databases) {
+                guard let value = try BigEndian.withBytes(of: position, { try txn.get(databases.events, $0) }) else { continue }
+                try hand(value, at: position)
+            }
+            return head
+        }
+    }
+
     /// The last event at or before `through` (default: the head) that matches `query`, or nil:
     /// a counter's latest value without reading every earlier one. Through the indexes, as
     /// ``read(_:after:limit:)``; errors as it.

@@ -95,30 +95,37 @@ enum DCBEvents {
         var entries: [Umadb_V1_MetadataEntry] = []
 
         init(_ event: RecordedEvent) {
+            self = event.metadata.withUnsafeBytes { metadata in
+                ReadBack(metadata: metadata, isDCBStream: event.stream == stream, id: event.id)
+            }
+        }
+
+        init(_ event: EventView) {
+            self.init(metadata: event.metadata, isDCBStream: event.streamUTF8.elementsEqual(stream.utf8), id: event.id)
+        }
+
+        private init(metadata raw: UnsafeRawBufferPointer, isDCBStream: Bool, id: UUID) {
             var uuid: String?
             var tracking: Umadb_V1_TrackingInfo?
             var entries: [Umadb_V1_MetadataEntry] = []
-            if event.metadata.first == UInt8(ascii: "{") {
-                let bytes = [UInt8](event.metadata)
-                bytes.withUnsafeBytes { raw in
-                    try? JSONScanner.forEachMember(ofObject: raw) { keyRange, valueRange throws(JSONError) in
-                        let key = try JSONScanner.string(UnsafeRawBufferPointer(rebasing: raw[keyRange]))
-                        let value = UnsafeRawBufferPointer(rebasing: raw[valueRange])
-                        let isString = value.first == UInt8(ascii: "\"")
-                        if key == uuidKey, isString {
-                            uuid = try JSONScanner.string(value)
-                        } else if key == trackingKey {
-                            tracking = trackingInfo(value)
-                        } else {
-                            var entry = Umadb_V1_MetadataEntry()
-                            entry.key = key
-                            entry.value = isString ? try JSONScanner.string(value) : String(decoding: value, as: UTF8.self)
-                            entries.append(entry)
-                        }
+            if raw.first == UInt8(ascii: "{") {
+                try? JSONScanner.forEachMember(ofObject: raw) { keyRange, valueRange throws(JSONError) in
+                    let key = try JSONScanner.string(UnsafeRawBufferPointer(rebasing: raw[keyRange]))
+                    let value = UnsafeRawBufferPointer(rebasing: raw[valueRange])
+                    let isString = value.first == UInt8(ascii: "\"")
+                    if key == uuidKey, isString {
+                        uuid = try JSONScanner.string(value)
+                    } else if key == trackingKey {
+                        tracking = trackingInfo(value)
+                    } else {
+                        var entry = Umadb_V1_MetadataEntry()
+                        entry.key = key
+                        entry.value = isString ? try JSONScanner.string(value) : String(decoding: value, as: UTF8.self)
+                        entries.append(entry)
                     }
                 }
             }
-            self.uuid = uuid ?? (event.stream == stream ? "" : event.id.lowercasedString)
+            self.uuid = uuid ?? (isDCBStream ? "" : id.lowercasedString)
             self.tracking = tracking
             self.entries = entries
         }

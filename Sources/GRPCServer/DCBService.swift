@@ -207,25 +207,25 @@ struct DCBService: RegistrableRPCService {
                     while true {
                         try Task.checkCancellation()
                         let limit = batch.current
-                        let found = try await store.read(query, after: after, limit: limit)
-                        if let last = found.events.last {
-                            batch.observe(found.events)
-                            var response = EncodedResponse()
-                            for event in found.events {
-                                if !response.isEmpty
-                                    && response.estimatedBytes + EncodedResponse.estimatedSize(of: event) > limits.responseChunkBytes
-                                {
-                                    try await writer.write(response)
-                                    response = EncodedResponse()
-                                }
-                                response.append(event)
-                            }
-                            try await writer.write(response)
-                            after = last.position
-                            if found.events.count == limit { continue }
+                        var responses = EncodedResponses(budgetBytes: limits.responseChunkBytes)
+                        var count = 0
+                        var bytes = 0
+                        var last: UInt64?
+                        let head = try await store.forEachEvent(matching: query, after: after, limit: limit) { event in
+                            bytes &+= EncodedResponse.estimatedSize(of: event)
+                            responses.append(event)
+                            count += 1
+                            last = event.position
+                        }
+                        if let last {
+                            batch.observe(count: count, bytes: bytes)
+                            for response in responses.takeFull() { try await writer.write(response) }
+                            try await writer.write(responses.takeCurrent())
+                            after = last
+                            if count == limit { continue }
                         }
                         // Everything up to the head this read saw has been looked at: wait for more.
-                        after = max(after, found.head)
+                        after = max(after, head)
                         _ = try await store.waitForCommit(after: after)
                     }
                 }

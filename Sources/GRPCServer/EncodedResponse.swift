@@ -21,10 +21,15 @@ struct EncodedResponse: Sendable {
 
     var isEmpty: Bool { eventCount == 0 }
 
-    /// Writes `event` as the next element of `events`.
-    mutating func append(_ event: RecordedEvent) {
+    /// Writes `event` as the next element of `events`, from its bytes in place.
+    mutating func append(_ event: EventView) {
         let back = DCBEvents.ReadBack(event)
-        let eventSize = Self.eventSize(event, back)
+        let type = event.typeUTF8
+        let data = event.data
+        var eventSize = Self.stringSize(type.count) + Self.stringSize(back.uuid.utf8.count)
+        event.forEachTag { eventSize += Self.fieldSize(bytes: $0.count) }
+        if !data.isEmpty { eventSize += Self.fieldSize(bytes: data.count) }
+        for entry in back.entries { eventSize += Self.fieldSize(bytes: Self.entrySize(entry)) }
         var sequencedSize = Self.fieldSize(bytes: eventSize)
         if event.position > 0 { sequencedSize += 1 + Self.varintSize(event.position) }
         let trackingSize = back.tracking.map(Self.trackingSize)
@@ -36,12 +41,9 @@ struct EncodedResponse: Sendable {
             varint(event.position)
         }
         header(field: 2, length: eventSize)
-        string(field: 1, event.type)
-        for tag in event.tags { string(field: 2, tag, always: true) }
-        if !event.data.isEmpty {
-            header(field: 3, length: event.data.count)
-            event.data.withUnsafeBytes { bytes.append(contentsOf: $0) }
-        }
+        if !type.isEmpty { field(1, type) }
+        event.forEachTag { field(2, $0) }
+        if !data.isEmpty { field(3, data) }
         string(field: 4, back.uuid)
         for entry in back.entries {
             header(field: 5, length: Self.entrySize(entry))
@@ -70,33 +72,24 @@ struct EncodedResponse: Sendable {
     /// About the bytes `event` takes in a message, at least as many as it does, from its sizes
     /// alone: the data dominates; the metadata's members take no more as protobuf entries than
     /// as JSON; the rest of an event is bounded by the store's limits.
-    static func estimatedSize(of event: RecordedEvent) -> Int {
-        event.data.count &+ event.metadata.count &+ event.type.utf8.count &+ 96
-            &+ event.tags.reduce(0) { $0 &+ $1.utf8.count &+ 6 }
+    static func estimatedSize(of event: EventView) -> Int {
+        // A tag takes its bytes and one more as stored, at most its bytes and three in a message.
+        event.data.count &+ event.metadata.count &+ event.typeUTF8.count &+ 96 &+ 3 &* event.tagsByteCount
     }
 
     // MARK: Sizes
 
-    private static func eventSize(_ event: RecordedEvent, _ back: DCBEvents.ReadBack) -> Int {
-        var size = stringSize(event.type) + stringSize(back.uuid)
-        for tag in event.tags { size += fieldSize(bytes: tag.utf8.count) }
-        if !event.data.isEmpty { size += fieldSize(bytes: event.data.count) }
-        for entry in back.entries { size += fieldSize(bytes: entrySize(entry)) }
-        return size
-    }
-
     private static func entrySize(_ entry: Umadb_V1_MetadataEntry) -> Int {
-        stringSize(entry.key) + stringSize(entry.value)
+        stringSize(entry.key.utf8.count) + stringSize(entry.value.utf8.count)
     }
 
     private static func trackingSize(_ tracking: Umadb_V1_TrackingInfo) -> Int {
-        stringSize(tracking.source) + (tracking.position > 0 ? 1 + varintSize(tracking.position) : 0)
+        stringSize(tracking.source.utf8.count) + (tracking.position > 0 ? 1 + varintSize(tracking.position) : 0)
     }
 
     /// A string field's size, 0 when empty (proto3 leaves it out).
-    private static func stringSize(_ value: String) -> Int {
-        let count = value.utf8.count
-        return count == 0 ? 0 : fieldSize(bytes: count)
+    private static func stringSize(_ count: Int) -> Int {
+        count == 0 ? 0 : fieldSize(bytes: count)
     }
 
     /// A length-delimited field's size: its tag (one byte for fields 1 to 15), its length, its bytes.
@@ -116,13 +109,18 @@ struct EncodedResponse: Sendable {
         varint(UInt64(length))
     }
 
-    /// A string field; left out when empty unless `always` (an element of a repeated field).
-    private mutating func string(field: UInt8, _ value: String, always: Bool = false) {
+    /// A string field; left out when empty (proto3's default).
+    private mutating func string(field number: UInt8, _ value: String) {
         var value = value
-        let count = value.utf8.count
-        guard count > 0 || always else { return }
-        header(field: field, length: count)
-        value.withUTF8 { bytes.append(contentsOf: $0) }
+        guard !value.isEmpty else { return }
+        value.withUTF8 { field(number, UnsafeRawBufferPointer($0)) }
+    }
+
+    /// A length-delimited field of `value`'s bytes, written even when empty (an element of a
+    /// repeated field).
+    private mutating func field(_ number: UInt8, _ value: UnsafeRawBufferPointer) {
+        header(field: number, length: value.count)
+        bytes.append(contentsOf: value)
     }
 
     private mutating func varint(_ value: UInt64) {
@@ -132,6 +130,42 @@ struct EncodedResponse: Sendable {
             value >>= 7
         }
         bytes.append(UInt8(value))
+    }
+}
+
+/// Events encoded into messages of about a byte budget each (an event bigger than the budget
+/// goes alone): what a read or a subscription gathers in a read transaction and then sends.
+struct EncodedResponses {
+    let budgetBytes: Int
+    /// The message being filled.
+    private(set) var current = EncodedResponse()
+    /// The messages full already, in order.
+    private(set) var full: [EncodedResponse] = []
+
+    init(budgetBytes: Int) {
+        self.budgetBytes = budgetBytes
+    }
+
+    /// Encodes `event` into the current message, first setting that aside as full when the
+    /// event would take it past the budget.
+    mutating func append(_ event: EventView) {
+        if !current.isEmpty && current.estimatedBytes &+ EncodedResponse.estimatedSize(of: event) > budgetBytes {
+            full.append(current)
+            current = EncodedResponse()
+        }
+        current.append(event)
+    }
+
+    /// The full messages, taken out.
+    mutating func takeFull() -> [EncodedResponse] {
+        defer { full = [] }
+        return full
+    }
+
+    /// The message being filled, taken out (empty when nothing was appended since).
+    mutating func takeCurrent() -> EncodedResponse {
+        defer { current = EncodedResponse() }
+        return current
     }
 }
 

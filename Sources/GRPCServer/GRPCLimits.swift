@@ -49,10 +49,10 @@ struct BatchSizer {
 
     /// Adapts to the sizes of a batch just read: up to four times larger, or smaller when its
     /// events were big.
-    mutating func observe(_ events: [RecordedEvent]) {
-        guard !events.isEmpty else { return }
-        let bytes = events.reduce(0) { $0 &+ $1.data.count &+ $1.metadata.count &+ $1.type.utf8.count &+ 64 }
-        let average = max(1, bytes / events.count)
+    /// `count` events of about `bytes` bytes in all.
+    mutating func observe(count: Int, bytes: Int) {
+        guard count > 0 else { return }
+        let average = max(1, bytes / count)
         current = max(1, min(maximum, current &* 4, budgetBytes / average))
     }
 }

@@ -19,12 +19,12 @@ struct ReadPlan: Sendable {
     /// big (``BatchSizer``).
     let batchSize: Int
 
-    /// Reads and hands each message's events and head to `send`, in order.
+    /// Reads and hands each message to `send`, in order.
     ///
     /// A batch of ``batchSize`` events is gathered from reads of a few events at a time
-    /// (``BatchSizer``: as many as keep a read near the message budget), and its messages are
-    /// sent as soon as they fill the budget: a reader whose client is slow holds about one
-    /// message of events, whatever their size.
+    /// (``BatchSizer``: as many as keep a read near the message budget), each event encoded in
+    /// place as it is read, and its messages are sent as soon as they fill the budget: a reader
+    /// whose client is slow holds about one read's worth of messages, whatever their size.
     func run(on store: any LogReading, limits: GRPCLimits, send: (_ response: EncodedResponse) async throws -> Void) async throws {
         if limit == 0 { return }
         var sizer = limits.batchSizer(upTo: batchSize)
@@ -32,40 +32,45 @@ struct ReadPlan: Sendable {
         var sentAny = false
         var capturedHead: UInt64?
         var cursor = Cursor(start: start, backwards: backwards)
-        // The current batch: its events not sent yet (a message's worth at most), how many it
-        // has had, and the position of its last event.
-        var pending = EncodedResponse()
+        // The current batch: its messages not sent yet, how many events it has had, and the
+        // position of its last event.
+        var pending = EncodedResponses(budgetBytes: limits.responseChunkBytes)
         var inBatch = 0
         var lastPosition: UInt64 = 0
-        func flush(endOfBatch: Bool) async throws {
-            guard !pending.isEmpty || endOfBatch else { return }
-            if endOfBatch, let head = headField(lastPosition: lastPosition, capturedHead: capturedHead ?? 0) { pending.appendHead(head) }
-            try await send(pending)
-            pending = EncodedResponse()
+        func sendFull() async throws {
+            for response in pending.takeFull() {
+                try await send(response)
+                sentAny = true
+            }
+        }
+        func endBatch() async throws {
+            try await sendFull()
+            var last = pending.takeCurrent()
+            if let head = headField(lastPosition: lastPosition, capturedHead: capturedHead ?? 0) { last.appendHead(head) }
+            try await send(last)
             sentAny = true
         }
         while remaining > 0, !cursor.isDone {
             let want = min(sizer.current, remaining, batchSize - inBatch)
-            let (events, head) = try await cursor.next(want, query: query, store: store, through: capturedHead)
-            if capturedHead == nil { capturedHead = head }
-            sizer.observe(events)
-            for event in events {
-                if !pending.isEmpty && pending.estimatedBytes + EncodedResponse.estimatedSize(of: event) > limits.responseChunkBytes {
-                    try await flush(endOfBatch: false)
-                }
+            var bytes = 0
+            let (count, head) = try await cursor.next(want, query: query, store: store, through: capturedHead) { event in
+                bytes &+= EncodedResponse.estimatedSize(of: event)
                 pending.append(event)
                 lastPosition = event.position
             }
-            inBatch += events.count
-            remaining -= events.count
+            if capturedHead == nil { capturedHead = head }
+            sizer.observe(count: count, bytes: bytes)
+            try await sendFull()
+            inBatch += count
+            remaining -= count
             if inBatch == batchSize {
-                try await flush(endOfBatch: true)
+                try await endBatch()
                 inBatch = 0
             }
-            if events.count < want { break }
+            if count < want { break }
         }
         // The last batch, short: it ended the read (nothing more, the head, or the limit).
-        if inBatch > 0 { try await flush(endOfBatch: true) }
+        if inBatch > 0 { try await endBatch() }
         if !sentAny {
             let head = try await capturedHead.asyncOr { try await store.headPosition() }
             var empty = EncodedResponse()
@@ -100,31 +105,42 @@ struct ReadPlan: Sendable {
             }
         }
 
-        /// Up to `want` events, and the head of the log when this batch was read; never past
-        /// `through` (the head the first batch saw).
-        mutating func next(_ want: Int, query: EventQuery, store: any LogReading, through: UInt64?) async throws
-            -> ([RecordedEvent], UInt64)
-        {
+        /// Hands up to `want` events to `body`, never past `through` (the head the first batch
+        /// saw); returns how many, and the head of the log when this batch was read.
+        mutating func next(
+            _ want: Int, query: EventQuery, store: any LogReading, through: UInt64?, _ body: (EventView) throws -> Void
+        ) async throws -> (count: Int, head: UInt64) {
             if !backwards {
-                let found = try await store.read(query, after: position, limit: want)
-                let cap = through ?? found.head
-                let events = found.events.prefix { $0.position <= cap }
-                if let last = events.last { position = last.position }
-                if events.count < found.events.count || position >= cap { isDone = true }
-                return (Array(events), found.head)
+                var count = 0
+                var last = position
+                var beyond = false
+                // The first batch's events are all within its own head; later ones stop at it.
+                let head = try await store.forEachEvent(matching: query, after: position, limit: want) { event in
+                    guard !beyond, event.position <= through ?? .max else {
+                        beyond = true
+                        return
+                    }
+                    try body(event)
+                    count += 1
+                    last = event.position
+                }
+                position = last
+                if beyond || count < want || position >= (through ?? head) { isDone = true }
+                return (count, head)
             }
             // Backwards: one seek per event from the top (each a snapshot of its own, never past
             // the head the read began with).
             let head = try await through.asyncOr { try await store.headPosition() }
             var top = min(position, head)
-            var events: [RecordedEvent] = []
-            while events.count < want, top > 0, let event = try await store.lastEvent(matching: query, through: top) {
-                events.append(event)
+            var count = 0
+            while count < want, top > 0, let event = try await store.lastEvent(matching: query, through: top) {
+                try EventView.withView(of: event, body)
+                count += 1
                 top = event.position - 1
             }
             position = top
-            if top == 0 || events.count < want { isDone = true }
-            return (events, head)
+            if top == 0 || count < want { isDone = true }
+            return (count, head)
         }
     }
 }

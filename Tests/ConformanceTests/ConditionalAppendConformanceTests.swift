@@ -52,9 +52,17 @@ struct ConditionalAppendConformanceTests {
                 // Then exactly the expected events come back, in order, with their tags, and the head
                 #expect(result.events.map(\.position) == expected, "\(query) after \(after.map(String.init) ?? "none")")
                 #expect(result.head == 5)
+                // And read in place, the same events and head
+                var inPlace: [RecordedEvent] = []
+                let head = try await f.log.forEachEvent(matching: query, after: after ?? 0, limit: 100) { inPlace.append($0.recordedEvent()) }
+                #expect(inPlace == result.events, "in place: \(query) after \(after.map(String.init) ?? "none")")
+                #expect(head == 5)
             }
             let read = try await f.log.read(EventQuery(tags: ["x"]), after: 0, limit: 1)
             #expect(read.events.map(\.tags) == [["x"]], "a limit of 1 gives the first match only, its tags as given")
+            var firstInPlace: [UInt64] = []
+            _ = try await f.log.forEachEvent(matching: .all, after: 1, limit: 2) { firstInPlace.append($0.position) }
+            #expect(firstInPlace == [2, 3], "in place, every event after 1, two of them")
             #expect(try await f.log.event(at: 2)?.tags == ["x", "y"])
         }
     }

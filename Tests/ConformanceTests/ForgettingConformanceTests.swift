@@ -31,6 +31,10 @@ struct ForgettingConformanceTests {
         let first = try #require(try await f.log.readStream(stream, from: nil, direction: .forward, limit: 1).first)
         paths["at"] = [text(try #require(try await f.log.event(at: first.position)).data)]
         paths["by id"] = [text(try #require(try await f.log.event(withID: first.id)).data)]
+        paths["query"] = try await f.log.read(.all, after: 0, limit: 100).events.filter { $0.stream == stream }.map { text($0.data) }
+        var inPlace: [String] = []
+        _ = try await f.log.forEachEvent(matching: .all, after: 0, limit: 100) { if $0.stream == stream { inPlace.append(text(Data($0.data))) } }
+        paths["query in place"] = inPlace
         paths["tables"] = try await f.log.readTables { txn in
             var seen: [String] = []
             try await txn.forEachEvent(inStream: stream) { seen.append(text($0.data)) }

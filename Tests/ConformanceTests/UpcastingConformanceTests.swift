@@ -100,6 +100,10 @@ struct UpcastingConformanceTests {
             #expect(shown(try await f.log.events(of: "list-1", direction: .backward)) == upcast.prefix(4).reversed(), "readStream backward")
             #expect(shown(try await f.log.event(at: 3).map { [$0] } ?? []) == [upcast[2]], "event(at:)")
             #expect(shown(try await f.log.event(withID: id).map { [$0] } ?? []) == [upcast[0]], "event(withID:)")
+            #expect(shown(try await f.log.read(.all, after: 0, limit: 100).events) == upcast, "read(_:after:limit:)")
+            var inPlace: [RecordedEvent] = []
+            _ = try await f.log.forEachEvent(matching: .all, after: 0, limit: 100) { inPlace.append($0.recordedEvent()) }
+            #expect(shown(inPlace) == upcast, "forEachEvent(matching:)")
             var paged: [RecordedEvent] = []
             for try await event in f.log.events(from: 1, through: .max, filter: .all, pageSize: 2) { paged.append(event) }
             #expect(shown(paged) == upcast, "events(from:) pages")

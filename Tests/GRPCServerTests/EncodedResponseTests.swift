@@ -23,7 +23,7 @@ import Testing
         }
         return [
             event(1),
-            event(127, type: "", data: Data(), tags: []),
+            event(127, type: "t", data: Data(), tags: []),
             event(128, data: Data(repeating: 7, count: 200), metadata: #"{"$uuid":"6f9619ff-8b86-d011-b42d-00c04fc964ff","k":"v"}"#),
             event(
                 .max, data: Data(repeating: 1, count: 70_000),
@@ -42,9 +42,9 @@ import Testing
             if let head { message.head = head }
             let expected: [UInt8] = try message.serializedBytes()
 
-            // When the encoder writes them.
+            // When the encoder writes them, from views of their records.
             var encoded = EncodedResponse()
-            for event in Self.events { encoded.append(event) }
+            for event in Self.events { try EventView.withView(of: event) { encoded.append($0) } }
             if let head { encoded.appendHead(head) }
 
             // Then the bytes are the same, and decode to the same message.
@@ -62,7 +62,7 @@ import Testing
 
             // When the encoder writes it, then the bytes are the same.
             var encoded = EncodedResponse()
-            encoded.append(event)
+            try EventView.withView(of: event) { encoded.append($0) }
             #expect(encoded.bytes == (try message.serializedBytes() as [UInt8]), "position \(event.position)")
             // And the estimate is never below the bytes (messages are bounded by it).
             #expect(encoded.estimatedBytes >= encoded.bytes.count, "position \(event.position)")

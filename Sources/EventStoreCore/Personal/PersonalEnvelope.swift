@@ -231,11 +231,14 @@ package enum PersonalEnvelope {
     /// most data away at its third byte (`$`), without copying.
     @inlinable
     public static func isSealed(_ data: Data) -> Bool {
-        guard data.count > 13 else { return false }
-        return data.withUnsafeBytes { raw in
-            raw[2] == UInt8(ascii: "$")
-                && UInt64(littleEndian: raw.loadUnaligned(as: UInt64.self)) == 0x6f73_7265_7024_227b  // {"$perso
-                && UInt64(littleEndian: raw.loadUnaligned(fromByteOffset: 5, as: UInt64.self)) == 0x3a22_6c61_6e6f_7372  // rsonal":
-        }
+        data.withUnsafeBytes { isSealed($0) }
+    }
+
+    /// The same test of stored data in place.
+    @inlinable
+    public static func isSealed(_ raw: UnsafeRawBufferPointer) -> Bool {
+        raw.count > 13 && raw[2] == UInt8(ascii: "$")
+            && UInt64(littleEndian: raw.loadUnaligned(as: UInt64.self)) == 0x6f73_7265_7024_227b  // {"$perso
+            && UInt64(littleEndian: raw.loadUnaligned(fromByteOffset: 5, as: UInt64.self)) == 0x3a22_6c61_6e6f_7372  // rsonal":
     }
 }

@@ -98,6 +98,19 @@ import Darwin
     @inlinable
     public var tags: [String] { tagsLength == 0 ? [] : RecordCodec.decodeTags(tagsBytes) }
 
+    /// Hands each tag's UTF-8 bytes, in place and in order, to `body`.
+    @inlinable
+    public func forEachTag(_ body: (UnsafeRawBufferPointer) throws -> Void) rethrows {
+        guard tagsLength > 0 else { return }
+        let section = tagsBytes
+        var offset = 1
+        for _ in 0..<Int(section[0]) {
+            let length = Int(section[offset])
+            try body(UnsafeRawBufferPointer(rebasing: section[(offset + 1)..<(offset + 1 + length)]))
+            offset += 1 + length
+        }
+    }
+
     /// Whether the record carries `tag` (compared byte by byte, without decoding the others).
     @inlinable
     public func hasTag(_ tag: UnsafeRawBufferPointer) -> Bool {

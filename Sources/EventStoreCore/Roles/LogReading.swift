@@ -8,6 +8,15 @@ public protocol LogReading: StoreHandle {
     /// `EventStore.read(_:after:limit:)`.
     func read(_ query: EventQuery, after: UInt64, limit: Int) async throws -> QueryResult
 
+    /// The events ``read(_:after:limit:)`` returns, each handed to `body` as an ``EventView``
+    /// in position order, from one snapshot, and the head of that snapshot: a read that copies
+    /// nothing out of the store. The views show the events as `read` returns them: one stored
+    /// as it reads is handed in place; one whose personal data is opened or that an upcaster
+    /// changes, as a view of its changed copy. `body` must not keep a view. Errors as `read`,
+    /// and whatever `body` throws, which ends the read. A backend without a way to read in
+    /// place gets the default: `read`, then a view of each event.
+    func forEachEvent(matching query: EventQuery, after: UInt64, limit: Int, _ body: (EventView) throws -> Void) async throws -> UInt64
+
     /// The last event at or before `through` that matches `query`, or nil; see
     /// `EventStore.lastEvent(matching:through:)`.
     func lastEvent(matching query: EventQuery, through: UInt64) async throws -> RecordedEvent?
@@ -42,4 +51,15 @@ public protocol LogReading: StoreHandle {
 
     /// Waits until the head is past `position` (committed by any process) and returns it.
     func waitForCommit(after position: UInt64) async throws -> UInt64
+}
+
+extension LogReading {
+    /// ``read(_:after:limit:)``, then a view of each event.
+    public func forEachEvent(
+        matching query: EventQuery, after: UInt64, limit: Int, _ body: (EventView) throws -> Void
+    ) async throws -> UInt64 {
+        let found = try await read(query, after: after, limit: limit)
+        for event in found.events { try EventView.withView(of: event, body) }
+        return found.head
+    }
 }

@@ -52,7 +52,7 @@ enum QueryIndexes {
         guard let typeIndex = databases.typeIndex, let tagIndex = databases.tagIndex else { return }
         try BigEndian.withBytes(of: position) { positionBytes in
             try txn.put(typeIndex, record.typeBytes, positionBytes, flags: MDB_APPENDDUP)
-            try forEachTag(of: record) { tag in try txn.put(tagIndex, tag, positionBytes, flags: MDB_APPENDDUP) }
+            try record.forEachTag { tag in try txn.put(tagIndex, tag, positionBytes, flags: MDB_APPENDDUP) }
         }
     }
 
@@ -75,20 +75,7 @@ enum QueryIndexes {
         guard let typeIndex = databases.typeIndex, let tagIndex = databases.tagIndex else { return }
         try BigEndian.withBytes(of: position) { positionBytes in
             try txn.delete(typeIndex, record.typeBytes, value: positionBytes)
-            try forEachTag(of: record) { tag in try txn.delete(tagIndex, tag, value: positionBytes) }
-        }
-    }
-
-    private static func forEachTag(
-        of record: RecordView, _ body: (UnsafeRawBufferPointer) throws -> Void
-    ) throws {
-        guard record.tagsLength > 0 else { return }
-        let section = record.tagsBytes
-        var offset = 1
-        for _ in 0..<Int(section[0]) {
-            let length = Int(section[offset])
-            try body(UnsafeRawBufferPointer(rebasing: section[(offset + 1)..<(offset + 1 + length)]))
-            offset += 1 + length
+            try record.forEachTag { tag in try txn.delete(tagIndex, tag, value: positionBytes) }
         }
     }
 
