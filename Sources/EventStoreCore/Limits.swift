@@ -54,7 +54,9 @@ public enum Limits {
                 .invalidInput,
                 "The \(kind) name contains a bidirectional control character (U+202E or the like), which hides what a name says; leave it out.")
         }
-        if name.allSatisfy(\.isWhitespace) {
+        // An ASCII name without controls is whitespace only when it is spaces only: checked by
+        // byte, since splitting it into characters costs more than the rest of an append's checks.
+        if isASCII ? name.utf8.allSatisfy({ $0 == 0x20 }) : name.allSatisfy(\.isWhitespace) {
             throw EventStoreError(.invalidInput, "The \(kind) name is only whitespace; give a name with something to read in it.")
         }
     }
@@ -82,8 +84,9 @@ public enum Limits {
                 .invalidInput, "An event carries \(tags.count) tags; give at most \(maximumTagsPerEvent).")
         }
         for tag in tags { try validateTag(tag) }
-        // Byte by byte, as the indexes compare tags (not by Unicode canonical equivalence).
-        if Set(tags.map { Array($0.utf8) }).count != tags.count {
+        // Byte by byte, as the indexes compare tags (not by Unicode canonical equivalence); each
+        // pair of at most 32, which costs less than hashing copies of them.
+        for (index, tag) in tags.enumerated() where tags[..<index].contains(where: { $0.utf8.elementsEqual(tag.utf8) }) {
             throw EventStoreError(.invalidInput, "An event carries the same tag twice; give each tag once.")
         }
     }

@@ -198,6 +198,7 @@ struct ConditionalAppendConformanceTests {
                 ([tagged("A", [String(repeating: "t", count: 201)])], nil, "201 bytes long"),
                 ([tagged("A", (0..<33).map { "t\($0)" })], nil, "33 tags; give at most 32"),
                 ([tagged("A", ["x", "x"])], nil, "the same tag twice"),
+                ([tagged("A", ["x", "y", "z", "y"])], nil, "the same tag twice"),
                 ([tagged("A", ["bad\u{7}"])], nil, "control character"),
                 ([tagged("A", [])], AppendCondition(failIfEventsMatch: EventQuery([])), "no items"),
                 ([tagged("A", [])], AppendCondition(failIfEventsMatch: EventQuery(tags: [""])), "The tag name is empty"),

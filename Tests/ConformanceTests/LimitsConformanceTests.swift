@@ -27,6 +27,7 @@ struct LimitsConformanceTests {
         BadAppend("a right-to-left override in a stream name", [StreamAppend(stream: "invoice-\u{202E}fdp.exe", events: [event("T")])]),
         BadAppend("a bidirectional isolate in a type", [StreamAppend(stream: "s", events: [event("Order\u{2067}Placed")])]),
         BadAppend("a whitespace-only tag", [StreamAppend(stream: "s", events: [NewEvent(type: "T", tags: ["  "])])]),
+        BadAppend("a whitespace-only type", [StreamAppend(stream: "s", events: [event("   ")])]),
         BadAppend("the store's $projections", [StreamAppend(stream: "$projections", events: [event("EventPassedOver")])]),
         BadAppend("the store's $tracking", [StreamAppend(stream: "$tracking", events: [event("T")])]),
         BadAppend("the store's $keys", [StreamAppend(stream: "$keys", events: [event("T")])]),
