@@ -45,5 +45,7 @@ struct TimestampAndIDConformanceTests {
         let ordered = ids.map { withUnsafeBytes(of: $0.uuid) { Array($0) } }
         #expect(zip(ordered, ordered.dropFirst()).allSatisfy { $0.lexicographicallyPrecedes($1) })
         #expect(Set(ids).count == ids.count)
+        // And their random bits differ, across the batches the generator takes them in.
+        #expect(Set(ordered.map { Array($0[8...]) }).count == ids.count, "the random tails repeat")
     }
 }
