@@ -19,6 +19,8 @@ if [ ! -d "$tree" ]; then
 fi
 build() {  # $1: the Benchmarks directory; prints the esbench path
   rm -f "$1/.build/release.yaml"
+  # The benchmark's own module always rebuilt: see scripts/bench.sh.
+  rm -rf "$(swift build -c release --show-bin-path --package-path "$1")/esbench.build"
   swift build -c release --product esbench --package-path "$1" >&2
   echo "$(swift build -c release --show-bin-path --package-path "$1")/esbench"
 }

@@ -20,5 +20,9 @@ fi
 # SwiftPM can keep a stale build plan for the root package (a path dependency here): a source
 # file added there is then missing from the build. Dropping the plan makes it read them again.
 rm -f .build/release.yaml
+# And it may not recompile the benchmark itself when only the root package's private code changed,
+# though release builds inline that code into it (a class's size, for one: a stale copy corrupts
+# the heap). The benchmark's own module is rebuilt every time.
+rm -rf "$(swift build -c release --show-bin-path)/esbench.build"
 swift build -c release --product esbench >&2
 exec ../scripts/with-postgres.sh --durable "$(swift build -c release --show-bin-path)/esbench" "$@"

@@ -17,6 +17,9 @@ ensure_venv
 make deps >&2
 # SwiftPM may keep a stale plan of the root package's sources (a path dependency): drop it.
 rm -f Benchmarks/.build/release.yaml
+# Nor may it recompile the benchmark when only the root package's private code changed, though
+# release builds inline that code into it (a stale copy of a class's size corrupts the heap).
+rm -rf "$(swift build -c release --package-path Benchmarks --show-bin-path)/grpcbench.build"
 swift build -c release --package-path Benchmarks --product grpcbench >&2
 bench="$(swift build -c release --package-path Benchmarks --show-bin-path)/grpcbench"
 # Bounded: a server that stops answering ends the run, not the machine's afternoon.
