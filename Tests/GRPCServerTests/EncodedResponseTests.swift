@@ -31,6 +31,8 @@ import Testing
             event(5, metadata: #"{"$tracking":{"source":"","position":0}}"#),
             event(6, stream: "orders-1", data: Data(#"{"n":1}"#.utf8), metadata: #"{"by":"ann","n":2,"o":{"a":[1]}}"#, tags: ["order:1"]),
             event(7, stream: "orders-1", metadata: "not json"),
+            // Many short members: each takes more bytes as a protobuf entry than as JSON.
+            event(8, stream: "orders-1", metadata: "{" + (0..<2_000).map { #""k\#($0)":\#($0 % 10)"# }.joined(separator: ",") + "}"),
         ]
     }()
 
