@@ -141,6 +141,8 @@ extension EventStore {
                     try EventView.withView(of: try upcasting.upcast(opened(record.recordedEvent(at: position), txn)), body)
                 }
             }
+            // Nothing follows the last position (and `after + 1` would wrap to the start).
+            guard after < .max else { return head }
             if query.items.count == 1, query.items[0].types.isEmpty, query.items[0].tags.isEmpty {
                 // Every event: the log itself, each record read once.
                 let cursor = try txn.cursor(databases.events)

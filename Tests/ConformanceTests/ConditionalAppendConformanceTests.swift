@@ -37,6 +37,8 @@ struct ConditionalAppendConformanceTests {
         (EventQuery(types: ["B"]), 2, [5]),
         (EventQuery(types: ["B"]), 1, [2, 5]),
         (EventQuery.all, 5, []),
+        (EventQuery.all, .max, []),
+        (EventQuery(types: ["B", "A"]), nil, [1, 2, 3, 5]),
         (EventQuery(types: ["A", "A"]), nil, [1, 3]),
         (EventQuery([QueryItem(types: ["A"]), QueryItem(types: ["A"])]), nil, [1, 3]),
     ]
@@ -63,6 +65,14 @@ struct ConditionalAppendConformanceTests {
             var firstInPlace: [UInt64] = []
             _ = try await f.log.forEachEvent(matching: .all, after: 1, limit: 2) { firstInPlace.append($0.position) }
             #expect(firstInPlace == [2, 3], "in place, every event after 1, two of them")
+            // And a limit cuts the merge of several types' positions, both ways
+            for (after, expected) in [(UInt64(0), [UInt64(1)]), (1, [2]), (3, [5])] {
+                let query = EventQuery(types: ["B", "A"])
+                #expect(try await f.log.read(query, after: after, limit: 1).events.map(\.position) == expected, "after \(after)")
+                var one: [UInt64] = []
+                _ = try await f.log.forEachEvent(matching: query, after: after, limit: 1) { one.append($0.position) }
+                #expect(one == expected, "in place, after \(after)")
+            }
             #expect(try await f.log.event(at: 2)?.tags == ["x", "y"])
         }
     }

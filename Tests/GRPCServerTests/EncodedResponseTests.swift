@@ -31,6 +31,12 @@ import Testing
             event(5, metadata: #"{"$tracking":{"source":"","position":0}}"#),
             event(6, stream: "orders-1", data: Data(#"{"n":1}"#.utf8), metadata: #"{"by":"ann","n":2,"o":{"a":[1]}}"#, tags: ["order:1"]),
             event(7, stream: "orders-1", metadata: "not json"),
+            // Lengths of two bytes in a tag, a metadata value and a tracking source; a tracking
+            // position of two bytes.
+            event(
+                9, type: String(repeating: "t", count: 150),
+                metadata: #"{"long":"\#(String(repeating: "v", count: 150))","$tracking":{"source":"\#(String(repeating: "s", count: 130))","position":300}}"#,
+                tags: [String(repeating: "g", count: 200), "h"]),
             // Many short members: each takes more bytes as a protobuf entry than as JSON.
             event(8, stream: "orders-1", metadata: "{" + (0..<2_000).map { #""k\#($0)":\#($0 % 10)"# }.joined(separator: ",") + "}"),
         ]
@@ -79,5 +85,35 @@ import Testing
         var message = Umadb_V1_ReadResponse()
         message.head = 42
         #expect(withHead.bytes == (try message.serializedBytes() as [UInt8]))
+    }
+
+    @Test func messagesStayWithinTheBudgetAndABigEventGoesAlone() throws {
+        // Given events of 64 bytes of data, one of 5,000, and a budget of 1,000 bytes.
+        let events = (1...40).map { position in
+            RecordedEvent(
+                position: UInt64(position), stream: DCBEvents.stream, version: 1, id: UUID(), type: "t",
+                data: Data(repeating: 1, count: position == 20 ? 5_000 : 64), metadata: Data(), recordedAtMicroseconds: 0,
+                tags: ["tag"], dataFormat: .binary)
+        }
+        // When they are split into messages.
+        var responses = EncodedResponses(budgetBytes: 1_000)
+        for event in events { try EventView.withView(of: event) { responses.append($0) } }
+        let messages = responses.takeFull() + [responses.takeCurrent()]
+
+        // Then every message but the big event's stays within the budget, the big one goes
+        // alone, and together they hold every event once, in order.
+        var positions: [UInt64] = []
+        for message in messages {
+            let decoded = try Umadb_V1_SubscribeResponse(serializedBytes: message.bytes)
+            positions += decoded.events.map(\.position)
+            if decoded.events.contains(where: { $0.position == 20 }) {
+                #expect(decoded.events.count == 1, "the big event shares its message")
+            } else {
+                #expect(message.bytes.count <= 1_000, "a message of \(message.bytes.count) bytes")
+            }
+        }
+        #expect(positions == Array(1...40))
+        #expect(messages.count > 3)
+        #expect(responses.takeFull().isEmpty && responses.takeCurrent().isEmpty)
     }
 }
