@@ -115,14 +115,14 @@ enum ConditionCheck {
                     sql.append(sql.bind(tag))
                     sql.append(" AND t.position > \(sql.bind(afterValue))\(bound("t.position"))")
                     if item.tags.count > 1 { sql.append(" AND e.tags @> \(sql.bind(item.tags))") }
-                    if !item.types.isEmpty { sql.append(" AND e.type = ANY(\(sql.bind(Array(Set(item.types)).sorted())))") }
+                    if !item.types.isEmpty { sql.append(" AND e.type = ANY(\(sql.bind(item.distinctTypes)))") }
                     sql.append(" ORDER BY t.position\(order) LIMIT \(sql.bind(limitValue)))")
                 } else {
                     sql.append(" FROM eventstore.events e WHERE false)")
                 }
             } else if !item.types.isEmpty {
                 // One seek of the (type, position) index per type.
-                for type in Set(item.types).sorted() {
+                for type in item.distinctTypes {
                     open(index)
                     sql.append(" FROM eventstore.events e WHERE e.type = \(sql.bind(type)) AND e.position > \(sql.bind(afterValue))\(bound("e.position"))")
                     sql.append(" ORDER BY e.position\(order) LIMIT \(sql.bind(limitValue)))")

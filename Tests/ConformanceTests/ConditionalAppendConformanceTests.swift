@@ -240,6 +240,40 @@ struct ConditionalAppendConformanceTests {
         }
     }
 
+    @Test("types and tags in two Unicode forms are two names on every query path", arguments: Backend.allCases)
+    func unicodeForms(_ backend: Backend) async throws {
+        try await withLog(backend) { f in
+            // Given 1 é[a] and 2 é′[a] (a type in each form), 3 T[é, é′], 4 T[é], 5 and 6 T[é′]
+            let composed = "caf\u{E9}"
+            let decomposed = "cafe\u{301}"
+            _ = try await f.log.append(to: "u", events: [
+                tagged(composed, ["a"]), tagged(decomposed, ["a"]), tagged("T", [composed, decomposed]), tagged("T", [composed]),
+                tagged("T", [decomposed]), tagged("T", [decomposed]),
+            ])
+            let cases: [(EventQuery, [UInt64])] = [
+                (EventQuery(types: [composed, decomposed]), [1, 2]),
+                (EventQuery(types: [decomposed, composed]), [1, 2]),
+                (EventQuery(types: [composed]), [1]),
+                (EventQuery(types: [decomposed, composed], tags: ["a"]), [1, 2]),
+                (EventQuery(tags: [composed, decomposed]), [3]),
+                (EventQuery(tags: [decomposed, composed]), [3]),
+                (EventQuery(tags: [composed]), [3, 4]),
+                (EventQuery(tags: [decomposed]), [3, 5, 6]),
+            ]
+            for (query, expected) in cases {
+                // When each query is read, forwards, in place and for its last match
+                let read = try await f.log.read(query, after: 0, limit: 10).events.map(\.position)
+                var inPlace: [UInt64] = []
+                _ = try await f.log.forEachEvent(matching: query, after: 0, limit: 10) { inPlace.append($0.position) }
+                let last = try await f.log.lastEvent(matching: query, through: .max)?.position
+                // Then each finds exactly the events of its own forms
+                #expect(read == expected, "read \(query)")
+                #expect(inPlace == expected, "in place \(query)")
+                #expect(last == expected.last, "last \(query)")
+            }
+        }
+    }
+
     @Test("a condition after the head is refused; names compare byte by byte; an item of a rare type and a common tag walks the type", arguments: Backend.allCases)
     func edges(_ backend: Backend) async throws {
         try await withLog(backend) { f in

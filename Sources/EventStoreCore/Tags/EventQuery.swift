@@ -70,6 +70,14 @@ public struct QueryItem: Sendable, Hashable {
         guard types.isEmpty || types.contains(where: { $0.utf8.elementsEqual(type.utf8) }) else { return false }
         return tags.allSatisfy { tag in eventTags.contains { $0.utf8.elementsEqual(tag.utf8) } }
     }
+
+    /// The item's types without repeats, in their order, compared byte by byte as the indexes
+    /// compare names: a `Set` of strings would merge two that differ only in their Unicode form
+    /// (`"caf\u{E9}"` and `"cafe\u{301}"`), and one of them would go unread.
+    package var distinctTypes: [String] {
+        var seen = Set<[UInt8]>()
+        return types.filter { seen.insert(Array($0.utf8)).inserted }
+    }
 }
 
 /// The condition of a conditional append (dynamic consistency boundary): the append fails, and

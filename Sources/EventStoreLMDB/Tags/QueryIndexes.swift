@@ -142,7 +142,7 @@ enum QueryIndexes {
         }
         if item.tags.isEmpty {
             var best: UInt64?
-            for type in Set(item.types) {
+            for type in item.distinctTypes {
                 let cursor = try txn.cursor(typeIndex)
                 if let found = try lastValue(under: type, through: through, cursor), found > max(above, best ?? 0) { best = found }
             }
@@ -151,7 +151,8 @@ enum QueryIndexes {
         // From the rarest tag, backwards, checking each event's type and other tags.
         let cursor = try txn.cursor(tagIndex)
         guard let rarest = try rarestTag(of: item, cursor) else { return nil }
-        let others = item.tags.filter { $0 != rarest.tag }
+        // Byte by byte: `!=` would drop a tag equal to the rarest but for its Unicode form.
+        let others = item.tags.filter { !$0.utf8.elementsEqual(rarest.tag.utf8) }
         guard var position = try lastValue(under: rarest.tag, through: through, cursor) else { return nil }
         while position > above {
             if let stored = try BigEndian.withBytes(of: position, { try txn.get(databases.events, $0) }),
@@ -196,7 +197,7 @@ enum QueryIndexes {
         if !item.types.isEmpty {
             // Each type's positions are in order: merge the first `limit` of each.
             var found: [UInt64] = []
-            for type in Set(item.types) {
+            for type in item.distinctTypes {
                 found += try positions(under: type, in: typeIndex, after: after, before: before, limit: limit, txn)
             }
             return Array(found.sorted().prefix(limit))
@@ -224,7 +225,7 @@ enum QueryIndexes {
         var walk = (keys: [rarest.tag], index: tagIndex)
         if !item.types.isEmpty, let typeIndex = databases.typeIndex {
             let typeCursor = try txn.cursor(typeIndex)
-            let types = Array(Set(item.types))
+            let types = item.distinctTypes
             if try types.reduce(0, { $0 + (try eventCount(under: $1, typeCursor)) }) < rarest.count { walk = (types, typeIndex) }
         }
         let types = Set(item.types.map { Array($0.utf8) })
