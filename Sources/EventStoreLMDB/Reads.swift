@@ -101,17 +101,13 @@ extension EventStore {
     /// or a query ``EventQuery/validate()`` refuses, ``EventStoreError/Code/damaged`` when an
     /// index and the log disagree.
     public func read(_ query: EventQuery, after: UInt64 = 0, limit: Int = 10_000) throws -> QueryResult {
-        guard limit >= 0 else {
-            throw EventStoreError(.invalidInput, "The limit is negative; give 0 or more.")
-        }
-        try query.validate()
+        try Self.checkQueryRead(query, limit: limit)
         let databases = environment.databases
         return try environment.read { txn in
             let head = try Writer.lastPosition(txn, databases)
             var events: [RecordedEvent] = []
-            for position in try QueryIndexes.matchingPositions(of: query, after: after, limit: limit, txn, databases) {
-                guard let value = try BigEndian.withBytes(of: position, { try txn.get(databases.events, $0) }) else { continue }
-                events.append(try environment.upcasting.upcast(opened(RecordView(value, position: position).recordedEvent(at: position), txn)))
+            try Self.forEachMatch(of: query, after: after, limit: limit, txn, databases) { record, position in
+                events.append(try environment.upcasting.upcast(opened(record.recordedEvent(at: position), txn)))
             }
             return QueryResult(events: events, head: head)
         }
@@ -125,41 +121,54 @@ extension EventStore {
     public func forEachEvent(
         matching query: EventQuery, after: UInt64 = 0, limit: Int = 10_000, _ body: (EventView) throws -> Void
     ) throws -> UInt64 {
-        guard limit >= 0 else {
-            throw EventStoreError(.invalidInput, "The limit is negative; give 0 or more.")
-        }
-        try query.validate()
+        try Self.checkQueryRead(query, limit: limit)
         let databases = environment.databases
         let upcasting = environment.upcasting
         return try environment.read { txn in
             let head = try Writer.lastPosition(txn, databases)
-            func hand(_ value: UnsafeRawBufferPointer, at position: UInt64) throws {
-                let record = try RecordView(value, position: position)
+            try Self.forEachMatch(of: query, after: after, limit: limit, txn, databases) { record, position in
                 if upcasting.isEmpty, !SealedData.isSealed(record.dataBytes) || SystemWrites.readsSealed {
                     try body(EventView(position: position, record: record))
                 } else {
                     try EventView.withView(of: try upcasting.upcast(opened(record.recordedEvent(at: position), txn)), body)
                 }
             }
-            // Nothing follows the last position (and `after + 1` would wrap to the start).
-            guard after < .max else { return head }
-            if query.items.count == 1, query.items[0].types.isEmpty, query.items[0].tags.isEmpty {
-                // Every event: the log itself, each record read once.
-                let cursor = try txn.cursor(databases.events)
-                var entry = try BigEndian.withBytes(of: after &+ 1) { key in try cursor.seek(atLeast: key) }
-                var handed = 0
-                while handed < limit, let (key, value) = entry {
-                    try hand(value, at: try EventStore.position(of: key))
-                    handed += 1
-                    entry = try cursor.next()
-                }
-                return head
-            }
-            for position in try QueryIndexes.matchingPositions(of: query, after: after, limit: limit, txn, databases) {
-                guard let value = try BigEndian.withBytes(of: position, { try txn.get(databases.events, $0) }) else { continue }
-                try hand(value, at: position)
-            }
             return head
+        }
+    }
+
+    /// Refuses a query read's negative limit or invalid query (``EventStoreError/Code/invalidInput``).
+    private static func checkQueryRead(_ query: EventQuery, limit: Int) throws {
+        guard limit >= 0 else {
+            throw EventStoreError(.invalidInput, "The limit is negative; give 0 or more.")
+        }
+        try query.validate()
+    }
+
+    /// Hands each record after `after` that matches `query` (checked) and its position to
+    /// `body`, in position order, up to `limit`: the log itself for every event (each record
+    /// read once), else the positions the indexes give. What both query reads walk.
+    private static func forEachMatch(
+        of query: EventQuery, after: UInt64, limit: Int, _ txn: Transaction, _ databases: Databases,
+        _ body: (RecordView, UInt64) throws -> Void
+    ) throws {
+        // Nothing follows the last position (and `after + 1` would wrap to the start).
+        guard after < .max else { return }
+        if query.items.count == 1, query.items[0].types.isEmpty, query.items[0].tags.isEmpty {
+            let cursor = try txn.cursor(databases.events)
+            var entry = try BigEndian.withBytes(of: after &+ 1) { key in try cursor.seek(atLeast: key) }
+            var handed = 0
+            while handed < limit, let (key, value) = entry {
+                let position = try EventStore.position(of: key)
+                try body(try RecordView(value, position: position), position)
+                handed += 1
+                entry = try cursor.next()
+            }
+            return
+        }
+        for position in try QueryIndexes.matchingPositions(of: query, after: after, limit: limit, txn, databases) {
+            guard let value = try BigEndian.withBytes(of: position, { try txn.get(databases.events, $0) }) else { continue }
+            try body(try RecordView(value, position: position), position)
         }
     }
 

@@ -208,21 +208,17 @@ struct DCBService: RegistrableRPCService {
                         try Task.checkCancellation()
                         let limit = batch.current
                         var responses = EncodedResponses(budgetBytes: limits.responseChunkBytes)
-                        var count = 0
-                        var bytes = 0
                         var last: UInt64?
                         let head = try await store.forEachEvent(matching: query, after: after, limit: limit) { event in
-                            bytes &+= EncodedResponse.estimatedSize(of: event)
                             responses.append(event)
-                            count += 1
                             last = event.position
                         }
                         if let last {
-                            batch.observe(count: count, bytes: bytes)
+                            batch.observe(count: responses.appendedCount, bytes: responses.appendedBytes)
                             for response in responses.takeFull() { try await writer.write(response) }
                             try await writer.write(responses.takeCurrent())
                             after = last
-                            if count == limit { continue }
+                            if responses.appendedCount == limit { continue }
                         }
                         // Everything up to the head this read saw has been looked at: wait for more.
                         after = max(after, head)

@@ -21,8 +21,9 @@ struct EncodedResponse: Sendable {
 
     var isEmpty: Bool { eventCount == 0 }
 
-    /// Writes `event` as the next element of `events`, from its bytes in place.
-    mutating func append(_ event: EventView) {
+    /// Writes `event` as the next element of `events`, from its bytes in place;
+    /// `estimatedSize` is its ``estimatedSize(of:)``.
+    mutating func append(_ event: EventView, estimatedSize: Int) {
         let back = DCBEvents.ReadBack(event)
         let type = event.typeUTF8
         let data = event.data
@@ -59,7 +60,7 @@ struct EncodedResponse: Sendable {
             }
         }
         eventCount += 1
-        estimatedBytes += Self.estimatedSize(of: event)
+        estimatedBytes &+= estimatedSize
     }
 
     /// Writes a Read response's `head` (field 2, optional: written whenever given). Call it
@@ -142,6 +143,10 @@ struct EncodedResponses {
     private(set) var current = EncodedResponse()
     /// The messages full already, in order.
     private(set) var full: [EncodedResponse] = []
+    /// The events appended since these messages began, and the sum of their estimated sizes
+    /// (what a ``BatchSizer`` observes).
+    private(set) var appendedCount = 0
+    private(set) var appendedBytes = 0
 
     init(budgetBytes: Int) {
         self.budgetBytes = budgetBytes
@@ -150,11 +155,14 @@ struct EncodedResponses {
     /// Encodes `event` into the current message, first setting that aside as full when the
     /// event would take it past the budget.
     mutating func append(_ event: EventView) {
-        if !current.isEmpty && current.estimatedBytes &+ EncodedResponse.estimatedSize(of: event) > budgetBytes {
+        let size = EncodedResponse.estimatedSize(of: event)
+        if !current.isEmpty && current.estimatedBytes &+ size > budgetBytes {
             full.append(current)
             current = EncodedResponse()
         }
-        current.append(event)
+        current.append(event, estimatedSize: size)
+        appendedCount += 1
+        appendedBytes &+= size
     }
 
     /// The full messages, taken out.

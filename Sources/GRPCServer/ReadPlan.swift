@@ -52,14 +52,13 @@ struct ReadPlan: Sendable {
         }
         while remaining > 0, !cursor.isDone {
             let want = min(sizer.current, remaining, batchSize - inBatch)
-            var bytes = 0
+            let bytesBefore = pending.appendedBytes
             let (count, head) = try await cursor.next(want, query: query, store: store, through: capturedHead) { event in
-                bytes &+= EncodedResponse.estimatedSize(of: event)
                 pending.append(event)
                 lastPosition = event.position
             }
             if capturedHead == nil { capturedHead = head }
-            sizer.observe(count: count, bytes: bytes)
+            sizer.observe(count: count, bytes: pending.appendedBytes &- bytesBefore)
             try await sendFull()
             inBatch += count
             remaining -= count

@@ -52,7 +52,7 @@ import Testing
 
             // When the encoder writes them, from views of their records.
             var encoded = EncodedResponse()
-            for event in Self.events { try EventView.withView(of: event) { encoded.append($0) } }
+            for event in Self.events { try EventView.withView(of: event) { encoded.append($0, estimatedSize: EncodedResponse.estimatedSize(of: $0)) } }
             if let head { encoded.appendHead(head) }
 
             // Then the bytes are the same, and decode to the same message.
@@ -70,7 +70,7 @@ import Testing
 
             // When the encoder writes it, then the bytes are the same.
             var encoded = EncodedResponse()
-            try EventView.withView(of: event) { encoded.append($0) }
+            try EventView.withView(of: event) { encoded.append($0, estimatedSize: EncodedResponse.estimatedSize(of: $0)) }
             #expect(encoded.bytes == (try message.serializedBytes() as [UInt8]), "position \(event.position)")
             // And the estimate is never below the bytes (messages are bounded by it).
             #expect(encoded.estimatedBytes >= encoded.bytes.count, "position \(event.position)")
@@ -113,6 +113,8 @@ import Testing
             }
         }
         #expect(positions == Array(1...40))
+        #expect(responses.appendedCount == 40)
+        #expect(responses.appendedBytes == messages.reduce(0) { $0 + $1.estimatedBytes })
         #expect(messages.count > 3)
         #expect(responses.takeFull().isEmpty && responses.takeCurrent().isEmpty)
     }
