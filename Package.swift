@@ -64,8 +64,10 @@ let package = Package(
         // The gRPC face (GRPCServer) only: UmaDB's DCB protocol over HTTP/2. Its Swift code is
         // generated once by scripts/protos.sh (Protos/) and committed, so no plugin builds here.
         .package(url: "https://github.com/grpc/grpc-swift-2", from: "2.4.3"),
+        // The gRPC tests' client only: the face serves HTTP/2 with a transport of its own.
         .package(url: "https://github.com/grpc/grpc-swift-nio-transport", from: "2.9.2"),
         .package(url: "https://github.com/grpc/grpc-swift-protobuf", from: "2.4.1"),
+        .package(url: "https://github.com/apple/swift-nio-http2", from: "1.46.0"),
         .package(url: "https://github.com/apple/swift-protobuf", from: "1.39.0"),
     ],
     targets: [
@@ -144,10 +146,12 @@ let package = Package(
             dependencies: [
                 "EventStoreCore",
                 .product(name: "GRPCCore", package: "grpc-swift-2"),
-                .product(name: "GRPCNIOTransportHTTP2", package: "grpc-swift-nio-transport"),
                 .product(name: "GRPCProtobuf", package: "grpc-swift-protobuf"),
                 .product(name: "SwiftProtobuf", package: "swift-protobuf"),
                 .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "NIOHTTP2", package: "swift-nio-http2"),
+                .product(name: "NIOSSL", package: "swift-nio-ssl"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "Logging", package: "swift-log"),
             ]),
@@ -246,6 +250,8 @@ let package = Package(
             dependencies: [
                 "GRPCServer", "EventStore", "EventStoreTesting", "TestSupport", "WireFormat",
                 .product(name: "GRPCCore", package: "grpc-swift-2"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOEmbedded", package: "swift-nio"),
                 .product(name: "GRPCNIOTransportHTTP2", package: "grpc-swift-nio-transport"),
                 .product(name: "GRPCProtobuf", package: "grpc-swift-protobuf"),
                 .product(name: "SwiftProtobuf", package: "swift-protobuf"),

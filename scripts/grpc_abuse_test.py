@@ -570,20 +570,13 @@ def read_all(port, request=b"", metadata=(), timeout=60):
     return answer, (sequenced(answer.messages) if answer.ok else [])
 
 
-def refused(served, what, answer, expected=None, head_before=None, bug_without_status=None, reset_documented=False):
+def refused(served, what, answer, expected=None, head_before=None):
     """The checks every refused call gets: a non-OK status with one sentence (`expected`, when
-    given, is recorded beside what came back), nothing written, the server up. With
-    `reset_documented`, a stream reset without a status passes too: grpc-swift-nio-transport
-    2.9.2 answers oversized and undecompressable messages so, and docs/grpc.md says it."""
+    given, is recorded beside what came back), nothing written, the server up."""
     figure(f"{what}: answer", answer.describe())
     said = answer.one_sentence()
-    if reset_documented and not said and answer.status is None and answer.reset is not None:
-        check(True, f"{what}: the stream is reset without a status, as docs/grpc.md documents ({answer.describe()})")
-    else:
-        bug = None
-        if not said and answer.status is None:
-            bug = bug_without_status or f"no gRPC status: {answer.describe()}"
-        check(said, f"{what}: a non-OK gRPC status and one sentence ({answer.describe()})", bug=bug)
+    bug = f"no gRPC status: {answer.describe()}" if not said and answer.status is None else None
+    check(said, f"{what}: a non-OK gRPC status and one sentence ({answer.describe()})", bug=bug)
     if expected is not None and answer.status is not None and answer.status != 0:
         check(answer.status == expected,
               f"{what}: status {expected} {STATUS_NAMES[expected]} (got {answer.status} {STATUS_NAMES.get(answer.status)})")
@@ -603,7 +596,7 @@ def malformed(esctl):
     garbage = b"\x0a\xff\xff\xff"  # field 1, a length that runs past the end
     valid = append_request([event("Valid", b"v")])
     # (what, method, body, the status expected: 3 where the message does not decode; broken
-    # framing is recorded only, grpc-swift answers 13 INTERNAL)
+    # framing is recorded only: the face answers 13 INTERNAL)
     tries = [
         ("Append whose field 1 length runs past the end", "Append", frame(garbage), 3),
         ("Append of 64 bytes 0xff", "Append", frame(b"\xff" * 64), 3),
@@ -650,11 +643,7 @@ def oversize(esctl):
     ]
     for what, body in tries:
         answer = connection.call("Append", body=body, timeout=30)
-        refused(served, what, answer, expected=8, head_before=head,
-                reset_documented=True,
-                bug_without_status=(f"{answer.describe()}: grpc-swift-nio-transport resets the stream on a message over "
-                                    "maxRequestPayloadSize; clients see CANCELLED ('h2 protocol error'), not the "
-                                    "RESOURCE_EXHAUSTED docs/grpc.md promises"))
+        refused(served, what, answer, expected=8, head_before=head)
     after = connection.call("Head", b"", timeout=10)
     check(after.ok, f"the same connection still serves a call after them ({after.describe()})")
     connection.close()
@@ -667,17 +656,16 @@ def compressed(esctl):
     served = Served(esctl)
     _, head = append(served.port, [event("Seed", b"1")])
     valid = append_request([event("Valid", b"v")])
+    # The gRPC specification's answers: INTERNAL for a compressed message without an encoding,
+    # UNIMPLEMENTED for an encoding the server does not take.
     tries = [
-        ("an Append with the compressed flag and no grpc-encoding", (), frame(valid, compressed=True)),
+        ("an Append with the compressed flag and no grpc-encoding", (), frame(valid, compressed=True), 13),
         ("an Append with the compressed flag, grpc-encoding gzip and bytes that are not gzip",
-         (("grpc-encoding", "gzip"),), frame(b"not gzip at all", compressed=True)),
+         (("grpc-encoding", "gzip"),), frame(b"not gzip at all", compressed=True), 12),
     ]
-    for what, metadata, body in tries:
+    for what, metadata, body, expected in tries:
         answer = served.call("Append", body=body, metadata=metadata, timeout=10)
-        refused(served, what, answer, head_before=head,
-                reset_documented=True,
-                bug_without_status=(f"{answer.describe()}: grpc-swift-nio-transport resets the stream when it cannot "
-                                    "decompress; the gRPC spec asks for a status (INTERNAL or UNIMPLEMENTED)"))
+        refused(served, what, answer, expected=expected, head_before=head)
     check(served.up(), "the server still answers Head and health Check")
     served.stop("compressed")
 
@@ -1091,10 +1079,7 @@ def idle_connections(esctl):
            f"{given_up} of {len(held)} sent a GOAWAY, {closed} closed; server descriptors {served.descriptors()}")
     check(closed == len(held), f"the server closes idle connections that never answer its pings within 40 s ({closed} of {len(held)} closed, "
                                f"{given_up} sent a GOAWAY)",
-          bug=("on a keepalive timeout grpc-swift-nio-transport starts a graceful close (GOAWAY, then a PING whose ACK "
-               "it waits for before closing); a peer that answers no ping never sends that ACK, and no timer ends the wait "
-               "(maxGraceTime is unset, and its timer starts only after the ACK): the connection and its descriptor stay "
-               "until the peer leaves, contrary to docs/grpc.md" if given_up else None))
+          bug=("a connection that answers no ping stays open, contrary to docs/grpc.md" if closed < len(held) else None))
     for s in held:
         s.close()
     check(served.up(), "after they close, the server answers Head and health Check")

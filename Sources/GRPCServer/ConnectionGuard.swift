@@ -4,9 +4,8 @@ import Synchronization
 /// What the transport leaves open, for the gRPC face: a cap on the connections held at once
 /// (past it, a new connection is closed at once), and a bound on a connection that sends
 /// nothing at all (no request, no answer to the server's keepalive pings, which go out every
-/// 5 s) for ``silenceLimit``: it is closed. grpc-swift-nio-transport 2.9.2 answers a ping left
-/// unanswered with a graceful close that waits for one more ping's answer, so a peer that
-/// vanished, or one that holds connections open on purpose, would otherwise keep them forever.
+/// 5 s) for ``silenceLimit``: it is closed. A peer that vanished, or one that holds connections
+/// open on purpose, would otherwise keep them forever.
 final class ConnectionGuard: Sendable {
     let capacity: Int
     let silenceLimit: TimeAmount
@@ -20,20 +19,21 @@ final class ConnectionGuard: Sendable {
     /// The connections open now.
     var count: Int { open.withLock { $0 } }
 
-    /// Counts an accepted connection (uncounting it when it closes), closes it when the cap is
-    /// reached, and bounds its silence.
-    func accept(_ channel: any Channel) -> EventLoopFuture<Void> {
+    /// Counts an accepted connection (uncounting it when it closes) and bounds its silence;
+    /// past the cap, closes it and answers false. Runs on the channel's event loop.
+    func admit(_ channel: any Channel) throws -> Bool {
         let admitted = open.withLock { count in
             guard count < capacity else { return false }
             count += 1
             return true
         }
-        guard admitted else { return channel.close() }
-        channel.closeFuture.whenComplete { [self] _ in open.withLock { $0 -= 1 } }
-        return channel.eventLoop.makeCompletedFuture {
-            try channel.pipeline.syncOperations.addHandlers(
-                [IdleStateHandler(readTimeout: silenceLimit), SilenceCloser()], position: .first)
+        guard admitted else {
+            channel.close(promise: nil)
+            return false
         }
+        channel.closeFuture.whenComplete { [self] _ in open.withLock { $0 -= 1 } }
+        try channel.pipeline.syncOperations.addHandlers([IdleStateHandler(readTimeout: silenceLimit), SilenceCloser()], position: .first)
+        return true
     }
 }
 

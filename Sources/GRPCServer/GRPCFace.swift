@@ -1,7 +1,8 @@
 import EventStoreCore
 import GRPCCore
-import GRPCNIOTransportHTTP2
 import Logging
+import NIOCore
+import NIOSSL
 import ServiceLifecycle
 
 /// What the gRPC face serves on and with: the address, the API key, TLS, and the limits.
@@ -41,6 +42,8 @@ public struct GRPCOptions: Sendable {
 /// or more apart are welcome, with or without calls, and the server pings a quiet connection
 /// every 5 s itself. Connections are capped (``GRPCOptions/maxConnections``), and one that
 /// sends nothing for 30 s, not even the answer to a ping, is closed (`ConnectionGuard`, internal).
+/// The transport is the face's own (`FrameTransport`, internal: HTTP/2 frame by frame, no
+/// channel or task bridge per call); the calls themselves are grpc-swift's.
 public final class GRPCFace: Service, Sendable {
     let options: GRPCOptions
     let service: DCBService
@@ -62,18 +65,23 @@ public final class GRPCFace: Service, Sendable {
         self.onListening = onListening
     }
 
-    /// Serves until the group shuts down (or the task is cancelled). Throws the transport's
-    /// error when the address cannot be bound.
+    /// Serves until the group shuts down (or the task is cancelled). Throws when the address
+    /// cannot be bound, or the TLS files cannot be read.
     public func run() async throws {
-        let transport = HTTP2ServerTransport.Posix(
-            address: .ipv4(host: options.host, port: options.port), transportSecurity: try security(), config: config())
+        let transport = FrameTransport(
+            config: .init(
+                host: options.host, port: options.port, tls: try tls(),
+                connection: ConnectionSettings(
+                    maxRequestBytes: options.maxRequestBytes,
+                    // UmaDB's windows: a batch of a few MiB flows without waiting for window updates.
+                    windowBytes: 4 << 20,
+                    keepaliveInterval: .seconds(5))),
+            connections: connections)
         let server = GRPCServer(transport: transport, services: [service, health])
         try await withGracefulShutdownHandler {
             try await withThrowingDiscardingTaskGroup { group in
                 group.addTask { try await server.serve() }
-                if let address = try await transport.listeningAddress.ipv4 {
-                    await onListening(address.host, address.port)
-                }
+                await onListening(options.host, try await transport.listeningPort)
             }
         } onGracefulShutdown: { [health] in
             health.stopServing()
@@ -81,20 +89,16 @@ public final class GRPCFace: Service, Sendable {
         }
     }
 
-    private func security() throws -> HTTP2ServerTransport.Posix.TransportSecurity {
-        guard let certificate = options.tlsCertificatePath, let key = options.tlsKeyPath else { return .plaintext }
-        return .tls(certificateChain: [.file(path: certificate, format: .pem)], privateKey: .file(path: key, format: .pem))
-    }
-
-    private func config() -> HTTP2ServerTransport.Posix.Config {
-        .defaults { [connections] config in
-            config.channelDebuggingCallbacks.onAcceptTCPConnection = { channel in connections.accept(channel) }
-            config.connection.keepalive = .init(
-                time: .seconds(5), timeout: .seconds(10),
-                clientBehavior: .init(minPingIntervalWithoutCalls: .seconds(1), allowWithoutCalls: true))
-            config.rpc.maxRequestPayloadSize = options.maxRequestBytes
-            // UmaDB's windows: a batch of a few MiB flows without waiting for window updates.
-            config.http2.targetWindowSize = 4 << 20
-        }
+    /// The TLS context of the certificate and key, offering HTTP/2 only; nil without them.
+    private func tls() throws -> NIOSSLContext? {
+        guard let certificate = options.tlsCertificatePath, let key = options.tlsKeyPath else { return nil }
+        var configuration = TLSConfiguration.makeServerConfiguration(
+            certificateChain: try NIOSSLCertificate.fromPEMFile(certificate).map { .certificate($0) },
+            privateKey: .privateKey(try NIOSSLPrivateKey(file: key, format: .pem)))
+        configuration.minimumTLSVersion = .tlsv12
+        configuration.applicationProtocols = ["h2"]
+        // A client that never answers close_notify must not hold a stop past its grace.
+        configuration.shutdownTimeout = .milliseconds(500)
+        return try NIOSSLContext(configuration: configuration)
     }
 }
