@@ -4,7 +4,7 @@ in bounded loops, and checks that every bad call gets a gRPC status and one sent
 nothing and leaves the server up: protobuf that does not decode, messages over the 4 MiB limit, a
 compressed flag with no encoding, unknown fields, empty and huge queries, `limit` 0 and 2^32-1, a
 missing or wrong API key, subscribers that never read (on 10 KB and on 1 MB events) and ones that
-leave, 500 idle HTTP/2 connections, SIGTERM during appends. Run by scripts/grpc-abuse-test.sh, which installs the HTTP/2 library (h2) it
+leave, streams left inside large messages, 500 idle HTTP/2 connections, SIGTERM during appends. Run by scripts/grpc-abuse-test.sh, which installs the HTTP/2 library (h2) it
 speaks raw gRPC with.
 
     grpc_abuse_test.py ESCTL [--only NAME,...]
@@ -651,6 +651,62 @@ def oversize(esctl):
     served.stop("oversize")
 
 
+def held_requests(esctl):
+    """Streams left inside large messages: one connection holds at most 16 MiB of unfinished
+    requests (past it, the stream that crossed gets RESOURCE_EXHAUSTED), the server's memory stays
+    within a bound, nothing is written, and the connection serves on."""
+    served = Served(esctl)
+    _, head = append(served.port, [event("Seed", b"1")])
+    connection = Connection(served.port, timeout=60)
+    rss_before = served.rss_mb()
+    # 3 MiB of a message that declares 4 MiB, on each of 8 streams: 24 MiB if all were held.
+    held = b"\x00" + struct.pack(">I", 4 << 20) + b"z" * ((3 << 20) - 5)
+    deadline = time.monotonic() + 60
+    answers = []
+    try:
+        for _ in range(8):
+            sid = connection.h2.get_next_available_stream_id()
+            answer = Answer()
+            answer.stream_id = sid
+            connection.streams[sid] = answer
+            answers.append(answer)
+            connection.h2.send_headers(sid, [
+                (":method", "POST"), (":scheme", "http"), (":authority", f"127.0.0.1:{served.port}"), (":path", DCB + "Append"),
+                ("te", "trailers"), ("content-type", "application/grpc")])
+            sent = 0
+            while sent < len(held) and not answer.ended:
+                size = min(connection.h2.local_flow_control_window(sid), connection.h2.max_outbound_frame_size, len(held) - sent)
+                if size <= 0:
+                    connection.pump(deadline)
+                    continue
+                connection.h2.send_data(sid, held[sent:sent + size])
+                sent += size
+                connection.flush()
+        settle = time.monotonic() + 2
+        while time.monotonic() < settle:
+            try:
+                connection.pump(settle)
+            except socket.timeout:
+                break
+    except (OSError, h2.exceptions.ProtocolError) as error:
+        check(False, f"8 streams of 3 MiB each are sent ({error!r})")
+    rss_during = served.rss_mb()
+    refused_ = [a for a in answers if a.ended]
+    figure("streams left inside a 4 MiB message", f"{len(answers)}, of which {len(refused_)} answered: "
+           + ", ".join(a.describe() for a in refused_))
+    figure("server memory while they are held", f"{rss_before} MB before, {rss_during} MB during")
+    check(len(refused_) == 3 and all(a.status == 8 for a in refused_),
+          f"the 3 streams past 16 MiB held are answered RESOURCE_EXHAUSTED, the 5 within it wait ({len(refused_)} answered)")
+    check(rss_during is not None and rss_before is not None and rss_during - rss_before < 64,
+          f"the server's memory grows by less than 64 MB ({rss_before} MB before, {rss_during} MB during)")
+    after = connection.call("Head", b"", timeout=10)
+    check(after.ok, f"the same connection still serves a call beside them ({after.describe()})")
+    connection.close()
+    check(served.head() == head, f"nothing written (head {head} before, {served.head()} after)")
+    check(served.up(), "the server still answers Head and health Check")
+    served.stop("held requests")
+
+
 def compressed(esctl):
     """The compressed flag without an encoding, and an encoding the server does not take."""
     served = Served(esctl)
@@ -1209,6 +1265,7 @@ SCENARIOS = [
     ("malformed", malformed),
     ("oversize", oversize),
     ("compressed", compressed),
+    ("held-requests", held_requests),
     ("unknown-fields", unknown_fields),
     ("queries", queries),
     ("limits", limits),

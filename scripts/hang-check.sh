@@ -153,6 +153,13 @@ EOF
                 echo "      $target -> $(readlink "/proc/$pid/fd/$target" 2>/dev/null || echo 'closed')"
             done
         done
+        # And whether those timers are armed: it_value is the time left to the next expiry,
+        # (0, 0) when disarmed; a sleep whose timer is disarmed never ends, with every descriptor
+        # in place (the hang of the Reentrancy test, stop 45 and again 2026-12-06, looked so).
+        for fd in /proc/"$pid"/fd/*; do
+            [ "$(readlink "$fd" 2>/dev/null)" = "anon_inode:[timerfd]" ] || continue
+            echo "    timerfd ${fd##*/}: $(grep -E '^(clockid|ticks|settime flags|it_value|it_interval):' "/proc/$pid/fdinfo/${fd##*/}" 2>/dev/null | tr -s ' \t\n' ' ')"
+        done
     done
 }
 

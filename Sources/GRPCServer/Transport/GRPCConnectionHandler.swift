@@ -9,6 +9,11 @@ struct ConnectionSettings: Sendable {
     var maxRequestBytes: Int
     /// The flow-control window given to the client, per stream and for the connection.
     var windowBytes: Int
+    /// The bytes of unfinished request messages one connection may hold at once; past it, the
+    /// call whose bytes went over is answered RESOURCE_EXHAUSTED.
+    var maxHeldBytes = 16 << 20
+    /// The same bound, over every connection of the transport.
+    var budget = InboundBudget(capacity: 256 << 20)
     /// A connection that sends nothing for this long is pinged.
     var keepaliveInterval: TimeAmount
 }
@@ -40,6 +45,8 @@ final class GRPCConnectionHandler: ChannelInboundHandler {
         let cancellation = ServerContext.RPCCancellationHandle()
         /// Bytes of a message not yet whole.
         var partial: ByteBuffer?
+        /// Of them, those counted against the connection's and the transport's bounds.
+        var held = 0
         /// Stream bytes read and not yet given back to the client's window.
         var uncredited = 0
         var requestEnded = false
@@ -55,6 +62,8 @@ final class GRPCConnectionHandler: ChannelInboundHandler {
     /// Starts a call's handler (in a task of its own).
     private let start: @Sendable (Stream, ServerContext) -> Void
     private var calls: [HTTP2StreamID: Call] = [:]
+    /// Bytes of unfinished messages of all this connection's calls.
+    private var heldBytes = 0
     private var context: ChannelHandlerContext?
     private var readSinceTick = false
     private var keepalive: RepeatedTask?
@@ -92,7 +101,10 @@ final class GRPCConnectionHandler: ChannelInboundHandler {
         keepalive = nil
         let open = calls
         calls = [:]
-        for call in open.values { abandon(call) }
+        for call in open.values {
+            release(call)
+            abandon(call)
+        }
         context.fireChannelInactive()
     }
 
@@ -177,6 +189,10 @@ final class GRPCConnectionHandler: ChannelInboundHandler {
         }
         deframe(call, on: id, context: context)
         guard !call.responseEnded else { return }
+        if let refusal = hold(call) {
+            refuse(call, on: id, refusal, context: context)
+            return
+        }
         if data.endStream {
             endRequest(call, on: id, context: context)
         } else {
@@ -213,6 +229,36 @@ final class GRPCConnectionHandler: ChannelInboundHandler {
         if buffer.readableBytes > 0 { call.partial = buffer }
     }
 
+    /// Counts the call's unfinished bytes against the bounds; the status that refuses it when
+    /// they are past one.
+    private func hold(_ call: Call) -> Status? {
+        let now = call.partial?.readableBytes ?? 0
+        let delta = now - call.held
+        guard delta != 0 else { return nil }
+        call.held = now
+        heldBytes += delta
+        let withinBudget = settings.budget.add(delta)
+        guard delta > 0 else { return nil }
+        if heldBytes > settings.maxHeldBytes {
+            return Status(
+                code: .resourceExhausted,
+                message: "This connection holds \(heldBytes) bytes of unfinished requests, over its limit of \(settings.maxHeldBytes); send fewer large requests at once.")
+        }
+        if !withinBudget {
+            return Status(code: .resourceExhausted, message: "The server holds too many bytes of unfinished requests; try again later.")
+        }
+        return nil
+    }
+
+    /// Gives back what the call's unfinished bytes held.
+    private func release(_ call: Call) {
+        call.partial = nil
+        guard call.held != 0 else { return }
+        heldBytes -= call.held
+        _ = settings.budget.add(-call.held)
+        call.held = 0
+    }
+
     private func endRequest(_ call: Call, on id: HTTP2StreamID, context: ChannelHandlerContext) {
         guard !call.requestEnded else { return }
         call.requestEnded = true
@@ -226,7 +272,7 @@ final class GRPCConnectionHandler: ChannelInboundHandler {
     /// Answers a call the transport cannot go on with: its handler is cancelled, and the client
     /// gets `status` (and a reset, when it is still sending).
     private func refuse(_ call: Call, on id: HTTP2StreamID, _ status: Status, context: ChannelHandlerContext) {
-        call.partial = nil
+        release(call)
         call.inbound.finish(throwing: RPCError(code: RPCError.Code(status.code) ?? .internalError, message: status.message))
         call.cancellation.cancel()
         call.outbound.close()
@@ -287,6 +333,7 @@ final class GRPCConnectionHandler: ChannelInboundHandler {
 
     private func streamClosed(_ id: HTTP2StreamID, context: ChannelHandlerContext) {
         guard let call = calls.removeValue(forKey: id) else { return }
+        release(call)
         if call.responseEnded {
             call.outbound.close()
             call.inbound.finish()
