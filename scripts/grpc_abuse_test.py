@@ -4,7 +4,8 @@ in bounded loops, and checks that every bad call gets a gRPC status and one sent
 nothing and leaves the server up: protobuf that does not decode, messages over the 4 MiB limit, a
 compressed flag with no encoding, unknown fields, empty and huge queries, `limit` 0 and 2^32-1, a
 missing or wrong API key, subscribers that never read (on 10 KB and on 1 MB events) and ones that
-leave, streams left inside large messages, 500 idle HTTP/2 connections, SIGTERM during appends. Run by scripts/grpc-abuse-test.sh, which installs the HTTP/2 library (h2) it
+leave, streams left inside large messages, 500 idle HTTP/2 connections, SIGTERM during appends
+and with a subscription open. Run by scripts/grpc-abuse-test.sh, which installs the HTTP/2 library (h2) it
 speaks raw gRPC with.
 
     grpc_abuse_test.py ESCTL [--only NAME,...]
@@ -257,14 +258,15 @@ class Connection:
     (default 65,535; then every received byte is acknowledged and the connection window opened
     to 1 GiB); with a window, received data is never acknowledged (no WINDOW_UPDATE)."""
 
-    def __init__(self, port, timeout=10, window=None, rcvbuf=None):
+    def __init__(self, port, timeout=10, window=None, rcvbuf=None, validate=True):
         self.port = port
         self.sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
         if rcvbuf:
             self.sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, rcvbuf)
         self.sock.settimeout(timeout)
         self.sock.connect(("127.0.0.1", port))
-        self.h2 = h2.connection.H2Connection(h2.config.H2Configuration(client_side=True, header_encoding="utf-8"))
+        self.h2 = h2.connection.H2Connection(h2.config.H2Configuration(
+            client_side=True, header_encoding="utf-8", validate_outbound_headers=validate, normalize_outbound_headers=validate))
         self._keep_open_on_graceful_goaway()
         self.acknowledge = window is None
         if window is not None:
@@ -589,7 +591,8 @@ def refused(served, what, answer, expected=None, head_before=None):
 
 
 def malformed(esctl):
-    """Valid gRPC framing around bytes that are not the message: answered, nothing written."""
+    """Valid gRPC framing around bytes that are not the message: answered, nothing written; a
+    stream's HTTP/2 protocol error resets that stream only."""
     served = Served(esctl)
     _, head = append(served.port, [event("Seed", b"1"), event("Seed", b"2"), event("Seed", b"3")])
     check(head == 3, f"3 seed events appended (head {head})")
@@ -611,6 +614,14 @@ def malformed(esctl):
     for what, method, body, expected in tries:
         answer = served.call(method, body=body, timeout=10)
         refused(served, what, answer, expected=expected, head_before=3)
+    # A header HTTP/2 forbids (RFC 9113 8.2.2) is a stream error: that stream is reset, the
+    # connection and its other calls go on.
+    connection = Connection(served.port, timeout=10, validate=False)
+    bad = connection.call("Head", b"", metadata=(("connection", "keep-alive"),), timeout=5)
+    check(bad.reset is not None and bad.status is None, f"a call with a `connection` header is reset ({bad.describe()})")
+    after = connection.call("Head", b"", timeout=10)
+    check(after.ok, f"the same connection still serves a call after that stream's protocol error ({after.describe()})")
+    connection.close()
     check(served.up(), "the server still answers Head and health Check")
     served.stop("malformed")
 
@@ -651,20 +662,13 @@ def oversize(esctl):
     served.stop("oversize")
 
 
-def held_requests(esctl):
-    """Streams left inside large messages: one connection holds at most 16 MiB of unfinished
-    requests (past it, the stream that crossed gets RESOURCE_EXHAUSTED), the server's memory stays
-    within a bound, nothing is written, and the connection serves on."""
-    served = Served(esctl)
-    _, head = append(served.port, [event("Seed", b"1")])
-    connection = Connection(served.port, timeout=60)
-    rss_before = served.rss_mb()
-    # 3 MiB of a message that declares 4 MiB, on each of 8 streams: 24 MiB if all were held.
-    held = b"\x00" + struct.pack(">I", 4 << 20) + b"z" * ((3 << 20) - 5)
+def leave_streams(served, connection, body, count=8):
+    """Opens `count` Append streams on `connection`, sends `body` on each and never ends them;
+    returns their answers after 2 s (those answered by then ended)."""
     deadline = time.monotonic() + 60
     answers = []
     try:
-        for _ in range(8):
+        for _ in range(count):
             sid = connection.h2.get_next_available_stream_id()
             answer = Answer()
             answer.stream_id = sid
@@ -674,12 +678,12 @@ def held_requests(esctl):
                 (":method", "POST"), (":scheme", "http"), (":authority", f"127.0.0.1:{served.port}"), (":path", DCB + "Append"),
                 ("te", "trailers"), ("content-type", "application/grpc")])
             sent = 0
-            while sent < len(held) and not answer.ended:
-                size = min(connection.h2.local_flow_control_window(sid), connection.h2.max_outbound_frame_size, len(held) - sent)
+            while sent < len(body) and not answer.ended:
+                size = min(connection.h2.local_flow_control_window(sid), connection.h2.max_outbound_frame_size, len(body) - sent)
                 if size <= 0:
                     connection.pump(deadline)
                     continue
-                connection.h2.send_data(sid, held[sent:sent + size])
+                connection.h2.send_data(sid, body[sent:sent + size])
                 sent += size
                 connection.flush()
         settle = time.monotonic() + 2
@@ -689,19 +693,42 @@ def held_requests(esctl):
             except socket.timeout:
                 break
     except (OSError, h2.exceptions.ProtocolError) as error:
-        check(False, f"8 streams of 3 MiB each are sent ({error!r})")
-    rss_during = served.rss_mb()
-    refused_ = [a for a in answers if a.ended]
-    figure("streams left inside a 4 MiB message", f"{len(answers)}, of which {len(refused_)} answered: "
-           + ", ".join(a.describe() for a in refused_))
-    figure("server memory while they are held", f"{rss_before} MB before, {rss_during} MB during")
-    check(len(refused_) == 3 and all(a.status == 8 for a in refused_),
-          f"the 3 streams past 16 MiB held are answered RESOURCE_EXHAUSTED, the 5 within it wait ({len(refused_)} answered)")
-    check(rss_during is not None and rss_before is not None and rss_during - rss_before < 64,
-          f"the server's memory grows by less than 64 MB ({rss_before} MB before, {rss_during} MB during)")
-    after = connection.call("Head", b"", timeout=10)
-    check(after.ok, f"the same connection still serves a call beside them ({after.describe()})")
-    connection.close()
+        check(False, f"{count} streams of {len(body)} bytes each are sent ({error!r})")
+    return answers
+
+
+def held_requests(esctl):
+    """Streams left open with large requests: one connection holds at most 16 MiB of requests
+    not yet ended, whether inside a message or whole (past it, the stream that crossed gets
+    RESOURCE_EXHAUSTED), the server's memory stays within a bound, nothing is written, and the
+    connection serves on."""
+    served = Served(esctl)
+    _, head = append(served.port, [event("Seed", b"1")])
+    tries = [
+        # 3 MiB of a message that declares 4 MiB: 24 MiB if all 8 were held.
+        ("inside a 4 MiB message", b"\x00" + struct.pack(">I", 4 << 20) + b"z" * ((3 << 20) - 5)),
+        # A whole message of 3 MiB, and no end of stream: the call waits for the end with it.
+        ("with a whole 3 MiB message", frame(append_request([event("Big", b"z" * ((3 << 20) - 64))]))),
+    ]
+    for what, body in tries:
+        connection = Connection(served.port, timeout=60)
+        rss_before = served.rss_mb()
+        answers = leave_streams(served, connection, body)
+        rss_during = served.rss_mb()
+        refused_ = [a for a in answers if a.ended]
+        figure(f"streams left {what}", f"{len(answers)}, of which {len(refused_)} answered: "
+               + ", ".join(sorted(set(a.describe() for a in refused_))))
+        figure(f"server memory while streams are left {what}", f"{rss_before} MB before, {rss_during} MB during")
+        # The bound counts the storage a message's bytes take (grown by doubling: 3 MiB of an
+        # unfinished one take 4 MiB), so 3 to 5 of the 8 streams fit within it.
+        check(3 <= len(refused_) <= 5 and all(a.status == 8 for a in refused_),
+              f"streams left {what}: those past 16 MiB held (3 to 5 of 8) are answered RESOURCE_EXHAUSTED, the others wait "
+              f"({len(refused_)} answered)")
+        check(rss_during is not None and rss_before is not None and rss_during - rss_before < 64,
+              f"streams left {what}: the server's memory grows by less than 64 MB ({rss_before} MB before, {rss_during} MB during)")
+        after = connection.call("Head", b"", timeout=10)
+        check(after.ok, f"streams left {what}: the same connection still serves a call beside them ({after.describe()})")
+        connection.close()
     check(served.head() == head, f"nothing written (head {head} before, {served.head()} after)")
     check(served.up(), "the server still answers Head and health Check")
     served.stop("held requests")
@@ -1210,6 +1237,26 @@ def sigterm(esctl):
     again.stop("the restarted server")
 
 
+def stop_with_subscriber(esctl):
+    """SIGTERM with a subscription open: the subscription ends at once with its status, and the
+    server exits 0 well within its grace (4 s), not cut off by it."""
+    served = Served(esctl)
+    append(served.port, [event("Seed", b"1")])
+    connection = Connection(served.port, timeout=10)
+    answer = connection.call("Subscribe", b"", timeout=10, until=lambda a: len(a.messages) >= 1)
+    check(not answer.ended and len(answer.messages) >= 1, f"a subscription is open with its first batch ({answer.describe()})")
+    _, took = served.stop("a subscription open", bound=30)
+    check(took < 2.5, f"the server exits within 2.5 s of SIGTERM, before its 4 s grace would cut the subscription ({took:.2f} s)")
+    deadline = time.monotonic() + 5
+    try:
+        while not answer.ended and connection.pump(deadline):
+            pass
+    except (socket.timeout, OSError, h2.exceptions.ProtocolError):
+        pass
+    check(answer.ended and answer.status == 0, f"the subscription ended with status OK, not a cut connection ({answer.describe()})")
+    connection.close()
+
+
 def tls(esctl):
     """--tls-cert/--tls-key with --token: UmaDB's own client (which sends an API key only over
     TLS) appends and reads with the key, is refused without it, and plaintext is not served."""
@@ -1275,6 +1322,7 @@ SCENARIOS = [
     ("dropped-subscribers", dropped_subscribers),
     ("idle-connections", idle_connections),
     ("sigterm", sigterm),
+    ("stop-with-subscriber", stop_with_subscriber),
     ("tls", tls),
 ]
 

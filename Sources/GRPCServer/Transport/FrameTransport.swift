@@ -64,10 +64,14 @@ final class FrameTransport: ServerTransport, Sendable {
     func listen(
         streamHandler: @escaping @Sendable (RPCStream<Inbound, Outbound>, ServerContext) async -> Void
     ) async throws {
-        let start: @Sendable (GRPCConnectionHandler.Stream, ServerContext) -> Void = { [self] stream, context in
+        let start: @Sendable (GRPCConnectionHandler.CallStart) -> Void = { [self] call in
             state.withLock { $0.running += 1 }
             Task {
-                await streamHandler(stream, context)
+                await withServerContextRPCCancellationHandle { handle in
+                    call.register(handle)
+                    let context = ServerContext(descriptor: call.descriptor, remotePeer: call.remotePeer, localPeer: call.localPeer, cancellation: handle)
+                    await streamHandler(call.stream, context)
+                }
                 self.callEnded()
             }
         }
@@ -112,7 +116,7 @@ final class FrameTransport: ServerTransport, Sendable {
 
     // MARK: Connections
 
-    private func configure(_ channel: any Channel, start: @escaping @Sendable (GRPCConnectionHandler.Stream, ServerContext) -> Void) throws {
+    private func configure(_ channel: any Channel, start: @escaping @Sendable (GRPCConnectionHandler.CallStart) -> Void) throws {
         let key = ObjectIdentifier(channel)
         let admitted = state.withLock { state in
             guard !state.stopping else { return false }
@@ -133,15 +137,16 @@ final class FrameTransport: ServerTransport, Sendable {
         guard try guardian.admit(channel) else { return }
         let pipeline = channel.pipeline.syncOperations
         if let tls = config.tls { try pipeline.addHandler(NIOSSLServerHandler(context: tls)) }
-        let window = config.connection.windowBytes
-        let settings: HTTP2Settings = [
-            HTTP2Setting(parameter: .initialWindowSize, value: window),
+        var connection = NIOHTTP2Handler.ConnectionConfiguration()
+        connection.initialSettings = [
+            HTTP2Setting(parameter: .initialWindowSize, value: config.connection.windowBytes),
             HTTP2Setting(parameter: .maxFrameSize, value: 1 << 14),
             HTTP2Setting(parameter: .maxConcurrentStreams, value: config.maxConcurrentStreams),
             HTTP2Setting(parameter: .maxHeaderListSize, value: HPACKDecoder.defaultMaxHeaderListSize),
         ]
-        try pipeline.addHandler(NIOHTTP2Handler(mode: .server, initialSettings: settings))
-        try pipeline.addHandler(GRPCConnectionHandler(settings: config.connection, start: start))
+        let errors = ConnectionErrorWatch()
+        try pipeline.addHandler(NIOHTTP2Handler(mode: .server, frameDelegate: errors, connectionConfiguration: connection))
+        try pipeline.addHandler(GRPCConnectionHandler(settings: config.connection, errors: errors, start: start))
     }
 
     private func callEnded() {

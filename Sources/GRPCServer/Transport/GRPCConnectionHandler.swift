@@ -9,8 +9,9 @@ struct ConnectionSettings: Sendable {
     var maxRequestBytes: Int
     /// The flow-control window given to the client, per stream and for the connection.
     var windowBytes: Int
-    /// The bytes of unfinished request messages one connection may hold at once; past it, the
-    /// call whose bytes went over is answered RESOURCE_EXHAUSTED.
+    /// The bytes of requests not yet ended (whole messages and the storage of one not yet whole)
+    /// one connection may hold at once; past it, the call whose bytes went over is answered
+    /// RESOURCE_EXHAUSTED.
     var maxHeldBytes = 16 << 20
     /// The same bound, over every connection of the transport.
     var budget = InboundBudget(capacity: 256 << 20)
@@ -38,17 +39,33 @@ final class GRPCConnectionHandler: ChannelInboundHandler {
 
     typealias Stream = RPCStream<RPCAsyncSequence<RPCRequestPart<[UInt8]>, any Error>, RPCWriter<RPCResponsePart<[UInt8]>>.Closable>
 
+    /// What the transport needs to start a call's handler.
+    struct CallStart: Sendable {
+        let stream: Stream
+        let descriptor: MethodDescriptor
+        let remotePeer: String
+        let localPeer: String
+        /// Hands the connection the call's cancellation handle, which the call's task makes
+        /// (grpc-swift's handlers also find it as a task-local there).
+        let register: @Sendable (ServerContext.RPCCancellationHandle) -> Void
+    }
+
     /// One call's state on the event loop.
     private final class Call {
         let inbound = RPCInbound()
         let outbound: RPCOutbound
-        let cancellation = ServerContext.RPCCancellationHandle()
-        /// Bytes of a message not yet whole.
+        let cancellation = CancellationBox()
+        /// Bytes of a message not yet whole, in storage of the call's own.
         var partial: ByteBuffer?
-        /// Of them, those counted against the connection's and the transport's bounds.
+        /// Bytes of whole request messages handed to the handler before the request ended.
+        var messageBytes = 0
+        /// Of the request's bytes, those counted against the connection's and the transport's bounds.
         var held = 0
         /// Stream bytes read and not yet given back to the client's window.
         var uncredited = 0
+        /// The client sent END_STREAM: it sends nothing more.
+        var clientClosed = false
+        /// The request's parts are finished (cleanly or not).
         var requestEnded = false
         var headersSent = false
         var responseEnded = false
@@ -60,7 +77,9 @@ final class GRPCConnectionHandler: ChannelInboundHandler {
 
     private let settings: ConnectionSettings
     /// Starts a call's handler (in a task of its own).
-    private let start: @Sendable (Stream, ServerContext) -> Void
+    private let start: @Sendable (CallStart) -> Void
+    /// Whether NIOHTTP2Handler met a connection error (it sent a GOAWAY with an error code).
+    private let errors: ConnectionErrorWatch
     private var calls: [HTTP2StreamID: Call] = [:]
     /// Bytes of unfinished messages of all this connection's calls.
     private var heldBytes = 0
@@ -71,8 +90,9 @@ final class GRPCConnectionHandler: ChannelInboundHandler {
     private var lastStreamID = HTTP2StreamID.rootStream
     private var peers = (remote: "unknown", local: "unknown")
 
-    init(settings: ConnectionSettings, start: @escaping @Sendable (Stream, ServerContext) -> Void) {
+    init(settings: ConnectionSettings, errors: ConnectionErrorWatch, start: @escaping @Sendable (CallStart) -> Void) {
         self.settings = settings
+        self.errors = errors
         self.start = start
     }
 
@@ -140,9 +160,10 @@ final class GRPCConnectionHandler: ChannelInboundHandler {
     }
 
     func errorCaught(context: ChannelHandlerContext, error: any Error) {
-        // A stream's protocol error has reset that stream (NIOHTTP2Handler did); anything else
-        // leaves the connection in no state to go on.
-        if error is NIOHTTP2Errors.StreamError { return }
+        // A stream's protocol error has reset that stream (NIOHTTP2Handler did, and its close
+        // ends the call); the connection goes on. A connection error (NIOHTTP2Handler sent a
+        // GOAWAY with an error code), or an error from below HTTP/2 (TLS, the socket), ends it.
+        if error is any NIOHTTP2Error && !errors.failed { return }
         context.close(promise: nil)
     }
 
@@ -151,7 +172,10 @@ final class GRPCConnectionHandler: ChannelInboundHandler {
     private func receive(_ headers: HTTP2Frame.FramePayload.Headers, on id: HTTP2StreamID, context: ChannelHandlerContext) {
         if let call = calls[id] {
             // Trailers from the client: only their end of stream means anything.
-            if headers.endStream { endRequest(call, on: id, context: context) }
+            if headers.endStream {
+                call.clientClosed = true
+                endRequest(call, on: id, context: context)
+            }
             return
         }
         guard !draining || id <= lastStreamID else {
@@ -170,10 +194,14 @@ final class GRPCConnectionHandler: ChannelInboundHandler {
             let call = Call(outbound: RPCOutbound(eventLoop: context.eventLoop) { bound.value.send(on: id) })
             calls[id] = call
             call.inbound.yield(.metadata(metadata))
-            if headers.endStream { endRequest(call, on: id, context: context) }
+            if headers.endStream {
+                call.clientClosed = true
+                endRequest(call, on: id, context: context)
+            }
             let stream = Stream(
                 descriptor: descriptor, inbound: RPCAsyncSequence(wrapping: call.inbound), outbound: RPCWriter.Closable(wrapping: call.outbound))
-            start(stream, ServerContext(descriptor: descriptor, remotePeer: peers.remote, localPeer: peers.local, cancellation: call.cancellation))
+            let cancellation = call.cancellation
+            start(CallStart(stream: stream, descriptor: descriptor, remotePeer: peers.remote, localPeer: peers.local) { cancellation.set($0) })
         }
     }
 
@@ -181,7 +209,10 @@ final class GRPCConnectionHandler: ChannelInboundHandler {
         guard case .byteBuffer(var bytes) = data.data else { return }
         let length = bytes.readableBytes + (data.paddingBytes.map { $0 + 1 } ?? 0)
         guard let call = calls[id], !call.responseEnded, !call.requestEnded else { return }
+        if data.endStream { call.clientClosed = true }
         if var partial = call.partial {
+            // Taken out first, so that it is the storage's only holder and grows in place.
+            call.partial = nil
             partial.writeBuffer(&bytes)
             call.partial = partial
         } else {
@@ -224,15 +255,25 @@ final class GRPCConnectionHandler: ChannelInboundHandler {
             guard buffer.readableBytes >= 5 + Int(length) else { break }
             buffer.moveReaderIndex(forwardBy: 5)
             guard let message = buffer.readBytes(length: Int(length)) else { break }
+            call.messageBytes += message.count
             call.inbound.yield(.message(message))
         }
-        if buffer.readableBytes > 0 { call.partial = buffer }
+        guard buffer.readableBytes > 0 else { return }
+        if buffer.readerIndex > 0 || buffer.capacity > 2 * buffer.readableBytes + 4096 {
+            // What is left of a message goes to storage of its own: not a slice that keeps the
+            // connection's read buffer alive, nor one whose consumed part is never given back.
+            var own = context.channel.allocator.buffer(capacity: buffer.readableBytes)
+            own.writeBuffer(&buffer)
+            buffer = own
+        }
+        call.partial = buffer
     }
 
-    /// Counts the call's unfinished bytes against the bounds; the status that refuses it when
-    /// they are past one.
+    /// Counts the call's request against the bounds until the request ends: its whole messages
+    /// (which wait for the end before the handler takes them: every method here takes one) and
+    /// the storage of the one not yet whole. The status that refuses it when they are past one.
     private func hold(_ call: Call) -> Status? {
-        let now = call.partial?.readableBytes ?? 0
+        let now = call.requestEnded ? 0 : call.messageBytes + (call.partial?.capacity ?? 0)
         let delta = now - call.held
         guard delta != 0 else { return nil }
         call.held = now
@@ -250,9 +291,10 @@ final class GRPCConnectionHandler: ChannelInboundHandler {
         return nil
     }
 
-    /// Gives back what the call's unfinished bytes held.
+    /// Gives back what the call's request held.
     private func release(_ call: Call) {
         call.partial = nil
+        call.messageBytes = 0
         guard call.held != 0 else { return }
         heldBytes -= call.held
         _ = settings.budget.add(-call.held)
@@ -265,6 +307,7 @@ final class GRPCConnectionHandler: ChannelInboundHandler {
         if let partial = call.partial, partial.readableBytes > 0 {
             refuse(call, on: id, Status(code: .internalError, message: "The request ended inside a message (\(partial.readableBytes) bytes of it)."), context: context)
         } else {
+            release(call)
             call.inbound.finish()
         }
     }
@@ -273,16 +316,31 @@ final class GRPCConnectionHandler: ChannelInboundHandler {
     /// gets `status` (and a reset, when it is still sending).
     private func refuse(_ call: Call, on id: HTTP2StreamID, _ status: Status, context: ChannelHandlerContext) {
         release(call)
+        call.requestEnded = true
         call.inbound.finish(throwing: RPCError(code: RPCError.Code(status.code) ?? .internalError, message: status.message))
         call.cancellation.cancel()
         call.outbound.close()
         let headers = call.headersSent ? GRPCHeaders.trailers(status, [:]) : GRPCHeaders.trailersOnly(status)
+        end(call, on: id, with: headers, context: context)
+    }
+
+    /// Writes a response's last HEADERS. A client still sending is then told to stop (RST_STREAM
+    /// NO_ERROR, as gRPC's specification allows), once those headers are out: a reset sent
+    /// before would drop them while they wait for the client's window.
+    private func end(_ call: Call, on id: HTTP2StreamID, with headers: HPACKHeaders, context: ChannelHandlerContext) {
         call.responseEnded = true
-        context.write(wrapOutboundOut(HTTP2Frame(streamID: id, payload: .headers(.init(headers: headers, endStream: true)))), promise: nil)
-        if !call.requestEnded {
-            call.requestEnded = true
-            context.write(wrapOutboundOut(HTTP2Frame(streamID: id, payload: .rstStream(.noError))), promise: nil)
+        let frame = wrapOutboundOut(HTTP2Frame(streamID: id, payload: .headers(.init(headers: headers, endStream: true))))
+        guard !call.clientClosed else {
+            context.write(frame, promise: nil)
+            return
         }
+        let written = context.eventLoop.makePromise(of: Void.self)
+        let bound = NIOLoopBound(self, eventLoop: context.eventLoop)
+        written.futureResult.whenSuccess {
+            guard let context = bound.value.context else { return }
+            context.writeAndFlush(bound.value.wrapOutboundOut(HTTP2Frame(streamID: id, payload: .rstStream(.noError))), promise: nil)
+        }
+        context.write(frame, promise: written)
     }
 
     // MARK: Responses
@@ -311,15 +369,13 @@ final class GRPCConnectionHandler: ChannelInboundHandler {
                 promise.futureResult.whenComplete { _ in outbound.sent(size) }
                 context.write(wrapOutboundOut(HTTP2Frame(streamID: id, payload: .data(.init(data: .byteBuffer(buffer))))), promise: promise)
             case .status(let status, let metadata):
-                let headers = call.headersSent ? GRPCHeaders.trailers(status, metadata) : GRPCHeaders.trailersOnly(status, metadata)
-                call.responseEnded = true
-                write(headers: headers, endStream: true, on: id, context: context)
                 if !call.requestEnded {
-                    // Answered before the client finished sending: it need not go on.
+                    // Answered before the request ended: the rest of it is not wanted.
                     call.requestEnded = true
+                    release(call)
                     call.inbound.finish()
-                    context.write(wrapOutboundOut(HTTP2Frame(streamID: id, payload: .rstStream(.noError))), promise: nil)
                 }
+                end(call, on: id, with: call.headersSent ? GRPCHeaders.trailers(status, metadata) : GRPCHeaders.trailersOnly(status, metadata), context: context)
             }
         }
         context.flush()
@@ -351,10 +407,13 @@ final class GRPCConnectionHandler: ChannelInboundHandler {
         call.cancellation.cancel()
     }
 
-    /// Graceful shutdown: no new call (GOAWAY), the calls in flight finish, then the connection closes.
+    /// Graceful shutdown: no new call (GOAWAY), the calls in flight finish, then the connection
+    /// closes. The calls are told the server is stopping (their cancellation), as grpc-swift's
+    /// transport told them: a subscription ends at once, a unary call or a read answers as usual.
     private func drain(context: ChannelHandlerContext) {
         guard !draining else { return }
         draining = true
+        for call in calls.values where !call.responseEnded { call.cancellation.cancel() }
         if calls.isEmpty {
             close(context: context)
         } else {
@@ -390,5 +449,16 @@ final class GRPCConnectionHandler: ChannelInboundHandler {
         case .inet6: return "ipv6:[\(ip)]:\(port)"
         default: return "ipv4:\(ip):\(port)"
         }
+    }
+}
+
+/// Sees the frames NIOHTTP2Handler writes, to tell its connection errors (it sends a GOAWAY with
+/// an error code, then reports the error) from a stream's (it resets the stream, then reports
+/// the error the same way). Touched only on the connection's event loop.
+final class ConnectionErrorWatch: NIOHTTP2FrameDelegate {
+    private(set) var failed = false
+
+    func wroteFrame(_ frame: HTTP2Frame) {
+        if case .goAway(_, let code, _) = frame.payload, code != .noError { failed = true }
     }
 }

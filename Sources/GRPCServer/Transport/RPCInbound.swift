@@ -4,9 +4,8 @@ import Synchronization
 /// The request parts of one call, from the connection's event loop to the call's task: the
 /// metadata, then each message as it is deframed, then the end (or the error that cut it).
 ///
-/// Bounded by HTTP/2 flow control: the connection gives a stream window back only as its
-/// messages are deframed, and a request message is at most the transport's limit, so what waits
-/// here is at most one stream window and one message.
+/// Bounded by the connection: what its calls' requests hold until they end is counted against
+/// the connection's and the transport's bounds (``ConnectionSettings/maxHeldBytes``).
 final class RPCInbound: AsyncSequence, Sendable {
     typealias Element = RPCRequestPart<[UInt8]>
 
