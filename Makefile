@@ -42,7 +42,7 @@ test: deps
 	$(SWIFT) build --build-tests
 	@# The suite runs under the cooperative-pool check: a task that blocks one of the pool's
 	@# threads for a second or more fails the run (docs/testing.md, "What `make test` checks beyond the verdicts").
-	@# One test case per core at a time (Swift Testing's default is two): the suite's tests are
+	@# One test case per core at a time (Swift Testing sets no limit by default): the suite's tests are
 	@# busy, not idle, and more of them at once only lengthen every task's wait for a thread.
 	@# A run that prints nothing for 10 minutes is hung: it is stopped with the tests still open and
 	@# every thread's stack (scripts/hang-check.sh), instead of running into CI's time limit. Only

@@ -5,11 +5,12 @@
 #
 #   scripts/hang-check.sh [--quiet] [--keep FILE] SECONDS COMMAND [ARGUMENT...]
 #
-# The command's standard output and error are passed through (merged, in order) and kept in a
-# log. When nothing new has been printed for SECONDS, the script prints the tests that started
-# and never ended (from Swift Testing's "◇ Test ... started" lines), the stack of every thread
-# of each test process still running (gdb, when installed; installed with apt-get when missing
-# and running as root), then kills the command and everything it started and exits with 124.
+# The command's standard output and error are passed through (merged, in order, line-buffered)
+# and kept in a log. When nothing new has been printed for SECONDS, the script prints the tests
+# that started and never ended (from Swift Testing's "◇ Test ... started" lines, with a display
+# name or a function's), the stack of every thread of each test process still running (gdb, when
+# installed; installed with apt-get when missing and running as root), then kills the command and
+# everything it started and exits with 124.
 # Otherwise it exits with the command's status.
 #
 # --quiet      pass through everything but the lines of tests that start and pass and the
@@ -47,8 +48,13 @@ else
 fi
 
 # The command in a process group of its own, so that a hang is ended whole (esctl children too).
+# Its output line-buffered (stdbuf, inherited by every process it starts): into a file, C's
+# standard output is written in 4 KiB blocks, and a hung run's last lines, the ones that say where
+# it stood, would stay in a buffer that is never written.
+line_buffered=()
+command -v stdbuf >/dev/null && line_buffered=(stdbuf -oL -eL)
 set -m
-"$@" >"$log" 2>&1 &
+"${line_buffered[@]}" "$@" >"$log" 2>&1 &
 command_pid=$!
 set +m
 
@@ -91,22 +97,24 @@ diagnose() {
     echo "hang-check: tests that started and did not end:"
     python3 - "$log" <<'EOF' || true
 import re, sys
-open_lines = {}  # test name -> its "started" lines (the test's own, or one per argument case)
+open_lines = {}  # test name as printed ("display name" or function()) -> its "started" lines
+# A test's name is its display name in quotes, or its function's name (no spaces) without them.
+name = r'(".*?"|[^" ]+)'
 for line in open(sys.argv[1], encoding="utf-8", errors="replace"):
     line = line.rstrip("\n")
-    m = re.match(r'^◇ Test "(.*)" started\.$', line)
-    if m:
+    m = re.match(r'^◇ Test %s started\.$' % name, line)
+    if m and line != "◇ Test run started.":
         open_lines.setdefault(m.group(1), []).append(line)
         continue
-    if line.startswith("◇ Test case passing ") and line.endswith('" started.'):
-        # The name is the one whose ' to "NAME" started.' ends the line (an argument may hold ' to "').
-        for name in open_lines:
-            if line.endswith(' to "%s" started.' % name):
-                open_lines[name].append(line)
+    if line.startswith("◇ Test case passing ") and line.endswith(' started.'):
+        # The name is the one whose ' to NAME started.' ends the line (an argument may hold ' to ').
+        for test in open_lines:
+            if line.endswith(' to %s started.' % test):
+                open_lines[test].append(line)
                 break
         continue
     # A test ends with one of these; "✘ Test ... recorded an issue" is not an end.
-    m = re.match(r'^[✔✘➜] Test "(.*)"(?: with \d+ test cases?)? (?:passed|failed|was cancelled|skipped)', line)
+    m = re.match(r'^[✔✘➜] Test %s(?: with \d+ test cases?)? (?:passed|failed|was cancelled|skipped)' % name, line)
     if m:
         open_lines.pop(m.group(1), None)
 for lines in open_lines.values():

@@ -76,24 +76,28 @@ import Testing
         #expect(drains.withLock { $0 } == 1)
         #expect(outbound.take().count == 2)
 
-        // Then a write past the mark waits until its bytes are sent.
+        // Then a write past the mark (2 MiB unsent + 2 MiB) waits until bytes are sent, and
+        // goes on once the unsent bytes are back under the mark.
         let finished = Mutex(false)
         let writer = Task {
             try await outbound.write(.message(big))
-            try await outbound.write(.message(big))
             finished.withLock { $0 = true }
         }
-        try await waitUntil("the second write to wait for room") { outbound.waiting }
+        try await waitUntil("the write past the mark to wait for room") { outbound.waiting }
         #expect(finished.withLock { $0 } == false)
         outbound.sent(big.count + 5)
-        try await writer.value
+        try await withTimeout(.seconds(10), "the waiting write to go on once bytes were sent") { try await writer.value }
         #expect(finished.withLock { $0 } == true)
+        #expect(!outbound.waiting)
 
         // And once the stream closes, a waiting writer and every later write fail.
         let blocked = Task { try await outbound.write(.message(big)) }
-        try await waitUntil("a third write to wait for room") { outbound.waiting }
+        try await waitUntil("a write past the mark again to wait for room") { outbound.waiting }
         outbound.close()
-        await #expect(throws: RPCError.self) { try await blocked.value }
+        let closedWhileWaiting = try await withTimeout(.seconds(10), "the waiting write to fail when the stream closed") {
+            await blocked.result
+        }
+        #expect(throws: RPCError.self) { try closedWhileWaiting.get() }
         await #expect(throws: RPCError.self) { try await outbound.write(.status(Status(code: .ok, message: ""), [:])) }
     }
 }
