@@ -61,7 +61,7 @@ set +m
 # Passes the log through as it grows (without the passing tests' lines, with --quiet).
 if [ "$quiet" = 1 ]; then
     tail -n +1 -f --pid="$command_pid" "$log" \
-        | grep --line-buffered -v -E '^(◇ |✔ Test "|✔ Suite "|↳ (Testing Library|Target Platform))|^[0-9]{4}-[0-9]{2}-[0-9]{2}T[^ ]+ (trace|debug|info|notice) ' &
+        | grep --line-buffered -v -E '^(◇ |✔ Test "|✔ Suite "|↳ (Testing Library|Target Platform))|^✔ (Test|Suite) [^" ]+ passed after |^[0-9]{4}-[0-9]{2}-[0-9]{2}T[^ ]+ (trace|debug|info|notice) ' &
 else
     tail -n +1 -f --pid="$command_pid" "$log" &
 fi
