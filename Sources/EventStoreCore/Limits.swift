@@ -104,6 +104,9 @@ public enum Limits {
             throw EventStoreError(.invalidInput, "The append names no stream; give at least one stream and event.")
         }
         var total = 0
+        // A stream may come back with `.any` only: without any expectation in the append there is
+        // nothing to check, and its names need no hashing.
+        let checksRepeatedStreams = appends.contains { $0.expectedVersion != .any }
         var streams = Set<String>()
         var ids = Set<UUID>()
         for append in appends {
@@ -126,7 +129,7 @@ public enum Limits {
                     .invalidInput,
                     "The stream '\(append.stream)' belongs to the store: names starting with '$' are its own streams, written by its own operations; append to a stream whose name does not start with '$'.")
             }
-            if !streams.insert(append.stream).inserted && append.expectedVersion != .any {
+            if checksRepeatedStreams && !streams.insert(append.stream).inserted && append.expectedVersion != .any {
                 throw EventStoreError(
                     .invalidInput,
                     "The stream '\(append.stream)' appears again in one append with an expected version; give its expectation on its first part only.")

@@ -52,6 +52,30 @@ struct MultiStreamAppendConformanceTests {
         }
     }
 
+    @Test("a stream that comes back in a later part with an expectation is refused, whatever came before it, and nothing is written", arguments: Backend.allCases)
+    func aRepeatedStreamTakesNoSecondExpectation(_ backend: Backend) async throws {
+        try await withLog(backend) { f in
+            // Given a stream at version 1
+            _ = try await f.log.append(to: "a", events: [event("A0")])
+            let message = "The stream 'a' appears again in one append with an expected version; give its expectation on its first part only."
+            // When a later part of a call names it again with an expectation, after a part with
+            // one or after a part without
+            for first in [ExpectedVersion.exact(1), .any] {
+                let error = await #expect(throws: EventStoreError.self) {
+                    try await f.log.append([
+                        StreamAppend(stream: "a", events: [event("A1")], expectedVersion: first),
+                        StreamAppend(stream: "b", events: [event("B1")]),
+                        StreamAppend(stream: "a", events: [event("A2")], expectedVersion: .exact(2)),
+                    ])
+                }
+                // Then it is refused with invalidInput, and nothing is written
+                #expect(error?.code == .invalidInput)
+                #expect(error?.message == message)
+            }
+            #expect(try await f.log.events().map(\.type) == ["A0"])
+        }
+    }
+
     @Test("one failing expectation leaves every stream untouched, and the error names each failing stream", arguments: Backend.allCases)
     func oneFailingExpectationWritesNothing(_ backend: Backend) async throws {
         try await withLog(backend) { f in

@@ -204,6 +204,9 @@ final class AppendJob: WriteJob, @unchecked Sendable {
     private func checkExpectations(_ context: BatchContext) throws -> [String: StreamHead] {
         var heads: [String: StreamHead] = [:]
         var seen = Set<String>()
+        // Sized once: growing them rehashes every name already in.
+        heads.reserveCapacity(appends.count)
+        seen.reserveCapacity(appends.count)
         var conflicts: [VersionConflict] = []
         for append in appends where seen.insert(append.stream).inserted {
             let head = try Self.head(of: append.stream, context)
@@ -270,6 +273,8 @@ final class AppendJob: WriteJob, @unchecked Sendable {
     /// Each stream written with a retention policy loses what it no longer keeps, in this
     /// transaction: after every part, so that the call's events keep consecutive positions.
     private func applyRetention(heads: [String: StreamHead], context: inout BatchContext) throws {
+        // Most batches touch no stream with a rule: a pass over the heads costs no hashing.
+        guard heads.values.contains(where: { $0.state.retention != nil }) else { return }
         var trimmed = Set<String>()
         for append in appends where trimmed.insert(append.stream).inserted {
             guard var head = heads[append.stream], let policy = head.state.retention else { continue }
