@@ -90,27 +90,11 @@ static struct slot slots[MAX_SLOTS];
 static _Atomic int slot_count;
 static __thread int my_slot = -1;
 
-/// A job as wrapped: the real function and context, and what the overdue diagnostic needs:
-/// when it was handed over, by which call, when it was due, and its place in the list of jobs
-/// not started yet.
+/// A job as wrapped: the real function and context.
 struct wrapped {
     dispatch_function_t function;
     void *context;
-    dispatch_queue_t queue;
-    int64_t enqueued_ns;
-    int64_t due_ns;  // CLOCK_MONOTONIC; INT64_MAX when unknown (a wall-clock deadline)
-    int after;       // 1: dispatch_after_f, 0: dispatch_async_f
-    int reported;
-    struct wrapped *previous, *next;
 };
-
-/// The wrapped jobs not started yet, oldest first, for the overdue diagnostic.
-static pthread_mutex_t pending_lock = PTHREAD_MUTEX_INITIALIZER;
-static struct wrapped *pending_first, *pending_last;
-/// A job not started this long after it was due is reported (ESTEST_POOL_OVERDUE_MS, default
-/// 60000; 0 turns the diagnostic off). It fails nothing: it says, on standard error, what a
-/// stalled process was waiting for.
-static int64_t overdue_ns = 60LL * 1000 * 1000 * 1000;
 
 static int64_t blocked_threshold_ns = 1000LL * 1000 * 1000;
 static int report_fd = -1;
@@ -179,15 +163,7 @@ static void remember_queue(dispatch_queue_t queue) {
     }
 }
 
-static void unlist(struct wrapped *job) {
-    pthread_mutex_lock(&pending_lock);
-    if (job->previous) job->previous->next = job->next; else pending_first = job->next;
-    if (job->next) job->next->previous = job->previous; else pending_last = job->previous;
-    pthread_mutex_unlock(&pending_lock);
-}
-
 static void run_wrapped(void *context) {
-    unlist((struct wrapped *)context);
     struct wrapped job = *(struct wrapped *)context;
     free(context);
     atomic_fetch_sub(&pending_jobs, 1);
@@ -230,37 +206,11 @@ static void run_wrapped(void *context) {
 
 static void sample_enqueuer(int64_t pending);
 
-/// When a dispatch_time_t comes due, in CLOCK_MONOTONIC nanoseconds: libdispatch on Linux keeps
-/// uptime deadlines as CLOCK_MONOTONIC nanoseconds, continuous ones (bit 62) as CLOCK_BOOTTIME
-/// nanoseconds, wall-clock ones (bit 63) otherwise (not decoded here: INT64_MAX).
-static int64_t due_of(uint64_t when) {
-    if (when == 0) return now_ns();
-    if (when == ~0ULL || (when >> 63) != 0) return INT64_MAX;
-    if ((when >> 62) & 1) {
-        struct timespec boot;
-        clock_gettime(CLOCK_BOOTTIME, &boot);
-        int64_t offset = (int64_t)boot.tv_sec * 1000000000LL + boot.tv_nsec - now_ns();
-        return (int64_t)(when & ((1ULL << 62) - 1)) - offset;
-    }
-    return (int64_t)when;
-}
-
-static void *wrap(void *context, dispatch_function_t function, dispatch_queue_t queue, int after, uint64_t when) {
+static void *wrap(void *context, dispatch_function_t function) {
     struct wrapped *job = malloc(sizeof *job);
     if (job == NULL) return NULL;
     job->function = function;
     job->context = context;
-    job->queue = queue;
-    job->enqueued_ns = now_ns();
-    job->due_ns = after ? due_of(when) : job->enqueued_ns;
-    job->after = after;
-    job->reported = 0;
-    job->next = NULL;
-    pthread_mutex_lock(&pending_lock);
-    job->previous = pending_last;
-    if (pending_last) pending_last->next = job; else pending_first = job;
-    pending_last = job;
-    pthread_mutex_unlock(&pending_lock);
     int64_t pending = atomic_fetch_add(&pending_jobs, 1) + 1;
     if (pending_sample > 0 && pending >= pending_sample) sample_enqueuer(pending);
     return job;
@@ -550,36 +500,10 @@ static void describe_slots(int queue_index, int64_t waited) {
     write_all(2, text, used);
 }
 
-/// Says on standard error which jobs handed to Swift's queues have not started `overdue_ns`
-/// after they were due, each once: a process whose threads all wait while such jobs exist is
-/// stalled in libdispatch, not in its own code.
-static void report_overdue(void) {
-    if (overdue_ns <= 0) return;
-    int64_t now = now_ns();
-    char buffer[4096];
-    size_t used = 0;
-    int64_t waiting = atomic_load(&pending_jobs);
-    pthread_mutex_lock(&pending_lock);
-    for (struct wrapped *job = pending_first; job != NULL && used < sizeof buffer - 512; job = job->next) {
-        if (job->reported || job->due_ns == INT64_MAX || now - job->due_ns < overdue_ns) continue;
-        job->reported = 1;
-        Dl_info info;
-        const char *name = dladdr((void *)job->function, &info) && info.dli_sname ? info.dli_sname : "?";
-        used += (size_t)snprintf(buffer + used, sizeof buffer - used,
-                                 "pool-check: a job handed to Swift's queue %p by dispatch_%s_f %.1f s ago, due %.1f s ago, has not started "
-                                 "(%lld jobs not started; function %s, context %p; process %d)\n",
-                                 job->queue, job->after ? "after" : "async", (double)(now - job->enqueued_ns) / 1e9,
-                                 (double)(now - job->due_ns) / 1e9, (long long)waiting, name, job->context, getpid());
-    }
-    pthread_mutex_unlock(&pending_lock);
-    if (used > 0) write_all(2, buffer, used);
-}
-
 static void *watchdog(void *unused) {
     (void)unused;
-    for (int tick = 0;; tick++) {
+    for (;;) {
         usleep(20 * 1000);
-        if (tick % 50 == 0) report_overdue();
         if (stall_threshold_ns > 0) {
             for (int index = 0; index < MAX_QUEUES; index++) {
                 dispatch_queue_t queue = atomic_load(&queues[index]);
@@ -633,8 +557,6 @@ static void *watchdog(void *unused) {
 }
 
 static void start(void) {
-    const char *overdue = getenv("ESTEST_POOL_OVERDUE_MS");
-    if (overdue != NULL && *overdue != 0) overdue_ns = atoll(overdue) * 1000LL * 1000;
     const char *threshold = getenv("ESTEST_POOL_BLOCKED_MS");
     if (threshold != NULL && atoll(threshold) > 0) blocked_threshold_ns = atoll(threshold) * 1000LL * 1000;
     const char *long_job = getenv("ESTEST_POOL_LONG_JOB_MS");
@@ -732,7 +654,7 @@ void dispatch_queue_set_width(dispatch_queue_t queue, long width) {
 void dispatch_async_f(dispatch_queue_t queue, void *context, dispatch_function_t function) {
     resolve();
     if (is_swift_queue(queue, 1)) {
-        void *job = wrap(context, function, queue, 0, 0);
+        void *job = wrap(context, function);
         if (job != NULL) {
             real_async_f(queue, job, run_wrapped);
             return;
@@ -744,7 +666,7 @@ void dispatch_async_f(dispatch_queue_t queue, void *context, dispatch_function_t
 void dispatch_after_f(dispatch_time_t when, dispatch_queue_t queue, void *context, dispatch_function_t function) {
     resolve();
     if (is_swift_queue(queue, 1)) {
-        void *job = wrap(context, function, queue, 1, when);
+        void *job = wrap(context, function);
         if (job != NULL) {
             real_after_f(when, queue, job, run_wrapped);
             return;
