@@ -192,31 +192,84 @@ package enum PersonalEnvelope {
 
     private static func parse(_ data: Data) -> (parts: [Part], rest: [UInt8]?)? {
         let bytes = [UInt8](data)
-        guard let members = try? JSONScanner.members(ofObject: bytes), members.first?.key == "$personal",
-            let elements = try? JSONScanner.elements(ofArray: Array(bytes[members[0].value]))
-        else { return nil }
+        guard let members = try? JSONScanner.members(ofObject: bytes), members.first?.key == "$personal" else { return nil }
         let array = Array(bytes[members[0].value])
+        guard let elements = try? JSONScanner.elements(ofArray: array) else { return nil }
         var parts: [Part] = []
-        for element in elements {
-            guard let value = try? JSONScanner.parse(Array(array[element])), let subject = value["subject"]?.stringValue else { return nil }
-            parts.append(
-                Part(
-                    subject: subject, fields: value["fields"]?.arrayValue?.compactMap(\.stringValue),
-                    keyID: value["key"]?.stringValue.flatMap(hexBytes),
-                    sealed: value["sealed"]?.stringValue.flatMap { Data(base64Encoded: $0) }.map { Array($0) }))
+        parts.reserveCapacity(elements.count)
+        let parsed: Bool = array.withUnsafeBytes { raw in
+            for element in elements {
+                guard let part = self.part(UnsafeRawBufferPointer(rebasing: raw[element])) else { return false }
+                parts.append(part)
+            }
+            return true
         }
-        guard !parts.isEmpty else { return nil }
+        guard parsed, !parts.isEmpty else { return nil }
         return (parts, members.first(where: { $0.key == "data" }).map { Array(bytes[$0.value]) })
+    }
+
+    /// One part of the envelope, read in place, as a JSON value's lookup by key would read it
+    /// (the first member of each name counts); nil when it is no object or has no subject.
+    private static func part(_ raw: UnsafeRawBufferPointer) -> Part? {
+        var subject: UnsafeRawBufferPointer?
+        var fields: UnsafeRawBufferPointer?
+        var keyID: UnsafeRawBufferPointer?
+        var sealed: UnsafeRawBufferPointer?
+        do {
+            try JSONScanner.forEachMember(ofObject: raw) { keyRange, valueRange in
+                let quoted = UnsafeRawBufferPointer(rebasing: raw[keyRange])
+                let value = UnsafeRawBufferPointer(rebasing: raw[valueRange])
+                // Our envelopes' keys have no escapes; one that has is compared decoded.
+                let inner = UnsafeRawBufferPointer(rebasing: raw[(keyRange.lowerBound + 1)..<(keyRange.upperBound - 1)])
+                let decoded = inner.contains(UInt8(ascii: "\\")) ? Array((try? JSONScanner.string(quoted))?.utf8 ?? "".utf8) : nil
+                func isKey(_ name: [UInt8]) -> Bool { decoded.map { $0 == name } ?? inner.elementsEqual(name) }
+                if subject == nil, isKey(Self.subjectKey) {
+                    subject = value
+                } else if fields == nil, isKey(Self.fieldsKey) {
+                    fields = value
+                } else if keyID == nil, isKey(Self.keyKey) {
+                    keyID = value
+                } else if sealed == nil, isKey(Self.sealedKey) {
+                    sealed = value
+                }
+            }
+        } catch {
+            return nil
+        }
+        guard let subject = subject.flatMap(JSONFields.string) else { return nil }
+        return Part(
+            subject: subject, fields: fields.flatMap(strings), keyID: keyID.flatMap(JSONFields.string).flatMap(hexBytes),
+            sealed: sealed.flatMap(JSONFields.string).flatMap { Data(base64Encoded: $0) }.map { Array($0) })
+    }
+
+    private static let subjectKey = Array("subject".utf8)
+    private static let fieldsKey = Array("fields".utf8)
+    private static let keyKey = Array("key".utf8)
+    private static let sealedKey = Array("sealed".utf8)
+
+    /// The strings of an array (its other elements left out); nil when it is no array.
+    private static func strings(_ raw: UnsafeRawBufferPointer) -> [String]? {
+        guard raw.first == UInt8(ascii: "["), let elements = try? JSONScanner.elements(ofArray: Array(raw)) else { return nil }
+        return elements.compactMap { JSONFields.string(UnsafeRawBufferPointer(rebasing: raw[$0])) }
     }
 
     private static func hexBytes(_ text: String) -> [UInt8]? {
         let digits = Array(text.utf8)
         guard digits.count % 2 == 0 else { return nil }
+        func nibble(_ digit: UInt8) -> UInt8? {
+            switch digit {
+            case UInt8(ascii: "0")...UInt8(ascii: "9"): return digit - UInt8(ascii: "0")
+            case UInt8(ascii: "a")...UInt8(ascii: "f"): return digit - UInt8(ascii: "a") + 10
+            case UInt8(ascii: "A")...UInt8(ascii: "F"): return digit - UInt8(ascii: "A") + 10
+            default: return nil
+            }
+        }
         var bytes: [UInt8] = []
+        bytes.reserveCapacity(digits.count / 2)
         var index = 0
         while index < digits.count {
-            guard let byte = UInt8(String(decoding: digits[index..<index + 2], as: UTF8.self), radix: 16) else { return nil }
-            bytes.append(byte)
+            guard let high = nibble(digits[index]), let low = nibble(digits[index + 1]) else { return nil }
+            bytes.append(high << 4 | low)
             index += 2
         }
         return bytes
