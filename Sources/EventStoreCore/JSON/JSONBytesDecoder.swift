@@ -1,11 +1,5 @@
 import Foundation
 
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Darwin)
-import Darwin
-#endif
-
 /// Why JSON bytes are not the value a type expects: which member, and what it should have been.
 public struct JSONDecodingError: Error, Equatable, CustomStringConvertible {
     /// The value's path (`"alert"."text"`, `"[2]"`), empty for the whole value.
@@ -109,64 +103,12 @@ private enum JSONValues {
         }
     }
 
-    static func isNull(_ value: UnsafeRawBufferPointer) -> Bool { value.elementsEqual("null".utf8) }
-
-    static func string(_ value: UnsafeRawBufferPointer) -> String? {
-        guard value.count >= 2, value.first == UInt8(ascii: "\"") else { return nil }
-        if !value.contains(UInt8(ascii: "\\")) {
-            // Validated UTF-8 without escapes: the bytes between the quotes are the text.
-            return String(decoding: UnsafeRawBufferPointer(rebasing: value[1..<(value.count - 1)]), as: UTF8.self)
-        }
-        return try? JSONScanner.string(value)
-    }
-
-    static func bool(_ value: UnsafeRawBufferPointer) -> Bool? {
-        if value.elementsEqual("true".utf8) { return true }
-        if value.elementsEqual("false".utf8) { return false }
-        return nil
-    }
-
-    /// A whole number in range of `T`, written without fraction or exponent.
-    static func integer<T: FixedWidthInteger>(_ value: UnsafeRawBufferPointer, as: T.Type) -> T? {
-        guard !value.isEmpty else { return nil }
-        var index = 0
-        let negative = value[0] == UInt8(ascii: "-")
-        if negative {
-            guard T.isSigned else { return nil }
-            index = 1
-        }
-        guard index < value.count else { return nil }
-        var result: T = 0
-        while index < value.count {
-            let digit = value[index] &- UInt8(ascii: "0")
-            guard digit < 10 else { return nil }
-            let (times, overflow1) = result.multipliedReportingOverflow(by: 10)
-            let (next, overflow2) = negative ? times.subtractingReportingOverflow(T(digit)) : times.addingReportingOverflow(T(digit))
-            guard !overflow1, !overflow2 else { return nil }
-            result = next
-            index += 1
-        }
-        return result
-    }
-
-    /// A finite number.
-    static func double(_ value: UnsafeRawBufferPointer) -> Double? {
-        guard let first = value.first, first == UInt8(ascii: "-") || (first >= 48 && first <= 57), value.count < 64 else {
-            return nil
-        }
-        // strtod on a NUL-terminated copy on the stack: no String made for a number.
-        let parsed: Double? = withUnsafeTemporaryAllocation(of: CChar.self, capacity: value.count + 1) { buffer in
-            guard let base = buffer.baseAddress else { return nil }
-            for index in 0..<value.count { base[index] = CChar(bitPattern: value[index]) }
-            base[value.count] = 0
-            var end: UnsafeMutablePointer<CChar>?
-            let number = strtod(base, &end)
-            guard end == base + value.count else { return nil }
-            return number
-        }
-        guard let parsed, parsed.isFinite else { return nil }
-        return parsed
-    }
+    // The scalars, read as hand-written decoders read them (one implementation: see JSONFields).
+    static func isNull(_ value: UnsafeRawBufferPointer) -> Bool { JSONFields.isNull(value) }
+    static func string(_ value: UnsafeRawBufferPointer) -> String? { JSONFields.string(value) }
+    static func bool(_ value: UnsafeRawBufferPointer) -> Bool? { JSONFields.bool(value) }
+    static func integer<T: FixedWidthInteger>(_ value: UnsafeRawBufferPointer, as: T.Type) -> T? { JSONFields.integer(value, as: T.self) }
+    static func double(_ value: UnsafeRawBufferPointer) -> Double? { JSONFields.double(value) }
 }
 
 /// An object's members, found by key.

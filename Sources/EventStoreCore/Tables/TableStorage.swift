@@ -34,4 +34,18 @@ package protocol TableStorage: AnyObject {
     /// one go (LMDB: one cursor walk, no suspension per event; PostgreSQL: one round trip).
     func eventPage(from start: UInt64, through last: UInt64, types: Set<String>?, limit: Int) async throws
         -> (events: [RecordedEvent], examined: UInt64)
+    /// Hands the events from `start` through `last` whose type is in `types` (every event when
+    /// nil) to `body` in position order, read in place as stored (sealed, not upcast), with no
+    /// suspension, until `body` returns false; returns the position where it stopped, or the last
+    /// examined (`start - 1` when there was none). Nil when this storage cannot read in place
+    /// (its events come over the network): the caller reads pages (``eventPage(from:through:types:limit:)``).
+    func forEachRecordAtHand(from start: UInt64, through last: UInt64, types: Set<String>?, _ body: (EventView) throws -> Bool) throws
+        -> UInt64?
+}
+
+extension TableStorage {
+    /// No reading in place: the caller reads pages.
+    package func forEachRecordAtHand(from start: UInt64, through last: UInt64, types: Set<String>?, _ body: (EventView) throws -> Bool) throws
+        -> UInt64?
+    { nil }
 }

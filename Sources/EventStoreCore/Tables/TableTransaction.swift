@@ -169,19 +169,23 @@ public final class TableTransaction {
     /// or marked forgotten.
     package func opened(_ event: RecordedEvent) async throws -> RecordedEvent {
         guard PersonalEnvelope.isSealed(event.data), !SystemWrites.readsSealed else { return event }
-        if storage.rowsAtHand {
-            // Keys at hand (LMDB): the envelope is parsed once, each key read as it is needed.
-            return event.opened(
-                try PersonalEnvelope.open(event.data, id: event.id) { subject in
-                    try SubjectKeys.key(of: subject) { key in try storage.valueAtHand(SubjectKeys.table, key) ?? nil }
-                })
-        }
+        if storage.rowsAtHand { return try openedAtHand(event) }
         // Otherwise the subjects are found first and their keys awaited, then the envelope opened.
         var keys: [String: SubjectKey] = [:]
         for subject in PersonalEnvelope.subjects(of: event.data) where keys[subject] == nil {
             keys[subject] = try await SubjectKeys.key(of: subject, in: self)
         }
         return event.opened(PersonalEnvelope.open(event.data, id: event.id) { keys[$0] })
+    }
+
+    /// ``opened(_:)`` on a storage whose rows are at hand (LMDB): the envelope is parsed once,
+    /// each key read as it is needed, with no suspension.
+    private func openedAtHand(_ event: RecordedEvent) throws -> RecordedEvent {
+        guard PersonalEnvelope.isSealed(event.data), !SystemWrites.readsSealed else { return event }
+        return event.opened(
+            try PersonalEnvelope.open(event.data, id: event.id) { subject in
+                try SubjectKeys.key(of: subject) { key in try storage.valueAtHand(SubjectKeys.table, key) ?? nil }
+            })
     }
 
     /// The version of `stream`'s last event this transaction sees, deleted or not; 0 when it never had one.
@@ -229,6 +233,31 @@ public final class TableTransaction {
     ) async throws -> UInt64 {
         try await forEachPage(from: start, through: last, types: types) { events in
             for event in events { guard try body(event) else { return event.position } }
+            return nil
+        }
+    }
+
+    /// ``forEachEvent(from:through:types:_:)`` with each event handed to `body` as a view: read in place where the backend can
+    /// (LMDB) and the event reads as stored; an event with personal data, or of a type an
+    /// upcaster may change, is copied, opened and upcast first, and so is every event of a
+    /// backend that cannot read in place. The view is valid only during the call. The fast path
+    /// of a fold (a `TypedProjection`'s), which then copies nothing it does not keep.
+    @discardableResult
+    package func forEachView(
+        from start: UInt64, through last: UInt64 = .max, types: Set<String>? = nil, _ body: (EventView) throws -> Bool
+    ) async throws -> UInt64 {
+        guard isValid else { throw EventStoreError.closedStore }
+        let recordedTypes = upcasting.isEmpty ? types : upcasting.recordedTypes(types)
+        let examined = try storage.forEachRecordAtHand(from: Swift.max(start, 1), through: last, types: recordedTypes) { view in
+            let sealed = SealedData.isSealed(view.data)
+            guard sealed || upcasting.mayStep(typeBytes: view.typeUTF8) else { return try body(view) }
+            let event = sealed ? try openedAtHand(view.copy()) : view.copy()
+            guard let upcast = try upcasting.upcast(event, wanting: types) else { return true }
+            return try EventView.withView(of: upcast, body)
+        }
+        if let examined { return examined }
+        return try await forEachPage(from: start, through: last, types: types) { events in
+            for event in events { guard try EventView.withView(of: event, body) else { return event.position } }
             return nil
         }
     }

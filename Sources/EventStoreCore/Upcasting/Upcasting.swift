@@ -183,8 +183,21 @@ package struct Upcasting: Sendable {
     @inline(__always)
     private static func bit(of type: String) -> UInt64 {
         let utf8 = type.utf8
-        let mixed = utf8.count &* 31 &+ Int(utf8.first ?? 0) &* 7 &+ Int(utf8.last ?? 0)
+        return bit(count: utf8.count, first: utf8.first, last: utf8.last)
+    }
+
+    @inline(__always)
+    private static func bit(count: Int, first: UInt8?, last: UInt8?) -> UInt64 {
+        let mixed = count &* 31 &+ Int(first ?? 0) &* 7 &+ Int(last ?? 0)
         return 1 << UInt64(mixed & 63)
+    }
+
+    /// Whether a step may read an event of the type whose stored name is `typeBytes` (false: it
+    /// reads as stored, whatever its version): the filter's test, on the name's bytes in place,
+    /// so a read in place copies only the events an upcaster may change.
+    package func mayStep(typeBytes: UnsafeRawBufferPointer) -> Bool {
+        guard !steps.isEmpty else { return false }
+        return typeFilter & Self.bit(count: typeBytes.count, first: typeBytes.first, last: typeBytes.last) != 0
     }
 
     /// Whether a step reads `event` as recorded.

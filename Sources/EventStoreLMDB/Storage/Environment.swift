@@ -528,16 +528,21 @@ final class Environment: @unchecked Sendable {
     /// a reader walking the whole log would otherwise keep all of it resident. Call it outside
     /// a read transaction.
     func noteScanned(bytes: Int) {
-        let due = scannedSinceRelease.withLock { total -> Bool in
-            total += bytes
+        if scanReleaseDue(bytes) { releaseMappedPages() }
+    }
+
+    private static let scanReleaseBytes = 16 << 20
+
+    /// Adds `bytes` to what scans read since the map's pages were last dropped; true (and the
+    /// count restarted) when that reaches ``scanReleaseBytes``.
+    private func scanReleaseDue(_ bytes: Int) -> Bool {
+        scannedSinceRelease.withLock { total -> Bool in
+            total &+= bytes
             guard total >= Self.scanReleaseBytes else { return false }
             total = 0
             return true
         }
-        if due { releaseMappedPages() }
     }
-
-    private static let scanReleaseBytes = 16 << 20
 
     /// The same, for a caller inside a transaction (which already holds the gate).
     func releaseMappedPagesHoldingGate() {
@@ -546,6 +551,32 @@ final class Environment: @unchecked Sendable {
         _ = madvise(UnsafeMutableRawPointer(bitPattern: region.start), region.length, Int32(MADV_DONTNEED))
         #endif
     }
+
+    /// Drops only the map's pages between two addresses a caller inside a transaction read
+    /// (clamped to the map, widened to whole pages): a scan lets go of what it walked without
+    /// taking from other readers the pages they are using (each would fault them in again).
+    /// The pages it reads beside the records (the tree's branches, rows looked up) are dropped
+    /// with the whole map once the scans of the store have read 16 MiB since the last drop.
+    func releaseMappedPagesHoldingGate(from low: UInt, through high: UInt) {
+        #if os(Linux)
+        guard let region = mappedRegion(), high >= low else { return }
+        let page = UInt(Self.pageSize)
+        let start = max(low, region.start) & ~(page - 1)
+        let end = min(high, region.start + UInt(region.length) - 1) | (page - 1)
+        guard end > start else { return }
+        if scanReleaseDue(Int(end - start + 1)) {
+            _ = madvise(UnsafeMutableRawPointer(bitPattern: region.start), region.length, Int32(MADV_DONTNEED))
+        } else {
+            _ = madvise(UnsafeMutableRawPointer(bitPattern: start), Int(end - start + 1), Int32(MADV_DONTNEED))
+        }
+        #endif
+    }
+
+    /// The system's page size (4 KiB where it cannot be read).
+    private static let pageSize: Int = {
+        let size = sysconf(Int32(_SC_PAGESIZE))
+        return size > 0 ? size : 4096
+    }()
 
     /// Where LMDB mapped the data file, read from /proc/self/maps (LMDB does not say: its
     /// `me_mapaddr` is only the fixed address it was asked for). Found again after every resize,

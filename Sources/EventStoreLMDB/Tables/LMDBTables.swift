@@ -10,6 +10,9 @@ final class LMDBTables: TableStorage {
     private let databases: Databases
     private let registry: TableRegistry
     private let environment: Environment
+    /// The lowest and highest addresses of the records this transaction's scans read since it
+    /// last released pages: what ``releaseReadPages()`` lets go of, when a scan read any.
+    private var scanned: (low: UInt, high: UInt)?
 
     init(txn: Transaction, environment: Environment, registry: TableRegistry) {
         self.txn = txn
@@ -18,8 +21,16 @@ final class LMDBTables: TableStorage {
         self.registry = registry
     }
 
+    /// Lets go of the pages of the records this transaction scanned since the last call (a
+    /// fold's chunk of the log), leaving other readers' pages mapped; of the whole map when it
+    /// scanned none (row writes, lookups).
     func releaseReadPages() {
-        environment.releaseMappedPagesHoldingGate()
+        if let scanned {
+            self.scanned = nil
+            environment.releaseMappedPagesHoldingGate(from: scanned.low, through: scanned.high)
+        } else {
+            environment.releaseMappedPagesHoldingGate()
+        }
     }
 
     /// The table's handle; nil for a table a read-only store does not have, which reads as empty.
@@ -135,24 +146,48 @@ final class LMDBTables: TableStorage {
     func eventPage(from start: UInt64, through last: UInt64, types: Set<String>?, limit: Int) throws
         -> (events: [RecordedEvent], examined: UInt64)
     {
-        let filter = EventFilter(types: types).compiled
-        let cursor = try txn.cursor(databases.events)
         var interner = StringInterner()
         var events: [RecordedEvent] = []
+        let examined = try forEachRecordAtHand(from: start, through: last, types: types) { view in
+            events.append(try view.record.recordedEvent(at: view.position, interner: &interner))
+            return events.count < limit
+        }
+        return (events, examined ?? start &- 1)
+    }
+}
+
+extension LMDBTables {
+    /// Widens the span of scanned addresses to `value`'s.
+    @inline(__always)
+    private func noteScanned(_ value: UnsafeRawBufferPointer) {
+        let low = UInt(bitPattern: value.baseAddress)
+        let high = low &+ UInt(max(value.count, 1)) &- 1
+        if let span = scanned {
+            scanned = (min(span.low, low), max(span.high, high))
+        } else {
+            scanned = (low, high)
+        }
+    }
+
+    func forEachRecordAtHand(from start: UInt64, through last: UInt64, types: Set<String>?, _ body: (EventView) throws -> Bool) throws
+        -> UInt64?
+    {
+        let filter = EventFilter(types: types).compiled
+        let cursor = try txn.cursor(databases.events)
         var examined = start &- 1
         var entry = try BigEndian.withBytes(of: max(start, 1)) { try cursor.seek(atLeast: $0) }
         while let (key, value) = entry {
             let position = try EventStore.position(of: key)
             if position > last { break }
             examined = position
-            let view = try RecordView(value, position: position)
-            if filter.matches(view) {
-                events.append(try view.recordedEvent(at: position, interner: &interner))
-                if events.count >= limit { break }
+            noteScanned(value)
+            let record = try RecordView(value, position: position)
+            if filter.matches(record) {
+                guard try body(EventView(position: position, record: record)) else { return position }
             }
             entry = try cursor.next()
         }
-        return (events, examined)
+        return examined
     }
 }
 
