@@ -32,14 +32,33 @@ public struct RowKey: Hashable, Comparable, Sendable, CustomStringConvertible {
 
     /// Adds a string part.
     public mutating func append(_ string: String) {
-        append(utf8: string.utf8)
+        var string = string
+        string.withUTF8 { append(utf8Bytes: UnsafeRawBufferPointer($0)) }
     }
 
     /// Adds a string part given as UTF-8 bytes (a slice of a longer string, say).
     public mutating func append(utf8: some Sequence<UInt8>) {
+        // Contiguous bytes (most strings, arrays, buffers) are copied at once: this function is
+        // generic and not specialized in other modules, so a loop here costs a call per byte.
+        if utf8.withContiguousStorageIfAvailable({ append(utf8Bytes: UnsafeRawBufferPointer($0)) }) != nil { return }
         for byte in utf8 {
             bytes.append(byte)
             if byte == 0 { bytes.append(0xFF) }
+        }
+        bytes.append(0)
+        bytes.append(1)
+    }
+
+    /// Adds a string part given as UTF-8 bytes in place (an event's stream name, say).
+    public mutating func append(utf8Bytes raw: UnsafeRawBufferPointer) {
+        bytes.reserveCapacity(bytes.count + raw.count + 2)
+        if raw.contains(0) {
+            for byte in raw {
+                bytes.append(byte)
+                if byte == 0 { bytes.append(0xFF) }
+            }
+        } else {
+            bytes.append(contentsOf: raw)
         }
         bytes.append(0)
         bytes.append(1)

@@ -1,4 +1,5 @@
 import EventStoreCore
+import Foundation
 
 /// Which state of a projection a catch-up step builds: the one that answers queries, or the one
 /// a rebuild builds beside it until it has caught up with the head.
@@ -113,14 +114,19 @@ enum CatchUpBatch {
         var failed = false
         // The log is read in chunks of positions, letting go of the pages each chunk read
         // (a lane that wants few types scans a whole batch between calls of `body`).
+        // A typed projection's fast path: events read in place and decoded by its own code.
+        let viewApply = atHand ? projection.viewApply : nil
         /// Applies one event: true to go on, false to stop here; nil when it asked for rows not
         /// loaded yet (then it is undone, to be applied again once they are).
         func step(_ event: RecordedEvent) -> Bool? {
+            step(event, at: event.position, id: event.id, apply)
+        }
+        func step<Event>(_ event: Event, at position: UInt64, id: UUID, _ apply: (Event, inout ProjectionState) throws -> Void) -> Bool? {
             let started = timed ? ContinuousClock.now : nil
             defer { if let started { progress.time += ContinuousClock.now - started } }
             do {
-                let decision = decided.isEmpty ? nil : decided[event.id]
-                guard let passedOver = try state.apply(event, policy: policy, decision: decision, rowsMissing: rowsMissing, apply) else {
+                let decision = decided.isEmpty ? nil : decided[id]
+                guard let passedOver = try state.apply(event, at: position, policy: policy, decision: decision, rowsMissing: rowsMissing, apply) else {
                     return nil
                 }
                 if passedOver {
@@ -129,12 +135,12 @@ enum CatchUpBatch {
                     progress.applied += 1
                 }
             } catch {
-                progress.failure = .stopped(name, at: event.position, cause: "\(error)")
+                progress.failure = .stopped(name, at: position, cause: "\(error)")
                 failed = true
                 return false
             }
-            reached = event.position
-            if state.touchedRowCount >= maximumRows && event.position < end {
+            reached = position
+            if state.touchedRowCount >= maximumRows && position < end {
                 stoppedEarly = true
                 return false
             }
@@ -144,7 +150,13 @@ enum CatchUpBatch {
         while chunkStart <= end && !stoppedEarly && !failed {
             let chunkEnd = end - chunkStart < releaseEvery ? end : chunkStart + (releaseEvery - 1)
             do {
-                if atHand {
+                if let viewApply {
+                    // LMDB, a typed projection: every row is at hand and each event is read in
+                    // place, decoded by the projection, with no suspension between them.
+                    try await txn.forEachView(from: chunkStart, through: chunkEnd, types: projection.eventTypes) { view in
+                        step(view, at: view.position, id: view.id, viewApply) ?? true
+                    }
+                } else if atHand {
                     // LMDB: every row is at hand, so no event waits; the page's events are
                     // applied with no suspension between them.
                     try await txn.forEachEvent(from: chunkStart, through: chunkEnd, types: projection.eventTypes, synchronously: { step($0) ?? true })

@@ -176,8 +176,17 @@ public struct ProjectionState {
         _ event: RecordedEvent, policy: ProjectionErrorPolicy, decision: PassedOver.Decision?, rowsMissing: (() -> Bool)? = nil,
         _ apply: (RecordedEvent, inout ProjectionState) throws -> Void
     ) throws -> Bool? {
+        try self.apply(event, at: event.position, policy: policy, decision: decision, rowsMissing: rowsMissing, apply)
+    }
+
+    /// The same for an event in any form (a view read in place, on a typed projection's fast
+    /// path), at `position`.
+    mutating func apply<Event>(
+        _ event: Event, at position: UInt64, policy: ProjectionErrorPolicy, decision: PassedOver.Decision?, rowsMissing: (() -> Bool)? = nil,
+        _ apply: (Event, inout ProjectionState) throws -> Void
+    ) throws -> Bool? {
         if let decision {
-            try put(PassedOver.table, PassedOver.key(event.position), "passed over by decision: \(decision.reason)")
+            try put(PassedOver.table, PassedOver.key(position), "passed over by decision: \(decision.reason)")
             return true
         }
         let undoable = policy == .skip || rowsMissing != nil
@@ -200,7 +209,7 @@ public struct ProjectionState {
         // The engine's own errors (a damaged row, an undeclared table) always stop: passing
         // over them would hide damage.
         guard policy == .skip, !(failure is ProjectionError) else { throw failure }
-        try put(PassedOver.table, PassedOver.key(event.position), "\(failure)")
+        try put(PassedOver.table, PassedOver.key(position), "\(failure)")
         return true
     }
 
