@@ -27,10 +27,16 @@ public enum AppStreams {
     /// A row key of one string part, the key of a stream with the given prefix (made from its
     /// bytes without an intermediate string); nil for another stream.
     public static func rowKey(of stream: String, prefix: String) -> RowKey? {
+        var stream = stream
+        return stream.withUTF8 { rowKey(ofStream: UnsafeRawBufferPointer($0), prefix: prefix) }
+    }
+
+    /// The same, from the stream name's bytes read in place (``EventView/streamUTF8``).
+    public static func rowKey(ofStream stream: UnsafeRawBufferPointer, prefix: String) -> RowKey? {
         let prefixLength = prefix.utf8.count
-        guard stream.utf8.count > prefixLength, stream.utf8.starts(with: prefix.utf8) else { return nil }
+        guard stream.count > prefixLength, stream.starts(with: prefix.utf8) else { return nil }
         var key = RowKey()
-        key.append(utf8: stream.utf8.dropFirst(prefixLength))
+        key.append(utf8Bytes: UnsafeRawBufferPointer(rebasing: stream[prefixLength...]))
         return key
     }
 

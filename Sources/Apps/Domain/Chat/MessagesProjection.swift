@@ -69,7 +69,10 @@ extension ChatEvent {
 /// `seen` (room, user) → when the user last posted, connected, came back or went away;
 /// `recent` (room, time, user) → the same sighting, ordered by time, so that finding who is
 /// active reads the users of the last 300 seconds only, not every user the room ever had.
-public struct MessagesProjection: Projection {
+///
+/// A ``TypedProjection``: a room's events are decoded by hand from their data
+/// (``ChatEvent/init(view:)``).
+public struct MessagesProjection: TypedProjection {
     public let name = "messages"
     public let version = 4
     public let tables = ["messages", "newest", "seen", "recent"]
@@ -85,12 +88,33 @@ public struct MessagesProjection: Projection {
 
     public init() {}
 
-    public func apply(_ event: RecordedEvent, to state: inout ProjectionState) throws {
-        guard let room = AppStreams.rowKey(of: event.stream, prefix: AppStreams.chatPrefix) else { return }
-        let chat = try ChatEvent(recorded: event)
+    /// A room's event, decoded.
+    public struct Posted {
+        public let room: RowKey
+        public let event: ChatEvent
+        public let position: UInt64
+        public let id: UUID
+        /// When it was recorded, in microseconds since 1970.
+        public let at: Int64
+
+        public init(room: RowKey, event: ChatEvent, position: UInt64, id: UUID, at: Int64) {
+            self.room = room
+            self.event = event
+            self.position = position
+            self.id = id
+            self.at = at
+        }
+    }
+
+    public func decode(_ event: EventView) throws -> Posted? {
+        guard let room = AppStreams.rowKey(ofStream: event.streamUTF8, prefix: AppStreams.chatPrefix) else { return nil }
+        return Posted(room: room, event: try ChatEvent(view: event), position: event.position, id: event.id, at: event.recordedAtMicroseconds)
+    }
+
+    public func apply(_ posted: Posted, to state: inout ProjectionState) throws {
+        let (room, chat, at) = (posted.room, posted.event, posted.at)
         let shown = chat.shown
-        let at = event.recordedAtMicroseconds
-        try state.put("messages", room.appending(event.position), ChatMessage(id: event.id, user: shown.user, text: shown.text, date: at))
+        try state.put("messages", room.appending(posted.position), ChatMessage(id: posted.id, user: shown.user, text: shown.text, date: at))
         let newest = try state.get("newest", room, as: Int64.self) ?? .min
         if at > newest { try state.put("newest", room, at) }
         let sighting = chat.sighting(at: at)
