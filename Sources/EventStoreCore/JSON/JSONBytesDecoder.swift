@@ -102,13 +102,6 @@ private enum JSONValues {
             scanner.index += 1
         }
     }
-
-    // The scalars, read as hand-written decoders read them (one implementation: see JSONFields).
-    static func isNull(_ value: UnsafeRawBufferPointer) -> Bool { JSONFields.isNull(value) }
-    static func string(_ value: UnsafeRawBufferPointer) -> String? { JSONFields.string(value) }
-    static func bool(_ value: UnsafeRawBufferPointer) -> Bool? { JSONFields.bool(value) }
-    static func integer<T: FixedWidthInteger>(_ value: UnsafeRawBufferPointer, as: T.Type) -> T? { JSONFields.integer(value, as: T.self) }
-    static func double(_ value: UnsafeRawBufferPointer) -> Double? { JSONFields.double(value) }
 }
 
 /// An object's members, found by key.
@@ -120,7 +113,7 @@ private struct ObjectContainer<Key: CodingKey>: KeyedDecodingContainerProtocol {
     var codingPath: [any CodingKey] { path }
 
     var allKeys: [Key] {
-        members.compactMap { member in JSONValues.string(UnsafeRawBufferPointer(rebasing: bytes[member.key])).flatMap(Key.init(stringValue:)) }
+        members.compactMap { member in JSONFields.string(UnsafeRawBufferPointer(rebasing: bytes[member.key])).flatMap(Key.init(stringValue:)) }
     }
 
     /// The value range of the member named `key`, if there is one.
@@ -130,7 +123,7 @@ private struct ObjectContainer<Key: CodingKey>: KeyedDecodingContainerProtocol {
             let raw = UnsafeRawBufferPointer(rebasing: bytes[member.key])
             let inner = UnsafeRawBufferPointer(rebasing: raw[1..<(raw.count - 1)])
             if inner.contains(UInt8(ascii: "\\")) {
-                if JSONValues.string(raw) == name { return member.value }
+                if JSONFields.string(raw) == name { return member.value }
             } else if inner.elementsEqual(name.utf8) {
                 return member.value
             }
@@ -150,21 +143,21 @@ private struct ObjectContainer<Key: CodingKey>: KeyedDecodingContainerProtocol {
 
     func decodeNil(forKey key: Key) throws -> Bool {
         guard let value = value(key) else { return true }
-        return JSONValues.isNull(value)
+        return JSONFields.isNull(value)
     }
 
     func decode(_ type: Bool.Type, forKey key: Key) throws -> Bool {
-        guard let value = value(key), let result = JSONValues.bool(value) else { throw mismatch(key, "a boolean") }
+        guard let value = value(key), let result = JSONFields.bool(value) else { throw mismatch(key, "a boolean") }
         return result
     }
 
     func decode(_ type: String.Type, forKey key: Key) throws -> String {
-        guard let value = value(key), let result = JSONValues.string(value) else { throw mismatch(key, "a string") }
+        guard let value = value(key), let result = JSONFields.string(value) else { throw mismatch(key, "a string") }
         return result
     }
 
     func decode(_ type: Double.Type, forKey key: Key) throws -> Double {
-        guard let value = value(key), let result = JSONValues.double(value) else { throw mismatch(key, "a number") }
+        guard let value = value(key), let result = JSONFields.double(value) else { throw mismatch(key, "a number") }
         return result
     }
 
@@ -184,7 +177,7 @@ private struct ObjectContainer<Key: CodingKey>: KeyedDecodingContainerProtocol {
     func decode(_ type: UInt64.Type, forKey key: Key) throws -> UInt64 { try integer(key) }
 
     private func integer<T: FixedWidthInteger>(_ key: Key) throws -> T {
-        guard let value = value(key), let result = JSONValues.integer(value, as: T.self) else {
+        guard let value = value(key), let result = JSONFields.integer(value, as: T.self) else {
             throw mismatch(key, "a whole number in range")
         }
         return result
@@ -246,7 +239,7 @@ private struct ArrayContainer: UnkeyedDecodingContainer {
     }
 
     mutating func decodeNil() throws -> Bool {
-        guard !isAtEnd, JSONValues.isNull(UnsafeRawBufferPointer(rebasing: bytes[elements[currentIndex]])) else { return false }
+        guard !isAtEnd, JSONFields.isNull(UnsafeRawBufferPointer(rebasing: bytes[elements[currentIndex]])) else { return false }
         currentIndex += 1
         return true
     }
@@ -276,20 +269,20 @@ private struct SingleValue: SingleValueDecodingContainer {
 
     private func mismatch(_ expected: String) -> JSONDecodingError { decoder.mismatch(expected) }
 
-    func decodeNil() -> Bool { JSONValues.isNull(decoder.value) }
+    func decodeNil() -> Bool { JSONFields.isNull(decoder.value) }
 
     func decode(_ type: Bool.Type) throws -> Bool {
-        guard let result = JSONValues.bool(decoder.value) else { throw mismatch("a boolean") }
+        guard let result = JSONFields.bool(decoder.value) else { throw mismatch("a boolean") }
         return result
     }
 
     func decode(_ type: String.Type) throws -> String {
-        guard let result = JSONValues.string(decoder.value) else { throw mismatch("a string") }
+        guard let result = JSONFields.string(decoder.value) else { throw mismatch("a string") }
         return result
     }
 
     func decode(_ type: Double.Type) throws -> Double {
-        guard let result = JSONValues.double(decoder.value) else { throw mismatch("a number") }
+        guard let result = JSONFields.double(decoder.value) else { throw mismatch("a number") }
         return result
     }
 
@@ -306,7 +299,7 @@ private struct SingleValue: SingleValueDecodingContainer {
     func decode(_ type: UInt64.Type) throws -> UInt64 { try integer() }
 
     private func integer<T: FixedWidthInteger>() throws -> T {
-        guard let result = JSONValues.integer(decoder.value, as: T.self) else { throw mismatch("a whole number in range") }
+        guard let result = JSONFields.integer(decoder.value, as: T.self) else { throw mismatch("a whole number in range") }
         return result
     }
 

@@ -4,20 +4,14 @@ import Glibc
 import Darwin
 #endif
 
-/// The members and scalars of JSON bytes read in place, for decoders written by hand (a
-/// projection's fast path, see `TypedProjection`): no tree, no `Decoder`, no string made for a key.
-///
-/// Each scalar reader takes one value's bytes, as ``forEachMember(ofObject:_:)`` hands them, and
-/// accepts exactly what ``JSONBytesDecoder`` accepts for that type (it uses the same readers), so a
-/// hand-written decoder that takes only what these return decodes the same values as `Decodable`
-/// through ``JSONBytesDecoder``; for anything they refuse it can fall back to that path, which
-/// then says what is wrong.
+/// The members and scalars of JSON bytes read in place, for decoders written by hand (see
+/// `TypedProjection`): no tree, no `Decoder`, no string made for a key. Each scalar reader
+/// accepts exactly what ``JSONBytesDecoder`` accepts for its type (which uses them), so a decoder
+/// that takes only what these return decodes as `Decodable` does, and can leave the rest to it.
 public enum JSONFields {
-    /// Hands each member of the object `bytes` holds (which must be exactly that object, white
-    /// space around it allowed) to `body`: the key's bytes between its quotes, as written
-    /// (escapes not decoded: see ``keyHasEscapes(_:)``), and the value's bytes. Returns false,
-    /// having stopped, when the bytes are not one valid JSON object; true when every member was
-    /// handed over.
+    /// Hands each member of the one JSON object `bytes` holds to `body`: the key's bytes between
+    /// its quotes as written (see ``keyHasEscapes(_:)``), and the value's bytes. False, having
+    /// stopped, when the bytes are not one valid object.
     public static func forEachMember(
         ofObject bytes: UnsafeRawBufferPointer, _ body: (_ key: UnsafeRawBufferPointer, _ value: UnsafeRawBufferPointer) -> Void
     ) -> Bool {
