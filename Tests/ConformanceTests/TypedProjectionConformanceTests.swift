@@ -23,7 +23,7 @@ private struct DecodableAppState: Projection {
             return
         }
         guard let key = AppStreams.rowKey(of: event.stream, prefix: AppStreams.fitnessPrefix) else { return }
-        try AppStateProjection().apply(.workout(key, try FitnessEvent(recorded: event)), to: &state)
+        try AppStateProjection().apply(.event(key, try FitnessEvent(recorded: event)), to: &state)
     }
 
     func query(_ state: some StateReader, _ parameters: QueryParameters) async throws -> JSONValue { .null }
@@ -43,6 +43,27 @@ private struct DecodableMessages: Projection {
         let posted = MessagesProjection.Posted(
             room: room, event: try ChatEvent(recorded: event), position: event.position, id: event.id, at: event.recordedAtMicroseconds)
         try MessagesProjection().apply(posted, to: &state)
+    }
+
+    func query(_ state: some StateReader, _ parameters: QueryParameters) async throws -> JSONValue { .null }
+}
+
+/// `AlertsProjection` with the decoding it had before its typed fast path, the same way.
+private struct DecodableAlerts: Projection {
+    let name = "alerts-decodable"
+    let version = 3
+    let tables = ["queues"]
+    let eventTypes: Set<String>? = AlertEvent.types.union([StreamDeletion.eventType])
+    let errorPolicy = ProjectionErrorPolicy.skip
+    let queryParameters: [QueryParameter] = []
+
+    func apply(_ event: RecordedEvent, to state: inout ProjectionState) throws {
+        if event.type == StreamDeletion.eventType {
+            if let key = AppStreams.deletedRowKey(event, prefix: AppStreams.alertsPrefix) { try AlertsProjection().apply(.deleted(key), to: &state) }
+            return
+        }
+        guard let key = AppStreams.rowKey(of: event.stream, prefix: AppStreams.alertsPrefix) else { return }
+        try AlertsProjection().apply(.event(key, try AlertEvent(recorded: event)), to: &state)
     }
 
     func query(_ state: some StateReader, _ parameters: QueryParameters) async throws -> JSONValue { .null }
@@ -72,9 +93,13 @@ struct TypedProjectionConformanceTests {
         ("chat-odd", PresenceChanged.eventType, #"{"us\u0065r":"eve","presence":"cameBack"}"#),
         ("chat-odd", PresenceChanged.eventType, #"{"user":"eve"}"#),
         ("chat-", MessagePosted.eventType, #"{"user":"eve","text":"hi","kind":"said"}"#),
+        ("alerts-eve", AlertPosted.eventType, #"{"severity":"bad","text":"Stretch!","name":null}"#),
+        ("alerts-eve", AlertPosted.eventType, #"{"text":"x","severity":"ugly"}"#),
+        ("alerts-eve", AlertCleared.eventType, #"{"te\u0078t":"Stretch!"}"#),
+        ("alerts-gone", AlertPosted.eventType, #"{"text":"x","severity":"good"}"#),
     ]
 
-    @Test("app-state and messages by their typed paths and by Decodable: the same hashes, caught up and rebuilt", arguments: Backend.allCases)
+    @Test("app-state, messages and alerts by their typed paths and by Decodable: the same hashes, caught up and rebuilt", arguments: Backend.allCases)
     func alike(_ backend: Backend) async throws {
         try await withDomain(backend) { f in
             // Given the apps' seeded traffic, odd events in workout and chat streams, a deleted
@@ -84,11 +109,16 @@ struct TypedProjectionConformanceTests {
                 _ = try await f.store.append(to: odd.stream, events: [NewEvent(type: odd.type, data: Data(odd.data.utf8))])
             }
             _ = try await f.store.deleteStream("fitness-gone", expectedVersion: .any, hard: false)
+            _ = try await f.store.deleteStream("alerts-gone", expectedVersion: .any, hard: false)
             _ = try await f.backend.chat(.say("bye"), user: "ann", room: "main")
             _ = try await f.store.forget(MessagePosted.subject("ann"))
-            let pairs = [(AppStateProjection().name, "app-state-decodable"), (MessagesProjection().name, "messages-decodable")]
+            let pairs = [
+                (AppStateProjection().name, "app-state-decodable"), (MessagesProjection().name, "messages-decodable"),
+                (AlertsProjection().name, "alerts-decodable"),
+            ]
             let runner = try await ProjectionRunner(
-                store: f.store, projections: [AppStateProjection(), DecodableAppState(), MessagesProjection(), DecodableMessages()])
+                store: f.store,
+                projections: [AppStateProjection(), DecodableAppState(), MessagesProjection(), DecodableMessages(), AlertsProjection(), DecodableAlerts()])
             // When all catch up, then all are rebuilt
             try await runner.catchUp()
             var live: [String: String] = [:]
@@ -109,6 +139,8 @@ struct TypedProjectionConformanceTests {
             // "shouted", a presence without one.)
             #expect(try await runner.state(of: "app-state", asOf: head).reader.rowCount(PassedOver.table) == 5)
             #expect(try await runner.state(of: "messages", asOf: head).reader.rowCount(PassedOver.table) == 2)
+            // (alerts: severity "ugly")
+            #expect(try await runner.state(of: "alerts", asOf: head).reader.rowCount(PassedOver.table) == 1)
         }
     }
 }

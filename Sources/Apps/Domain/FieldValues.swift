@@ -37,6 +37,8 @@ struct FieldValues {
         return valid && plain
     }
 
+    /// Whether the `index`th name is missing or `null` (what an optional decodes as nil).
+    func isMissingOrNull(_ index: Int) -> Bool { values[index].map(JSONFields.isNull) ?? true }
     /// The `index`th name's value as a whole number; nil when missing or not one.
     func integer(_ index: Int) -> Int? { values[index].flatMap { JSONFields.integer($0, as: Int.self) } }
     /// The `index`th name's value as a finite number; nil when missing or not one.

@@ -3,7 +3,10 @@ import Projections
 
 /// Each user's alert queue: count, top, next up and the alerts in order. Query parameter:
 /// `user` (default "default").
-public struct AlertsProjection: Projection {
+///
+/// A ``TypedProjection``: its events are decoded by hand from their bytes (``AlertEvent``'s
+/// `init(view:)`).
+public struct AlertsProjection: TypedProjection {
     public let name = "alerts"
     public let version = 3
     public let tables = ["queues"]
@@ -15,16 +18,15 @@ public struct AlertsProjection: Projection {
 
     public init() {}
 
-    public func apply(_ event: RecordedEvent, to state: inout ProjectionState) throws {
-        if event.type == StreamDeletion.eventType {
-            if let key = AppStreams.deletedRowKey(event, prefix: AppStreams.alertsPrefix) { try state.delete("queues", key) }
-            return
-        }
-        guard let key = AppStreams.rowKey(of: event.stream, prefix: AppStreams.alertsPrefix) else { return }
-        let decoded = try AlertEvent(recorded: event)
-        var queue = try state.get("queues", key, as: AlertQueue.self) ?? AlertQueue()
-        queue.apply(decoded)
-        try state.put("queues", key, queue)
+    /// What an event does to the queues.
+    public typealias Change = StreamRowChange<AlertEvent>
+
+    public func decode(_ event: EventView) throws -> Change? {
+        try StreamRows.change(event, prefix: AppStreams.alertsPrefix, as: AlertEvent.self)
+    }
+
+    public func apply(_ change: Change, to state: inout ProjectionState) throws {
+        try StreamRows.apply(change, table: "queues", to: &state, empty: AlertQueue()) { $0.apply($1) }
     }
 
     /// `{"user","count","top","nextUp","alerts":[{"name","text","severity"}]}`; with `limit`, a page

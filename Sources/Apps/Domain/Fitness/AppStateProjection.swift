@@ -19,30 +19,14 @@ public struct AppStateProjection: TypedProjection {
     public init() {}
 
     /// What an event does to the workouts.
-    public enum Change {
-        /// A user's workout stream was deleted: its row goes.
-        case deleted(RowKey)
-        /// An event of the user's workout.
-        case workout(RowKey, FitnessEvent)
-    }
+    public typealias Change = StreamRowChange<FitnessEvent>
 
     public func decode(_ event: EventView) throws -> Change? {
-        if event.typeUTF8.elementsEqual(StreamDeletion.eventType.utf8) {
-            return AppStreams.deletedRowKey(event.recordedEvent(), prefix: AppStreams.fitnessPrefix).map(Change.deleted)
-        }
-        guard let key = AppStreams.rowKey(ofStream: event.streamUTF8, prefix: AppStreams.fitnessPrefix) else { return nil }
-        return .workout(key, try FitnessEvent(view: event))
+        try StreamRows.change(event, prefix: AppStreams.fitnessPrefix, as: FitnessEvent.self)
     }
 
     public func apply(_ change: Change, to state: inout ProjectionState) throws {
-        switch change {
-        case let .deleted(key):
-            try state.delete("workouts", key)
-        case let .workout(key, event):
-            var workout = try state.get("workouts", key, as: Workout.self) ?? Workout()
-            workout.apply(event)
-            try state.put("workouts", key, workout)
-        }
+        try StreamRows.apply(change, table: "workouts", to: &state, empty: Workout()) { $0.apply($1) }
     }
 
     /// `{"user","state","label","goal","steps","distance","nessie","alertsSent"}`; a user with no
