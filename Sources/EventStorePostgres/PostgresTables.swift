@@ -152,6 +152,11 @@ final class PostgresTables: TableStorage {
         }
     }
 
+    /// Events come over the network: the caller reads pages (``eventPage(from:through:types:limit:)``).
+    func forEachRecordAtHand(from start: UInt64, through last: UInt64, types: Set<String>?, _ body: (EventView) throws -> Bool) throws
+        -> UInt64?
+    { nil }
+
     func eventPage(from start: UInt64, through last: UInt64, types: Set<String>?, limit: Int) async throws
         -> (events: [RecordedEvent], examined: UInt64)
     {

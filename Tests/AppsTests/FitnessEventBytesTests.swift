@@ -23,7 +23,10 @@ struct FitnessEventBytesTests {
             "{\"steps\":9223372036854775807,\"distance\":1}", "{\"steps\":9223372036854775808,\"distance\":1}",
             "{\"steps\":-9223372036854775808,\"distance\":1}", "{\"steps\":\"3\",\"distance\":1}", "{\"steps\":3,\"distance\":null}",
             "{\"steps\":3,\"distance\":1e400}", "{\"steps\":3,\"distance\":0.1000000000000000055511151231257827}",
-            "{ \"steps\" : 3 , \"distance\" : 2 }", "{\"steps\":3,\"distance\":2,}", "{\"steps\":03,\"distance\":2}",
+            "{ \"steps\" : 3 , \"distance\" : 2 }",
+            // Nesting at the limit, and one level past it (the object itself counts)
+            "{\"steps\":1,\"distance\":1,\"x\":" + String(repeating: "[", count: 511) + String(repeating: "]", count: 511) + "}",
+            "{\"steps\":1,\"distance\":1,\"x\":" + String(repeating: "[", count: 512) + String(repeating: "]", count: 512) + "}", "{\"steps\":3,\"distance\":2,}", "{\"steps\":03,\"distance\":2}",
         ]
         samples += pedometer.map { (PedometerUpdated.eventType, $0) }
         samples += ["{\"distance\":12.25}", "{\"distance\":\"far\"}", "{\"distance\":-1}", "{}"].map { (NessieMoved.eventType, $0) }

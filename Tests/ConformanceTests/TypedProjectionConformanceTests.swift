@@ -143,4 +143,28 @@ struct TypedProjectionConformanceTests {
             #expect(try await runner.state(of: "alerts", asOf: head).reader.rowCount(PassedOver.table) == 1)
         }
     }
+
+    @Test("an upcaster failing mid-page: the events before it and after it are applied on both paths, on every backend", arguments: Backend.allCases)
+    func upcasterFailingMidPage(_ backend: Backend) async throws {
+        struct Refused: Error, CustomStringConvertible { var description: String { "no 13" } }
+        let refusing = Upcaster(PedometerUpdated.eventType, from: 1) { data in
+            if data["steps"]?.intValue == 13 { throw Refused() }
+            return data
+        }
+        try await withLog(backend, upcasters: [refusing]) { f in
+            // Given a workout whose third report of steps the upcaster refuses, all in one page
+            let reports = [1, 2, 13, 4].map { PedometerUpdated(steps: $0, distance: Double($0)) }
+            let events = try ([FitnessEvent.goalSet(GoalSet(goal: 100)), .started(WorkoutStarted())] + reports.map(FitnessEvent.pedometer)).map { try $0.newEvent() }
+            _ = try await f.log.append(to: AppStreams.fitness("eve"), events: events)
+            // When both paths catch up
+            let runner = try await ProjectionRunner(store: f.log, projections: [AppStateProjection(), DecodableAppState()])
+            try await runner.catchUp()
+            // Then both applied the reports before and after the refused one, and passed it over
+            #expect(try await runner.storedHash(of: "app-state") == (try await runner.storedHash(of: "app-state-decodable")))
+            let state = try await runner.query("app-state", parameters: ["user": "eve"])
+            #expect(state["steps"] == .int(7), "\(state)")
+            let passed = try await runner.read("app-state") { state in try await state.rows(PassedOver.table, as: String.self).map(\.value) }
+            #expect(passed == ["The upcaster of PedometerUpdated from version 1 failed on the event at position 5 ('fitness-eve'): no 13."])
+        }
+    }
 }

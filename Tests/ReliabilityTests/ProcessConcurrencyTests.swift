@@ -18,7 +18,10 @@ struct ProcessConcurrencyTests {
                 ProcessRunner.productsDirectory.appendingPathComponent("torture-writer"),
                 ["contend", "--db", db, "--process", String(process), "--count", String(count), "--durability", "noMetaSync"])
         }
-        for process in processes { #expect(try await process.waitForExit(timeout: .seconds(120)) == 0) }
+        for process in processes {
+            // A process that failed says why on its stderr: the message shows it.
+            #expect(try await process.waitForExit(timeout: .seconds(120)) == 0, "stderr: \(process.stderr)")
+        }
         var wins: [String: [UInt64]] = [:]
         var conflicts = 0
         for (index, process) in processes.enumerated() {

@@ -16,7 +16,7 @@ public enum JSONFields {
         ofObject bytes: UnsafeRawBufferPointer, _ body: (_ key: UnsafeRawBufferPointer, _ value: UnsafeRawBufferPointer) -> Void
     ) -> Bool {
         do {
-            try JSONScanner.forEachMember(ofObject: bytes) { key, value in
+            try JSONScanner.forEachMember(ofObject: bytes, countingTheObject: true) { key, value in
                 body(UnsafeRawBufferPointer(rebasing: bytes[(key.lowerBound + 1)..<(key.upperBound - 1)]), UnsafeRawBufferPointer(rebasing: bytes[value]))
             }
             return true

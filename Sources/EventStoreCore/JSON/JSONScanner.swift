@@ -87,10 +87,12 @@ package struct JSONScanner {
     /// Reads one object, handing each member's key range (quotes included) and value range to
     /// `body` as it goes, without allocating; the whole input must be that object. Does not check
     /// that keys are unique; `body` may, by throwing.
+    /// With `countingTheObject`, the object counts toward ``maximumDepth`` (as in `Decodable`'s).
     package static func forEachMember(
-        ofObject bytes: UnsafeRawBufferPointer, _ body: (Range<Int>, Range<Int>) throws(JSONError) -> Void
+        ofObject bytes: UnsafeRawBufferPointer, countingTheObject: Bool = false, _ body: (Range<Int>, Range<Int>) throws(JSONError) -> Void
     ) throws(JSONError) {
         var scanner = JSONScanner(bytes)
+        if countingTheObject { scanner.depth = 1 }
         scanner.skipWhitespace()
         guard scanner.peek() == UInt8(ascii: "{") else { throw scanner.error("expected a JSON object") }
         scanner.index += 1

@@ -42,10 +42,3 @@ package protocol TableStorage: AnyObject {
     func forEachRecordAtHand(from start: UInt64, through last: UInt64, types: Set<String>?, _ body: (EventView) throws -> Bool) throws
         -> UInt64?
 }
-
-extension TableStorage {
-    /// No reading in place: the caller reads pages.
-    package func forEachRecordAtHand(from start: UInt64, through last: UInt64, types: Set<String>?, _ body: (EventView) throws -> Bool) throws
-        -> UInt64?
-    { nil }
-}

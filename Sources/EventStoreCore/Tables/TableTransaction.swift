@@ -237,11 +237,9 @@ public final class TableTransaction {
         }
     }
 
-    /// ``forEachEvent(from:through:types:_:)`` with each event handed to `body` as a view: read in place where the backend can
-    /// (LMDB) and the event reads as stored; an event with personal data, or of a type an
-    /// upcaster may change, is copied, opened and upcast first, and so is every event of a
-    /// backend that cannot read in place. The view is valid only during the call. The fast path
-    /// of a fold (a `TypedProjection`'s), which then copies nothing it does not keep.
+    /// ``forEachEvent(from:through:types:_:)`` with each event as a view, valid during the call:
+    /// in place where the backend can (LMDB) and it reads as stored; else (personal data, a type an
+    /// upcaster may change, another backend) a copy, opened and upcast. A typed fold's fast path.
     @discardableResult
     package func forEachView(
         from start: UInt64, through last: UInt64 = .max, types: Set<String>? = nil, _ body: (EventView) throws -> Bool
@@ -276,15 +274,24 @@ public final class TableTransaction {
             let page = try await storage.eventPage(from: next, through: last, types: recordedTypes, limit: Self.eventsPerPage)
             var events: [RecordedEvent] = []
             events.reserveCapacity(page.events.count)
+            // An event that cannot be opened or upcast fails the read after the events before it
+            // are visited, as a read in place visits them (a fold may go on after it).
+            var failure: (any Error)?
             for stored in page.events {
-                let event = PersonalEnvelope.isSealed(stored.data) ? try await opened(stored) : stored
-                if upcasting.isEmpty {
-                    events.append(event)
-                } else if let upcast = try upcasting.upcast(event, wanting: types) {
-                    events.append(upcast)
+                do {
+                    let event = PersonalEnvelope.isSealed(stored.data) ? try await opened(stored) : stored
+                    if upcasting.isEmpty {
+                        events.append(event)
+                    } else if let upcast = try upcasting.upcast(event, wanting: types) {
+                        events.append(upcast)
+                    }
+                } catch {
+                    failure = error
+                    break
                 }
             }
             if let stopped = try await visit(events) { return stopped }
+            if let failure { throw failure }
             guard page.examined >= next else { break }
             examined = page.examined
             guard page.events.count == Self.eventsPerPage, page.examined < last else { break }

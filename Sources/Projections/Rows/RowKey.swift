@@ -51,7 +51,6 @@ public struct RowKey: Hashable, Comparable, Sendable, CustomStringConvertible {
 
     /// Adds a string part given as UTF-8 bytes in place (an event's stream name, say).
     public mutating func append(utf8Bytes raw: UnsafeRawBufferPointer) {
-        bytes.reserveCapacity(bytes.count + raw.count + 2)
         if raw.contains(0) {
             for byte in raw {
                 bytes.append(byte)
