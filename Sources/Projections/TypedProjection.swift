@@ -1,13 +1,13 @@
 import EventStoreCore
 
 /// A projection with a fast path for rebuilds and catch-ups: each event is decoded by the
-/// projection's own code straight from its stored bytes, read in place (``EventView``), into a
-/// value of its own type, which `apply` then folds. No ``RecordedEvent`` is made for it on LMDB,
+/// projection's own code straight from its stored bytes, read in place (`EventView`), into a
+/// value of its own type, which `apply` then folds. No `RecordedEvent` is made for it on LMDB,
 /// and no `Decoder` runs unless the projection's decoder chooses to.
 ///
 /// Write one where a projection folds many events and its profile says decoding costs; the plain
 /// ``Projection`` stays the simple way. Both paths fold alike: the runner's fast path reads views
-/// in place, and ``Projection/apply(_:to:)`` (for folds in memory, and backends that cannot
+/// in place, and `Projection.apply(_:to:)` (for folds in memory, and backends that cannot
 /// read in place) decodes a view of the recorded event with the same `decode`. The view is the
 /// event as readers see it: personal data opened (or its forgotten marker), upcast by the
 /// store's upcasters.
@@ -20,7 +20,7 @@ import EventStoreCore
 /// }
 /// ```
 public protocol TypedProjection: Projection {
-    /// What ``decode(_:)`` makes of an event: whatever ``apply(_:to:)`` needs of it, as values
+    /// What ``decode(_:)`` makes of an event: whatever `apply(_:to:)` needs of it, as values
     /// (not the view, which lives only during the call).
     associatedtype Event
 
@@ -30,7 +30,7 @@ public protocol TypedProjection: Projection {
     /// `Decodable` path would (falling back to it for what it does not take is the simple way).
     func decode(_ event: EventView) throws -> Event?
 
-    /// Folds one decoded event into the state, under the rules of ``Projection/apply(_:to:)``.
+    /// Folds one decoded event into the state, under the rules of `Projection.apply(_:to:)`.
     func apply(_ event: Event, to state: inout ProjectionState) throws
 }
 
