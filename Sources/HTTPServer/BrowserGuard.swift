@@ -80,8 +80,7 @@ struct BrowserGuardMiddleware: RouterMiddleware {
     }
 
     static func isFormEncoded(_ contentType: String) -> Bool {
-        contentType.split(separator: ";", maxSplits: 1).first.map { $0.trimmingCharacters(in: .whitespaces).lowercased() }
-            == "application/x-www-form-urlencoded"
+        mediaType(contentType) == "application/x-www-form-urlencoded"
     }
 
     static func carriesBody(_ method: HTTPRequest.Method) -> Bool {
@@ -90,7 +89,7 @@ struct BrowserGuardMiddleware: RouterMiddleware {
 
     /// Whether a `Content-Type` is JSON (`application/json`, `application/*+json`) or NDJSON.
     static func isJSON(_ contentType: String) -> Bool {
-        let media = contentType.split(separator: ";", maxSplits: 1).first.map { $0.trimmingCharacters(in: .whitespaces).lowercased() } ?? ""
+        let media = mediaType(contentType)
         switch media {
         case "application/json", "application/x-ndjson", "application/ndjson", "application/jsonl", "application/x-jsonlines":
             return true
@@ -99,9 +98,14 @@ struct BrowserGuardMiddleware: RouterMiddleware {
         }
     }
 
+    /// A `Content-Type`'s media type (before any `;`), trimmed and lowercased.
+    static func mediaType(_ contentType: String) -> String {
+        HeaderText.trimmedLowercased(contentType.split(separator: ";", maxSplits: 1).first ?? "")
+    }
+
     /// `scheme://host[:port]` lowercased, without a default port or a trailing slash.
     static func normalizedOrigin(_ origin: String) -> String {
-        var text = origin.trimmingCharacters(in: .whitespaces).lowercased()
+        var text = HeaderText.trimmedLowercased(origin[...])
         while text.hasSuffix("/") { text.removeLast() }
         if text.hasPrefix("http://"), text.hasSuffix(":80") { text.removeLast(3) }
         if text.hasPrefix("https://"), text.hasSuffix(":443") { text.removeLast(4) }
@@ -142,12 +146,12 @@ struct HostNames: Sendable {
 
     /// The host of `name[:port]` or `[v6][:port]`, lowercased, without brackets or a final dot.
     static func hostPart(_ authority: String) -> String {
-        var text = authority.trimmingCharacters(in: .whitespaces).lowercased()
+        var text = HeaderText.trimmedLowercased(authority[...])
         if text.hasPrefix("[") {
             guard let close = text.firstIndex(of: "]") else { return "" }
             return String(text[text.index(after: text.startIndex)..<close])
         }
-        if text.filter({ $0 == ":" }).count == 1, let colon = text.firstIndex(of: ":") {
+        if text.utf8.count(where: { $0 == UInt8(ascii: ":") }) == 1, let colon = text.firstIndex(of: ":") {
             text = String(text[..<colon])
         }
         while text.hasSuffix(".") { text.removeLast() }

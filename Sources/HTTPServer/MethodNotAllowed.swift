@@ -40,10 +40,23 @@ struct MethodNotAllowedMiddleware: RouterMiddleware {
     let liveRoutes: RoutePatterns
 
     func handle(_ request: Request, context: ServerContext, next: (Request, ServerContext) async throws -> Response) async throws -> Response {
+        // The router answers a method no route of the path takes by throwing 404 from behind
+        // the middleware: only then is the table consulted, not on every request.
+        do {
+            return try await next(request, context)
+        } catch let error as HTTPError where error.status == .notFound {
+            if let refusal = refusal(of: request) { return refusal }
+            throw error
+        }
+    }
+
+    /// The 405 for `request` when its path has routes but none for its method; nil otherwise
+    /// (no route has the path, or one takes the method and answered 404 itself).
+    func refusal(of request: Request) -> Response? {
         var methods = table.methods(for: request.uri.path)
         // HeadAwareRouter answers HEAD on the GET routes that only read.
         if HeadAwareRouter.answersHead(request.uri.path, table: table, liveRoutes: liveRoutes) { methods.insert(.head) }
-        guard !methods.isEmpty, !methods.contains(request.method) else { return try await next(request, context) }
+        guard !methods.isEmpty, !methods.contains(request.method) else { return nil }
         let allowed = methods.map(\.rawValue).sorted().joined(separator: ", ")
         var response = ErrorResponses.json(
             .methodNotAllowed, code: ServerError.Code.methodNotAllowed.description,

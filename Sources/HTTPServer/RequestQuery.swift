@@ -129,6 +129,8 @@ extension ServerContext {
         guard let raw = parameters.get(name) else {
             throw ServerError(.badRequest, "The path has no {\(name)}; see GET /openapi.yaml for the API.")
         }
+        // Most names carry no escapes: Foundation's decoding (through NSString) is for the rest.
+        if !raw.utf8.contains(UInt8(ascii: "%")) { return String(raw) }
         guard let decoded = raw.removingPercentEncoding else {
             throw ServerError(.badRequest, "The {\(name)} of the path, '\(raw)', is not valid percent-encoding; encode it again.")
         }
