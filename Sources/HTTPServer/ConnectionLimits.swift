@@ -76,6 +76,9 @@ struct ConnectionAcceptance: AvailableConnectionsDelegate {
 /// - Past the connection cap, the first request is answered 503 with `Retry-After` and the
 ///   connection is closed; the route never runs.
 /// - A request's body must arrive within `bodyTimeout` of its head, or the connection is closed.
+///   A route that streams its body (`POST /append/stream`, whose lines are appends for as long as
+///   the client sends them) has each part within `bodyTimeout` of the one before, or of the
+///   server's last answer, instead.
 /// - A connection that leaves what is written untaken for `stallTimeout` (its socket's buffers
 ///   full the whole time) is closed: a client that stopped reading holds no memory for long.
 /// - A request the connection closes on before its answer began (the server stopping, the end
@@ -101,6 +104,10 @@ final class ConnectionGuardHandler: ChannelDuplexHandler, RemovableChannelHandle
     /// Whether the server is stopping: what an unanswered request is told when it is cut.
     private let stopSignal: StopSignal
     private let logger: Logger
+    /// The routes whose body is a stream with no end in sight (``Server/streamingBodyRoutes``).
+    private let streamingRoutes: RoutePatterns
+    /// The current request's route streams its body: each part moves the body deadline on.
+    private var bodyStreams = false
     private var stallDeadline: Scheduled<Void>?
     private var counted = false
     private var refused = false
@@ -127,8 +134,12 @@ final class ConnectionGuardHandler: ChannelDuplexHandler, RemovableChannelHandle
     /// route left unread): done once the drain ends, so the client still reads the 413.
     private var deferredClose: EventLoopPromise<Void>?
 
-    init(gauge: ConnectionGauge, bodyTimeout: Duration, stallTimeout: Duration, stopSignal: StopSignal, logger: Logger) {
+    init(
+        gauge: ConnectionGauge, bodyTimeout: Duration, stallTimeout: Duration, stopSignal: StopSignal, streamingRoutes: RoutePatterns,
+        logger: Logger
+    ) {
         self.gauge = gauge
+        self.streamingRoutes = streamingRoutes
         self.stopSignal = stopSignal
         self.bodyTimeout = TimeAmount(bodyTimeout)
         self.stallTimeout = TimeAmount(stallTimeout)
@@ -196,27 +207,35 @@ final class ConnectionGuardHandler: ChannelDuplexHandler, RemovableChannelHandle
             return
         }
         switch part {
-        case .head:
+        case let .head(head):
             requestEnded = false
             answersPending += 1
-            bodyDeadline?.cancel()
-            let timeout = bodyTimeout
-            let logger = logger
-            let channel = context.channel
-            let handler = NIOLoopBound(self, eventLoop: context.eventLoop)
-            bodyDeadline = context.eventLoop.scheduleTask(in: timeout) {
-                logger.notice("closed a connection whose request body did not arrive within \(timeout.nanoseconds / 1_000_000_000) s")
-                handler.value.bodyTimedOut = true
-                channel.close(promise: nil)
-            }
+            bodyStreams = head.path.map { streamingRoutes.matches(String($0.prefix { $0 != "?" })) } ?? false
+            scheduleBodyDeadline(context: context)
         case .end:
             requestEnded = true
             bodyDeadline?.cancel()
             bodyDeadline = nil
         case .body:
-            break
+            if bodyStreams && !requestEnded { scheduleBodyDeadline(context: context) }
         }
         context.fireChannelRead(data)
+    }
+
+    /// Closes the connection `bodyTimeout` from now unless the body ends first (or, for a
+    /// streamed body, its next part comes or an answer is written).
+    private func scheduleBodyDeadline(context: ChannelHandlerContext) {
+        bodyDeadline?.cancel()
+        let timeout = bodyTimeout
+        let logger = logger
+        let channel = context.channel
+        let handler = NIOLoopBound(self, eventLoop: context.eventLoop)
+        let what = bodyStreams ? "whose streamed request body sent nothing for" : "whose request body did not arrive within"
+        bodyDeadline = context.eventLoop.scheduleTask(in: timeout) {
+            logger.notice("closed a connection \(what) \(timeout.nanoseconds / 1_000_000_000) s")
+            handler.value.bodyTimedOut = true
+            channel.close(promise: nil)
+        }
     }
 
     func write(context: ChannelHandlerContext, data: NIOAny, promise: EventLoopPromise<Void>?) {
@@ -231,7 +250,9 @@ final class ConnectionGuardHandler: ChannelDuplexHandler, RemovableChannelHandle
         case .end:
             answerInProgress = false
         case .body:
-            break
+            // A streamed body's client is waited for from the server's last answer too: an
+            // append slow to commit is not the client's silence.
+            if bodyStreams && !requestEnded { scheduleBodyDeadline(context: context) }
         }
         switch unwrapOutboundIn(data) {
         case let .head(response) where response.status == .contentTooLarge:

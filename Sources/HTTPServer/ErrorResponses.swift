@@ -35,10 +35,16 @@ enum ErrorResponses {
     /// `{"error": SENTENCE, "code": CODE, ...details}` with the error's own status.
     private static func shaped(_ error: any CodedError) -> Response {
         var object = JSONObjectWriter()
+        addMembers(of: error, to: &object)
+        return body(status(error), object.finish())
+    }
+
+    /// The members of an error's JSON (`error`, `code`, its details) added to `object`: the same
+    /// shape in a response and in a line of a streamed answer.
+    static func addMembers(of error: any CodedError, to object: inout JSONObjectWriter) {
         object.add("error", error.message)
         object.add("code", error.codeName)
         for (key, value) in error.details { object.add(key, rawJSON: value.description) }
-        return body(status(error), object.finish())
     }
 
     /// The error's HTTP status; one that is not an error's (an app module's may say anything)

@@ -180,12 +180,18 @@ enum AppendResponses {
     /// `{"stream","version","positions":[...],"alreadyRecorded"}` for one append part.
     static func object(_ result: AppendResult) -> String {
         var object = JSONObjectWriter()
+        addMembers(of: result, to: &object)
+        return object.finish()
+    }
+
+    /// The members of ``object(_:)`` added to `object` (a streamed answer's line puts its line
+    /// number first).
+    static func addMembers(of result: AppendResult, to object: inout JSONObjectWriter) {
         object.add("stream", result.stream)
         object.add("version", result.version)
         object.add("positions", rawJSON: "[" + result.positions.map(String.init).joined(separator: ",") + "]")
         object.add("alreadyRecorded", result.alreadyRecorded)
         if result.deleted { object.add("deleted", true) }
-        return object.finish()
     }
 
     /// 201 when anything was written, 200 when every event was already recorded (an idempotent

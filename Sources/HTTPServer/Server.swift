@@ -139,6 +139,7 @@ public final class Server: Sendable {
         addHealthRoutes(to: router)
         addSessionRoutes(to: router)
         addLogRoutes(to: router)
+        addAppendStreamRoute(to: router)
         addStreamMaintenanceRoutes(to: router)
         addProjectionRoutes(to: router)
         addSubscribeRoutes(to: router)
@@ -164,7 +165,9 @@ public final class Server: Sendable {
         let logger = logger
         let http = HTTP1Channel.Configuration(
             additionalChannelHandlers: [
-                ConnectionGuardHandler(gauge: gauge, bodyTimeout: bodyTimeout, stallTimeout: stallTimeout, stopSignal: stopSignal, logger: logger)
+                ConnectionGuardHandler(
+                    gauge: gauge, bodyTimeout: bodyTimeout, stallTimeout: stallTimeout, stopSignal: stopSignal,
+                    streamingRoutes: Self.streamingBodyRoutes, logger: logger)
             ],
             idleTimeout: TimeAmount(options.idleTimeout))
         var server = HTTPServerBuilder.http1(configuration: http)

@@ -14,6 +14,8 @@ struct Options: Sendable {
     var httpEvents = 20_000
     /// S7: how long wrk appends over its connections, in seconds.
     var httpSeconds = 10
+    /// S7's second wrk run: requests pipelined per connection.
+    var httpPipeline = 8
     var singleEvents = 5_000
     var domainEvents = 1_000_000
     var sqliteDomainEvents = 200_000

@@ -30,40 +30,20 @@ struct WrkClient {
 
     /// Single-event appends (`POST /streams/stream-K`, about 200 bytes of JSON data, the streams
     /// taken in turn) over `connections` connections from one wrk thread for `seconds` seconds,
-    /// at most `cap` requests. Throws when wrk fails, when the cap was reached, or when any
+    /// `pipeline` requests sent at once on each (wrk counts the requests of its script's first
+    /// call, and sends the next batch once all their answers came), at most `cap` requests. Throws when wrk fails, when the cap was reached, or when any
     /// answer was not a 2xx or any request failed: a rate of refusals measures nothing.
-    func appends(port: Int, connections: Int, seconds: Int, cap: Int, streams: Int, eventType: String, directory: String) async throws -> Outcome {
+    func appends(port: Int, connections: Int, pipeline: Int, seconds: Int, cap: Int, streams: Int, eventType: String, directory: String) async throws -> Outcome {
         let script = directory + "/s7-appends.lua"
-        try Self.script(cap: cap, streams: streams, eventType: eventType).write(toFile: script, atomically: true, encoding: .utf8)
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: executable)
-        process.arguments = [
-            "--threads", "1", "--connections", String(connections), "--duration", "\(seconds)s", "--timeout", "30s",
-            "--script", script, "http://127.0.0.1:\(port)",
-        ]
-        let output = Pipe()
-        process.standardOutput = output
-        process.standardError = output
-        // Awaited, not waited for: a blocked cooperative thread would be one the server lacks.
-        let status: Int32 = try await withCheckedThrowingContinuation { continuation in
-            process.terminationHandler = { continuation.resume(returning: $0.terminationStatus) }
-            do {
-                try process.run()
-            } catch {
-                process.terminationHandler = nil
-                continuation.resume(throwing: error)
-            }
-        }
-        // wrk's report is a few lines: it fits the pipe's buffer, so wrk never waited on it.
-        let text = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-        guard status == 0, let line = text.split(separator: "\n").last(where: { $0.hasPrefix("S7WRK ") }) else {
-            throw Failure("S7: wrk exited with status \(status): \(text)")
-        }
-        var fields: [String: Double] = [:]
-        for pair in line.split(separator: " ").dropFirst() {
-            let parts = pair.split(separator: "=")
-            if parts.count == 2, let value = Double(parts[1]) { fields[String(parts[0])] = value }
-        }
+        try Self.script(cap: cap, streams: streams, pipeline: pipeline, eventType: eventType).write(toFile: script, atomically: true, encoding: .utf8)
+        let fields = try await ReportingChild.run(
+            "S7: wrk", executable: executable,
+            arguments: [
+                "--threads", "1", "--connections", String(connections), "--duration", "\(seconds)s", "--timeout", "30s",
+                "--script", script, "http://127.0.0.1:\(port)",
+            ],
+            marker: "S7WRK")
+        let line = fields.sorted { $0.key < $1.key }.map { "\($0.key)=\(Int($0.value))" }.joined(separator: " ")
         guard let done = fields["requests"], let micros = fields["duration_us"], micros > 0, let p50 = fields["p50_us"], let p99 = fields["p99_us"] else {
             throw Failure("S7: wrk's report could not be read: \(line)")
         }
@@ -73,9 +53,9 @@ struct WrkClient {
         return Outcome(requests: Int(done), rate: done / (micros / 1e6), p50Milliseconds: p50 / 1000, p99Milliseconds: p99 / 1000)
     }
 
-    /// The Lua script: the request of each call (the workload's shape of event, 200 bytes of
-    /// data), a stop once `cap` answers have come, and a last line for the benchmark.
-    static func script(cap: Int, streams: Int, eventType: String) -> String {
+    /// The Lua script: the `pipeline` requests of each call (the workload's shape of event, 200
+    /// bytes of data), a stop once `cap` answers have come, and a last line for the benchmark.
+    static func script(cap: Int, streams: Int, pipeline: Int, eventType: String) -> String {
         """
         -- esbench S7: single-event appends, one a request, the streams taken in turn.
         local n = 0
@@ -85,15 +65,23 @@ struct WrkClient {
         capped = 0
         local threads = {}
         local streams = \(streams)
+        local pipeline = \(max(1, pipeline))
         wrk.method = "POST"
         wrk.headers["Content-Type"] = "application/json"
 
-        request = function()
+        local one = function()
           local i = n
           n = n + 1
           local data = '{"n":' .. i .. ',"stream":' .. (i % streams) .. ',"kind":"reading","note":"'
           data = data .. string.rep("x", 200 - #data - 2) .. '"}'
           return wrk.format(nil, "/streams/stream-" .. (i % streams), nil, '[{"type":"\(eventType)","data":' .. data .. '}]')
+        end
+
+        request = function()
+          if pipeline == 1 then return one() end
+          local batch = {}
+          for k = 1, pipeline do batch[k] = one() end
+          return table.concat(batch)
         end
 
         response = function(status, headers, body)

@@ -15,7 +15,7 @@ if arguments.contains("--help") {
         esbench [--json] [--scenarios s1,s2,s3,s4,s5,s6,s7,s8,s9,s10,s11,s12,s13,s14] [--full] [--dir DIR] [--postgres URL]
                 [--events N] [--writer-events N] [--single-events N] [--domain-events N]
                 [--latency-events N] [--memory-sizes A,B] [--reads N] [--s10-history N] [--http-events N]
-                [--http-seconds N] [--s9-appends N]
+                [--http-seconds N] [--http-pipeline N] [--s9-appends N]
 
         Runs each scenario with three contenders side by side (this store, raw LMDB with the same
         schema, SQLite through GRDB), and in S1, S2 and S4 this store on the PostgreSQL cluster
@@ -23,7 +23,8 @@ if arguments.contains("--help") {
         same figures as JSON. The defaults finish in about two minutes; --full uses the sizes the
         issue names for S5 (1M and 4M events). S7 runs wrk (its own process) for --http-seconds
         (10) beside AsyncHTTPClient's --http-events requests, when wrk is installed (ESBENCH_WRK
-        names another).
+        names another), twice: one request at a time per connection, then --http-pipeline (8,
+        2 to 64) requests pipelined per connection.
         """)
     exit(0)
 }
@@ -43,6 +44,7 @@ if let n = intValue("--s8-events") { options.s8Events = n }
 if let n = intValue("--http-events") { options.httpEvents = n }
 if let n = intValue("--s9-appends") { options.s9AppendsPerTask = max(1, n) }
 if let n = intValue("--http-seconds") { options.httpSeconds = max(1, min(n, 3600)) }
+if let n = intValue("--http-pipeline") { options.httpPipeline = max(2, min(n, 64)) }
 if let sizes = value(after: "--memory-sizes") { options.memorySizes = sizes.split(separator: ",").compactMap { Int($0) } }
 if let directory = value(after: "--dir") { options.directory = directory }
 options.json = arguments.contains("--json")
@@ -53,7 +55,11 @@ if let mode = value(after: "--child") {
     let directory = value(after: "--dir") ?? options.directory
     let count = intValue("--count") ?? 0
     do {
-        if mode == "s4-appender" {
+        if mode == "s7-stream" {
+            try StreamClient.run(
+                port: intValue("--port") ?? 0, connections: intValue("--connections") ?? 64, pipeline: 1,
+                seconds: intValue("--http-seconds") ?? 10, streams: intValue("--streams") ?? 1000, eventType: Workload.type)
+        } else if mode == "s4-appender" {
             try await Bench.s4Appender(directory: directory, count: count)
         } else if mode.hasPrefix("s10-") {
             try await Bench.s10Child(mode, directory: directory, count: count)

@@ -98,7 +98,7 @@ struct Serve<Extras: ServeExtras>: AsyncParsableCommand {
 
     @Option(
         name: .customLong("body-timeout"),
-        help: ArgumentHelp("Seconds a request's whole body may take after its head.", valueName: "S"),
+        help: ArgumentHelp("Seconds a request's whole body may take after its head (for POST /append/stream, each part after the one before or the last answer).", valueName: "S"),
         transform: Numbers.whole("--body-timeout", 1...86_400))
     var bodyTimeout: Int = 30
 
