@@ -68,15 +68,16 @@ final class AppendJob: WriteJob, @unchecked Sendable {
                 return
             }
             try checkCondition(context)
-            var heads = try checkExpectations(context)
-            result = try write(heads: &heads, context: &context)
+            var streams = try StreamSlots(appends, context)
+            try checkExpectations(streams)
+            result = try write(&streams, context: &context)
             try recordTracking(context)
             if let body = tableWrites?.body {
                 let result = result
                 try withTables(context) { tables in try await body(tables, result) }
             }
             // Last, so that a snapshot written with these events goes with the events it trims.
-            try applyRetention(heads: heads, context: &context)
+            try applyRetention(streams, context: &context)
         } catch let failure as JobFailure {
             throw failure
         } catch {
@@ -199,29 +200,70 @@ final class AppendJob: WriteJob, @unchecked Sendable {
         if let match { throw JobFailure.rejected(EventStoreError.conditionFailed(at: match.position, item: match.item)) }
     }
 
-    /// Reads each stream's head and checks its expectation (a stream's later parts expect
-    /// `.any`); rejects with every failed one. Returns the heads before the append, per stream.
-    private func checkExpectations(_ context: BatchContext) throws -> [String: StreamHead] {
-        var heads: [String: StreamHead] = [:]
-        var seen = Set<String>()
-        // Sized once: growing them rehashes every name already in.
-        heads.reserveCapacity(appends.count)
-        seen.reserveCapacity(appends.count)
+    /// The streams of an append, each resolved once: its name hashed once per part, its head read
+    /// once, then taken by index by the expectations, the writes and retention (S1's appends name
+    /// a thousand streams each; a dictionary of heads and sets of names rehashed each name seven
+    /// times a batch).
+    struct StreamSlots {
+        /// Each stream's head (nil for a new stream), in the order of first mention; written back
+        /// as the parts are written.
+        var heads: [StreamHead?] = []
+        /// For each stream, the part that names it first (whose expectation counts).
+        var firstPart: [Int] = []
+        /// For each part of the append, its stream's index in `heads`.
+        var slotOfPart: [Int] = []
+
+        init(_ appends: [StreamAppend], _ context: BatchContext) throws {
+            heads.reserveCapacity(appends.count)
+            firstPart.reserveCapacity(appends.count)
+            slotOfPart.reserveCapacity(appends.count)
+            guard appends.count > 1 else {
+                for (part, append) in appends.enumerated() { try add(append.stream, part: part, context) }
+                return
+            }
+            var slots: [String: Int] = [:]
+            slots.reserveCapacity(appends.count)
+            for (part, append) in appends.enumerated() {
+                // One lookup: the modify accessor finds the entry or makes it.
+                let next = heads.count
+                let slot = Self.claim(&slots[append.stream, default: -1], next: next)
+                if slot == next {
+                    try add(append.stream, part: part, context)
+                } else {
+                    slotOfPart.append(slot)
+                }
+            }
+        }
+
+        private static func claim(_ slot: inout Int, next: Int) -> Int {
+            if slot < 0 { slot = next }
+            return slot
+        }
+
+        private mutating func add(_ stream: String, part: Int, _ context: BatchContext) throws {
+            slotOfPart.append(heads.count)
+            firstPart.append(part)
+            heads.append(try AppendJob.head(of: stream, context))
+        }
+    }
+
+    /// Checks each stream's expectation (a stream's later parts expect `.any`); rejects with every
+    /// failed one, and a tombstoned stream whatever its expectation.
+    private func checkExpectations(_ streams: StreamSlots) throws {
         var conflicts: [VersionConflict] = []
-        for append in appends where seen.insert(append.stream).inserted {
-            let head = try Self.head(of: append.stream, context)
+        for (slot, part) in streams.firstPart.enumerated() {
+            let append = appends[part]
+            let head = streams.heads[slot]
             // A tombstoned stream takes nothing, whatever the expectation (checked before any write).
             if head?.state.isTombstoned == true { throw JobFailure.rejected(EventStoreError.tombstoned(append.stream)) }
             let actual = head?.version ?? 0
             if !append.expectedVersion.isSatisfied(by: actual) {
                 conflicts.append(VersionConflict(stream: append.stream, expected: append.expectedVersion, actual: actual))
             }
-            heads[append.stream] = head
         }
         if !conflicts.isEmpty {
             throw JobFailure.rejected(EventStoreError.versionConflict(conflicts))
         }
-        return heads
     }
 
     static func head(of stream: String, _ context: BatchContext) throws -> StreamHead? {
@@ -252,16 +294,17 @@ final class AppendJob: WriteJob, @unchecked Sendable {
         }
     }
 
-    private func write(heads: inout [String: StreamHead], context: inout BatchContext) throws -> [AppendResult] {
+    private func write(_ streams: inout StreamSlots, context: inout BatchContext) throws -> [AppendResult] {
         let txn = context.txn
         let databases = context.databases
         var results: [AppendResult] = []
         results.reserveCapacity(appends.count)
-        for (append, ids) in zip(appends, ids) {
+        for (part, (append, ids)) in zip(appends, ids).enumerated() {
+            let slot = streams.slotOfPart[part]
             // A new stream takes the next number once its first part is written.
-            var head = try heads[append.stream] ?? StreamHead(number: UInt64(txn.entryCount(databases.streams)) + 1, version: 0)
+            var head = try streams.heads[slot] ?? StreamHead(number: UInt64(txn.entryCount(databases.streams)) + 1, version: 0)
             let positions = try Self.writeEvents(append.events, ids: ids, stream: append.stream, head: &head, context: &context)
-            heads[append.stream] = head
+            streams.heads[slot] = head
             results.append(
                 AppendResult(
                     stream: append.stream, positions: positions, version: head.version, alreadyRecorded: false, ids: ids,
@@ -272,13 +315,10 @@ final class AppendJob: WriteJob, @unchecked Sendable {
 
     /// Each stream written with a retention policy loses what it no longer keeps, in this
     /// transaction: after every part, so that the call's events keep consecutive positions.
-    private func applyRetention(heads: [String: StreamHead], context: inout BatchContext) throws {
-        // Most batches touch no stream with a rule: a pass over the heads costs no hashing.
-        guard heads.values.contains(where: { $0.state.retention != nil }) else { return }
-        var trimmed = Set<String>()
-        for append in appends where trimmed.insert(append.stream).inserted {
-            guard var head = heads[append.stream], let policy = head.state.retention else { continue }
-            _ = try StreamTrimming.apply(policy, stream: append.stream, head: &head, context: &context, idGenerator: idGenerator)
+    private func applyRetention(_ streams: StreamSlots, context: inout BatchContext) throws {
+        for (slot, part) in streams.firstPart.enumerated() {
+            guard var head = streams.heads[slot], let policy = head.state.retention else { continue }
+            _ = try StreamTrimming.apply(policy, stream: appends[part].stream, head: &head, context: &context, idGenerator: idGenerator)
         }
     }
 
