@@ -62,8 +62,13 @@ final class RawLMDB {
     }
 
     private func write(_ body: (OpaquePointer) throws -> Void) throws {
+        try Self.write(env, body)
+    }
+
+    /// Runs `body` in a write transaction of `env`: committed when it returns, aborted when it throws.
+    static func write(_ env: OpaquePointer, _ body: (OpaquePointer) throws -> Void) throws {
         var txn: OpaquePointer?
-        try Self.check(mdb_txn_begin(env, nil, 0, &txn), "begin")
+        try check(mdb_txn_begin(env, nil, 0, &txn), "begin")
         guard let txn else { return }
         do {
             try body(txn)
@@ -71,7 +76,7 @@ final class RawLMDB {
             mdb_txn_abort(txn)
             throw error
         }
-        try Self.check(mdb_txn_commit(txn), "commit")
+        try check(mdb_txn_commit(txn), "commit")
     }
 
     /// Appends events (stream index, data) in one transaction.

@@ -103,10 +103,10 @@ extension Bench {
         let contender = "eventstore-http-stream"
         // wrk leaves requests in flight when its time is up, and the server still commits them:
         // the head is read once it has settled (no change for 0.3 s; 10 s at most).
-        var before = try await store.headPosition()
+        var before = try store.headPosition()
         for _ in 0..<33 {
             try await Task.sleep(for: .milliseconds(300))
-            let now = try await store.headPosition()
+            let now = try store.headPosition()
             if now == before { break }
             before = now
         }
@@ -123,7 +123,7 @@ extension Bench {
         guard let answers = fields["answers"], let total = fields["total"], let micros = fields["duration_us"], micros > 0,
             let p50 = fields["p50_us"], let p99 = fields["p99_us"]
         else { throw Failure("S7: the stream client's report could not be read: \(line)") }
-        let written = try await store.headPosition() - before
+        let written = try store.headPosition() - before
         guard Double(written) == total else {
             throw Failure("S7: the stream client read \(Int(total)) answers but \(written) events were written: some answers were errors")
         }

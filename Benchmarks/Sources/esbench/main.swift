@@ -15,7 +15,7 @@ if arguments.contains("--help") {
         esbench [--json] [--scenarios s1,s2,s3,s4,s5,s6,s7,s8,s9,s10,s11,s12,s13,s14] [--full] [--dir DIR] [--postgres URL]
                 [--events N] [--writer-events N] [--single-events N] [--domain-events N]
                 [--latency-events N] [--memory-sizes A,B] [--reads N] [--s10-history N] [--http-events N]
-                [--http-seconds N] [--http-pipeline N] [--s9-appends N]
+                [--http-seconds N] [--http-pipeline N] [--s9-appends N] [--s1-layout-omit ids,types,heads,chunks,fixed-heads]
 
         Runs each scenario with three contenders side by side (this store, raw LMDB with the same
         schema, SQLite through GRDB), and in S1, S2 and S4 this store on the PostgreSQL cluster
@@ -24,7 +24,9 @@ if arguments.contains("--help") {
         issue names for S5 (1M and 4M events). S7 runs wrk (its own process) for --http-seconds
         (10) beside AsyncHTTPClient's --http-events requests, when wrk is installed (ESBENCH_WRK
         names another), twice: one request at a time per connection, then --http-pipeline (8,
-        2 to 64) requests pipelined per connection.
+        2 to 64) requests pipelined per connection. S1's raw-lmdb-layout writes this store's
+        layout by plain LMDB calls; --s1-layout-omit leaves tables out of it, to see what each costs
+        (fixed-heads: writes each head at its largest size instead).
         """)
     exit(0)
 }
@@ -44,6 +46,7 @@ if let n = intValue("--s8-events") { options.s8Events = n }
 if let n = intValue("--http-events") { options.httpEvents = n }
 if let n = intValue("--s9-appends") { options.s9AppendsPerTask = max(1, n) }
 if let n = intValue("--http-seconds") { options.httpSeconds = max(1, min(n, 3600)) }
+if let omitted = value(after: "--s1-layout-omit") { options.layoutOmitted = Set(omitted.split(separator: ",").map(String.init)) }
 if let n = intValue("--http-pipeline") { options.httpPipeline = max(2, min(n, 64)) }
 if let sizes = value(after: "--memory-sizes") { options.memorySizes = sizes.split(separator: ",").compactMap { Int($0) } }
 if let directory = value(after: "--dir") { options.directory = directory }
