@@ -14,7 +14,8 @@ extension Server {
     /// NDJSON line per line read, in the same order: the line's number and the append's result,
     /// or the line's number and its error (bad JSON, a conflict, a line over `--max-body`). One
     /// line failing leaves the others alone. Blank lines are skipped; the answer ends when the
-    /// body does, or after the line under way when the server stops.
+    /// body does, or when the server stops: after the line under way, or at the end of the
+    /// stop's grace for a client sending nothing then (a line awaited is not cut short).
     ///
     /// Why: a request per event costs the server its HTTP machinery (parsing, routing, the
     /// middleware, a response head) each time, far more than the append. A client that streams

@@ -2,8 +2,8 @@ import Hummingbird
 import NIOCore
 
 /// The lines of a request body that streams (NDJSON), read as they arrive, each bounded: a line
-/// longer than `limit` bytes is dropped as it passes (its bytes never held) and reported as
-/// ``Line/tooLong``, and the lines after it are read as before.
+/// longer than `limit` bytes (not counting its `\r\n` or `\n`) is dropped as it passes (its
+/// bytes never held) and reported as ``Line/tooLong``, and the lines after it are read as before.
 struct BodyLines {
     /// One line of the body, without its `\n` (nor a `\r` before it).
     enum Line: Equatable {
@@ -56,7 +56,8 @@ struct BodyLines {
 
     private mutating func take(_ bytes: ByteBufferView.SubSequence) {
         guard !skipping else { return }
-        if partial.count + bytes.count > limit {
+        // One byte more than the limit may be a `\r` before the newline.
+        if partial.count + bytes.count > limit + 1 {
             skipping = true
             partial = []
         } else {
@@ -71,6 +72,6 @@ struct BodyLines {
         }
         if skipping { return .tooLong }
         if partial.last == UInt8(ascii: "\r") { partial.removeLast() }
-        return .text(partial)
+        return partial.count > limit ? .tooLong : .text(partial)
     }
 }

@@ -210,7 +210,7 @@ final class ConnectionGuardHandler: ChannelDuplexHandler, RemovableChannelHandle
         case let .head(head):
             requestEnded = false
             answersPending += 1
-            bodyStreams = head.path.map { streamingRoutes.matches(String($0.prefix { $0 != "?" })) } ?? false
+            bodyStreams = head.method == .post && head.path.map { streamingRoutes.matches(String($0.prefix { $0 != "?" })) } ?? false
             scheduleBodyDeadline(context: context)
         case .end:
             requestEnded = true
@@ -244,15 +244,20 @@ final class ConnectionGuardHandler: ChannelDuplexHandler, RemovableChannelHandle
             return
         }
         switch unwrapOutboundIn(data) {
-        case .head:
+        case let .head(response):
             answersPending = max(0, answersPending - 1)
             answerInProgress = true
+            // A streamed body refused (401, 415, a stop...) is read and dropped by the framework:
+            // the whole of it is timed from its head again, as any other body.
+            if response.status != .ok { bodyStreams = false }
         case .end:
             answerInProgress = false
+            bodyStreams = false
         case .body:
             // A streamed body's client is waited for from the server's last answer too: an
-            // append slow to commit is not the client's silence.
-            if bodyStreams && !requestEnded { scheduleBodyDeadline(context: context) }
+            // append slow to commit is not the client's silence. Only the answer of the request
+            // whose body it is counts (none is pending behind it), not an earlier pipelined one's.
+            if bodyStreams && !requestEnded && answersPending == 0 { scheduleBodyDeadline(context: context) }
         }
         switch unwrapOutboundIn(data) {
         case let .head(response) where response.status == .contentTooLarge:

@@ -87,4 +87,26 @@ struct AppendStreamTests {
             #expect(try await server.store.headPosition() == 12)
         }
     }
+
+    @Test("a streamed body that is refused (no token: 401) is timed as a whole again: a client trickling bytes into it is cut after the body timeout")
+    func refusedStreamTimedAsAWhole() async throws {
+        var options = ServerOptions(port: 0, token: "s3cret-0123456789")
+        options.bodyTimeout = .seconds(2)
+        options.idleTimeout = .seconds(60)
+        try await ServerFixture.with(options: options, testing: .live) { server, client in
+            let port = try #require(client.port, "the live test client has a port")
+            let connection = try await RawConnection.open(port: port)
+            // Given a streamed append without the token, answered 401
+            try await connection.send(Self.head)
+            try await connection.waitForText("401")
+            // When the client keeps trickling a byte into its body every 0.4 s (for 30 s at most)
+            for _ in 0..<75 where !connection.isClosed {
+                try? await connection.send(Self.chunk(" "))
+                try await Task.sleep(for: .milliseconds(400))
+            }
+            // Then the server cut it (its parts no longer move the deadline), and wrote nothing
+            #expect(connection.isClosed, "the connection of a refused streamed body was still open after 30 s")
+            #expect(try await server.store.headPosition() == 0)
+        }
+    }
 }
