@@ -425,11 +425,92 @@ def deleted_store(esctl, short):
     served.stop("deleted store")
 
 
+def streamed_appends(esctl, short):
+    """POST /append/stream: a huge line, a client that never reads answers, garbage lines, a
+    trickle into a refused stream; memory and the store stay bounded."""
+    served = Served(esctl, ["--max-body", "65536", "--stall-timeout", "3", "--body-timeout", "3"])
+    stream_head = (b"POST /append/stream HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/x-ndjson\r\n"
+                   b"Transfer-Encoding: chunked\r\n")
+
+    def chunk(data):
+        return b"%x\r\n%s\r\n" % (len(data), data)
+
+    def answers(s, seconds):
+        s.settimeout(seconds)
+        out = b""
+        try:
+            while True:
+                data = s.recv(65536)
+                if not data:
+                    break
+                out += data
+        except (socket.timeout, ConnectionResetError):
+            pass
+        return out
+
+    rss_before = served.rss_mb()
+    # A 20 MiB line with no newline, then a good line: the long one 413 (never held), the next one written.
+    s = socket.create_connection(("127.0.0.1", served.port), timeout=10)
+    s.sendall(stream_head + b"\r\n")
+    for _ in range(20):
+        s.sendall(chunk(b"x" * (1 << 20)))
+    s.sendall(chunk(b'\n{"stream":"big-1","type":"T"}\n') + b"0\r\n\r\n")
+    out = answers(s, 10)
+    s.close()
+    check(b'"line":1,"status":413' in out and b'"line":2,"stream":"big-1"' in out,
+          "a 20 MiB line: answered 413, and the line after it appended")
+    # Garbage, deep nesting, an empty stream name, a bad expectedVersion: each answered 400.
+    s = socket.create_connection(("127.0.0.1", served.port), timeout=10)
+    s.sendall(stream_head + b"\r\n" + chunk(b"\x00\xff garbage\n" + b"[" * 5000 + b'\n{"stream":"","type":"T"}\n'
+                                            b'{"stream":"g-1","type":"T","expectedVersion":"nope"}\n') + b"0\r\n\r\n")
+    out = answers(s, 10)
+    s.close()
+    refused = out.count(b'"status":400')
+    check(refused == 4, f"four bad lines: four 400 answers (got {refused})")
+    # A client that appends and never reads: TCP holds it back, the stall timeout cuts it.
+    s = socket.create_connection(("127.0.0.1", served.port), timeout=10)
+    s.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
+    s.sendall(stream_head + b"\r\n")
+    s.settimeout(2)
+    sent = 0
+    line = chunk(b'{"stream":"r-1","type":"T","data":{"pad":"' + b"y" * 200 + b'"}}\n')
+    try:
+        for _ in range(200000):
+            s.sendall(line)
+            sent += 1
+    except (socket.timeout, OSError):
+        pass
+    figure("streamed lines a non-reading client got in before TCP held it", sent)
+    check(sent < 200000, f"a client that never reads answers is held back ({sent} lines sent)")
+    # Closed by the stall timeout or by the body timeout (its body stopped too), whichever comes first.
+    check(wait_for(lambda: "nothing written to it" in served.log() or "streamed request body sent nothing" in served.log(), 30),
+          "and its connection is closed after the stall or body timeout")
+    s.close()
+    # A refused stream (a foreign origin: 403) that the client keeps trickling into is cut.
+    s = socket.create_connection(("127.0.0.1", served.port), timeout=10)
+    s.sendall(stream_head + b"Origin: http://evil.example\r\n\r\n")
+    started = time.monotonic()
+    try:
+        while time.monotonic() - started < 30:
+            s.sendall(chunk(b" "))
+            time.sleep(0.4)
+    except OSError:
+        pass
+    s.close()
+    check(time.monotonic() - started < 30, f"a trickle into a refused stream is cut (after {time.monotonic() - started:.1f} s)")
+    rss_after = served.rss_mb()
+    figure("streamed appends: RSS before and after (MiB)", f"{rss_before:.1f} -> {rss_after:.1f}")
+    check(rss_after < rss_before + 64, f"memory stays bounded ({rss_before:.1f} -> {rss_after:.1f} MiB)")
+    check(served.alive() and served.request("GET", "/health")[0] == 200, "the server still answers")
+    served.stop("streamed-appends")
+
+
 SCENARIOS = [
     ("descriptors", descriptors),
     ("slow-headers", slow_headers),
     ("slow-subscribers", slow_subscribers),
     ("bodies", bodies),
+    ("streamed-appends", streamed_appends),
     ("other-sites", other_sites),
     ("sigterm", sigterm_under_load),
     ("disk-full", disk_full),
