@@ -18,6 +18,7 @@ final class RawLayoutLMDB {
     private var streamIndex: MDB_dbi = 0
     private var eventIDs: MDB_dbi = 0
     private var typeIndex: MDB_dbi = 0
+    private var tailTable: MDB_dbi = 0
     private var position: UInt64 = 0
     private var versions: [UInt64]
     /// Each stream's positions not yet in a full chunk.
@@ -26,9 +27,13 @@ final class RawLayoutLMDB {
     private let ids = UUIDv7Generator()
     private static let chunk = 16
     /// Tables left unwritten, to see what each costs (`esbench --s1-layout-omit`): `ids`,
-    /// `types`, `heads`, `chunks`; and `fixed-heads`, a variant: each head written at its
-    /// largest size (16 pending slots), so that LMDB overwrites it in place instead of
-    /// deleting and inserting a node whose size changed.
+    /// `types`, `heads`, `chunks`; and variants of the head, each a layout that was weighed:
+    /// `fixed-heads`, each head written at its largest size (16 pending slots), so that LMDB
+    /// overwrites it in place instead of deleting and inserting a node whose size changed;
+    /// `small-heads`, the head without its pending positions (16 bytes: what a head would cost
+    /// if those positions were kept elsewhere for free); `tail-table`, the pending positions in
+    /// a table of their own keyed by stream number (with `small-heads`: the same bytes, split in
+    /// two puts); `number-heads`, heads keyed by stream number instead of name.
     private let omitted: Set<String>
 
     init(path: String, streams: Int, names: (Int) -> String, omitting omitted: Set<String> = []) throws {
@@ -49,6 +54,7 @@ final class RawLayoutLMDB {
             try RawLMDB.check(mdb_dbi_open(txn, "streams", UInt32(MDB_CREATE), &streamsTable), "open streams")
             try RawLMDB.check(mdb_dbi_open(txn, "stream_index", UInt32(MDB_CREATE), &streamIndex), "open stream_index")
             try RawLMDB.check(mdb_dbi_open(txn, "event_ids", UInt32(MDB_CREATE), &eventIDs), "open event_ids")
+            try RawLMDB.check(mdb_dbi_open(txn, "stream_tail", UInt32(MDB_CREATE), &tailTable), "open stream_tail")
             try RawLMDB.check(
                 mdb_dbi_open(txn, "type_index", UInt32(MDB_CREATE | MDB_DUPSORT | MDB_DUPFIXED), &typeIndex), "open type_index")
         }
@@ -96,9 +102,22 @@ final class RawLayoutLMDB {
                         if pending[stream].count == Self.chunk { pending[stream].removeAll(keepingCapacity: true) }
                         // The head: number, version, then the pending positions.
                         if !omitted.contains("heads") {
-                            var head = [UInt64(stream + 1).bigEndian, version.bigEndian] + pending[stream].map(\.bigEndian)
+                            var head = [UInt64(stream + 1).bigEndian, version.bigEndian]
+                            if !omitted.contains("small-heads") { head += pending[stream].map(\.bigEndian) }
                             if omitted.contains("fixed-heads") { head += repeatElement(0, count: Self.chunk - pending[stream].count) }
-                            try head.withUnsafeBytes { try put(txn, streamsTable, name, $0, flags: 0) }
+                            if omitted.contains("tail-table") {
+                                let tail = pending[stream].map(\.bigEndian)
+                                try withUnsafeBytes(of: UInt64(stream + 1).bigEndian) { key in
+                                    try tail.withUnsafeBytes { try put(txn, tailTable, key, $0, flags: 0) }
+                                }
+                            }
+                            if omitted.contains("number-heads") {
+                                try withUnsafeBytes(of: UInt64(stream + 1).bigEndian) { key in
+                                    try head.withUnsafeBytes { try put(txn, streamsTable, key, $0, flags: 0) }
+                                }
+                            } else {
+                                try head.withUnsafeBytes { try put(txn, streamsTable, name, $0, flags: 0) }
+                            }
                         }
                     }
                 }

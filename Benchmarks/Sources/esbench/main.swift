@@ -15,7 +15,7 @@ if arguments.contains("--help") {
         esbench [--json] [--scenarios s1,s2,s3,s4,s5,s6,s7,s8,s9,s10,s11,s12,s13,s14] [--full] [--dir DIR] [--postgres URL]
                 [--events N] [--writer-events N] [--single-events N] [--domain-events N]
                 [--latency-events N] [--memory-sizes A,B] [--reads N] [--s10-history N] [--http-events N]
-                [--http-seconds N] [--http-pipeline N] [--s9-appends N] [--s1-layout-omit ids,types,heads,chunks,fixed-heads]
+                [--http-seconds N] [--http-pipeline N] [--s9-appends N] [--s1-layout-omit ids,types,heads,chunks,fixed-heads,small-heads,tail-table,number-heads]
 
         Runs each scenario with three contenders side by side (this store, raw LMDB with the same
         schema, SQLite through GRDB), and in S1, S2 and S4 this store on the PostgreSQL cluster
@@ -26,7 +26,9 @@ if arguments.contains("--help") {
         names another), twice: one request at a time per connection, then --http-pipeline (8,
         2 to 64) requests pipelined per connection. S1's raw-lmdb-layout writes this store's
         layout by plain LMDB calls; --s1-layout-omit leaves tables out of it, to see what each costs
-        (fixed-heads: writes each head at its largest size instead).
+        (fixed-heads: each head at its largest size; small-heads: heads without their pending
+        positions; tail-table: those positions in a table of their own; number-heads: heads keyed
+        by stream number).
         """)
     exit(0)
 }
