@@ -25,4 +25,4 @@ rm -f .build/release.yaml
 # the heap). The benchmark's own module is rebuilt every time.
 rm -rf "$(swift build -c release --show-bin-path)/esbench.build"
 swift build -c release --product esbench >&2
-exec ../scripts/with-postgres.sh --durable "$(swift build -c release --show-bin-path)/esbench" "$@"
+exec ../scripts/with-postgres.sh --durable --no-failover-pair "$(swift build -c release --show-bin-path)/esbench" "$@"

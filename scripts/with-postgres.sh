@@ -2,7 +2,7 @@
 # Runs a command beside a throwaway PostgreSQL cluster, and stops the cluster afterwards, even
 # when the command fails or is interrupted.
 #
-#   scripts/with-postgres.sh [--durable] COMMAND [ARGUMENT...]
+#   scripts/with-postgres.sh [--durable] [--no-failover-pair] COMMAND [ARGUMENT...]
 #
 # Installs Debian's postgresql when initdb is missing. The cluster listens on a Unix socket in a
 # temporary directory only (no TCP port to collide with, nothing on the network), trusts local
@@ -10,14 +10,25 @@
 # (fsync, synchronous_commit) with --durable, as the benchmark runs it. The command sees ESTEST_POSTGRES_URL, a postgres:// URL of the cluster's
 # `postgres` database as the `postgres` user; tests make a database of their own in it.
 #
+# Beside it (unless --no-failover-pair), a second cluster and its synchronous streaming standby,
+# for the failover tests, which kill that primary and promote the standby (the main cluster stays
+# up for the other tests). The command then also sees ESTEST_POSTGRES_FAILOVER_URL, the pair's
+# two servers in one URL (the primary first), and ESTEST_POSTGRES_FAILOVER_CONTROL, a script
+# that takes `kill-primary` (SIGKILL to the primary's postmaster), `promote` (the standby, waiting
+# until it takes writes) or `status`.
+#
 # Exits with the command's status; 69 when PostgreSQL cannot be installed or started.
 set -euo pipefail
 
 SETTINGS="-c fsync=off -c synchronous_commit=off -c full_page_writes=off"
-if [ "${1:-}" = "--durable" ]; then
-    SETTINGS=""
-    shift
-fi
+PAIR=1
+while [ $# -gt 0 ]; do
+    case "$1" in
+        --durable) SETTINGS=""; shift ;;
+        --no-failover-pair) PAIR=0; shift ;;
+        *) break ;;
+    esac
+done
 
 SUDO=""
 [ "$(id -u)" = 0 ] || SUDO=sudo
@@ -50,6 +61,9 @@ chmod 0755 "$DIR"
 
 stop() {
     as_owner "$PG_CTL" -D "$DIR/data" -m immediate stop >/dev/null 2>&1 || true
+    for data in "$DIR/pair-primary" "$DIR/pair-standby"; do
+        [ -d "$data" ] && as_owner "$PG_CTL" -D "$data" -m immediate stop >/dev/null 2>&1 || true
+    done
     rm -rf "$DIR"
 }
 trap stop EXIT
@@ -70,6 +84,45 @@ if ! as_owner "$PG_CTL" -D "$DIR/data" -l "$DIR/log" -w -t 60 \
 fi
 
 export ESTEST_POSTGRES_URL="postgres://postgres@localhost/postgres?host=$DIR"
+
+# The failover pair: a primary on port 5433 whose commits wait for its standby on 5434
+# (synchronous_standby_names), both on the same socket directory.
+if [ "$PAIR" = 1 ]; then
+    PG_BASEBACKUP=$(find_bin pg_basebackup) || { echo "with-postgres: pg_basebackup is missing" >&2; exit 69; }
+    if ! as_owner "$INITDB" -D "$DIR/pair-primary" -U postgres --auth=trust -E UTF8 --locale=C --no-sync >"$DIR/pair-initdb.log" 2>&1; then
+        echo "with-postgres: initdb of the failover pair failed:" >&2
+        cat "$DIR/pair-initdb.log" >&2
+        exit 69
+    fi
+    PAIR_SETTINGS="-k $DIR -c listen_addresses='' -c fsync=off -c full_page_writes=off -c max_connections=100"
+    if ! as_owner "$PG_CTL" -D "$DIR/pair-primary" -l "$DIR/pair-primary.log" -w -t 60 \
+        -o "-p 5433 $PAIR_SETTINGS -c synchronous_standby_names='*'" start >/dev/null; then
+        echo "with-postgres: the failover pair's primary did not start:" >&2
+        cat "$DIR/pair-primary.log" >&2 || true
+        exit 69
+    fi
+    if ! as_owner "$PG_BASEBACKUP" -h "$DIR" -p 5433 -U postgres -D "$DIR/pair-standby" -R -X stream --no-sync >"$DIR/pair-basebackup.log" 2>&1 \
+        || ! as_owner "$PG_CTL" -D "$DIR/pair-standby" -l "$DIR/pair-standby.log" -w -t 60 -o "-p 5434 $PAIR_SETTINGS" start >/dev/null; then
+        echo "with-postgres: the failover pair's standby did not start:" >&2
+        cat "$DIR/pair-basebackup.log" "$DIR/pair-standby.log" >&2 || true
+        exit 69
+    fi
+    cat >"$DIR/failover-control" <<CONTROL
+#!/usr/bin/env bash
+# Controls the failover pair of scripts/with-postgres.sh: kill-primary, promote, status.
+set -euo pipefail
+as_owner() { if [ "\$(id -u)" = 0 ]; then runuser -u postgres -- "\$@"; else "\$@"; fi; }
+case "\${1:-}" in
+    kill-primary) kill -9 "\$(head -1 "$DIR/pair-primary/postmaster.pid")" ;;
+    promote) as_owner "$PG_CTL" -D "$DIR/pair-standby" -w -t 60 promote >/dev/null ;;
+    status) as_owner "$PG_CTL" -D "$DIR/pair-primary" status || true; as_owner "$PG_CTL" -D "$DIR/pair-standby" status || true ;;
+    *) echo "usage: failover-control kill-primary|promote|status" >&2; exit 64 ;;
+esac
+CONTROL
+    chmod 0755 "$DIR/failover-control"
+    export ESTEST_POSTGRES_FAILOVER_URL="postgres://postgres@:5433,:5434/postgres?host=$DIR"
+    export ESTEST_POSTGRES_FAILOVER_CONTROL="$DIR/failover-control"
+fi
 echo "with-postgres: a throwaway cluster at $DIR" >&2
 status=0
 "$@" || status=$?

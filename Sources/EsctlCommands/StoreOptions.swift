@@ -17,7 +17,7 @@ public struct StoreOptions: ParsableArguments {
     @Option(
         name: .long,
         help: ArgumentHelp(
-            "The store: a directory, or a PostgreSQL URL postgres://USER[:PASSWORD]@HOST[:PORT]/DATABASE (?host=/socket/dir for a Unix socket). Default: $ESCTL_DB, else ./esctl.db.",
+            "The store: a directory, or a PostgreSQL URL postgres://USER[:PASSWORD]@HOST[:PORT][,HOST[:PORT]...]/DATABASE (?host=/socket/dir for a Unix socket, target_session_attrs=read-write|any|... among several servers). Default: $ESCTL_DB, else ./esctl.db.",
             valueName: "DIR|URL"))
     var db: String?
 

@@ -42,7 +42,7 @@ final class Appender: Sendable {
         completed.add(1, ordering: .relaxed)
     }
 
-    private let client: PostgresClient
+    private let client: PoolSwitch
     private let clock: @Sendable () -> Date
     private let maximumEventsPerCall: Int
     private let logger: Logger
@@ -61,7 +61,7 @@ final class Appender: Sendable {
     }
 
     init(
-        client: PostgresClient, clock: @escaping @Sendable () -> Date, maximumEventsPerCall: Int, logger: Logger,
+        client: PoolSwitch, clock: @escaping @Sendable () -> Date, maximumEventsPerCall: Int, logger: Logger,
         metrics: StoreMetrics, headSignal: HeadSignal
     ) {
         self.metrics = metrics
@@ -183,10 +183,42 @@ final class Appender: Sendable {
         return PostgresErrors.mapped(error, location: "the database")
     }
 
+    /// How many times a call that failed as a failover makes calls fail is made again, on the
+    /// server the pool finds (several servers only): its outcome is unknown (the commit may have
+    /// been made), and the same call, the same ids and times, answers each job as recorded if it
+    /// was, and writes it once if not.
+    static let failoverRetries = 3
+
+    /// Runs `call`, and after a failure a failover explains, runs it again (``failoverRetries``
+    /// times at most; each waits for the pool's look at the servers). Throws the last failure,
+    /// as ``EventStoreError/Code/storeUnavailable`` saying the outcome is unknown, when the retries
+    /// ran out; any other failure at once.
+    private func callSurvivingFailover(_ call: AppendCall) async throws -> [PostgresRow] {
+        var retries = 0
+        while true {
+            do {
+                return try await client.rows(call.query, logger: logger)
+            } catch {
+                guard client.location.choosesAmongServers, PoolSwitch.isFailover(error) else { throw error }
+                guard retries < Self.failoverRetries else {
+                    let mapped = Self.mapped(error)
+                    throw EventStoreError(
+                        .storeUnavailable,
+                        "The append's outcome is unknown: the connection to PostgreSQL failed after the append was sent, and \(retries) retries by its event ids failed too (\(mapped.message)); append the same events again, with the same ids, to learn whether they were recorded.",
+                        cause: mapped.cause)
+                }
+                retries += 1
+                logger.notice(
+                    "an append's outcome is unknown after a failure a failover explains; making it again, with the same event ids",
+                    metadata: ["retry": "\(retries)", "reason": "\(error)"])
+            }
+        }
+    }
+
     /// Calls the append function once for the whole batch and reads each job's outcome.
     private func call(_ batch: [Job]) async throws -> [Result<[AppendResult], EventStoreError>] {
         let call = AppendCall(batch.map(\.request), now: ContentTime.microseconds(clock()))
-        let answers = try await client.rows(call.query, logger: logger).map { try $0.decode(AppendCall.Row.self) }
+        let answers = try await callSurvivingFailover(call).map { try $0.decode(AppendCall.Row.self) }
         // Streams with a retention policy lose what they no longer keep before the appends
         // return (in a transaction of their own: the append function cannot write the
         // `$StreamDeleted` event's checksum). A failure leaves it to the next append or purge.

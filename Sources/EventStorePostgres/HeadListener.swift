@@ -15,7 +15,7 @@ import Synchronization
 /// would take one of the pool's for good, and its lease would race the subscriber's reads, so
 /// that the pool opened a connection more under load.
 final class HeadListener: Sendable {
-    private let location: PostgresLocation
+    private let pool: PoolSwitch
     private let logger: Logger
     private let listening = Atomic<Bool>(false)
     /// Where and how it listens, once ``configure(publishingTo:retryEvery:on:)`` said so; the
@@ -29,8 +29,9 @@ final class HeadListener: Sendable {
     }
     private let state = Mutex(State())
 
-    init(location: PostgresLocation, logger: Logger) {
-        self.location = location
+    /// A listener that connects to the server `pool` uses (after a failover, the new one).
+    init(pool: PoolSwitch, logger: Logger) {
+        self.pool = pool
         self.logger = logger
     }
 
@@ -70,6 +71,7 @@ final class HeadListener: Sendable {
     private func run(publishingTo signal: HeadSignal, retryEvery pause: Duration, on clock: any Clock<Duration>) async {
         while !Task.isCancelled {
             do {
+                let location = pool.currentLocation
                 let connection = try await OwnConnection.connectUnlessCancelled(location, as: .listen, logger: logger, on: clock)
                 do {
                     // Cancelling ends the notifications (the sequence finishes when its task is
@@ -85,6 +87,7 @@ final class HeadListener: Sendable {
             } catch {
                 if Task.isCancelled { break }
                 logger.notice("the connection that listens for appends dropped; polling until it is back", metadata: ["reason": "\(error)"])
+                pool.connectionDropped(reason: "the listening connection dropped: \(error)")
             }
             listening.store(false, ordering: .releasing)
             do {

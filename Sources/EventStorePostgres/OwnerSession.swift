@@ -27,12 +27,13 @@ final class OwnerSession: Sendable {
     private let state: Mutex<State>
     private let keeper: Mutex<Task<Void, Never>?> = Mutex(nil)
 
-    /// Connects to `location` and takes a free id. Throws ``EventStoreError/Code/storeUnavailable``
+    /// Connects to the server `pool` uses and takes a free id. Throws ``EventStoreError/Code/storeUnavailable``
     /// when the server cannot be reached or refuses the login (within the connect timeout), or
     /// still refuses for now after ``OwnConnection/refusalPauses``.
     static func open(
-        _ location: PostgresLocation, logger: Logger, retryEvery pause: Duration, on clock: any Clock<Duration>
+        _ pool: PoolSwitch, logger: Logger, retryEvery pause: Duration, on clock: any Clock<Duration>
     ) async throws -> OwnerSession {
+        let location = pool.currentLocation
         let connection = try await OwnConnection.connect(location, as: .owner, logger: logger, on: clock)
         do {
             // Another live handle holding an id refuses it: draw again.
@@ -40,7 +41,7 @@ final class OwnerSession: Sendable {
                 let id = Int64.random(in: 1...Int64(Int32.max))
                 if try await lock(id, on: connection, logger: logger) {
                     let session = OwnerSession(id: id, connection: connection)
-                    session.keep(location, logger: logger, retryEvery: pause, on: clock)
+                    session.keep(pool, logger: logger, retryEvery: pause, on: clock)
                     return session
                 }
             }
@@ -63,18 +64,19 @@ final class OwnerSession: Sendable {
         return false
     }
 
-    /// Watches the connection; when it closes under the handle, connects again and takes the
-    /// same lock, until `close()`.
-    private func keep(_ location: PostgresLocation, logger: Logger, retryEvery pause: Duration, on clock: any Clock<Duration>) {
+    /// Watches the connection; when it closes under the handle, connects again (to the server
+    /// `pool` uses then: after a failover, the new primary) and takes the same lock, until `close()`.
+    private func keep(_ pool: PoolSwitch, logger: Logger, retryEvery pause: Duration, on clock: any Clock<Duration>) {
         let task = Task { [self] in
             while !Task.isCancelled {
                 let current = state.withLock { $0.connection }
                 try? await current.closeFuture.get()
                 guard !Task.isCancelled else { return }
                 logger.notice("the connection that holds this handle's owner lock dropped; connecting again", metadata: ["owner": "\(id)"])
+                pool.connectionDropped(reason: "the owner session's connection closed")
                 do {
                     try await clock.sleep(for: max(pause, .milliseconds(100)))
-                    let fresh = try await OwnConnection.connect(location, as: .owner, logger: logger, on: clock)
+                    let fresh = try await OwnConnection.connect(pool.currentLocation, as: .owner, logger: logger, on: clock)
                     guard try await Self.lock(id, on: fresh, logger: logger) else {
                         // Taken by another session meanwhile (an id drawn again): this handle's
                         // work then reads as its owner's, which is alive; nothing better to do.
@@ -100,7 +102,7 @@ final class OwnerSession: Sendable {
     }
 
     /// Whether the owner `id` holds its lock in this database, asked through `client`.
-    static func isAlive(_ id: Int64, client: PostgresClient, logger: Logger) async throws -> Bool {
+    static func isAlive(_ id: Int64, client: PoolSwitch, logger: Logger) async throws -> Bool {
         guard id > 0, id <= Int64(Int32.max) else { return false }
         let rows = try await client.rows(
             """

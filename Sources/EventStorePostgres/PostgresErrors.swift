@@ -15,6 +15,14 @@ enum PostgresErrors {
         (error as? PSQLError)?.serverInfo?[.sqlState]
     }
 
+    /// What went wrong with a connection, in words: the underlying error, or the code when that
+    /// is itself a PSQLError (whose description hides everything).
+    private static func reason(_ error: PSQLError) -> String {
+        guard let underlying = error.underlying else { return "\(error.code)" }
+        if let inner = underlying as? PSQLError { return "\(error.code) (\(inner.code))" }
+        return "\(underlying)"
+    }
+
     static func mapped(_ error: any Error, location: String) -> EventStoreError {
         if let error = error as? EventStoreError { return error }
         if error is CancellationError { return EventStoreError(.closed, "The operation was cancelled.") }
@@ -60,7 +68,7 @@ enum PostgresErrors {
         case .connectionError, .serverClosedConnection, .clientClosedConnection, .uncleanShutdown, .poolClosed:
             return EventStoreError(
                 .storeUnavailable,
-                "Cannot reach PostgreSQL at \(location): \(error.underlying.map { "\($0)" } ?? "\(error.code)"); check that the server runs and the URL.")
+                "Cannot reach PostgreSQL at \(location): \(Self.reason(error)); check that the server runs and the URL.")
         default:
             return EventStoreError(.storageFailure, "PostgreSQL at \(location) failed: \(error.code).")
         }

@@ -29,10 +29,10 @@ public final class PostgresEventStore: EventLog, SubscriptionSource {
     /// The store's metrics (``StoreConfiguration/metricsFactory``).
     package let metrics: StoreMetrics
 
-    let client: PostgresClient
+    /// The pool of connections, on the server of the location that fits (after a failover, the new one).
+    let pool: PoolSwitch
     /// The session whose advisory lock says this handle is open (``ownerID``), once taken.
     private let owner: OwnerClaim
-    private let clientTask: Task<Void, Never>
     private let listener: HeadListener
     let appender: Appender
     /// The tables this handle has opened.
@@ -67,42 +67,40 @@ public final class PostgresEventStore: EventLog, SubscriptionSource {
     /// Opens the store at `location`; see ``init(url:mode:configuration:)``.
     public init(location: PostgresLocation, mode: OpenMode = .createIfMissing, configuration: StoreConfiguration = StoreConfiguration()) async throws {
         upcasting = try Upcasting(configuration.upcasters)
-        let client = PostgresClient(configuration: location.clientConfiguration, backgroundLogger: configuration.logger)
-        let clientTask = Task { await client.run() }
+        let pool = try await PoolSwitch(
+            location: location, writing: mode != .readOnly, logger: configuration.logger, clock: configuration.pollClock)
         let prepared: (head: UInt64, schemaVersion: Int)
         do {
-            prepared = try await Self.prepare(client, location: location, mode: mode, configuration: configuration)
+            prepared = try await Self.prepare(pool, location: location, mode: mode, configuration: configuration)
         } catch {
-            clientTask.cancel()
-            await clientTask.value
+            await pool.close()
             throw error
         }
         let head = prepared.head
         databaseSchemaVersion = prepared.schemaVersion
         eventColumns = EventStorePostgres.eventColumns(schemaVersion: prepared.schemaVersion)
-        let listener = HeadListener(location: location, logger: configuration.logger)
+        let listener = HeadListener(pool: pool, logger: configuration.logger)
         let headSignal = HeadSignal(
             head: head, pollInterval: configuration.pollInterval, clock: configuration.pollClock, logger: configuration.logger,
             poll: { [listener, logger = configuration.logger] in
                 listener.startIfNeeded()
                 if listener.isListening { return nil }
-                return try await Self.readHead(client, logger: logger)
+                return try await Self.readHead(pool, logger: logger)
             })
         self.postgresLocation = location
         self.configuration = configuration
         self.mode = mode
-        self.client = client
+        self.pool = pool
         self.owner = OwnerClaim {
-            try await OwnerSession.open(location, logger: configuration.logger, retryEvery: configuration.pollInterval, on: configuration.pollClock)
+            try await OwnerSession.open(pool, logger: configuration.logger, retryEvery: configuration.pollInterval, on: configuration.pollClock)
         }
-        self.clientTask = clientTask
         self.headSignal = headSignal
         let metrics = StoreMetrics(factory: configuration.metricsFactory)
         self.metrics = metrics
         self.listener = listener
         listener.configure(publishingTo: headSignal, retryEvery: configuration.pollInterval, on: configuration.pollClock)
         self.appender = Appender(
-            client: client, clock: configuration.clock, maximumEventsPerCall: configuration.maximumEventsPerCommit,
+            client: pool, clock: configuration.clock, maximumEventsPerCall: configuration.maximumEventsPerCommit,
             logger: configuration.logger, metrics: metrics, headSignal: headSignal)
         appender.setTrimmer { [weak self] stream in try await self?.trimAfterAppend(stream) ?? [] }
         do {
@@ -129,7 +127,7 @@ public final class PostgresEventStore: EventLog, SubscriptionSource {
     /// that has its connection and is slow for another reason (the schema lock, an upgrade) is
     /// left alone.
     private static func prepare(
-        _ client: PostgresClient, location: PostgresLocation, mode: OpenMode, configuration: StoreConfiguration
+        _ client: PoolSwitch, location: PostgresLocation, mode: OpenMode, configuration: StoreConfiguration
     ) async throws -> (head: UInt64, schemaVersion: Int) {
         let logger = configuration.logger
         let clock = configuration.pollClock
@@ -143,7 +141,7 @@ public final class PostgresEventStore: EventLog, SubscriptionSource {
                 try await clock.sleep(for: openPatience)
                 guard !leased.happened else { return nil }
                 do {
-                    let probe = try await OwnConnection.connect(location, as: .probe, logger: logger, on: clock)
+                    let probe = try await OwnConnection.connect(client.currentLocation, as: .probe, logger: logger, on: clock)
                     try? await probe.close()
                 } catch where leased.happened {
                     // The pool connected meanwhile: its answer is the one that counts.
@@ -192,13 +190,12 @@ public final class PostgresEventStore: EventLog, SubscriptionSource {
             appender.shutDown()
             headSignal.close()
             let listening = listener.stop()
-            let task = Task { [appender, inFlight, owner, clientTask] in
+            let task = Task { [appender, inFlight, owner, pool] in
                 await appender.drained()
                 await inFlight.finished()
                 await listening?.value
                 await owner.close()
-                clientTask.cancel()
-                await clientTask.value
+                await pool.close()
             }
             closing = task
             return task
@@ -226,7 +223,7 @@ public final class PostgresEventStore: EventLog, SubscriptionSource {
         try checkOpen()
         if owner == self.owner.takenID { return true }
         do {
-            return try await OwnerSession.isAlive(owner, client: client, logger: configuration.logger)
+            return try await OwnerSession.isAlive(owner, client: pool, logger: configuration.logger)
         } catch {
             throw PostgresErrors.mapped(error, location: location)
         }
@@ -294,14 +291,14 @@ public final class PostgresEventStore: EventLog, SubscriptionSource {
     func withConnection<R: Sendable>(_ body: (PostgresConnection) async throws -> R) async throws -> R {
         try checkOpen()
         do {
-            return try await inFlight.run { try await client.withConnection { connection in try await body(connection) } }
+            return try await inFlight.run { try await pool.withConnection { connection in try await body(connection) } }
         } catch {
             throw PostgresErrors.mapped(error, location: location)
         }
     }
 
     /// The head row, read in its own statement.
-    static func readHead(_ client: PostgresClient, logger: Logger) async throws -> UInt64 {
+    static func readHead(_ client: PoolSwitch, logger: Logger) async throws -> UInt64 {
         try await client.withConnection { connection in try await readHead(connection, logger: logger) }
     }
 

@@ -11,7 +11,7 @@ enum PostgresSchemaSetup {
     /// at now. Creates the tables when there are none and `mode` allows it; upgrades an older
     /// version in place (unless read-only, which reads it as it is); refuses a newer one.
     static func prepare(
-        _ client: PostgresClient, location: PostgresLocation, mode: OpenMode, logger: Logger
+        _ client: PoolSwitch, location: PostgresLocation, mode: OpenMode, logger: Logger
     ) async throws -> (head: UInt64, schemaVersion: Int) {
         do {
             var version = try await installedVersion(client, logger: logger)
@@ -56,7 +56,7 @@ enum PostgresSchemaSetup {
     /// Brings the schema from `version` to ``PostgresSchema/version`` step by step, each step in
     /// one transaction under the schema lock; a process that finds the step done while it
     /// waited for the lock goes on from the version it finds.
-    static func upgrade(_ client: PostgresClient, from version: Int, location: PostgresLocation, logger: Logger) async throws {
+    static func upgrade(_ client: PoolSwitch, from version: Int, location: PostgresLocation, logger: Logger) async throws {
         var current = version
         while current < PostgresSchema.version {
             guard let steps = PostgresSchema.upgrades[current] else {
@@ -83,7 +83,7 @@ enum PostgresSchemaSetup {
     }
 
     /// The schema version recorded in the database; nil when it holds no store.
-    static func installedVersion(_ client: PostgresClient, logger: Logger) async throws -> Int? {
+    static func installedVersion(_ client: PoolSwitch, logger: Logger) async throws -> Int? {
         try await client.withConnection { connection in
             let marker = try await connection.rows(
                 "SELECT CASE WHEN to_regclass('eventstore.schema_version') IS NULL THEN NULL ELSE 0 END", logger: logger)

@@ -33,7 +33,7 @@ extension PostgresEventStore {
         // The caller's error, told apart from the driver's (which are mapped).
         var callerError: (any Error)?
         do {
-            return try await inFlight.run { try await client.withConnection { connection in
+            return try await inFlight.run { try await pool.withConnection { connection in
                 do {
                     for statement in kind.statements { try await connection.query(PostgresQuery(unsafeSQL: statement), logger: logger) }
                 } catch {
@@ -72,15 +72,5 @@ extension PostgresConnection {
     /// Runs `query` and collects its rows (for statements whose few rows are read at once).
     func rows(_ query: PostgresQuery, logger: Logger) async throws -> [PostgresRow] {
         try await self.query(query, logger: logger).collect()
-    }
-}
-
-extension PostgresClient {
-    /// Runs `query` on a connection of the pool and collects its rows. The connection is back in
-    /// the pool when this returns, unlike with `query(_:)`, whose row sequence gives it back
-    /// only when the pool hears the sequence ended: a lease made before that opens a second
-    /// connection, and a short command would hold two where one does.
-    func rows(_ query: PostgresQuery, logger: Logger) async throws -> [PostgresRow] {
-        try await withConnection { connection in try await connection.rows(query, logger: logger) }
     }
 }

@@ -92,7 +92,8 @@ public struct HeldTransaction: Sendable {
 /// Why a throwaway database could not be made.
 public struct ThrowawayDatabaseError: Error, CustomStringConvertible {
     public let description: String
-    init(_ description: String) { self.description = description }
+    /// An error that says `description`.
+    public init(_ description: String) { self.description = description }
 }
 
 /// Runs administrative statements, a short-lived connection each.

@@ -1,0 +1,237 @@
+import EventStoreCore
+import Logging
+import PostgresNIO
+import Synchronization
+
+/// A handle's pool of connections, on the server of its location that fits its
+/// `target_session_attrs` (``ServerLocator``), and made again on another server after a failover.
+///
+/// With one server and no `target_session_attrs`, it is the pool on that server and nothing
+/// more: postgres-nio's pool connects again by itself. With several, a call that fails as a
+/// failover makes calls fail (the connection lost, the server now read-only or shutting down),
+/// or that waits ``leasePatience`` for a connection, has the servers looked at again: once at a
+/// time, with pauses from 0.1 s doubling to 2 s between rounds, at most ``relocationRounds``
+/// rounds. When another server fits, the pool is made on it, the old one is shut down, and a log
+/// line says so. Calls made meanwhile wait for that look; a call whose connection was never lent
+/// (so whose statement never ran) is made again on the new server; one that ran fails with the
+/// error it met (``EventStoreError/Code/storeUnavailable`` once mapped), for its caller to
+/// decide.
+final class PoolSwitch: Sendable {
+    /// The pool in use and the server it is on.
+    struct Current: Sendable {
+        let client: PostgresClient
+        let task: Task<Void, Never>
+        /// The server's index in the location's endpoints.
+        let server: Int
+        /// Counts the pools made, so that a failure is told from one of an older pool.
+        let generation: Int
+    }
+
+    private struct State {
+        var current: Current
+        var relocating: Task<Current, any Error>?
+        var isClosed = false
+    }
+
+    /// How long a call waits for a connection before the servers are looked at again (several
+    /// servers only): a pool whose server died tries to connect for a minute before it fails
+    /// its waiting calls.
+    static let leasePatience: Duration = .seconds(2)
+    /// How many rounds over the servers one look makes before it gives up (about 35 s).
+    static let relocationRounds = 20
+
+    /// The location as given, every server included.
+    let location: PostgresLocation
+    private let writing: Bool
+    private let logger: Logger
+    private let clock: any Clock<Duration>
+    private let state: Mutex<State>
+
+    /// Finds the server to use (``ServerLocator/locate(_:writing:logger:)``, which throws
+    /// ``EventStoreError/Code/storeUnavailable`` when none fits) and starts a pool on it.
+    init(location: PostgresLocation, writing: Bool, logger: Logger, clock: any Clock<Duration>) async throws {
+        self.location = location
+        self.writing = writing
+        self.logger = logger
+        self.clock = clock
+        let server = try await ServerLocator.locate(location, writing: writing, logger: logger)
+        state = Mutex(State(current: Self.pool(on: server, of: location, generation: 0, logger: logger)))
+    }
+
+    private static func pool(on server: Int, of location: PostgresLocation, generation: Int, logger: Logger) -> Current {
+        let client = PostgresClient(configuration: location.narrowed(to: server).clientConfiguration, backgroundLogger: logger)
+        return Current(client: client, task: Task { await client.run() }, server: server, generation: generation)
+    }
+
+    /// The location narrowed to the server in use: where the connections of their own (the
+    /// listener, the owner session, the open's probe) connect. It does not wait for a look under
+    /// way (a handle's close would wait for it): a connection made to the old server fails, and
+    /// is made again after its pause, by then on the new one.
+    var currentLocation: PostgresLocation {
+        location.narrowed(to: state.withLock { $0.current.server })
+    }
+
+    /// The server the pool in use is on (for tests and logs).
+    var serverInUse: PostgresLocation.Endpoint {
+        state.withLock { location.endpoints[$0.current.server] }
+    }
+
+    /// The pool in use; while the servers are looked at, the pool that look settles on.
+    private func current() async throws -> Current {
+        let (current, relocating) = try state.withLock { state throws(EventStoreError) in
+            guard !state.isClosed else { throw EventStoreError.closedStore }
+            return (state.current, state.relocating)
+        }
+        return try await relocating?.value ?? current
+    }
+
+    /// Runs `body` with a connection of the pool in use (see the type's comment for what a
+    /// failover does to it). Throws what `body` or the pool threw, unmapped.
+    func withConnection<R: Sendable>(_ body: (PostgresConnection) async throws -> R) async throws -> R {
+        var madeAgain = false
+        while true {
+            let current = try await current()
+            let lent = LentFlag()
+            let watchdog: Task<Void, Never>? =
+                location.choosesAmongServers
+                ? Task { [clock] in
+                    try? await clock.sleep(for: Self.leasePatience)
+                    guard !Task.isCancelled, !lent.isSet else { return }
+                    self.suspect(current, reason: "no connection was lent in \(Self.leasePatience)")
+                } : nil
+            defer { watchdog?.cancel() }
+            do {
+                return try await current.client.withConnection { connection in
+                    lent.set()
+                    return try await body(connection)
+                }
+            } catch {
+                if Self.isFailover(error) { suspect(current, reason: "\(error)") }
+                if !lent.isSet, !madeAgain, location.choosesAmongServers, let now = try? await self.current(),
+                    now.generation != current.generation
+                {
+                    // The pool was replaced while this call waited for a connection: its
+                    // statement never ran, so it goes to the new server.
+                    madeAgain = true
+                    continue
+                }
+                throw error
+            }
+        }
+    }
+
+    /// Runs `body` in a transaction on a connection of the pool in use (``withConnection(_:)``).
+    func withTransaction<R: Sendable>(logger: Logger, _ body: (PostgresConnection) async throws -> R) async throws -> R {
+        try await withConnection { connection in try await connection.withTransaction(logger: logger) { try await body($0) } }
+    }
+
+    /// Runs `query` on a connection of the pool in use and collects its rows. The connection is
+    /// back in the pool when this returns, unlike with `PostgresClient.query(_:)`, whose row
+    /// sequence gives it back only when the pool hears the sequence ended: a lease made before
+    /// that opens a second connection, and a short command would hold two where one does.
+    func rows(_ query: PostgresQuery, logger: Logger) async throws -> [PostgresRow] {
+        try await withConnection { connection in try await connection.rows(query, logger: logger) }
+    }
+
+    /// Says that a connection of its own (the listener's, the owner session's) dropped: with
+    /// several servers, they are looked at again, as after a call's failure.
+    func connectionDropped(reason: String) {
+        guard let current = state.withLock({ $0.isClosed ? nil : $0.current }) else { return }
+        suspect(current, reason: reason)
+    }
+
+    /// Starts a look at the servers, unless there is one server, one look is under way, or
+    /// `seen` is no longer the pool in use.
+    private func suspect(_ seen: Current, reason: String) {
+        guard location.choosesAmongServers else { return }
+        state.withLock { state in
+            guard !state.isClosed, state.relocating == nil, state.current.generation == seen.generation else { return }
+            logger.notice(
+                "looking for the PostgreSQL server to use again",
+                metadata: ["store": "\(location)", "server": "\(location.endpoints[seen.server])", "reason": "\(reason)"])
+            state.relocating = Task { try await self.relocate(from: seen) }
+        }
+    }
+
+    /// Looks at the servers until one fits, and moves the pool to it if it is another.
+    private func relocate(from seen: Current) async throws -> Current {
+        var pause = Duration.milliseconds(100)
+        var round = 1
+        while true {
+            do {
+                let server = try await ServerLocator.locate(location, writing: writing, logger: logger)
+                return settle(on: server)
+            } catch {
+                guard round < Self.relocationRounds, !Task.isCancelled, !state.withLock({ $0.isClosed }) else {
+                    state.withLock { $0.relocating = nil }
+                    logger.warning("no PostgreSQL server fits; the next call looks again", metadata: ["store": "\(location)", "reason": "\(error)"])
+                    throw error
+                }
+                logger.notice(
+                    "no PostgreSQL server fits yet; looking again", metadata: ["store": "\(location)", "round": "\(round)", "reason": "\(error)"])
+                try? await clock.sleep(for: pause)
+                pause = min(pause * 2, .seconds(2))
+                round += 1
+            }
+        }
+    }
+
+    /// Ends the look: keeps the pool when `server` is the one in use, or makes one on `server`
+    /// and shuts the old one down.
+    private func settle(on server: Int) -> Current {
+        let (current, retired) = state.withLock { state -> (Current, Current?) in
+            state.relocating = nil
+            guard !state.isClosed, state.current.server != server else { return (state.current, nil) }
+            let old = state.current
+            state.current = Self.pool(on: server, of: location, generation: old.generation + 1, logger: logger)
+            return (state.current, old)
+        }
+        if let retired {
+            logger.notice(
+                "switched to another PostgreSQL server",
+                metadata: [
+                    "store": "\(location)", "from": "\(location.endpoints[retired.server])", "to": "\(location.endpoints[server])",
+                ])
+            retired.task.cancel()
+        }
+        return current
+    }
+
+    /// Whether `error` is one a failover causes: the connection lost or refused, the server
+    /// shutting down or read-only (a primary turned standby), the pool giving up on it.
+    static func isFailover(_ error: any Error) -> Bool {
+        if let error = error as? PSQLError {
+            if let state = error.serverInfo?[.sqlState] {
+                return state == "25006" || state.hasPrefix("57P") || state.hasPrefix("08")
+            }
+            switch error.code {
+            // The client's side closed too: the connection of a pool shut down when the store
+            // moved to another server (a closed store then refuses the call made again).
+            case .connectionError, .serverClosedConnection, .uncleanShutdown, .clientClosedConnection, .poolClosed: return true
+            default: return false
+            }
+        }
+        if let error = error as? EventStoreError { return error.code == .storeUnavailable }
+        return String(describing: error).hasPrefix("ConnectionPoolError")
+    }
+
+    /// Shuts the pool down (and any look under way); returns when the pool's task has ended.
+    func close() async {
+        let (current, relocating) = state.withLock { state in
+            state.isClosed = true
+            return (state.current, state.relocating)
+        }
+        relocating?.cancel()
+        _ = try? await relocating?.value
+        // A look that settled after the close saw isClosed and made no pool.
+        current.task.cancel()
+        await current.task.value
+    }
+}
+
+/// Whether a call was lent its connection (so whether its statement may have run).
+private final class LentFlag: Sendable {
+    private let value = Atomic<Bool>(false)
+    var isSet: Bool { value.load(ordering: .acquiring) }
+    func set() { value.store(true, ordering: .releasing) }
+}

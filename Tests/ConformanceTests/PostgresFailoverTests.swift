@@ -1,0 +1,103 @@
+import EventStoreCore
+import EventStoreTesting
+@testable import EventStorePostgres
+import Foundation
+import Logging
+import PostgresTestSupport
+import TestSupport
+import Testing
+
+/// A primary and its synchronous standby in one store URL (the failover pair
+/// `scripts/with-postgres.sh` starts beside its main cluster): the server each
+/// `target_session_attrs` picks, then a failover (the primary killed with SIGKILL, the standby
+/// promoted) under a store that goes on appending on the new primary, nothing acknowledged lost.
+/// The pair is used up by the failover, so everything runs in one test, in order.
+@Suite("PostgreSQL: a primary and its standby in one URL, and a failover")
+struct PostgresFailoverTests {
+    static func environment(_ name: String) throws -> String {
+        guard let value = ProcessInfo.processInfo.environment[name], !value.isEmpty else {
+            throw ThrowawayDatabaseError(
+                "\(name) is not set, so the failover tests have no primary and standby: run them through `make test` or `scripts/with-postgres.sh swift test`.")
+        }
+        return value
+    }
+
+    /// Runs the pair's control script with `command` (kill-primary, promote).
+    static func control(_ command: String) async throws {
+        let script = URL(fileURLWithPath: try environment("ESTEST_POSTGRES_FAILOVER_CONTROL"))
+        let output = try await ProcessRunner.run(script, [command], timeout: .seconds(90))
+        #expect(output.status == 0, "failover-control \(command): \(output)")
+    }
+
+    static func event(_ n: Int) -> NewEvent {
+        NewEvent(id: UUID(uuidString: String(format: "00000000-0000-7000-8000-%012d", n)), type: "Placed", data: Data(#"{"n":\#(n)}"#.utf8))
+    }
+
+    @Test("each target_session_attrs picks its server; a store goes on appending on the promoted standby, losing nothing acknowledged")
+    func failover() async throws {
+        let url = try Self.environment("ESTEST_POSTGRES_FAILOVER_URL")
+        let location = try PostgresLocation(url: url)
+        let quiet = Logger(label: "test")
+        try #require(location.endpoints.count == 2)
+
+        // Given the pair, the primary first: each attribute's server
+        func picked(_ attributes: PostgresLocation.TargetSessionAttributes?, reversed: Bool = false, writing: Bool = true) async throws -> Int {
+            var given = location
+            if reversed { given.endpoints.reverse() }
+            given.targetSessionAttributes = attributes
+            return try await ServerLocator.locate(given, writing: writing, logger: quiet)
+        }
+        #expect(try await picked(nil) == 0)
+        #expect(try await picked(nil, reversed: true) == 1, "a writer skips the standby listed first")
+        #expect(try await picked(nil, reversed: true, writing: false) == 0, "a reader takes the first that answers")
+        #expect(try await picked(.any, reversed: true) == 0)
+        #expect(try await picked(.primary, reversed: true) == 1)
+        #expect(try await picked(.standby) == 1)
+        #expect(try await picked(.readOnly) == 1)
+        #expect(try await picked(.preferStandby) == 1)
+        #expect(try await picked(.readWrite) == 0)
+        // And a writer given only the standby is refused, told what the server is
+        var standbyOnly = location.narrowed(to: 1)
+        standbyOnly.targetSessionAttributes = .readWrite
+        let refused = await #expect(throws: EventStoreError.self) {
+            try await PostgresEventStore(location: standbyOnly).close()
+        }
+        #expect(refused?.code == .storeUnavailable)
+        #expect(refused?.message.contains("is a standby") == true, "\(refused?.message ?? "")")
+
+        // Given a store on both servers, with 20 events appended one by one, each acknowledged
+        let logs = LogCapture()
+        var configuration = StoreConfiguration()
+        configuration.logger = logs.logger
+        let store = try await PostgresEventStore(location: location, configuration: configuration)
+        for n in 1...20 {
+            _ = try await store.append(to: "orders", events: [Self.event(n)], expectedVersion: n == 1 ? .noStream : .exact(UInt64(n - 1)))
+        }
+        #expect(store.pool.serverInUse == location.endpoints[0])
+
+        // When the primary dies (SIGKILL), an append is made, and then the standby is promoted
+        try await Self.control("kill-primary")
+        let killed = ContinuousClock.now
+        let appending = Task { try await store.append(to: "orders", events: [Self.event(21)], expectedVersion: .exact(20)) }
+        try await Self.control("promote")
+
+        // Then that append lands on the new primary, the caller seeing no failure: the store
+        // made it again, by its ids, once the promoted standby took writes
+        let result = try await withTimeout(.seconds(120), "the append made during the failover to land on the promoted standby") {
+            try await appending.value
+        }
+        #expect(result.version == 21)
+        #expect(!result.alreadyRecorded)
+        print("failover: the append made after the SIGKILL landed after \(ContinuousClock.now - killed)")
+        #expect(store.pool.serverInUse == location.endpoints[1])
+        // And every acknowledged event is there once, in order, with the new one after them
+        let events = try await store.readStream("orders", from: nil, direction: .forward, limit: 100)
+        #expect(events.map(\.version) == Array(1...21))
+        #expect(events.map(\.id) == (1...21).map { Self.event($0).id })
+        // And the switch was logged, naming both servers
+        let switches = logs.entries.withLock { $0.filter { $0.message == "switched to another PostgreSQL server" } }
+        #expect(switches.count == 1, "\(logs.messages)")
+        #expect(switches.first?.metadata["to"] == "\(location.endpoints[1])")
+        await store.close()
+    }
+}
