@@ -33,7 +33,7 @@ struct PostgresFailoverTests {
         NewEvent(id: UUID(uuidString: String(format: "00000000-0000-7000-8000-%012d", n)), type: "Placed", data: Data(#"{"n":\#(n)}"#.utf8))
     }
 
-    @Test("each target_session_attrs picks its server; a store goes on appending on the promoted standby, losing nothing acknowledged")
+    @Test("each target_session_attrs picks its server; a store goes on appending on the promoted standby, losing nothing acknowledged, its subscriber seeing every event once, in order")
     func failover() async throws {
         let url = try Self.environment("ESTEST_POSTGRES_FAILOVER_URL")
         let location = try PostgresLocation(url: url)
@@ -74,6 +74,9 @@ struct PostgresFailoverTests {
             _ = try await store.append(to: "orders", events: [Self.event(n)], expectedVersion: n == 1 ? .noStream : .exact(UInt64(n - 1)))
         }
         #expect(store.pool.serverInUse == location.endpoints[0])
+        // And a subscriber from the start that has seen them all and waits
+        let collector = EventCollector(store.subscription(from: .start))
+        #expect(try await collector.take(20, within: .seconds(30)).map(\.version) == Array(1...20))
 
         // When the primary dies (SIGKILL), an append is made, and then the standby is promoted
         try await Self.control("kill-primary")
@@ -90,10 +93,17 @@ struct PostgresFailoverTests {
         #expect(!result.alreadyRecorded)
         print("failover: the append made after the SIGKILL landed after \(ContinuousClock.now - killed)")
         #expect(store.pool.serverInUse == location.endpoints[1])
-        // And every acknowledged event is there once, in order, with the new one after them
+        // And the subscriber, its listening connection lost with the primary, sees the new
+        // event and one more, after the 20, in order, each once
+        _ = try await store.append(to: "orders", events: [Self.event(22)], expectedVersion: .exact(21))
+        let after = try await collector.take(2, within: .seconds(60))
+        #expect(after.map(\.version) == [21, 22])
+        #expect(after.map(\.id) == [Self.event(21).id, Self.event(22).id])
+        try await collector.expectNothingMore(through: 22)
+        // And every acknowledged event is there once, in order, with the two new ones after them
         let events = try await store.readStream("orders", from: nil, direction: .forward, limit: 100)
-        #expect(events.map(\.version) == Array(1...21))
-        #expect(events.map(\.id) == (1...21).map { Self.event($0).id })
+        #expect(events.map(\.version) == Array(1...22))
+        #expect(events.map(\.id) == (1...22).map { Self.event($0).id })
         // And the switch was logged, naming both servers
         let switches = logs.entries.withLock { $0.filter { $0.message == "switched to another PostgreSQL server" } }
         #expect(switches.count == 1, "\(logs.messages)")
