@@ -158,8 +158,11 @@ final class Appender: Sendable {
                 }
             }
         } catch {
-            guard batch.count > 1 else {
-                batch[0].continuation.resume(throwing: Self.mapped(error))
+            // A failover's error is no job's fault: each job alone would wait for the servers
+            // again, and a closing handle for every one of them.
+            guard batch.count > 1, !(client.location.choosesAmongServers && PoolSwitch.isFailover(error)) else {
+                let mapped = Self.mapped(error)
+                for job in batch { job.continuation.resume(throwing: mapped) }
                 return
             }
             // One job broke the whole call: each job alone finds which.
@@ -193,14 +196,16 @@ final class Appender: Sendable {
     /// times at most; each waits for the pool's look at the servers). Throws the last failure,
     /// as ``EventStoreError/Code/storeUnavailable`` saying the outcome is unknown, when the retries
     /// ran out; any other failure at once.
-    private func callSurvivingFailover(_ call: AppendCall) async throws -> [PostgresRow] {
+    private func callSurvivingFailover(_ first: AppendCall) async throws -> (AppendCall, [PostgresRow]) {
         var retries = 0
+        var call = first
         while true {
             do {
-                return try await client.rows(call.query, logger: logger)
+                return (call, try await client.rows(call.query, logger: logger))
             } catch {
                 guard client.location.choosesAmongServers, PoolSwitch.isFailover(error) else { throw error }
-                guard retries < Self.failoverRetries else {
+                // A closing handle does not wait for another look at the servers per queued job.
+                guard retries < Self.failoverRetries, !state.withLock({ $0.isClosed }) else {
                     let mapped = Self.mapped(error)
                     throw EventStoreError(
                         .storeUnavailable,
@@ -208,6 +213,7 @@ final class Appender: Sendable {
                         cause: mapped.cause)
                 }
                 retries += 1
+                call = first.retried()
                 logger.notice(
                     "an append's outcome is unknown after a failure a failover explains; making it again, with the same event ids",
                     metadata: ["retry": "\(retries)", "reason": "\(error)"])
@@ -217,8 +223,8 @@ final class Appender: Sendable {
 
     /// Calls the append function once for the whole batch and reads each job's outcome.
     private func call(_ batch: [Job]) async throws -> [Result<[AppendResult], EventStoreError>] {
-        let call = AppendCall(batch.map(\.request), now: ContentTime.microseconds(clock()))
-        let answers = try await callSurvivingFailover(call).map { try $0.decode(AppendCall.Row.self) }
+        let (call, rows) = try await callSurvivingFailover(AppendCall(batch.map(\.request), now: ContentTime.microseconds(clock())))
+        let answers = try rows.map { try $0.decode(AppendCall.Row.self) }
         // Streams with a retention policy lose what they no longer keep before the appends
         // return (in a transaction of their own: the append function cannot write the
         // `$StreamDeleted` event's checksum). A failure leaves it to the next append or purge.
@@ -239,13 +245,27 @@ struct AppendCall {
     typealias Row = (Int32, Int32?, String, [Int64]?, Int64?, Int64?, Int64?)
 
     let batch: [AppendRequest]
-    let arguments: AppendArguments
+    private(set) var arguments: AppendArguments
+    /// Whether this is the same call made again after its outcome was lost (``retried()``).
+    private(set) var isRetry = false
 
     init(_ batch: [AppendRequest], now: Int64) {
         self.batch = batch
         var arguments = AppendArguments(now: now)
         for job in batch { arguments.add(job) }
         self.arguments = arguments
+    }
+
+    /// The same call, to be made again when its first outcome is unknown: the same ids and
+    /// times, every id treated as given, so that the function answers events the first call
+    /// recorded as recorded (it looks up only given ids), where an id the store generated would
+    /// otherwise meet its own committed event as a conflict. ``outcomes(_:)`` then answers those
+    /// jobs as written (`alreadyRecorded` false): they were, by this call.
+    func retried() -> AppendCall {
+        var call = self
+        call.arguments.eventGiven = Array(repeating: true, count: arguments.eventGiven.count)
+        call.isRetry = true
+        return call
     }
 
     var query: PostgresQuery {
@@ -292,7 +312,20 @@ struct AppendCall {
                     part: part.map { Int($0) - 1 - arguments.firstPart(ofJob: index) }, outcome: outcome, positions: positions ?? [],
                     version: version, recordedAt: recordedAt, detail: detail))
         }
-        return zip(batch, answers).map { job, answer in answer.outcome(for: job, arguments: arguments) }
+        return zip(batch, answers).map { job, answer in
+            let outcome = answer.outcome(for: job, arguments: arguments)
+            // A retried job whose ids were all the store's: recorded means written by the try
+            // whose answer was lost (those ids were never anyone else's).
+            guard isRetry, job.appends.allSatisfy({ $0.events.allSatisfy { $0.id == nil } }), case let .success(results) = outcome else {
+                return outcome
+            }
+            return .success(
+                results.map {
+                    AppendResult(
+                        stream: $0.stream, positions: $0.positions, version: $0.version, alreadyRecorded: false, ids: $0.ids,
+                        recordedAtMicroseconds: $0.recordedAtMicroseconds, deleted: $0.deleted)
+                })
+        }
     }
 }
 

@@ -10,12 +10,13 @@ import Synchronization
 /// more: postgres-nio's pool connects again by itself. With several, a call that fails as a
 /// failover makes calls fail (the connection lost, the server now read-only or shutting down),
 /// or that waits ``leasePatience`` for a connection, has the servers looked at again: once at a
-/// time, with pauses from 0.1 s doubling to 2 s between rounds, at most ``relocationRounds``
-/// rounds. When another server fits, the pool is made on it, the old one is shut down, and a log
-/// line says so. Calls made meanwhile wait for that look; a call whose connection was never lent
-/// (so whose statement never ran) is made again on the new server; one that ran fails with the
-/// error it met (``EventStoreError/Code/storeUnavailable`` once mapped), for its caller to
-/// decide.
+/// time, the server in use asked first and kept while it fits, with pauses from 0.1 s doubling
+/// to 2 s between rounds, at most ``relocationRounds`` rounds. When another server fits, the
+/// pool is made on it, the old one is shut down, and a log line says so. After a failure, calls
+/// made meanwhile wait for that look (a look for a slow lease lets them go on with the pool in
+/// use); a call whose connection was never lent (so whose statement never ran) is made again on
+/// the new server; one that ran fails with the error it met
+/// (``EventStoreError/Code/storeUnavailable`` once mapped), for its caller to decide.
 final class PoolSwitch: Sendable {
     /// The pool in use and the server it is on.
     struct Current: Sendable {
@@ -30,6 +31,11 @@ final class PoolSwitch: Sendable {
     private struct State {
         var current: Current
         var relocating: Task<Current, any Error>?
+        /// Whether calls wait for the look under way: yes after a failure a failover explains;
+        /// no when it only checks a pool slow to lend (which keeps serving meanwhile).
+        var callsWait = false
+        /// The tasks of pools shut down after a move, which `close()` waits for.
+        var retired: [Task<Void, Never>] = []
         var isClosed = false
     }
 
@@ -80,7 +86,7 @@ final class PoolSwitch: Sendable {
     private func current() async throws -> Current {
         let (current, relocating) = try state.withLock { state throws(EventStoreError) in
             guard !state.isClosed else { throw EventStoreError.closedStore }
-            return (state.current, state.relocating)
+            return (state.current, state.callsWait ? state.relocating : nil)
         }
         return try await relocating?.value ?? current
     }
@@ -97,7 +103,7 @@ final class PoolSwitch: Sendable {
                 ? Task { [clock] in
                     try? await clock.sleep(for: Self.leasePatience)
                     guard !Task.isCancelled, !lent.isSet else { return }
-                    self.suspect(current, reason: "no connection was lent in \(Self.leasePatience)")
+                    self.suspect(current, reason: "no connection was lent in \(Self.leasePatience)", broken: false)
                 } : nil
             defer { watchdog?.cancel() }
             do {
@@ -106,7 +112,7 @@ final class PoolSwitch: Sendable {
                     return try await body(connection)
                 }
             } catch {
-                if Self.isFailover(error) { suspect(current, reason: "\(error)") }
+                if Self.isFailover(error) { suspect(current, reason: "\(error)", broken: true) }
                 if !lent.isSet, !madeAgain, location.choosesAmongServers, let now = try? await self.current(),
                     now.generation != current.generation
                 {
@@ -137,15 +143,18 @@ final class PoolSwitch: Sendable {
     /// several servers, they are looked at again, as after a call's failure.
     func connectionDropped(reason: String) {
         guard let current = state.withLock({ $0.isClosed ? nil : $0.current }) else { return }
-        suspect(current, reason: reason)
+        suspect(current, reason: reason, broken: false)
     }
 
-    /// Starts a look at the servers, unless there is one server, one look is under way, or
-    /// `seen` is no longer the pool in use.
-    private func suspect(_ seen: Current, reason: String) {
+    /// Starts a look at the servers, unless there is one server, `seen` is no longer the pool in
+    /// use, or a look is under way (which calls then wait for if `broken`: the pool in use failed
+    /// as a failover makes it fail, so it is no use waiting on it).
+    private func suspect(_ seen: Current, reason: String, broken: Bool) {
         guard location.choosesAmongServers else { return }
         state.withLock { state in
-            guard !state.isClosed, state.relocating == nil, state.current.generation == seen.generation else { return }
+            guard !state.isClosed, state.current.generation == seen.generation else { return }
+            if broken { state.callsWait = true }
+            guard state.relocating == nil else { return }
             logger.notice(
                 "looking for the PostgreSQL server to use again",
                 metadata: ["store": "\(location)", "server": "\(location.endpoints[seen.server])", "reason": "\(reason)"])
@@ -159,11 +168,14 @@ final class PoolSwitch: Sendable {
         var round = 1
         while true {
             do {
-                let server = try await ServerLocator.locate(location, writing: writing, logger: logger)
+                let server = try await ServerLocator.locate(location, writing: writing, inUse: seen.server, logger: logger)
                 return settle(on: server)
             } catch {
                 guard round < Self.relocationRounds, !Task.isCancelled, !state.withLock({ $0.isClosed }) else {
-                    state.withLock { $0.relocating = nil }
+                    state.withLock { state in
+                        state.relocating = nil
+                        state.callsWait = false
+                    }
                     logger.warning("no PostgreSQL server fits; the next call looks again", metadata: ["store": "\(location)", "reason": "\(error)"])
                     throw error
                 }
@@ -181,9 +193,11 @@ final class PoolSwitch: Sendable {
     private func settle(on server: Int) -> Current {
         let (current, retired) = state.withLock { state -> (Current, Current?) in
             state.relocating = nil
+            state.callsWait = false
             guard !state.isClosed, state.current.server != server else { return (state.current, nil) }
             let old = state.current
             state.current = Self.pool(on: server, of: location, generation: old.generation + 1, logger: logger)
+            state.retired.append(old.task)
             return (state.current, old)
         }
         if let retired {
@@ -202,7 +216,8 @@ final class PoolSwitch: Sendable {
     static func isFailover(_ error: any Error) -> Bool {
         if let error = error as? PSQLError {
             if let state = error.serverInfo?[.sqlState] {
-                return state == "25006" || state.hasPrefix("57P") || state.hasPrefix("08")
+                // 57P04 (the database dropped) and 57P05 (a session idle too long) are no failover.
+                return state == "25006" || state == "57P01" || state == "57P02" || state == "57P03" || state.hasPrefix("08")
             }
             switch error.code {
             // The client's side closed too: the connection of a pool shut down when the store
@@ -215,17 +230,20 @@ final class PoolSwitch: Sendable {
         return String(describing: error).hasPrefix("ConnectionPoolError")
     }
 
-    /// Shuts the pool down (and any look under way); returns when the pool's task has ended.
+    /// Shuts the pool down (and any look under way, and the pools a move retired); returns when
+    /// their tasks have ended.
     func close() async {
-        let (current, relocating) = state.withLock { state in
+        let relocating = state.withLock { state in
             state.isClosed = true
-            return (state.current, state.relocating)
+            return state.relocating
         }
         relocating?.cancel()
         _ = try? await relocating?.value
         // A look that settled after the close saw isClosed and made no pool.
+        let (current, retired) = state.withLock { ($0.current, $0.retired) }
         current.task.cancel()
         await current.task.value
+        for task in retired { await task.value }
     }
 }
 

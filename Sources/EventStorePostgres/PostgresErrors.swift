@@ -56,6 +56,12 @@ enum PostgresErrors {
                 // Too many connections; a server starting up or shutting down.
                 return EventStoreError(
                     .storeUnavailable, "PostgreSQL at \(location) refused a connection: \(message); try again later.", cause: cause)
+            case "57P01", "57P02":
+                // The server shut down (a fast stop, a switchover) or crashed under the session.
+                return EventStoreError(
+                    .storeUnavailable, "PostgreSQL at \(location) ended the connection: \(message); try again.", cause: cause)
+            case _ where state.hasPrefix("08"):
+                return EventStoreError(.storeUnavailable, "PostgreSQL at \(location) lost the connection: \(message).", cause: cause)
             case "25006":
                 return EventStoreError(
                     .storeUnavailable, "PostgreSQL at \(location) is read-only (a standby?): \(message); write to the primary.",

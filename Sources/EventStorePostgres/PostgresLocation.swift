@@ -128,10 +128,20 @@ public struct PostgresLocation: Sendable, Equatable, CustomStringConvertible {
             }
         }
         let endpoints = try Self.endpoints(hostList, socketDirectory: socketDirectory, invalid: invalid)
-        self.user = user.removingPercentEncoding ?? user
-        self.password = components.password?.removingPercentEncoding ?? components.password
+        // Decoded once, from the text as written (URLComponents' `user` is decoded already).
+        func decoded(_ text: String?, _ what: String) throws -> String? {
+            guard let text else { return nil }
+            let value = text.removingPercentEncoding ?? text
+            guard !value.unicodeScalars.contains(where: { $0.value < 0x20 || $0.value == 0x7f }) else {
+                throw invalid("its \(what) holds a control character")
+            }
+            return value
+        }
+        let encodedDatabase = String(components.percentEncodedPath.drop(while: { $0 == "/" }))
+        self.user = try decoded(components.percentEncodedUser, "user") ?? user
+        self.password = try decoded(components.percentEncodedPassword, "password")
         self.endpoints = endpoints
-        self.database = database.removingPercentEncoding ?? database
+        self.database = try decoded(encodedDatabase, "database") ?? database
         self.socketDirectory = socketDirectory
         self.targetSessionAttributes = attributes
     }
@@ -157,14 +167,18 @@ public struct PostgresLocation: Sendable, Equatable, CustomStringConvertible {
             } else if let colon = item.lastIndex(of: ":") {
                 host = item[..<colon]
                 portText = item[item.index(after: colon)...]
+                guard !host.contains(":") else { throw invalid("its host '\(item)' is an IPv6 address without brackets; write [ADDRESS]:PORT") }
             } else {
                 host = item
             }
             let name = host.removingPercentEncoding ?? String(host)
             guard socketDirectory != nil || !name.isEmpty else { throw invalid("it names no host") }
+            guard !name.unicodeScalars.contains(where: { $0.value < 0x20 || $0.value == 0x7f || $0 == "/" || $0 == "@" }) else {
+                throw invalid("a host name holds a control character, '/' or '@'")
+            }
             var port = 5432
             if let portText {
-                guard let parsed = Int(portText), (1...65535).contains(parsed) else {
+                guard portText.utf8.allSatisfy({ (0x30...0x39).contains($0) }), let parsed = Int(portText), (1...65535).contains(parsed) else {
                     throw invalid("its port '\(portText)' is not a number from 1 to 65535")
                 }
                 port = parsed

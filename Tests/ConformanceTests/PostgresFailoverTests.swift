@@ -33,6 +33,43 @@ struct PostgresFailoverTests {
         NewEvent(id: UUID(uuidString: String(format: "00000000-0000-7000-8000-%012d", n)), type: "Placed", data: Data(#"{"n":\#(n)}"#.utf8))
     }
 
+    @Test("an append made again after its commit (its answer lost) is answered as written once, its store-generated ids included, and writes nothing twice",
+        arguments: [false, true])
+    func retriedAfterCommit(givenIDs: Bool) async throws {
+        try await withLog(.postgres) { f in
+            let store = try #require(f.log as? PostgresEventStore)
+            // Given an append of two streams, one expecting version 1, whose call committed
+            _ = try await store.append(to: "a", events: [NewEvent(type: "Before", data: Data("{}".utf8))])
+            let events = (1...2).map { n in
+                NewEvent(id: givenIDs ? Self.event(n).id : nil, type: "Placed", data: Data(#"{"n":\#(n)}"#.utf8))
+            }
+            let request = store.request(
+                [StreamAppend(stream: "a", events: [events[0]], expectedVersion: .exact(1)), StreamAppend(stream: "b", events: [events[1]])],
+                tracking: nil)
+            let call = AppendCall([request], now: 1_700_000_000_000_000)
+            let first = call.outcomes(try await store.pool.rows(call.query, logger: store.configuration.logger).map { try $0.decode(AppendCall.Row.self) })
+            // When the same call is made again, as after a failover
+            let retried = call.retried()
+            let second = retried.outcomes(
+                try await store.pool.rows(retried.query, logger: store.configuration.logger).map { try $0.decode(AppendCall.Row.self) })
+            // Then both answer the same positions and versions, the retry as written when the
+            // store generated the ids (only this call could have written them), as recorded when
+            // the caller gave them
+            let written = try first[0].get()
+            let again = try second[0].get()
+            #expect(written.map(\.positions) == [[2], [3]])
+            #expect(written.map(\.version) == [2, 1])
+            #expect(written.allSatisfy { !$0.alreadyRecorded })
+            #expect(again.map(\.positions) == written.map(\.positions))
+            #expect(again.map(\.version) == written.map(\.version))
+            #expect(again.map(\.ids) == written.map(\.ids))
+            #expect(again.allSatisfy { $0.alreadyRecorded == givenIDs })
+            // And the log holds each event once
+            #expect(try await store.headPosition() == 3)
+            #expect(try await store.readStream("b", from: nil, direction: .forward, limit: 10).map(\.id) == written[1].ids)
+        }
+    }
+
     @Test("each target_session_attrs picks its server; a store goes on appending on the promoted standby, losing nothing acknowledged, its subscriber seeing every event once, in order")
     func failover() async throws {
         let url = try Self.environment("ESTEST_POSTGRES_FAILOVER_URL")

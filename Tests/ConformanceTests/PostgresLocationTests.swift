@@ -22,6 +22,10 @@ struct PostgresLocationTests {
         #expect(bare.endpoints == [.init(host: "db.example", port: 5432)])
         #expect(bare.description == "postgres://app@db.example/events")
         #expect(!given.choosesAmongServers)
+        // And percent-encoding is undone once: a password of "p%41" stays that
+        #expect(try PostgresLocation(url: "postgres://app:p%2541@h1/events").password == "p%41")
+        #expect(try PostgresLocation(url: "postgres://a%2Cb@h1/my%20db").user == "a,b")
+        #expect(try PostgresLocation(url: "postgres://a%2Cb@h1/my%20db").database == "my db")
     }
 
     @Test("several servers in order, an IPv6 one in brackets, and target_session_attrs")
@@ -75,6 +79,12 @@ struct PostgresLocationTests {
         ("postgres://h1/events", "names no user"),
         ("postgres://app@h1", "names no database"),
         ("postgres://app@" + Array(repeating: "h", count: 17).joined(separator: ",") + "/events", "17 hosts, more than 16"),
+        ("postgres://app@fd00::1:5432/events", "without brackets"),
+        ("postgres://app@h1:+5432/events", "port '+5432'"),
+        ("postgres://app@evil.com%00.internal/events", "control character"),
+        ("postgres://app%0A@h1/events", "its user holds a control character"),
+        ("postgres://app:pa%00ss@h1/events", "its password holds a control character"),
+        ("postgres://app@h1/ev%0Aents", "its database holds a control character"),
     ])
     func refused(url: String, why: String) {
         let error = #expect(throws: EventStoreError.self) { try PostgresLocation(url: url) }
