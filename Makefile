@@ -10,7 +10,8 @@
 #               (scripts/grpc-clients-test.sh, installing them from PyPI into .build/), compares
 #               its answers with UmaDB's own server's on seeded random operations
 #               (scripts/grpc-differential.sh) and attacks it in bounded loops
-#               (scripts/grpc-abuse-test.sh), then
+#               (scripts/grpc-abuse-test.sh), runs esctl on hosts of their own (network namespaces)
+#               through a PostgreSQL failover and a partition (scripts/cluster.sh selftest), then
 #               builds and tests the Examples package (a to-do app on the public products) and
 #               checks that the DocC documentation builds
 #   make docs   builds the DocC documentation into .build/docs
@@ -56,6 +57,8 @@ test: deps
 	./scripts/grpc-clients-test.sh esctl "$$($(SWIFT) build --show-bin-path)/esctl"
 	./scripts/grpc-differential.sh "$$($(SWIFT) build --show-bin-path)/esctl"
 	./scripts/grpc-abuse-test.sh "$$($(SWIFT) build --show-bin-path)/esctl"
+	@# Hosts of their own (network namespaces): esctl on two of them through a failover, a partition and a slow link.
+	ESCTL="$$($(SWIFT) build --show-bin-path)/esctl" ./scripts/cluster.sh selftest
 	@# SwiftPM may keep a stale plan of a path dependency's sources: drop it.
 	rm -f Examples/.build/debug.yaml
 	$(SWIFT) build --package-path Examples --build-tests

@@ -30,30 +30,8 @@ while [ $# -gt 0 ]; do
     esac
 done
 
-SUDO=""
-[ "$(id -u)" = 0 ] || SUDO=sudo
-
-find_bin() {
-    if command -v "$1" >/dev/null 2>&1; then command -v "$1"; return 0; fi
-    local candidate
-    for candidate in /usr/lib/postgresql/*/bin/"$1"; do
-        [ -x "$candidate" ] && { echo "$candidate"; return 0; }
-    done
-    return 1
-}
-
-if ! find_bin initdb >/dev/null || ! find_bin pg_ctl >/dev/null; then
-    echo "PostgreSQL not found: installing postgresql with apt-get..." >&2
-    $SUDO apt-get update -qq
-    DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq postgresql >/dev/null
-fi
-INITDB=$(find_bin initdb) || { echo "with-postgres: initdb is missing after installing postgresql" >&2; exit 69; }
-PG_CTL=$(find_bin pg_ctl) || { echo "with-postgres: pg_ctl is missing after installing postgresql" >&2; exit 69; }
-
-# initdb refuses to run as root: root runs the cluster as the postgres user.
-as_owner() {
-    if [ "$(id -u)" = 0 ]; then runuser -u postgres -- "$@"; else "$@"; fi
-}
+# INITDB, PG_CTL, PG_BASEBACKUP and as_owner, installing postgresql when it is missing.
+. "$(dirname "$0")/lib/postgres.sh"
 
 DIR=$(mktemp -d /tmp/es-postgres.XXXXXX)
 [ "$(id -u)" = 0 ] && chown postgres: "$DIR"
@@ -88,7 +66,6 @@ export ESTEST_POSTGRES_URL="postgres://postgres@localhost/postgres?host=$DIR"
 # The failover pair: a primary on port 5433 whose commits wait for its standby on 5434
 # (synchronous_standby_names), both on the same socket directory.
 if [ "$PAIR" = 1 ]; then
-    PG_BASEBACKUP=$(find_bin pg_basebackup) || { echo "with-postgres: pg_basebackup is missing" >&2; exit 69; }
     if ! as_owner "$INITDB" -D "$DIR/pair-primary" -U postgres --auth=trust -E UTF8 --locale=C --no-sync >"$DIR/pair-initdb.log" 2>&1; then
         echo "with-postgres: initdb of the failover pair failed:" >&2
         cat "$DIR/pair-initdb.log" >&2
