@@ -11,7 +11,8 @@
 #               its answers with UmaDB's own server's on seeded random operations
 #               (scripts/grpc-differential.sh) and attacks it in bounded loops
 #               (scripts/grpc-abuse-test.sh), runs esctl on hosts of their own (network namespaces)
-#               through a PostgreSQL failover and a partition (scripts/cluster.sh selftest), then
+#               through a PostgreSQL failover and a partition (scripts/cluster.sh selftest) and
+#               under load through two of each, checked (scripts/failover-check.sh), then
 #               builds and tests the Examples package (a to-do app on the public products) and
 #               checks that the DocC documentation builds
 #   make docs   builds the DocC documentation into .build/docs
@@ -59,6 +60,8 @@ test: deps
 	./scripts/grpc-abuse-test.sh "$$($(SWIFT) build --show-bin-path)/esctl"
 	@# Hosts of their own (network namespaces): esctl on two of them through a failover, a partition and a slow link.
 	ESCTL="$$($(SWIFT) build --show-bin-path)/esctl" ./scripts/cluster.sh selftest
+	@# The same hosts under load through 2 failovers and 2 partitions, checked in the manner of Jepsen.
+	./scripts/failover-check.sh --rounds 2 "$$($(SWIFT) build --show-bin-path)/esctl"
 	@# SwiftPM may keep a stale plan of a path dependency's sources: drop it.
 	rm -f Examples/.build/debug.yaml
 	$(SWIFT) build --package-path Examples --build-tests

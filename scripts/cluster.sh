@@ -10,6 +10,8 @@
 #   scripts/cluster.sh run HOST COMMAND...       run a command on a host (app1, pg1, ...)
 #   scripts/cluster.sh kill-primary              SIGKILL to the postmaster of the server that is primary
 #   scripts/cluster.sh promote                   promote the standby (waits until it takes writes)
+#   scripts/cluster.sh rejoin                    make the stopped server a standby of the primary again
+#                                                (its data copied anew with pg_basebackup)
 #   scripts/cluster.sh partition HOST [OTHER]    cut HOST off from OTHER (default: from every host)
 #   scripts/cluster.sh heal HOST                 undo every cut of HOST
 #   scripts/cluster.sh slow HOST [SPEC]          slow HOST's link: netem delay SPEC (default 100ms)
@@ -104,20 +106,47 @@ up() {
     as_owner "$INITDB" -D "$DIR/pg1" -U postgres --auth=trust -E UTF8 --locale=C --no-sync >"$DIR/initdb.log" 2>&1 \
         || { cat "$DIR/initdb.log" >&2; die "initdb failed"; }
     printf 'host all all %s.0/24 trust\nhost replication all %s.0/24 trust\n' "$SUBNET" "$SUBNET" >>"$DIR/pg1/pg_hba.conf"
+    # Both servers get the same settings: a standby ignores synchronous_standby_names until it
+    # is promoted, and then waits for its own standby (rejoin) before it acknowledges a commit.
+    echo "$sync" >"$DIR/settings"
     start_server pg1 "$sync"
     on pg2 runuser -u postgres -- "$PG_BASEBACKUP" -h "$SUBNET.11" -p "$PORT" -U postgres -D "$DIR/pg2" -R -X stream --no-sync \
         >"$DIR/basebackup.log" 2>&1 || { cat "$DIR/basebackup.log" >&2; die "pg_basebackup failed"; }
-    start_server pg2 ""
+    start_server pg2 "$sync"
     echo "cluster: up in $DIR; the store URL: $(url)" >&2
+}
+
+# Copies the primary's data to the server that is stopped and starts it as a standby.
+rejoin() {
+    local primary host
+    primary=$(primary) || die "no primary is running"
+    host=$( [ "$primary" = pg1 ] && echo pg2 || echo pg1 )
+    runs "$host" && die "$host still runs: kill it first"
+    # A killed postmaster may leave backends behind for a moment, and always its shared memory.
+    as_owner "$PG_CTL" -D "$DIR/$host" -m immediate stop >/dev/null 2>&1 || true
+    rm -rf "${DIR:?}/$host"
+    on "$host" runuser -u postgres -- "$PG_BASEBACKUP" -h "$(address "$primary")" -p "$PORT" -U postgres -D "$DIR/$host" -R -X stream --no-sync \
+        >"$DIR/basebackup.log" 2>&1 || { cat "$DIR/basebackup.log" >&2; die "pg_basebackup from $primary failed"; }
+    start_server "$host" "$(cat "$DIR/settings")"
+    echo "cluster: $host is a standby of $primary again" >&2
+}
+
+# Whether the postmaster of a server runs: its pid alive and not a zombie (a killed postmaster
+# is reparented to this machine's first process, which may never reap it).
+runs() {
+    local pid
+    [ -f "$DIR/$1/postmaster.pid" ] || return 1
+    pid=$(head -1 "$DIR/$1/postmaster.pid")
+    [ -r "/proc/$pid/stat" ] || return 1
+    [ "$(sed 's/^.*) //' "/proc/$pid/stat" | cut -d' ' -f1)" != Z ]
 }
 
 # The server that is primary now: the one whose postmaster runs and is not in recovery.
 primary() {
     local host
     for host in pg1 pg2; do
-        [ -f "$DIR/$host/postmaster.pid" ] || continue
         [ -f "$DIR/$host/standby.signal" ] && continue
-        kill -0 "$(head -1 "$DIR/$host/postmaster.pid")" 2>/dev/null && { echo "$host"; return 0; }
+        runs "$host" && { echo "$host"; return 0; }
     done
     return 1
 }
@@ -143,7 +172,7 @@ promote() {
 
 # A hardware address no host has: frames sent to it are dropped by the bridge, silently.
 NOWHERE=02:00:00:00:de:ad
-cut() {
+cut_off() {
     local host=$1 other=$2
     on "$host" ip neigh replace "$(address "$other")" lladdr "$NOWHERE" dev eth0 nud permanent
     on "$other" ip neigh replace "$(address "$host")" lladdr "$NOWHERE" dev eth0 nud permanent
@@ -154,9 +183,9 @@ partition() {
     [ -n "$host" ] || usage
     address "$host" >/dev/null
     if [ -n "$other" ]; then
-        cut "$host" "$other"
+        cut_off "$host" "$other"
     else
-        for other in $(hosts); do [ "$other" = "$host" ] || cut "$host" "$other"; done
+        for other in $(hosts); do [ "$other" = "$host" ] || cut_off "$host" "$other"; done
     fi
     echo "cluster: cut $host off from ${other:-every host}" >&2
 }
@@ -195,7 +224,7 @@ status() {
     local host
     for host in pg1 pg2; do
         local role=stopped
-        if [ -f "$DIR/$host/postmaster.pid" ] && kill -0 "$(head -1 "$DIR/$host/postmaster.pid")" 2>/dev/null; then
+        if runs "$host"; then
             role=$( [ -f "$DIR/$host/standby.signal" ] && echo standby || echo primary )
         fi
         echo "$host $(address "$host") $role"
@@ -234,6 +263,7 @@ selftest() {
     # A failover: the primary killed, the standby promoted; the other host's next append finds it.
     kill_primary
     promote
+    rejoin
     for n in 4 5 6; do check append app2 "$n"; done
     # A partition: app2 cut off from the new primary fails, saying so, within the probes' bounds;
     # healed, it appends again.
@@ -251,7 +281,7 @@ selftest() {
     local versions
     versions=$(on app1 "$esctl" --db "$db" read selftest --json | python3 -c 'import json,sys; print(" ".join(str(json.loads(l)["version"]) for l in sys.stdin))')
     [ "$versions" = "1 2 3 4 5 6 7 8" ] || die "selftest: the stream holds versions '$versions', not 1 to 8"
-    echo "cluster: selftest passed (3 appends, a failover, 3 appends, a partition refused with 69 and healed, a slow link, 8 events in order)" >&2
+    echo "cluster: selftest passed (3 appends, a failover and a rejoin, 3 appends, a partition refused with 69 and healed, a slow link, 8 events in order)" >&2
 }
 
 command=${1:-}
@@ -263,6 +293,7 @@ case "$command" in
     run) [ $# -ge 2 ] || usage; host=$1; shift; address "$host" >/dev/null; on "$host" "$@" ;;
     kill-primary) kill_primary ;;
     promote) promote ;;
+    rejoin) rejoin ;;
     partition) partition "$@" ;;
     heal) heal "$@" ;;
     slow) slow "$@" ;;

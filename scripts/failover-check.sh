@@ -1,0 +1,106 @@
+#!/usr/bin/env bash
+# Failovers and partitions under load, checked in the manner of Jepsen (issue 41):
+#
+#   scripts/failover-check.sh [--rounds N] [--async] [ESCTL]
+#
+# On the hosts of scripts/cluster.sh (a primary, its standby, two application hosts), runs
+# `esctl serve` on each application host over the URL naming both servers, and on each an
+# appender (its own streams with expected versions, and one stream both contend for) and a
+# subscriber (scripts/failover_check.py). Meanwhile it injects N rounds of faults (default 2),
+# each: the primary killed with SIGKILL, the standby promoted, the dead server copied anew as the
+# new primary's standby (rejoin), then one application host cut off from the primary for 4 s and
+# healed. Afterwards the checker proves that every acknowledged append is in the log exactly
+# once, at the version it expected plus one, that positions and each stream's versions have no
+# gap, and that every subscriber saw the log in order. Prints the figures (failovers survived,
+# appends acknowledged, lost, the longest time an appender waited for an answer).
+#
+# The short run (2 rounds, under two minutes) is part of `make test`; a long run is
+# `--rounds 100` (RELIABILITY.md). --async makes the standby asynchronous: the checker then
+# fails on every acknowledged append a failover lost, listing them, which is what such a run
+# measures (counting them as a figure instead is not done yet).
+# Exits 0 when the check passes, 1 when it finds a violation or a step fails, 64 on usage,
+# 69 when something it needs is missing.
+set -euo pipefail
+
+ROUNDS=2
+ASYNC=""
+ESCTL=""
+while [ $# -gt 0 ]; do
+    case "$1" in
+        --rounds) ROUNDS=${2:-}; shift 2 ;;
+        --async) ASYNC=--async; shift ;;
+        -h|--help) sed -n '2,24p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+        -*) echo "failover-check: unknown option $1" >&2; exit 64 ;;
+        *) ESCTL=$1; shift ;;
+    esac
+done
+[[ "$ROUNDS" =~ ^[0-9]+$ ]] && [ "$ROUNDS" -ge 1 ] && [ "$ROUNDS" -le 1000 ] || { echo "failover-check: --rounds takes 1 to 1000" >&2; exit 64; }
+ROOT=$(cd "$(dirname "$0")/.." && pwd)
+[ -n "$ESCTL" ] || ESCTL="$(cd "$ROOT" && swift build --show-bin-path)/esctl"
+[ -x "$ESCTL" ] || { echo "failover-check: no esctl at $ESCTL (build it, or pass its path)" >&2; exit 69; }
+CLUSTER="$ROOT/scripts/cluster.sh"
+CHECK="$ROOT/scripts/failover_check.py"
+LOGS=$(mktemp -d /tmp/es-failover-check.XXXXXX)
+PIDS=()
+
+finish() {
+    local pid
+    for pid in "${PIDS[@]}"; do kill "$pid" 2>/dev/null || true; done
+    "$CLUSTER" down >/dev/null 2>&1 || true
+    if [ "${KEEP_LOGS:-}" = 1 ]; then echo "failover-check: logs kept in $LOGS" >&2; else rm -rf "$LOGS"; fi
+}
+trap finish EXIT
+
+"$CLUSTER" up --apps 2 $ASYNC
+URL=$("$CLUSTER" url)
+# Each run is one load phase long enough for every round's faults.
+SECONDS_OF_LOAD=$((ROUNDS * 25 + 10))
+
+"$CLUSTER" run app1 "$ESCTL" --db "$URL" init >/dev/null
+for app in app1 app2; do
+    "$CLUSTER" run "$app" "$ESCTL" serve --db "$URL" --port 8080 --apps none >"$LOGS/serve-$app.log" 2>&1 &
+    PIDS+=($!)
+done
+for app in app1 app2; do
+    for _ in $(seq 1 100); do
+        "$CLUSTER" run "$app" python3 -c 'import urllib.request; urllib.request.urlopen("http://127.0.0.1:8080/health", timeout=2)' 2>/dev/null && break
+        sleep 0.2
+    done
+done
+
+for app in app1 app2; do
+    "$CLUSTER" run "$app" python3 "$CHECK" appender http://127.0.0.1:8080 "$app" "$SECONDS_OF_LOAD" "$LOGS/appender-$app.jsonl" \
+        >"$LOGS/appender-$app.out" 2>"$LOGS/appender-$app.err" &
+    PIDS+=($!)
+    "$CLUSTER" run "$app" python3 "$CHECK" subscriber http://127.0.0.1:8080 "$SECONDS_OF_LOAD" "$LOGS/subscriber-$app.jsonl" \
+        >"$LOGS/subscriber-$app.out" 2>"$LOGS/subscriber-$app.err" &
+    PIDS+=($!)
+done
+
+started=$(date +%s)
+sleep 5
+for round in $(seq 1 "$ROUNDS"); do
+    "$CLUSTER" kill-primary
+    sleep 1
+    "$CLUSTER" promote
+    "$CLUSTER" rejoin
+    sleep 5
+    primary=$("$CLUSTER" status | awk '$3 == "primary" { print $1 }')
+    cut_app=app$(( (round % 2) + 1 ))
+    "$CLUSTER" partition "$cut_app" "$primary"
+    sleep 4
+    "$CLUSTER" heal "$cut_app"
+    sleep 5
+    echo "failover-check: round $round of $ROUNDS done ($(( $(date +%s) - started )) s)" >&2
+done
+
+status=0
+for pid in "${PIDS[@]:2}"; do wait "$pid" || status=1; done
+for file in "$LOGS"/appender-*.out "$LOGS"/subscriber-*.out; do cat "$file"; done
+if [ "$status" != 0 ]; then
+    echo "failover-check: a load process failed:" >&2
+    tail -n 20 "$LOGS"/*.err >&2
+fi
+"$CLUSTER" run app1 python3 "$CHECK" check http://127.0.0.1:8080 "$LOGS" || status=1
+echo "failover-check: $ROUNDS failovers and $ROUNDS partitions; $( [ "$status" = 0 ] && echo "the check passed" || echo "the check FAILED" )" >&2
+exit "$status"
