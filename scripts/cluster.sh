@@ -39,7 +39,7 @@ SUBNET=10.77.0
 PORT=5432
 
 die() { echo "cluster: $*" >&2; exit 1; }
-usage() { sed -n '5,22p' "$0" | sed 's/^# \{0,1\}//' >&2; exit 64; }
+usage() { awk 'NR > 1 && /^#/ { sub(/^# ?/, ""); print; next } NR > 1 { exit }' "$0" >&2; exit 64; }
 
 [ "$(id -u)" = 0 ] || { echo "cluster: network namespaces need root" >&2; exit 69; }
 if ! command -v ip >/dev/null 2>&1; then

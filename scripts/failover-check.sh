@@ -29,7 +29,7 @@ while [ $# -gt 0 ]; do
     case "$1" in
         --rounds) ROUNDS=${2:-}; shift 2 ;;
         --async) ASYNC=--async; shift ;;
-        -h|--help) sed -n '2,23p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+        -h|--help) awk 'NR > 1 && /^#/ { sub(/^# ?/, ""); print; next } NR > 1 { exit }' "$0"; exit 0 ;;
         -*) echo "failover-check: unknown option $1" >&2; exit 64 ;;
         *) ESCTL=$1; shift ;;
     esac
