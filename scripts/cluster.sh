@@ -57,6 +57,8 @@ address() {
 }
 hosts() { cat "$DIR/hosts" 2>/dev/null || true; }
 on() { local host=$1; shift; ip netns exec "es-$host" "$@"; }
+# Runs a PostgreSQL program on a host as the cluster's owner, from / (see as_owner).
+on_as_owner() { local host=$1; shift; (cd / && ip netns exec "es-$host" runuser -u postgres -- "$@"); }
 url() { echo "postgres://postgres@$SUBNET.11:$PORT,$SUBNET.12:$PORT/postgres"; }
 
 # Adds a host: a namespace, a veth pair whose one end is its eth0 and the other on the bridge.
@@ -77,7 +79,7 @@ start_server() {
     local host=$1 settings=$2
     mkdir -p "$DIR/$host-socket"
     chown postgres: "$DIR/$host-socket"
-    on "$host" runuser -u postgres -- "$PG_CTL" -D "$DIR/$host" -l "$DIR/$host.log" -w -t 60 \
+    on_as_owner "$host" "$PG_CTL" -D "$DIR/$host" -l "$DIR/$host.log" -w -t 60 \
         -o "-c listen_addresses=$(address "$host") -p $PORT -k $DIR/$host-socket -c fsync=off -c full_page_writes=off $settings" \
         start >/dev/null || { cat "$DIR/$host.log" >&2; die "the server on $host did not start"; }
 }
@@ -110,7 +112,7 @@ up() {
     # is promoted, and then waits for its own standby (rejoin) before it acknowledges a commit.
     echo "$sync" >"$DIR/settings"
     start_server pg1 "$sync"
-    on pg2 runuser -u postgres -- "$PG_BASEBACKUP" -h "$SUBNET.11" -p "$PORT" -U postgres -D "$DIR/pg2" -R -X stream --no-sync \
+    on_as_owner pg2 "$PG_BASEBACKUP" -h "$SUBNET.11" -p "$PORT" -U postgres -D "$DIR/pg2" -R -X stream --no-sync \
         >"$DIR/basebackup.log" 2>&1 || { cat "$DIR/basebackup.log" >&2; die "pg_basebackup failed"; }
     start_server pg2 "$sync"
     echo "cluster: up in $DIR; the store URL: $(url)" >&2
@@ -125,7 +127,7 @@ rejoin() {
     # A killed postmaster may leave backends behind for a moment, and always its shared memory.
     as_owner "$PG_CTL" -D "$DIR/$host" -m immediate stop >/dev/null 2>&1 || true
     rm -rf "${DIR:?}/$host"
-    on "$host" runuser -u postgres -- "$PG_BASEBACKUP" -h "$(address "$primary")" -p "$PORT" -U postgres -D "$DIR/$host" -R -X stream --no-sync \
+    on_as_owner "$host" "$PG_BASEBACKUP" -h "$(address "$primary")" -p "$PORT" -U postgres -D "$DIR/$host" -R -X stream --no-sync \
         >"$DIR/basebackup.log" 2>&1 || { cat "$DIR/basebackup.log" >&2; die "pg_basebackup from $primary failed"; }
     start_server "$host" "$(cat "$DIR/settings")"
     echo "cluster: $host is a standby of $primary again" >&2
@@ -162,7 +164,7 @@ promote() {
     local host
     for host in pg1 pg2; do
         if [ -f "$DIR/$host/standby.signal" ]; then
-            on "$host" runuser -u postgres -- "$PG_CTL" -D "$DIR/$host" -w -t 60 promote >/dev/null || die "promoting $host failed"
+            on_as_owner "$host" "$PG_CTL" -D "$DIR/$host" -w -t 60 promote >/dev/null || die "promoting $host failed"
             echo "cluster: promoted $host" >&2
             return 0
         fi

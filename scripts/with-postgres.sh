@@ -88,7 +88,7 @@ if [ "$PAIR" = 1 ]; then
 #!/usr/bin/env bash
 # Controls the failover pair of scripts/with-postgres.sh: kill-primary, promote, status.
 set -euo pipefail
-as_owner() { if [ "\$(id -u)" = 0 ]; then runuser -u postgres -- "\$@"; else "\$@"; fi; }
+as_owner() { if [ "\$(id -u)" = 0 ]; then (cd / && runuser -u postgres -- "\$@"); else "\$@"; fi; }
 case "\${1:-}" in
     kill-primary) kill -9 "\$(head -1 "$DIR/pair-primary/postmaster.pid")" ;;
     promote) as_owner "$PG_CTL" -D "$DIR/pair-standby" -w -t 60 promote >/dev/null ;;

@@ -15,8 +15,9 @@ postgres_bin() {
     return 1
 }
 
+# From /: the postgres user may not enter the caller's directory (and says so on every call).
 as_owner() {
-    if [ "$(id -u)" = 0 ]; then runuser -u postgres -- "$@"; else "$@"; fi
+    if [ "$(id -u)" = 0 ]; then (cd / && runuser -u postgres -- "$@"); else "$@"; fi
 }
 
 if ! postgres_bin initdb >/dev/null || ! postgres_bin pg_ctl >/dev/null; then
