@@ -75,14 +75,17 @@ let package = Package(
         .systemLibrary(name: "CLMDB", pkgConfig: "lmdb", providers: [.apt(["liblmdb-dev"])]),
         // CRC-32C with the processor's instruction where it has one (the records' checksums).
         .target(name: "CRC32C"),
+        // The canonical JSON form: a scanner and writer over bytes, JSONValue, and Codable
+        // without Foundation's JSON. The core re-exports it; it knows nothing of events.
+        .target(name: "EventStoreJSON"),
         // The core: the API every backend shares (values, protocols, errors, the canonical JSON
         // form, the record format, upcasting, personal-data sealing, subscriptions). It links no
         // database (scripts/import-rules.sh checks it).
         .target(
             name: "EventStoreCore",
             dependencies: [
-                "CRC32C", .product(name: "Logging", package: "swift-log"), .product(name: "CoreMetrics", package: "swift-metrics"),
-                .product(name: "Crypto", package: "swift-crypto"),
+                "CRC32C", "EventStoreJSON", .product(name: "Logging", package: "swift-log"),
+                .product(name: "CoreMetrics", package: "swift-metrics"), .product(name: "Crypto", package: "swift-crypto"),
             ]),
         // The embedded backend: the log and its tables in LMDB, its writer thread. The only
         // module that imports CLMDB.

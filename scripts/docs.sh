@@ -49,7 +49,7 @@ PY
 for module in "${modules[@]}"; do
   mkdir -p ".build/docs-graphs/$module" "$out"
   if [ "$module" = EventStore ]; then
-    merge_graphs ".build/docs-graphs/$module" EventStore EventStoreCore EventStoreLMDB
+    merge_graphs ".build/docs-graphs/$module" EventStore EventStoreCore EventStoreJSON EventStoreLMDB
   else
     cp "$graphs/$module".symbols.json ".build/docs-graphs/$module/"
     cp "$graphs/$module"@*.symbols.json ".build/docs-graphs/$module/" 2>/dev/null || true

@@ -22,7 +22,7 @@ targets = {t["name"]: t for t in package["targets"] if t["path"].startswith("Sou
 
 # The layers, from the bottom. A target may depend only on targets of a lower layer.
 layers = {
-    "CRC32C": 0, "CLMDB": 0,
+    "CRC32C": 0, "CLMDB": 0, "EventStoreJSON": 0,
     "EventStoreCore": 1,
     "EventStoreLMDB": 2, "EventStorePostgres": 2,
     "EventStore": 3, "Projections": 3, "Commands": 3, "ConsumerGroups": 3,

@@ -1,6 +1,7 @@
 import AppModules
 import ArgumentParser
 @_spi(Records) import EventStoreCore
+@_spi(Records) import EventStoreJSON
 import EventStore
 import Foundation
 

@@ -2,7 +2,7 @@ import Foundation
 
 /// An event's data as a Swift value: `Codable` (the one description of its fields), and recorded
 /// under a stable type name. Its data is the value's JSON: members in declaration order, a nil
-/// optional as `null` (``JSONValueEncoder``), read back by ``JSONBytesDecoder`` without a tree.
+/// optional as `null` (`JSONValueEncoder`), read back by `JSONBytesDecoder` without a tree.
 ///
 /// ```swift
 /// struct ItemAdded: EventData {

@@ -1,4 +1,5 @@
 import Foundation
+@_spi(Records) import EventStoreJSON
 
 #if canImport(Glibc)
 import Glibc
