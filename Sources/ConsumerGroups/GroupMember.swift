@@ -305,8 +305,15 @@ actor MemberCore {
             }
             results = try await store.append(appends) { txn, _ in try await record(txn) }
             // A repeat whose events were recorded before (a delivery repeated after a lost lease)
-            // wrote nothing, and so no acknowledgement either.
-            if results.allSatisfy(\.alreadyRecorded) { try await store.writeTables { txn in try await record(txn) } }
+            // wrote nothing, and so no acknowledgement either. Its events commit only with an
+            // acknowledgement of this delivery, so when that is settled already, it is the one
+            // they came with (made by an append whose answer a failover lost, and made again by
+            // the store): the effect happened once, and this acknowledgement stands.
+            if results.allSatisfy(\.alreadyRecorded) {
+                do {
+                    try await store.writeTables { txn in try await record(txn) }
+                } catch let error as ConsumerGroupError where error.code == .alreadySettled {}
+            }
         } catch let error as ConsumerGroupError where error.code == .leaseLost || error.code == .alreadySettled {
             forget(delivery)
             throw error

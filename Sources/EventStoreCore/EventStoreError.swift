@@ -19,7 +19,7 @@ public struct EventStoreError: Error, Sendable, Equatable, CustomStringConvertib
         /// The codes as an enum, for code of this package that must handle every one.
         package enum Base: String, Sendable, CaseIterable {
             case invalidInput, versionConflict, idempotencyConflict, notFound, storeUnavailable, damaged, storageFull, closed,
-                storageFailure, alreadyProcessed, upcastFailed, streamTombstoned, conditionFailed
+                storageFailure, alreadyProcessed, upcastFailed, streamTombstoned, conditionFailed, outcomeUnknown
         }
 
         package let base: Base
@@ -65,6 +65,13 @@ public struct EventStoreError: Error, Sendable, Equatable, CustomStringConvertib
         /// again and decide again. Nothing was written. ``EventStoreError/position`` is the first
         /// matching event's position, ``EventStoreError/conditionItem`` the item it matched.
         public static let conditionFailed = Code(.conditionFailed)
+
+        /// An append was sent and the connection to the database failed before its answer came,
+        /// and retrying it by its event ids (after a failover, say) failed too: it may or may not
+        /// have been recorded. Append the same events again with the same ids when the store is
+        /// reachable: they are then answered as recorded or written, once. Events without ids of
+        /// the caller's cannot be matched that way; read the stream to learn what is there.
+        public static let outcomeUnknown = Code(.outcomeUnknown)
 
         /// The code's name (`versionConflict`).
         public var description: String { base.rawValue }
@@ -263,7 +270,7 @@ extension EventStoreError: CodedError {
         case .versionConflict, .alreadyProcessed, .conditionFailed: return .conflict
         case .idempotencyConflict: return .idempotencyConflict
         case .notFound: return .notFound
-        case .storeUnavailable, .damaged, .closed, .storageFull: return .unavailable
+        case .storeUnavailable, .damaged, .closed, .storageFull, .outcomeUnknown: return .unavailable
         case .storageFailure, .upcastFailed: return .internalFailure
         // A tombstoned stream refuses appends by rule, as a decider refuses a command.
         case .streamTombstoned: return .rejected
@@ -271,14 +278,15 @@ extension EventStoreError: CodedError {
     }
 
     /// Conflicts 409, a tombstoned stream 410, missing things 404, bad input 400, a closed or
-    /// unavailable store 503; a damaged or full store, and failures underneath, 500.
+    /// unavailable store and an unknown outcome 503 (try again, with the same ids); a damaged or
+    /// full store, and failures underneath, 500.
     public var httpStatus: Int {
         switch code.base {
         case .invalidInput: return 400
         case .versionConflict, .idempotencyConflict, .alreadyProcessed, .conditionFailed: return 409
         case .streamTombstoned: return 410
         case .notFound: return 404
-        case .closed, .storeUnavailable: return 503
+        case .closed, .storeUnavailable, .outcomeUnknown: return 503
         case .damaged, .storageFull, .storageFailure, .upcastFailed: return 500
         }
     }

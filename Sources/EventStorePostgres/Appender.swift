@@ -158,9 +158,9 @@ final class Appender: Sendable {
                 }
             }
         } catch {
-            // A failover's error is no job's fault: each job alone would wait for the servers
-            // again, and a closing handle for every one of them.
-            guard batch.count > 1, !(client.location.choosesAmongServers && PoolSwitch.isFailover(error)) else {
+            // A failover's error (or an outcome unknown after one) is no job's fault: each job
+            // alone would wait for the servers again, and a closing handle for every one of them.
+            guard batch.count > 1, !client.survives(error), (error as? EventStoreError)?.code != .outcomeUnknown else {
                 let mapped = Self.mapped(error)
                 for job in batch { job.continuation.resume(throwing: mapped) }
                 return
@@ -186,44 +186,12 @@ final class Appender: Sendable {
         return PostgresErrors.mapped(error, location: "the database")
     }
 
-    /// How many times a call that failed as a failover makes calls fail is made again, on the
-    /// server the pool finds (several servers only): its outcome is unknown (the commit may have
-    /// been made), and the same call, the same ids and times, answers each job as recorded if it
-    /// was, and writes it once if not.
-    static let failoverRetries = 3
-
-    /// Runs `call`, and after a failure a failover explains, runs it again (``failoverRetries``
-    /// times at most; each waits for the pool's look at the servers). Throws the last failure,
-    /// as ``EventStoreError/Code/storeUnavailable`` saying the outcome is unknown, when the retries
-    /// ran out; any other failure at once.
-    private func callSurvivingFailover(_ first: AppendCall) async throws -> (AppendCall, [PostgresRow]) {
-        var retries = 0
-        var call = first
-        while true {
-            do {
-                return (call, try await client.rows(call.query, logger: logger))
-            } catch {
-                guard client.location.choosesAmongServers, PoolSwitch.isFailover(error) else { throw error }
-                // A closing handle does not wait for another look at the servers per queued job.
-                guard retries < Self.failoverRetries, !state.withLock({ $0.isClosed }) else {
-                    let mapped = Self.mapped(error)
-                    throw EventStoreError(
-                        .storeUnavailable,
-                        "The append's outcome is unknown: the connection to PostgreSQL failed after the append was sent, and \(retries) retries by its event ids failed too (\(mapped.message)); append the same events again, with the same ids, to learn whether they were recorded.",
-                        cause: mapped.cause)
-                }
-                retries += 1
-                call = first.retried()
-                logger.notice(
-                    "an append's outcome is unknown after a failure a failover explains; making it again, with the same event ids",
-                    metadata: ["retry": "\(retries)", "reason": "\(error)"])
-            }
-        }
-    }
-
     /// Calls the append function once for the whole batch and reads each job's outcome.
     private func call(_ batch: [Job]) async throws -> [Result<[AppendResult], EventStoreError>] {
-        let (call, rows) = try await callSurvivingFailover(AppendCall(batch.map(\.request), now: ContentTime.microseconds(clock())))
+        let first = AppendCall(batch.map(\.request), now: ContentTime.microseconds(clock()))
+        let (call, rows) = try await AppendRetry.run(first, on: client, logger: logger, isClosing: { state.withLock { $0.isClosed } }) {
+            call in (call, try await client.rows(call.query, logger: logger))
+        }
         let answers = try rows.map { try $0.decode(AppendCall.Row.self) }
         // Streams with a retention policy lose what they no longer keep before the appends
         // return (in a transaction of their own: the append function cannot write the
@@ -235,7 +203,7 @@ final class Appender: Sendable {
                 logger.warning("applying a stream's retention policy failed", metadata: ["stream": "\(stream)", "reason": "\(error)"])
             }
         }
-        return call.outcomes(answers)
+        return await call.settlingLostTries(call.outcomes(answers)) { query in try await client.rows(query, logger: logger) }
     }
 }
 
@@ -290,15 +258,25 @@ struct AppendCall {
         return streams
     }
 
-    /// The one job's results and the streams whose policy now trims them, from the function's
-    /// rows (as they came from the server), for an append made alone; the job's error when it
+    /// The one job's results, the streams whose policy now trims them, and whether this call
+    /// wrote its events (not a try before it), from the function's rows (as they came from the
+    /// server), for an append made alone in `connection`'s transaction; the job's error when it
     /// was refused.
-    func singleOutcome(_ rows: [PostgresRow]) throws -> ([AppendResult], Set<String>) {
+    func singleOutcome(_ rows: [PostgresRow], _ connection: PostgresConnection, _ logger: Logger) async throws
+        -> ([AppendResult], Set<String>, wrote: Bool)
+    {
         let decoded = try rows.map { try $0.decode(Row.self) }
-        guard let outcome = outcomes(decoded).first else {
+        let settled = await settlingLostTries(outcomes(decoded)) { query in try await connection.rows(query, logger: logger) }
+        guard let outcome = settled.first else {
             throw EventStoreError(.storageFailure, "The append function answered nothing.")
         }
-        return (try outcome.get(), streamsWithPolicies(decoded))
+        return (try outcome.get(), streamsWithPolicies(decoded), decoded.contains { $0.2 == "written" })
+    }
+
+    /// The ids the function looks up before it writes: those the caller gave, and on a retry
+    /// every one (``retried()``).
+    var lookedUpIDs: [UUID] {
+        zip(arguments.eventIDs, arguments.eventGiven).compactMap { id, given in given ? id : nil }
     }
 
     /// Each job's results or error, from the function's rows.

@@ -211,6 +211,12 @@ final class PoolSwitch: Sendable {
         return current
     }
 
+    /// Whether the pool looks for another server after `error`: it names several servers, and
+    /// the error is one a failover causes (``isFailover(_:)``). A call that failed so may be made again.
+    func survives(_ error: any Error) -> Bool {
+        location.choosesAmongServers && Self.isFailover(error)
+    }
+
     /// Whether `error` is one a failover causes: the connection lost or refused, the server
     /// shutting down or read-only (a primary turned standby), the pool giving up on it.
     static func isFailover(_ error: any Error) -> Bool {

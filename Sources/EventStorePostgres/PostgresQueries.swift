@@ -52,9 +52,10 @@ extension PostgresEventStore {
 enum ConditionCheck {
     /// Locks the head row (every append takes it: none commits until this transaction ends),
     /// then refuses the append when an event after the condition's position matches its query,
-    /// unless one of the append's given ids is recorded already (a retry: the append function
-    /// answers it as recorded, or refuses it, as for any append).
-    static func check(_ condition: AppendCondition, for appends: [StreamAppend], _ connection: PostgresConnection, _ logger: Logger)
+    /// unless one of the ids the append function looks up (`given`: the caller's, or every one
+    /// on a retry after a failover) is recorded already: a retry, which the append function
+    /// answers as recorded, or refuses, as for any append.
+    static func check(_ condition: AppendCondition, lookingUp given: [UUID], _ connection: PostgresConnection, _ logger: Logger)
         async throws
     {
         do {
@@ -69,7 +70,6 @@ enum ConditionCheck {
             let rows = try await connection.rows(sql.query, logger: logger)
             guard let row = rows.first else { return }
             let (position, item) = try row.decode((Int64, Int32).self)
-            let given = appends.flatMap { $0.events.compactMap(\.id) }
             if !given.isEmpty {
                 let recorded = try await connection.rows(
                     """

@@ -67,22 +67,20 @@ extension PostgresEventStore {
         try checkWritable()
         try Limits.validate(appends)
         let appends = try await sealingPersonalData(appends)
-        let call = AppendCall([request(appends, tracking: nil)], now: ContentTime.microseconds(configuration.clock()))
+        let first = AppendCall([request(appends, tracking: nil)], now: ContentTime.microseconds(configuration.clock()))
         let started = ContinuousClock.now
-        let (results, trims) = try await inTransaction(.write) { connection, logger -> ([AppendResult], Set<String>) in
-            let rows: [PostgresRow]
-            do {
-                rows = try await connection.rows(call.query, logger: logger)
-            } catch {
-                throw Appender.mapped(error)
+        let (results, trims) = try await retryingAfterFailover(first) { call in
+            try await inTransaction(.write) { connection, logger -> ([AppendResult], Set<String>) in
+                let (results, trims, wrote) = try await call.singleOutcome(try await appendRows(call, connection, logger), connection, logger)
+                // Made again after a failover, an append whose first try committed (and ran
+                // `body` then) writes nothing now, and runs nothing more.
+                if wrote {
+                    let transaction = TableTransaction(storage: tables(connection, logger), isWritable: true, upcasting: upcasting)
+                    defer { transaction.end() }
+                    try await TableClosure.$isRunning.withValue(true) { try await body(transaction, results) }
+                }
+                return (results, trims)
             }
-            let (results, trims) = try call.singleOutcome(rows)
-            if results.contains(where: { !$0.alreadyRecorded }) {
-                let transaction = TableTransaction(storage: tables(connection, logger), isWritable: true, upcasting: upcasting)
-                defer { transaction.end() }
-                try await TableClosure.$isRunning.withValue(true) { try await body(transaction, results) }
-            }
-            return (results, trims)
         }
         return await appendedAlone(results, trimming: trims, started: started)
     }
@@ -96,19 +94,31 @@ extension PostgresEventStore {
         try Limits.validate(appends)
         try condition.failIfEventsMatch.validate()
         let appends = try await sealingPersonalData(appends)
-        let call = AppendCall([request(appends, tracking: tracking)], now: ContentTime.microseconds(configuration.clock()))
+        let first = AppendCall([request(appends, tracking: tracking)], now: ContentTime.microseconds(configuration.clock()))
         let started = ContinuousClock.now
-        let (results, trims) = try await inTransaction(.write) { connection, logger in
-            try await ConditionCheck.check(condition, for: appends, connection, logger)
-            let rows: [PostgresRow]
-            do {
-                rows = try await connection.rows(call.query, logger: logger)
-            } catch {
-                throw Appender.mapped(error)
+        let (results, trims) = try await retryingAfterFailover(first) { call in
+            try await inTransaction(.write) { connection, logger in
+                try await ConditionCheck.check(condition, lookingUp: call.lookedUpIDs, connection, logger)
+                let (results, trims, _) = try await call.singleOutcome(try await appendRows(call, connection, logger), connection, logger)
+                return (results, trims)
             }
-            return try call.singleOutcome(rows)
         }
         return await appendedAlone(results, trimming: trims, started: started)
+    }
+
+    /// Runs an append made alone (`attempt`, its own transaction), and again after a failover
+    /// (``AppendRetry``).
+    private func retryingAfterFailover<R>(_ first: AppendCall, _ attempt: (AppendCall) async throws -> R) async throws -> R {
+        try await AppendRetry.run(first, on: pool, logger: configuration.logger, isClosing: { closed }, attempt)
+    }
+
+    /// The append function's rows for `call`, its driver's errors mapped.
+    private func appendRows(_ call: AppendCall, _ connection: PostgresConnection, _ logger: Logger) async throws -> [PostgresRow] {
+        do {
+            return try await connection.rows(call.query, logger: logger)
+        } catch {
+            throw Appender.mapped(error)
+        }
     }
 
     /// What follows an append made alone: streams with a retention policy lose what they no
@@ -146,6 +156,6 @@ extension PostgresEventStore {
         let opened = openedTables
         return PostgresTables(
             connection: connection, logger: logger, location: location, eventColumns: eventColumns,
-            hasDeletions: databaseSchemaVersion >= 4, isOpen: { name in opened.contains(name) })
+            hasDeletions: databaseSchemaVersion >= 4, clock: configuration.clock, isOpen: { name in opened.contains(name) })
     }
 }

@@ -85,7 +85,7 @@ struct DCBError: Error, Sendable {
             return DCBError(.integrity, "condition failed: \(error.message)").rpcError
         case .damaged:
             return DCBError(.corruption, error.message).rpcError
-        case .closed, .storeUnavailable, .storageFull:
+        case .closed, .storeUnavailable, .storageFull, .outcomeUnknown:
             return DCBError(.unavailable, error.message).rpcError
         default:
             return DCBError(.internalFailure, error.message).rpcError

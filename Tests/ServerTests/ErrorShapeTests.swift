@@ -20,7 +20,7 @@ struct ErrorShapeTests {
         (.invalidInput, 400, 64), (.versionConflict, 409, 65), (.idempotencyConflict, 409, 66), (.notFound, 404, 67),
         (.storeUnavailable, 503, 69), (.damaged, 500, 69), (.storageFull, 500, 69), (.closed, 503, 69),
         (.storageFailure, 500, 70), (.alreadyProcessed, 409, 65), (.upcastFailed, 500, 70), (.streamTombstoned, 410, 1),
-        (.conditionFailed, 409, 65),
+        (.conditionFailed, 409, 65), (.outcomeUnknown, 503, 69),
     ]
     static let appCodes: [(AppError.Code.Base, Int, Int32)] = [
         (.goalNotSet, 422, 1), (.invalidState, 422, 1), (.invalidInput, 400, 64), (.notFound, 404, 67), (.duplicate, 422, 1),
