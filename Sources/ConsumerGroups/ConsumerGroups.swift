@@ -72,8 +72,8 @@ public struct ConsumerGroups: Sendable {
     public func status(_ name: String) async throws -> GroupStatus {
         try GroupNames.validate(name, kind: "group")
         try await store.openTables([GroupTable.name])
-        let now = GroupClock.micros(store.configuration.clock())
-        return try await store.readTables { txn in
+        return try await store.readTables { [store] txn in
+            let now = try await GroupClock.now(store, txn)
             let definition = try await GroupTable.definition(name, txn)
             let checkpoints = try await GroupTable.checkpoints(name, partitions: definition.partitions, txn)
             let leases = try await GroupTable.leases(name, txn)
@@ -127,8 +127,9 @@ public struct ConsumerGroups: Sendable {
     /// same name joining twice shares its leases. `clock` paces the member's polls (each poll
     /// renews its leases and looks for work; an append wakes it at once too). The poll interval
     /// must be at most a third of the group's lease, so that leases never lapse between polls.
-    /// Leases expire by the store's clock of each member's process: on PostgreSQL across hosts,
-    /// keep the hosts' clocks within a fraction of the lease of each other.
+    /// Leases expire by the clock the members share: on PostgreSQL the database server's
+    /// (`clock_timestamp()`), so members on hosts whose clocks differ still agree; on LMDB the
+    /// store's clock of the one machine.
     public func join(
         _ name: String, member: String, pollInterval: Duration = .seconds(1), clock: any Clock<Duration> = ContinuousClock()
     ) async throws -> GroupMember {
@@ -172,8 +173,15 @@ public struct PartitionStatus: Sendable, Equatable {
     public let checkpoint: UInt64
 }
 
-/// Times for leases and memberships: microseconds of the store's clock.
+/// Times for leases and memberships: microseconds of the clock the members share.
 enum GroupClock {
+    /// Now, by the clock every member of the store shares, read in `txn`: the database's on a
+    /// backend many hosts share (``TableTransaction/sharedClock()``: members on hosts whose
+    /// clocks drift apart still agree on when a lease runs out), else the store's clock.
+    static func now(_ store: any GroupStore, _ txn: TableTransaction) async throws -> Int64 {
+        micros(try await txn.sharedClock() ?? store.configuration.clock())
+    }
+
     static func micros(_ date: Date) -> Int64 {
         let micros = (date.timeIntervalSince1970 * 1_000_000).rounded(.down)
         guard micros.isFinite else { return 0 }

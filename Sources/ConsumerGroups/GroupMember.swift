@@ -161,10 +161,13 @@ actor MemberCore {
         let key = GroupTable.key(.member, group, Array(member.utf8))
         // Read through the writer, as every other access of the member is: the group's table
         // is opened there, and no cooperative thread waits for a read meanwhile.
-        let holder = try await store.writeTables { txn in
-            try await txn.withValue(GroupTable.name, key) { (Int64(bitPattern: GroupTable.uint64($0)), String(decoding: $0.dropFirst(8), as: UTF8.self)) }
+        let (holder, now) = try await store.writeTables { [store] txn in
+            let holder = try await txn.withValue(GroupTable.name, key) {
+                (Int64(bitPattern: GroupTable.uint64($0)), String(decoding: $0.dropFirst(8), as: UTF8.self))
+            }
+            return (holder, try await GroupClock.now(store, txn))
         }
-        guard let holder, holder.1 != instance, holder.0 > Self.now(store) else { return nil }
+        guard let holder, holder.1 != instance, holder.0 > now else { return nil }
         guard await MemberInstance.isDead(holder.1, on: store) else { return nil }
         // A holder that still renews is alive whatever its owner looks like (a PostgreSQL owner
         // session that dropped for a moment, a process in another pid namespace): over one poll
@@ -186,7 +189,7 @@ actor MemberCore {
         let replacing = hasRenewed ? nil : try await deadHolderOfName()
         let (held, tries, replays) = try await store.writeTables { [store, definition, creation, member, instance] txn in
             try await Self.renew(
-                definition, creation: creation, member: member, instance: instance, replacing: replacing, now: Self.now(store), busy: busy, txn)
+                definition, creation: creation, member: member, instance: instance, replacing: replacing, now: try await GroupClock.now(store, txn), busy: busy, txn)
         }
         if !hasRenewed, let replacing {
             store.configuration.logger.notice(
@@ -225,7 +228,7 @@ actor MemberCore {
         let advanced = idle.filter { picked[$0] == nil && (owned[$0] ?? 0) < scannedThrough && inFlight[$0] == nil }
         if !advanced.isEmpty {
             try await store.writeTables { [store, definition, member] txn in
-                let now = Self.now(store)
+                let now = try await GroupClock.now(store, txn)
                 for partition in advanced {
                     guard try await Self.holds(definition, partition, member: member, now: now, txn) else { continue }
                     try await Self.raiseCheckpoint(definition, partition, to: scannedThrough, txn)
@@ -282,7 +285,7 @@ actor MemberCore {
             settlement = try await store.writeTables { [store, definition, creation, member] txn in
                 let settlement = try await Self.record(
                     delivery.event, delivery.partition, delivery.isReplay, outcome, definition, creation: creation, member: member,
-                    now: Self.now(store), txn)
+                    now: try await GroupClock.now(store, txn), txn)
                 try await body?(txn)
                 return settlement
             }
@@ -301,7 +304,7 @@ actor MemberCore {
             let record: @Sendable (TableTransaction) async throws -> Void = { [store, definition, creation, member] txn in
                 _ = try await Self.record(
                     delivery.event, delivery.partition, delivery.isReplay, .acknowledge, definition, creation: creation, member: member,
-                    now: Self.now(store), txn)
+                    now: try await GroupClock.now(store, txn), txn)
             }
             results = try await store.append(appends) { txn, _ in try await record(txn) }
             // A repeat whose events were recorded before (a delivery repeated after a lost lease)
@@ -328,9 +331,6 @@ actor MemberCore {
         if delivery.isReplay { replaying.remove(delivery.event.position) }
         wake.fire()
     }
-
-    /// The store's clock, in microseconds, read where a transaction runs.
-    static func now(_ store: any GroupStore) -> Int64 { GroupClock.micros(store.configuration.clock()) }
 
     private func checkOutstanding(_ delivery: Delivery) throws {
         guard inFlight[delivery.partition] == delivery.event.position else {

@@ -15,15 +15,18 @@ final class PostgresTables: TableStorage {
     private let eventColumns: String
     /// Whether the database keeps deletions' counters (schema version 4 on).
     private let hasDeletions: Bool
+    /// The store's clock (``StoreConfiguration/clock``), whose offset from the system's moves the server's.
+    private let clock: @Sendable () -> Date
 
     /// Rows fetched per round trip by scans and log walks.
     static let pageSize = 512
 
     init(
         connection: PostgresConnection, logger: Logger, location: String, eventColumns: String, hasDeletions: Bool,
-        isOpen: @escaping @Sendable (String) -> Bool
+        clock: @escaping @Sendable () -> Date, isOpen: @escaping @Sendable (String) -> Bool
     ) {
         self.hasDeletions = hasDeletions
+        self.clock = clock
         self.connection = connection
         self.eventColumns = eventColumns
         self.logger = logger
@@ -46,6 +49,19 @@ final class PostgresTables: TableStorage {
     }
 
     func releaseReadPages() {}
+
+    /// The server's `clock_timestamp()`: one clock for the members on every host, whatever
+    /// their own clocks say. Moved by the store's clock's offset from the system's, which is 0
+    /// unless a clock was injected (a test's).
+    func sharedClock() async throws -> Date? {
+        let found = try await rows("SELECT (extract(epoch FROM clock_timestamp()) * 1000000)::bigint")
+        guard let micros = try found.first?.decode(Int64.self) else {
+            throw EventStoreError(.storageFailure, "The server did not say its time (clock_timestamp()).")
+        }
+        // The system's time is read only to measure the injected clock's offset from it.
+        let offset = clock().timeIntervalSince1970 - Date().timeIntervalSince1970
+        return Date(timeIntervalSince1970: Double(micros) / 1_000_000 + offset)
+    }
 
     var rowsAtHand: Bool { false }
 

@@ -151,6 +151,30 @@ struct ConsumerGroupConformanceTests {
         }
     }
 
+    @Test("leases run on the clock members share: the database server's on PostgreSQL (moved by an injected clock's offset), none on LMDB", arguments: Backend.allCases)
+    func sharedClock(_ backend: Backend) async throws {
+        let manual = ManualNow()
+        try await withLog(backend, now: manual.now) { f in
+            try await f.log.openTables(["t"])
+            // When a transaction asks for the shared clock, with a store clock set to 2026-01-01
+            let shared = try await f.log.readTables { txn in try await txn.sharedClock() }
+            switch backend {
+            case .lmdb:
+                // Then an embedded store has none: its processes share one machine's clock
+                #expect(shared == nil)
+            case .postgres:
+                // Then PostgreSQL answers the server's clock_timestamp(), moved as far as the
+                // store's clock is from the system's: the injected date, give or take the query
+                let answered = try #require(shared)
+                #expect(abs(answered.timeIntervalSince(manual.now())) < 60, "the shared clock \(answered) is not near the store's \(manual.now())")
+                // And it moves as the store's clock does
+                manual.advance(seconds: 3600)
+                let later = try #require(try await f.log.readTables { txn in try await txn.sharedClock() })
+                #expect(abs(later.timeIntervalSince(answered) - 3600) < 60)
+            }
+        }
+    }
+
     @Test("a member killed mid-partition: its lease expires, another takes the partition at its checkpoint, nothing skipped or reordered", arguments: Backend.allCases)
     func killedMember(_ backend: Backend) async throws {
         let now = ManualNow()

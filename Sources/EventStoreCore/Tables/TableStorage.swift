@@ -1,3 +1,5 @@
+import Foundation
+
 /// What a backend does for a ``TableTransaction``: the table and log operations of one of its
 /// transactions. ``TableTransaction`` checks validity, writability and keys before calling.
 ///
@@ -21,6 +23,9 @@ package protocol TableStorage: AnyObject {
         _ body: (UnsafeRawBufferPointer, UnsafeRawBufferPointer) throws -> Bool) async throws
     func releaseReadPages()
     func headPosition() async throws -> UInt64
+    /// The clock that processes on several hosts share (see ``TableTransaction/sharedClock()``);
+    /// nil, by default, for a backend whose processes share one machine's clock.
+    func sharedClock() async throws -> Date?
     /// How many deletions (with `trimsOnly`, trims by retention) removed events of `type` (nil:
     /// any); 0 on a backend without deletions.
     func deletionCount(ofType type: String?, trimsOnly: Bool) async throws -> UInt64
@@ -41,4 +46,9 @@ package protocol TableStorage: AnyObject {
     /// (its events come over the network): the caller reads pages (``eventPage(from:through:types:limit:)``).
     func forEachRecordAtHand(from start: UInt64, through last: UInt64, types: Set<String>?, _ body: (EventView) throws -> Bool) throws
         -> UInt64?
+}
+
+extension TableStorage {
+    /// An embedded backend's processes share one machine: their store's clock decides.
+    package func sharedClock() async throws -> Date? { nil }
 }

@@ -200,6 +200,17 @@ public final class TableTransaction {
         return try await storage.headPosition()
     }
 
+    /// The time by which the processes that share this store decide what expires (consumer
+    /// groups' leases and memberships): on a backend that processes on many hosts share
+    /// (PostgreSQL), the database server's clock (`clock_timestamp()`), moved by as much as the
+    /// store's clock (``StoreConfiguration/clock``) is moved from the system's, so that a test
+    /// clock still drives it; nil on an embedded store, whose processes share one machine's
+    /// clock: use the store's. Errors as any read of this transaction.
+    public func sharedClock() async throws -> Date? {
+        try checkValid()
+        return try await storage.sharedClock()
+    }
+
     /// Visits the events of `stream` from version `from` (default 1) on, in version order (none
     /// when the stream has none there), upcast by the store's upcasters.
     public func forEachEvent(inStream stream: String, from version: UInt64 = 1, _ body: (RecordedEvent) async throws -> Void) async throws {
