@@ -12,17 +12,36 @@ faults). Standard library only.
   failover_check.py subscriber URL SECONDS OUT
       follows the whole log from the start (NDJSON /subscribe), reconnecting after the last
       position seen when the stream breaks; writes each event's position and id to OUT.
-  failover_check.py check URL LOGDIR
+  failover_check.py claimer ESCTL DB NAME SECONDS OUT
+      claims a slot each second (the slot is the second) with a conditional append (`esctl
+      append --condition`: no `Claimed` event tagged slot:K may exist), racing the other hosts'
+      claimers for it;
+      an outcome unknown is made again with the same id. Writes each claim won or lost to OUT.
+  failover_check.py processor ESCTL DB NAME SECONDS OUT
+      reacts to positions 1, 2, ... of the log in turn: for each, one `Reacted` event (its id
+      derived from NAME and the position) appended with the tracking position proc-NAME:P
+      (`esctl append --batch --track`), made again until answered. Writes each reaction to OUT.
+  failover_check.py consumer ESCTL DB NAME SECONDS OUT
+      a member NAME of the consumer group `g` (the claims): `esctl group consume --exec` whose
+      command appends one `Handled` event per delivery, its id derived from the position, so
+      that the effect is recorded once however often the delivery is repeated; restarted when
+      it ends early. Writes its deliveries to OUT.
+  failover_check.py check URL LOGDIR ESCTL DB [--count-losses]
       reads the whole log and proves: every acknowledged append is there exactly once, at the
       version it expected plus one (no lost update, the shared stream included); positions run
       1..head with no gap; each stream's versions run 1..n; every subscriber saw the log from 1
-      in order, each event once, up to where it stopped. Prints the figures as one JSON object;
-      exits 1 with every violation listed when one is found.
+      in order, each event once, up to where it stopped; each slot was claimed exactly once, by
+      the claim that was told it won; each processor's reactions are to 1..n, each once, in
+      order; every claim the group `g` settled (through its checkpoint) has exactly one effect,
+      and no effect is of anything else. Prints the figures as one JSON object (`lost`: the
+      acknowledged appends not in the log); exits 1 with every violation listed when one is
+      found, or, with --count-losses (an asynchronous standby), lists them and exits 0.
 """
 import http.client
 import json
 import os
 import random
+import subprocess
 import sys
 import time
 import urllib.parse
@@ -43,6 +62,12 @@ def request(base, method, path, body=None, headers=None):
         return None, str(error).encode()
     finally:
         connection.close()
+
+
+def running(end, out):
+    """Whether a load process goes on: before its end, and until the script leaves the file
+    `stop` beside its output (when the rounds of faults are over)."""
+    return time.monotonic() < end and not os.path.exists(os.path.join(os.path.dirname(out), "stop"))
 
 
 def ndjson(body):
@@ -82,7 +107,7 @@ def appender(base, name, seconds, out):
     end = time.monotonic() + seconds
     counts = {"acknowledged": 0, "conflicts": 0, "unanswered": 0, "longestWaitSeconds": 0.0}
     with open(out, "w") as log:
-        while time.monotonic() < end:
+        while running(end, out):
             if rng.random() < 0.3:
                 stream = "shared"
                 expected = stream_version(base, stream)
@@ -107,9 +132,14 @@ def appender(base, name, seconds, out):
             elif status == 409:
                 counts["conflicts"] += 1
                 if stream != "shared":
-                    # Only this appender writes its streams: a conflict would be a lost answer.
+                    # Only this appender writes its streams: a conflict is an acknowledged append
+                    # lost, which only an asynchronous standby may do (counted, and the stream's
+                    # version read again, when losses are counted).
                     print(f"appender {name}: a conflict on its own stream {stream}: {answer[:300]!r}", file=sys.stderr)
-                    sys.exit(1)
+                    if not os.environ.get("FAILOVER_CHECK_COUNT_LOSSES"):
+                        sys.exit(1)
+                    counts["conflictsOnOwnStreams"] = counts.get("conflictsOnOwnStreams", 0) + 1
+                    versions[stream] = stream_version(base, stream) or versions[stream]
             else:
                 counts["unanswered"] += 1
                 print(f"appender {name}: no definite answer ({status}): {answer[:300]!r}", file=sys.stderr)
@@ -122,7 +152,7 @@ def subscriber(base, seconds, out):
     after = 0
     reconnects = 0
     with open(out, "w") as log:
-        while time.monotonic() < end:
+        while running(end, out):
             connection = http.client.HTTPConnection(parsed.hostname, parsed.port, timeout=5)
             try:
                 connection.request("GET", f"/subscribe?from={after + 1}")
@@ -131,7 +161,7 @@ def subscriber(base, seconds, out):
                     time.sleep(0.5)
                     continue
                 buffer = b""
-                while time.monotonic() < end:
+                while running(end, out):
                     try:
                         chunk = response.read1(65536)
                     except TimeoutError:
@@ -155,6 +185,121 @@ def subscriber(base, seconds, out):
     print(json.dumps({"subscriber": out, "through": after, "connections": reconnects}))
 
 
+def esctl(command, db, args, timeout=90):
+    """Runs `esctl --db DB ARGS`; (exit status, stdout, stderr), status None when it hung."""
+    try:
+        done = subprocess.run([command, "--db", db, *args], capture_output=True, timeout=timeout, stdin=subprocess.DEVNULL)
+        return done.returncode, done.stdout, done.stderr
+    except subprocess.TimeoutExpired:
+        return None, b"", b"timed out"
+
+
+def until_answered(command, db, args, definite, retry_also=lambda status, stderr: False):
+    """Runs the same esctl command (the same ids) until its exit status is definite (or the
+    deadline passes); `retry_also` names definite-looking answers to wait out (beyond the head)."""
+    deadline = time.monotonic() + 180
+    while True:
+        status, stdout, stderr = esctl(command, db, args)
+        if status in definite and not retry_also(status, stderr):
+            return status, stdout, stderr
+        if time.monotonic() > deadline:
+            return status, stdout, stderr
+        time.sleep(0.2)
+
+
+def claimer(command, db, name, seconds, out):
+    end = time.monotonic() + seconds
+    counts = {"claimer": name, "won": 0, "lost": 0, "unanswered": 0}
+    last = 0
+    with open(out, "w") as log:
+        while running(end, out):
+            # The slot is the second of the wall clock (the hosts share it): every claimer
+            # races for the same slot at about the same time.
+            slot = int(time.time())
+            if slot <= last:
+                time.sleep(slot + 1 - time.time())
+                continue
+            last = slot
+            claim = str(uuid.uuid4())
+            condition = json.dumps({"failIfEventsMatch": [{"types": ["Claimed"], "tags": [f"slot:{slot}"]}]})
+            status, stdout, stderr = until_answered(command, db, [
+                "append", f"claims-{name}", "Claimed", "--id", claim, "--tag", f"slot:{slot}",
+                "--data", json.dumps({"slot": slot}), "--condition", condition, "--json"], {0, 65})
+            if status == 0:
+                counts["won"] += 1
+                log.write(json.dumps({"slot": slot, "id": claim, "won": True, "position": json.loads(stdout)["position"]}) + "\n")
+            elif status == 65:
+                counts["lost"] += 1
+                log.write(json.dumps({"slot": slot, "id": claim, "won": False}) + "\n")
+            else:
+                counts["unanswered"] += 1
+                print(f"claimer {name}: no definite answer ({status}): {stderr[:300]!r}", file=sys.stderr)
+            log.flush()
+    print(json.dumps(counts))
+
+
+def reaction_id(name, position):
+    return str(uuid.uuid5(uuid.NAMESPACE_URL, f"failover-check/{name}/{position}"))
+
+
+def processor(command, db, name, seconds, out):
+    end = time.monotonic() + seconds
+    counts = {"processor": name, "reacted": 0, "processedBefore": 0, "unanswered": 0}
+    batch = f"{out}.batch"
+    position = 0
+    beyond_head = lambda status, stderr: status == 64 and b"head" in stderr
+    with open(out, "w") as log:
+        while running(end, out):
+            position += 1
+            with open(batch, "w") as lines:
+                lines.write(json.dumps({"stream": f"reactions-{name}", "type": "Reacted", "id": reaction_id(name, position),
+                                        "data": {"to": position}}) + "\n")
+            status, _, stderr = until_answered(command, db, ["append", "--batch", batch, "--track", f"proc-{name}:{position}"],
+                                               {0, 64, 65}, retry_also=beyond_head)
+            # 65: the position was recorded already: by a try of this processor whose answer was lost.
+            if status in (0, 65):
+                counts["reacted" if status == 0 else "processedBefore"] += 1
+                log.write(json.dumps({"position": position, "id": reaction_id(name, position), "status": status}) + "\n")
+                log.flush()
+            else:
+                counts["unanswered"] += 1
+                print(f"processor {name}: no definite answer for {position} ({status}): {stderr[:300]!r}", file=sys.stderr)
+                break
+    print(json.dumps(counts))
+
+
+def effect_id(position):
+    return f"00000000-0000-4000-8000-{position:012d}"
+
+
+def consumer(command, db, name, seconds, out):
+    end = time.monotonic() + seconds
+    # The effect: one event whose id the position decides, so a repeated delivery records nothing new.
+    effect = ('"$ESCTL" --db "$ESCTL_DB" append effects Handled --id "$(printf 00000000-0000-4000-8000-%012d "$ESCTL_POSITION")" '
+              '--data "{\\"to\\":$ESCTL_POSITION}" >/dev/null')
+    environment = {**os.environ, "ESCTL": command, "ESCTL_DB": db}
+    runs = 0
+    with open(out, "w") as log:
+        while running(end - 2, out):
+            runs += 1
+            remaining = max(1, int(end - time.monotonic()))
+            member = subprocess.Popen([command, "--db", db, "group", "consume", "g", "--member", name, "--poll", "0.5",
+                                       "--timeout", str(remaining), "--exec", effect, "--json"],
+                                      stdout=log, stdin=subprocess.DEVNULL, env=environment)
+            while member.poll() is None and running(end + 60, out):
+                time.sleep(0.5)
+            if member.poll() is None:
+                # Ctrl-C's way out: the command under way is stopped, the member leaves the group.
+                member.send_signal(2)
+                try:
+                    member.wait(timeout=30)
+                except subprocess.TimeoutExpired:
+                    member.kill()
+                    member.wait()
+            log.flush()
+    print(json.dumps({"consumer": name, "runs": runs}))
+
+
 def read_log(base):
     events, position = [], 1
     while True:
@@ -168,7 +313,7 @@ def read_log(base):
         position = page[-1]["position"] + 1
 
 
-def check(base, logdir):
+def check(base, logdir, command, db, count_losses=False):
     events = read_log(base)
     problems = []
     positions = [event["position"] for event in events]
@@ -184,6 +329,8 @@ def check(base, logdir):
         if seen != list(range(1, len(seen) + 1)):
             problems.append(f"stream {stream}: versions {seen[:20]}... are not 1..{len(seen)}")
     acknowledged = 0
+    lost = 0
+    figures_extra = {}
     for name in sorted(os.listdir(logdir)):
         if not name.endswith(".jsonl"):
             continue
@@ -193,6 +340,8 @@ def check(base, logdir):
                 ack = json.loads(line)
                 acknowledged += 1
                 found = by_id.get(ack["id"], [])
+                if not found:
+                    lost += 1
                 if len(found) != 1:
                     problems.append(f"acknowledged {ack['id']} is in the log {len(found)} times")
                     continue
@@ -201,18 +350,60 @@ def check(base, logdir):
                     problems.append(f"acknowledged {ack} is in the log as {event['stream']}@{event['version']} at {event['position']}")
                 if event["version"] != ack["expected"] + 1:
                     problems.append(f"lost update: {ack['id']} expected version {ack['expected']} but is at {event['version']}")
+        elif name.startswith("claimer-"):
+            claims = [json.loads(line) for line in open(path)]
+            claimed_by_slot = {}
+            for event in events:
+                if event["type"] == "Claimed":
+                    for tag in event.get("tags", []):
+                        claimed_by_slot.setdefault(tag, []).append(event["id"])
+            for claim in claims:
+                holders = claimed_by_slot.get(f"slot:{claim['slot']}", [])
+                if len(holders) != 1:
+                    problems.append(f"slot {claim['slot']} is claimed {len(holders)} times")
+                elif claim["won"] != (holders[0] == claim["id"]):
+                    problems.append(f"{name}: slot {claim['slot']} answered {'won' if claim['won'] else 'lost'}, but its claim is {holders[0]}")
+            figures_extra["claims"] = figures_extra.get("claims", 0) + len(claims)
+        elif name.startswith("processor-"):
+            host = name[len("processor-"):-len(".jsonl")]
+            reactions = [json.loads(line) for line in open(path)]
+            recorded = [e["data"]["to"] for e in events if e["stream"] == f"reactions-{host}"]
+            if recorded != list(range(1, len(recorded) + 1)):
+                problems.append(f"{name}: the reactions are to {recorded[:20]}..., not 1..{len(recorded)} once each")
+            if len(recorded) < len(reactions):
+                problems.append(f"{name}: {len(reactions)} reactions answered, {len(recorded)} in the log")
+            figures_extra["reactions"] = figures_extra.get("reactions", 0) + len(recorded)
         elif name.startswith("subscriber-"):
             seen = [json.loads(line) for line in open(path)]
             expected = [{"position": e["position"], "id": e["id"]} for e in events[:len(seen)]]
             if seen != expected:
                 first = next(i for i, (a, b) in enumerate(zip(seen + [None] * len(expected), expected)) if a != b)
                 problems.append(f"{name}: saw {len(seen)} events; the first that differs from the log is number {first + 1}")
-    figures = {"events": len(events), "acknowledged": acknowledged, "streams": len(versions),
-               "violations": len(problems)}
+    status, stdout, stderr = esctl(command, db, ["group", "show", "g", "--json"])
+    if status != 0:
+        problems.append(f"group show g exited {status}: {stderr[:300]!r}")
+    else:
+        group = json.loads(stdout)
+        effects = [e["data"]["to"] for e in events if e["stream"] == "effects"]
+        claims = {e["position"] for e in events if e["stream"].startswith("claims-")}
+        if len(effects) != len(set(effects)):
+            problems.append("an effect was recorded more than once")
+        if not set(effects) <= claims:
+            problems.append(f"effects of events that are not claims: {sorted(set(effects) - claims)[:10]}")
+        missing = sorted(p for p in claims if p <= group["checkpoint"] and p not in set(effects))
+        if missing:
+            problems.append(f"claims the group settled without their effect: {missing[:10]}")
+        if group["parked"]:
+            problems.append(f"the group parked {group['parked']} events")
+        figures_extra.update({"effects": len(effects), "groupCheckpoint": group["checkpoint"]})
+    figures = {"events": len(events), "acknowledged": acknowledged, "lost": lost, "streams": len(versions),
+               **figures_extra, "violations": len(problems)}
     print(json.dumps(figures))
     for problem in problems[:50]:
         print(f"check: {problem}", file=sys.stderr)
-    sys.exit(1 if problems else 0)
+    # Counting losses (an asynchronous standby): what a failover lost is the figure, and what
+    # follows from it (positions taken again, subscribers that saw events now gone) is listed.
+    sys.exit(0 if count_losses or not problems else 1)
 
 
 if __name__ == "__main__":
@@ -221,8 +412,11 @@ if __name__ == "__main__":
         appender(sys.argv[2], sys.argv[3], float(sys.argv[4]), sys.argv[5])
     elif mode == "subscriber" and len(sys.argv) == 5:
         subscriber(sys.argv[2], float(sys.argv[3]), sys.argv[4])
-    elif mode == "check" and len(sys.argv) == 4:
-        check(sys.argv[2], sys.argv[3])
+    elif mode in ("claimer", "processor", "consumer") and len(sys.argv) == 7:
+        {"claimer": claimer, "processor": processor, "consumer": consumer}[mode](
+            sys.argv[2], sys.argv[3], sys.argv[4], float(sys.argv[5]), sys.argv[6])
+    elif mode == "check" and len(sys.argv) in (6, 7) and sys.argv[6:] in ([], ["--count-losses"]):
+        check(sys.argv[2], sys.argv[3], sys.argv[4], sys.argv[5], count_losses=len(sys.argv) == 7)
     else:
         print(__doc__, file=sys.stderr)
         sys.exit(64)

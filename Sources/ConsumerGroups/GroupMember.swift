@@ -69,7 +69,7 @@ public final class GroupMember: AsyncSequence, Sendable {
 
 /// The member's state and work, one step at a time (an actor: deliveries settle from any task).
 actor MemberCore {
-    enum Outcome: Sendable {
+    enum Outcome: Sendable, Equatable {
         case acknowledge, retry, skip
         case park(String)
     }
@@ -116,17 +116,21 @@ actor MemberCore {
     func run(_ continuation: AsyncThrowingStream<Delivery, any Error>.Continuation) async {
         let wake = self.wake
         let store = self.store
+        let (clock, interval) = (self.clock, pollInterval)
         let watcher = Task {
             var last = (try? await store.headPosition()) ?? 0
             while !Task.isCancelled {
-                guard let head = try? await store.waitForCommit(after: last) else { return }
-                last = head
-                wake.fire()
+                do {
+                    last = try await store.waitForCommit(after: last)
+                    wake.fire()
+                } catch {
+                    // The store unreachable for a while (a failover): the polls go on meanwhile.
+                    do { try await clock.sleep(for: interval) } catch { return }
+                }
             }
         }
         // The polls tick whatever wakes the member meanwhile, so that a stream of appends never
         // holds back renewals or retries.
-        let (clock, interval) = (self.clock, pollInterval)
         let ticker = Task {
             while !Task.isCancelled {
                 do { try await clock.sleep(for: interval) } catch { return }
@@ -137,13 +141,31 @@ actor MemberCore {
             watcher.cancel()
             ticker.cancel()
         }
+        var failedSteps = 0
         while !Task.isCancelled {
             do {
-                for delivery in try await step(fromTimer: wake.takeTick()) { continuation.yield(delivery) }
+                let deliveries = try await step(fromTimer: wake.takeTick())
+                if failedSteps > 0 {
+                    store.configuration.logger.notice(
+                        "a consumer-group member reached the store again and resumed at its checkpoints",
+                        metadata: ["group": "\(group)", "member": "\(member)", "failedPolls": "\(failedSteps)"])
+                    failedSteps = 0
+                }
+                for delivery in deliveries { continuation.yield(delivery) }
             } catch {
-                // Left (cancelled): the sequence ends; any other failure ends it with the error.
-                if Task.isCancelled { continuation.finish() } else { continuation.finish(throwing: error) }
-                return
+                // Left (cancelled): the sequence ends. The store unreachable for a while (a
+                // failover, a partition): the member tries again at each poll, keeping what it
+                // holds until its leases lapse. Any other failure ends it with the error.
+                guard !Task.isCancelled, Self.isTransient(error) else {
+                    if Task.isCancelled { continuation.finish() } else { continuation.finish(throwing: error) }
+                    return
+                }
+                if failedSteps == 0 {
+                    store.configuration.logger.warning(
+                        "a consumer-group member cannot reach the store; it tries again at each poll",
+                        metadata: ["group": "\(group)", "member": "\(member)", "reason": "\(error)"])
+                }
+                failedSteps += 1
             }
             await wake.wait()
         }
@@ -280,21 +302,49 @@ actor MemberCore {
 
     func settle(_ delivery: Delivery, _ outcome: Outcome, alsoWriting body: (@Sendable (TableTransaction) async throws -> Void)?) async throws -> Settlement {
         try checkOutstanding(delivery)
-        let settlement: Settlement
-        do {
-            settlement = try await store.writeTables { [store, definition, creation, member] txn in
-                let settlement = try await Self.record(
-                    delivery.event, delivery.partition, delivery.isReplay, outcome, definition, creation: creation, member: member,
-                    now: try await GroupClock.now(store, txn), txn)
-                try await body?(txn)
-                return settlement
+        var settlement: Settlement?
+        var failures = 0
+        while settlement == nil {
+            do {
+                settlement = try await store.writeTables { [store, definition, creation, member] txn in
+                    let settlement = try await Self.record(
+                        delivery.event, delivery.partition, delivery.isReplay, outcome, definition, creation: creation, member: member,
+                        now: try await GroupClock.now(store, txn), txn)
+                    try await body?(txn)
+                    return settlement
+                }
+            } catch let error as ConsumerGroupError where error.code == .alreadySettled && failures > 0 && outcome == .acknowledge {
+                // Made again after its commit's answer was lost: settled, once.
+                settlement = .acknowledged
+            } catch let error as ConsumerGroupError where error.code == .leaseLost || error.code == .alreadySettled {
+                forget(delivery)
+                throw error
+            } catch where Self.isTransient(error) && failures < settleRetries && !Task.isCancelled {
+                // The store unreachable (a failover): made again at each poll while the lease
+                // may still hold; a commit whose answer was lost is then found settled.
+                failures += 1
+                store.configuration.logger.notice(
+                    "a consumer-group settlement failed as the store was unreachable; making it again",
+                    metadata: ["group": "\(group)", "member": "\(member)", "position": "\(delivery.event.position)", "reason": "\(error)"])
+                try await clock.sleep(for: pollInterval)
             }
-        } catch let error as ConsumerGroupError where error.code == .leaseLost || error.code == .alreadySettled {
-            forget(delivery)
-            throw error
         }
+        guard let settlement else { throw CancellationError() }
         settled(delivery, settlement)
         return settlement
+    }
+
+    /// How many times a settlement is made again after the store was unreachable: one poll
+    /// apart, for about a lease (after which another member may hold the partition), at least 3.
+    private var settleRetries: Int {
+        max(3, Int((definition.leaseDuration / pollInterval).rounded(.down)))
+    }
+
+    /// Whether `error` says the store is unreachable for a while (a failover, a partition), so
+    /// that the same work may be tried again: the store unavailable, or an append's outcome unknown.
+    static func isTransient(_ error: any Error) -> Bool {
+        guard let error = error as? EventStoreError else { return false }
+        return error.code == .storeUnavailable || error.code == .outcomeUnknown
     }
 
     func acknowledge(_ delivery: Delivery, appending appends: [StreamAppend]) async throws -> [AppendResult] {

@@ -175,6 +175,41 @@ struct ConsumerGroupConformanceTests {
         }
     }
 
+    @Test("a member goes on through a failover: failed polls are tried again, and an acknowledgement whose answer was lost is made again and settled once", arguments: Backend.allCases)
+    func memberThroughFailover(_ backend: Backend) async throws {
+        try await withLog(backend) { f in
+            let store = FailingWritesLog(f.log)
+            let groups = ConsumerGroups(store: store)
+            try await groups.create(GroupDefinition(name: "g", partitions: 1))
+            _ = try await f.log.append(to: "s-1", events: [event(), event(), event()])
+            let member = try await groups.join("g", member: "m", pollInterval: .milliseconds(20))
+            let inbox = Inbox(member)
+            let first = try await inbox.next("the first event")
+            #expect(first.event.position == 1)
+            // When the store is unreachable for the member's next polls (a failover under way)
+            store.failNextWrites(5, code: .storeUnavailable)
+            try await withTimeout(.seconds(20), "the five failed polls") {
+                while store.failedWrites < 5 { try await Task.sleep(for: .milliseconds(10)) }
+            }
+            // And the first acknowledgement commits but its answer is lost
+            store.loseNextAnswers(1)
+            try await first.acknowledge()
+            // Then the member did not end: it delivers the next events, each once, in order
+            let second = try await inbox.next("the second event, after the store came back")
+            #expect(second.event.position == 2 && second.attempt == 1)
+            try await second.acknowledge()
+            let third = try await inbox.next("the third event")
+            #expect(third.event.position == 3 && third.attempt == 1)
+            try await third.acknowledge()
+            // And the group settled each once: its checkpoint is the third, nothing parked
+            let status = try await waitForCheckpoint(groups, "g", 3)
+            #expect(status.parked == 0)
+            #expect(store.failedWrites == 6)
+            #expect(inbox.poll() == nil, "nothing is delivered twice")
+            await member.leave()
+        }
+    }
+
     @Test("a member killed mid-partition: its lease expires, another takes the partition at its checkpoint, nothing skipped or reordered", arguments: Backend.allCases)
     func killedMember(_ backend: Backend) async throws {
         let now = ManualNow()

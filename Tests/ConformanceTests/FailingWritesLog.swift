@@ -9,11 +9,23 @@ final class FailingWritesLog: EventLog {
     let base: any EventLog
     private let failuresLeft = Atomic<Int>(0)
     private let failed = Atomic<Int>(0)
+    private let failureCode = Mutex(EventStoreError.Code.storageFull)
+    private let failureText = Mutex("injected: the disk is full")
+    private let answersToLose = Atomic<Int>(0)
 
     init(_ base: any EventLog) { self.base = base }
 
-    /// Makes the next `count` table writes throw ``EventStoreError/Code/storageFull``.
-    func failNextWrites(_ count: Int) { failuresLeft.store(count, ordering: .sequentiallyConsistent) }
+    /// Makes the next `count` table writes throw `code` (``EventStoreError/Code/storageFull``,
+    /// a full disk; ``EventStoreError/Code/storeUnavailable``, a failover under way).
+    func failNextWrites(_ count: Int, code: EventStoreError.Code = .storageFull) {
+        failureCode.withLock { $0 = code }
+        failureText.withLock { $0 = code == .storageFull ? "injected: the disk is full" : "injected: the store is unreachable" }
+        failuresLeft.store(count, ordering: .sequentiallyConsistent)
+    }
+
+    /// Makes the next `count` table writes commit and then throw
+    /// ``EventStoreError/Code/storeUnavailable``, as a connection lost after COMMIT makes them.
+    func loseNextAnswers(_ count: Int) { answersToLose.store(count, ordering: .sequentiallyConsistent) }
 
     /// How many table writes failed so far.
     var failedWrites: Int { failed.load(ordering: .sequentiallyConsistent) }
@@ -29,10 +41,16 @@ final class FailingWritesLog: EventLog {
         let left = failuresLeft.wrappingSubtract(1, ordering: .sequentiallyConsistent).oldValue
         if left > 0 {
             failed.wrappingAdd(1, ordering: .sequentiallyConsistent)
-            throw EventStoreError(.storageFull, "A table write failed (injected: the disk is full).")
+            throw EventStoreError(failureCode.withLock { $0 }, "A table write failed (\(failureText.withLock { $0 })).")
         }
         failuresLeft.store(0, ordering: .sequentiallyConsistent)
-        return try await base.writeTables(body)
+        let result = try await base.writeTables(body)
+        if answersToLose.wrappingSubtract(1, ordering: .sequentiallyConsistent).oldValue > 0 {
+            failed.wrappingAdd(1, ordering: .sequentiallyConsistent)
+            throw EventStoreError(.storeUnavailable, "A table write committed and its answer was lost (injected).")
+        }
+        answersToLose.store(0, ordering: .sequentiallyConsistent)
+        return result
     }
 
     func append(_ appends: [StreamAppend]) async throws -> [AppendResult] { try await base.append(appends) }
