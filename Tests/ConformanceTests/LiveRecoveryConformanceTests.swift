@@ -60,4 +60,32 @@ struct LiveRecoveryConformanceTests {
             }
         }
     }
+
+    @Test(
+        "a table write whose commit's answer was lost (a failover after COMMIT): the daemon retries, and applies each event once",
+        arguments: Backend.allCases)
+    func lostAnswerAppliedOnce(_ backend: Backend) async throws {
+        try await withLog(backend) { f in
+            let store = FailingWritesLog(f.log)
+            let clock = TestClock()
+            let runner = try await ProjectionRunner(store: store, projections: [EventCountByType()], logger: LogCapture().logger, clock: clock)
+            try await withDaemon(runner) {
+                // Given live projections, caught up
+                _ = try await f.log.append(to: "s", events: [event("Before")])
+                try await waitForCheckpoint(runner, 1, "the daemon to apply the first event")
+                // When the next table write commits but its answer is lost, and an event is appended
+                store.loseNextAnswers(1)
+                _ = try await f.log.append(to: "s", events: [event("After")])
+                // Then the daemon retries after its back-off
+                try await clock.waitForSleepers(1, timeout: .seconds(60))
+                #expect(store.failedWrites == 1)
+                clock.advance(by: .milliseconds(50))
+                // And it resumes at the checkpoint the lost commit recorded: each event counted once
+                try await waitForCheckpoint(runner, 2, "the daemon to go on after the lost answer")
+                _ = try await f.log.append(to: "t", events: [event("Later")])
+                try await waitForCheckpoint(runner, 3, "the daemon to apply a later event")
+                #expect(try await runner.query("count-by-type") == ["types": ["After": 1, "Before": 1, "Later": 1], "total": 3])
+            }
+        }
+    }
 }
