@@ -53,7 +53,7 @@ final class PoolSwitch: Sendable {
     private let clock: any Clock<Duration>
     private let state: Mutex<State>
 
-    /// Finds the server to use (``ServerLocator/locate(_:writing:logger:)``, which throws
+    /// Finds the server to use (``ServerLocator/locate(_:writing:inUse:logger:)``, which throws
     /// ``EventStoreError/Code/storeUnavailable`` when none fits) and starts a pool on it.
     init(location: PostgresLocation, writing: Bool, logger: Logger, clock: any Clock<Duration>) async throws {
         self.location = location

@@ -23,8 +23,13 @@ enum PostgresSchemaSetup {
                 }
                 try await client.withTransaction(logger: logger) { connection in
                     try await connection.query("SELECT pg_advisory_xact_lock(\(lockKey))", logger: logger)
-                    // Another process may have created it while this one waited for the lock.
-                    let rows = try await connection.query("SELECT to_regclass('eventstore.schema_version') IS NOT NULL", logger: logger)
+                    // Another process may have created it while this one waited for the lock. Read
+                    // by a query of the catalog, whose snapshot this statement takes after the lock
+                    // was granted: `to_regclass` looks up a cache that may not have heard of the
+                    // other's commit yet (two first opens at once once failed with 42P07 so).
+                    let rows = try await connection.query(
+                        "SELECT EXISTS (SELECT FROM pg_catalog.pg_tables WHERE schemaname = 'eventstore' AND tablename = 'schema_version')",
+                        logger: logger)
                     var exists = false
                     for try await found in rows.decode(Bool.self) { exists = found }
                     guard !exists else { return }

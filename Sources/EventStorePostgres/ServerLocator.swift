@@ -20,7 +20,7 @@ enum ServerLocator {
         var readOnly: Bool
 
         /// Whether a connection with `attributes` may use this server; `preferStandby` takes
-        /// any server here (``locate(_:writing:logger:)`` tries standbys first).
+        /// any server here (``locate(_:writing:inUse:logger:)`` tries standbys first).
         func fits(_ attributes: PostgresLocation.TargetSessionAttributes) -> Bool {
             switch attributes {
             case .any, .preferStandby: true
