@@ -5,7 +5,8 @@ import PostgresNIO
 import Synchronization
 
 /// Appends made again after a failover: an append whose connection failed after it was sent has
-/// an unknown outcome (its commit may have been made). On a URL naming several servers, the
+/// an unknown outcome (its commit may have been made). With one server, it fails so, with
+/// ``EventStoreError/Code/outcomeUnknown``. On a URL naming several servers, the
 /// same call (the same ids and times, every id looked up: ``AppendCall/retried()``) is made again
 /// on the server the pool finds, so that a committed first try is answered as recorded, or as
 /// written, and never written twice. Grouped appends, conditional appends and appends that also
@@ -28,12 +29,15 @@ enum AppendRetry {
         while true {
             do {
                 let result = try await attempt(call)
-                if let losing = Self.losingAnswers, losing.take() {
-                    throw EventStoreError(.storeUnavailable, "The answer of a committed append was lost (a test's fault).")
-                }
+                if let losing = Self.losingAnswers, losing.take() { throw LosingAnswers.Lost() }
                 return result
             } catch {
-                guard pool.survives(error) else { throw error }
+                guard pool.survives(error) else {
+                    // One server: nothing to find, so not made again; but an append whose
+                    // connection failed under it may have committed.
+                    guard PoolSwitch.lostUnderCall(error) else { throw error }
+                    throw outcomeUnknown("the connection to PostgreSQL failed after the append was sent (with one server in the URL, the store does not make it again)", error)
+                }
                 guard retries < Self.retries, !isClosing() else {
                     throw outcomeUnknown(
                         "the connection to PostgreSQL failed after the append was sent, and \(retries) retries by its event ids failed too", error)
@@ -117,6 +121,12 @@ extension AppendCall {
 
 /// How many answers of committed appends to lose (``AppendRetry/losingAnswers``); used by tests.
 final class LosingAnswers: Sendable {
+    /// The failure of a committed append whose answer was lost: a connection lost under it, as
+    /// ``PoolSwitch/lostUnderCall(_:)`` and ``PoolSwitch/isFailover(_:)`` take it.
+    struct Lost: Error, CustomStringConvertible {
+        var description: String { "The answer of a committed append was lost (a test's fault)." }
+    }
+
     private let remaining: Mutex<Int>
 
     init(_ count: Int) {

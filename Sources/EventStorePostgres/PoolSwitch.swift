@@ -217,9 +217,26 @@ final class PoolSwitch: Sendable {
         location.choosesAmongServers && Self.isFailover(error)
     }
 
+    /// Whether `error` says the connection failed under a statement it had been sent, so that
+    /// the statement may have run (and committed): the connection lost or shut by the server,
+    /// or closed under the call. Not a refusal that ran nothing (a standby's 25006, 57P03) and
+    /// not a connection the pool could not make.
+    static func lostUnderCall(_ error: any Error) -> Bool {
+        if error is LosingAnswers.Lost { return true }
+        guard let error = error as? PSQLError else { return false }
+        if let state = error.serverInfo?[.sqlState] {
+            return state == "57P01" || state == "57P02" || state.hasPrefix("08")
+        }
+        switch error.code {
+        case .serverClosedConnection, .uncleanShutdown, .clientClosedConnection, .connectionError: return true
+        default: return false
+        }
+    }
+
     /// Whether `error` is one a failover causes: the connection lost or refused, the server
     /// shutting down or read-only (a primary turned standby), the pool giving up on it.
     static func isFailover(_ error: any Error) -> Bool {
+        if error is LosingAnswers.Lost { return true }
         if let error = error as? PSQLError {
             if let state = error.serverInfo?[.sqlState] {
                 // 57P04 (the database dropped) and 57P05 (a session idle too long) are no failover.

@@ -12,13 +12,14 @@ import Testing
 /// server twice, so that the store treats the lost answer as a failover's.
 @Suite("PostgreSQL: appends made again after their answer was lost")
 struct PostgresRetryTests {
-    /// Runs `body` with a store on a database of its own, opened through a URL naming its server twice.
-    func withStore(_ body: (PostgresEventStore) async throws -> Void) async throws {
+    /// Runs `body` with a store on a database of its own, opened through a URL naming its server
+    /// twice (or once, with `servers` 1).
+    func withStore(servers: Int = 2, _ body: (PostgresEventStore) async throws -> Void) async throws {
         let database = try await ThrowawayDatabase.create()
         do {
             var location = try PostgresLocation(url: database.url)
-            location.endpoints = [location.endpoints[0], location.endpoints[0]]
-            #expect(location.choosesAmongServers)
+            location.endpoints = Array(repeating: location.endpoints[0], count: servers)
+            #expect(location.choosesAmongServers == (servers > 1))
             let store = try await PostgresEventStore(location: location)
             do {
                 try await body(store)
@@ -148,6 +149,24 @@ struct PostgresRetryTests {
             #expect(try await store.headPosition() == 3)
             #expect(try await store.readStream("receipts-1", from: nil, direction: .forward, limit: 10).count == 1)
             await member.leave()
+        }
+    }
+
+    @Test("with one server, an append whose answer was lost is not made again: it fails with outcomeUnknown, the whole grouped call with it")
+    func oneServer() async throws {
+        try await withStore(servers: 1) { store in
+            // When an append commits and its answer is lost, with one server in the URL
+            let events = Self.events(true, 1, 1)
+            let error = await #expect(throws: EventStoreError.self) {
+                try await losing(1) { try await store.append([StreamAppend(stream: "s", events: events)]) }
+            }
+            // Then the caller learns the outcome is unknown (it was written), and the same ids
+            // appended again are answered as recorded
+            #expect(error?.code == .outcomeUnknown)
+            #expect(error?.message.contains("with one server") == true)
+            let again = try await store.append([StreamAppend(stream: "s", events: events)])
+            #expect(again.map(\.alreadyRecorded) == [true])
+            #expect(try await store.headPosition() == 1)
         }
     }
 
