@@ -136,11 +136,14 @@ rejoin() {
 # Whether the postmaster of a server runs: its pid alive and not a zombie (a killed postmaster
 # is reparented to this machine's first process, which may never reap it).
 runs() {
-    local pid
+    local pid stat
     [ -f "$DIR/$1/postmaster.pid" ] || return 1
-    pid=$(head -1 "$DIR/$1/postmaster.pid")
-    [ -r "/proc/$pid/stat" ] || return 1
-    [ "$(sed 's/^.*) //' "/proc/$pid/stat" | cut -d' ' -f1)" != Z ]
+    pid=$(head -1 "$DIR/$1/postmaster.pid" 2>/dev/null) || return 1
+    # Read once: a process reaped between a test and a read must not count as running.
+    stat=$(cat "/proc/$pid/stat" 2>/dev/null) || return 1
+    [ -n "$stat" ] || return 1
+    stat=${stat##*) }
+    [ "${stat%% *}" != Z ]
 }
 
 # The server that is primary now: the one whose postmaster runs and is not in recovery.
@@ -157,6 +160,10 @@ kill_primary() {
     local host
     host=$(primary) || die "no primary is running"
     kill -9 "$(head -1 "$DIR/$host/postmaster.pid")"
+    # Gone (or a zombie) within 10 s: what follows (promote, rejoin) asks which server runs.
+    local waited=0
+    while runs "$host" && [ "$waited" -lt 100 ]; do sleep 0.1; waited=$((waited + 1)); done
+    runs "$host" && die "the primary on $host still runs 10 s after SIGKILL"
     echo "cluster: killed the primary on $host" >&2
 }
 

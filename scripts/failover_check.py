@@ -32,8 +32,9 @@ faults). Standard library only.
       1..head with no gap; each stream's versions run 1..n; every subscriber saw the log from 1
       in order, each event once, up to where it stopped; each slot was claimed exactly once, by
       the claim that was told it won; each processor's reactions are to 1..n, each once, in
-      order; every claim the group `g` settled (through its checkpoint) has exactly one effect,
-      and no effect is of anything else. Prints the figures as one JSON object (`lost`: the
+      order; every claim the group `g` settled (through its checkpoint) has its effect (once: its
+      id is the position's), no effect is of anything else, and no delivery was acknowledged
+      twice; every appender was acknowledged after the last fault healed (LOGDIR/healed). Prints the figures as one JSON object (`lost`: the
       acknowledged appends not in the log); exits 1 with every violation listed when one is
       found, or, with --count-losses (an asynchronous standby), lists them and exits 0.
 """
@@ -68,6 +69,12 @@ def running(end, out):
     """Whether a load process goes on: before its end, and until the script leaves the file
     `stop` beside its output (when the rounds of faults are over)."""
     return time.monotonic() < end and not os.path.exists(os.path.join(os.path.dirname(out), "stop"))
+
+
+def finish(counts):
+    """Ends a load process: with 1 when a request went unanswered (the store must answer
+    through every fault), unless losses are counted (an asynchronous standby)."""
+    sys.exit(1 if counts.get("unanswered") and not os.environ.get("FAILOVER_CHECK_COUNT_LOSSES") else 0)
 
 
 def ndjson(body):
@@ -126,7 +133,7 @@ def appender(base, name, seconds, out):
                 if stream != "shared":
                     versions[stream] = result["version"]
                 log.write(json.dumps({"id": event_id, "stream": stream, "expected": expected,
-                                      "version": result["version"], "position": result["positions"][0]}) + "\n")
+                                      "version": result["version"], "position": result["positions"][0], "at": time.time()}) + "\n")
                 log.flush()
                 counts["acknowledged"] += 1
             elif status == 409:
@@ -139,11 +146,14 @@ def appender(base, name, seconds, out):
                     if not os.environ.get("FAILOVER_CHECK_COUNT_LOSSES"):
                         sys.exit(1)
                     counts["conflictsOnOwnStreams"] = counts.get("conflictsOnOwnStreams", 0) + 1
-                    versions[stream] = stream_version(base, stream) or versions[stream]
+                    version = stream_version(base, stream)
+                    if version is not None:
+                        versions[stream] = version
             else:
                 counts["unanswered"] += 1
                 print(f"appender {name}: no definite answer ({status}): {answer[:300]!r}", file=sys.stderr)
     print(json.dumps({"appender": name, **counts}))
+    finish(counts)
 
 
 def subscriber(base, seconds, out):
@@ -217,7 +227,7 @@ def claimer(command, db, name, seconds, out):
             # races for the same slot at about the same time.
             slot = int(time.time())
             if slot <= last:
-                time.sleep(slot + 1 - time.time())
+                time.sleep(max(0.0, slot + 1 - time.time()))
                 continue
             last = slot
             claim = str(uuid.uuid4())
@@ -236,6 +246,7 @@ def claimer(command, db, name, seconds, out):
                 print(f"claimer {name}: no definite answer ({status}): {stderr[:300]!r}", file=sys.stderr)
             log.flush()
     print(json.dumps(counts))
+    finish(counts)
 
 
 def reaction_id(name, position):
@@ -266,6 +277,7 @@ def processor(command, db, name, seconds, out):
                 print(f"processor {name}: no definite answer for {position} ({status}): {stderr[:300]!r}", file=sys.stderr)
                 break
     print(json.dumps(counts))
+    finish(counts)
 
 
 def effect_id(position):
@@ -331,13 +343,27 @@ def check(base, logdir, command, db, count_losses=False):
     acknowledged = 0
     lost = 0
     figures_extra = {}
+    # Every slot claimed exactly once, whatever its claimers were told.
+    claimed_by_slot = {}
+    for event in events:
+        if event["type"] == "Claimed":
+            for tag in event.get("tags", []):
+                claimed_by_slot.setdefault(tag, []).append(event["id"])
+    for slot, holders in sorted(claimed_by_slot.items()):
+        if len(holders) != 1:
+            problems.append(f"{slot} is claimed {len(holders)} times")
+    # Each appender acknowledged appends after the last fault healed: the store came back.
+    healed = float(open(os.path.join(logdir, "healed")).read()) if os.path.exists(os.path.join(logdir, "healed")) else None
+    settled_by = {}
     for name in sorted(os.listdir(logdir)):
         if not name.endswith(".jsonl"):
             continue
         path = os.path.join(logdir, name)
         if name.startswith("appender-"):
+            latest = 0.0
             for line in open(path):
                 ack = json.loads(line)
+                latest = max(latest, ack.get("at", 0.0))
                 acknowledged += 1
                 found = by_id.get(ack["id"], [])
                 if not found:
@@ -350,19 +376,22 @@ def check(base, logdir, command, db, count_losses=False):
                     problems.append(f"acknowledged {ack} is in the log as {event['stream']}@{event['version']} at {event['position']}")
                 if event["version"] != ack["expected"] + 1:
                     problems.append(f"lost update: {ack['id']} expected version {ack['expected']} but is at {event['version']}")
+            if healed is not None and latest <= healed:
+                problems.append(f"{name}: nothing acknowledged after the last fault healed")
+        elif name.startswith("consumer-"):
+            for line in open(path):
+                if line.startswith("{"):
+                    delivery = json.loads(line)
+                    if delivery.get("outcome") == "acknowledged":
+                        settled_by.setdefault(delivery["position"], []).append(name)
         elif name.startswith("claimer-"):
             claims = [json.loads(line) for line in open(path)]
-            claimed_by_slot = {}
-            for event in events:
-                if event["type"] == "Claimed":
-                    for tag in event.get("tags", []):
-                        claimed_by_slot.setdefault(tag, []).append(event["id"])
             for claim in claims:
                 holders = claimed_by_slot.get(f"slot:{claim['slot']}", [])
-                if len(holders) != 1:
-                    problems.append(f"slot {claim['slot']} is claimed {len(holders)} times")
-                elif claim["won"] != (holders[0] == claim["id"]):
+                if len(holders) == 1 and claim["won"] != (holders[0] == claim["id"]):
                     problems.append(f"{name}: slot {claim['slot']} answered {'won' if claim['won'] else 'lost'}, but its claim is {holders[0]}")
+                elif not holders:
+                    problems.append(f"{name}: slot {claim['slot']} answered {'won' if claim['won'] else 'lost'}, but nobody holds it")
             figures_extra["claims"] = figures_extra.get("claims", 0) + len(claims)
         elif name.startswith("processor-"):
             host = name[len("processor-"):-len(".jsonl")]
@@ -377,7 +406,7 @@ def check(base, logdir, command, db, count_losses=False):
             seen = [json.loads(line) for line in open(path)]
             expected = [{"position": e["position"], "id": e["id"]} for e in events[:len(seen)]]
             if seen != expected:
-                first = next(i for i, (a, b) in enumerate(zip(seen + [None] * len(expected), expected)) if a != b)
+                first = next((i for i, (a, b) in enumerate(zip(seen, expected)) if a != b), min(len(seen), len(expected)))
                 problems.append(f"{name}: saw {len(seen)} events; the first that differs from the log is number {first + 1}")
     status, stdout, stderr = esctl(command, db, ["group", "show", "g", "--json"])
     if status != 0:
@@ -386,8 +415,12 @@ def check(base, logdir, command, db, count_losses=False):
         group = json.loads(stdout)
         effects = [e["data"]["to"] for e in events if e["stream"] == "effects"]
         claims = {e["position"] for e in events if e["stream"].startswith("claims-")}
-        if len(effects) != len(set(effects)):
-            problems.append("an effect was recorded more than once")
+        # An effect's id is its position's, so the log holds it once by construction: what
+        # the group must not do is settle a delivery twice (acknowledged by two members, or
+        # twice by one).
+        for position, members in sorted(settled_by.items()):
+            if len(members) > 1:
+                problems.append(f"the group's delivery of {position} was acknowledged {len(members)} times ({', '.join(members)})")
         if not set(effects) <= claims:
             problems.append(f"effects of events that are not claims: {sorted(set(effects) - claims)[:10]}")
         missing = sorted(p for p in claims if p <= group["checkpoint"] and p not in set(effects))
@@ -395,7 +428,8 @@ def check(base, logdir, command, db, count_losses=False):
             problems.append(f"claims the group settled without their effect: {missing[:10]}")
         if group["parked"]:
             problems.append(f"the group parked {group['parked']} events")
-        figures_extra.update({"effects": len(effects), "groupCheckpoint": group["checkpoint"]})
+        figures_extra.update({"effects": len(effects), "acknowledgedDeliveries": sum(map(len, settled_by.values())),
+                              "groupCheckpoint": group["checkpoint"]})
     figures = {"events": len(events), "acknowledged": acknowledged, "lost": lost, "streams": len(versions),
                **figures_extra, "violations": len(problems)}
     print(json.dumps(figures))

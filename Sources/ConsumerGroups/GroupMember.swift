@@ -96,6 +96,9 @@ actor MemberCore {
     private var replaying = Set<UInt64>()
     /// The positions settled since the current step began (its renewal may have read before them).
     private var settledDuringStep = Set<UInt64>()
+    /// The replays the current step took (partition, position): handed to nobody when the step
+    /// fails, so given back then (``dropStepReplays()``).
+    private var stepReplays: [(partition: Int, position: UInt64)] = []
 
     init(
         store: any GroupStore, definition: GroupDefinition, creation: String, member: String, instance: String, pollInterval: Duration,
@@ -160,6 +163,7 @@ actor MemberCore {
                     if Task.isCancelled { continuation.finish() } else { continuation.finish(throwing: error) }
                     return
                 }
+                dropStepReplays()
                 if failedSteps == 0 {
                     store.configuration.logger.warning(
                         "a consumer-group member cannot reach the store; it tries again at each poll",
@@ -207,6 +211,7 @@ actor MemberCore {
         if fromTimer { cooling.removeAll() }
         let busy = Set(inFlight.keys)
         settledDuringStep.removeAll()
+        stepReplays.removeAll()
         // Until its first renewal, a member may take its name from a holder that is provably dead.
         let replacing = hasRenewed ? nil : try await deadHolderOfName()
         let (held, tries, replays) = try await store.writeTables { [store, definition, creation, member, instance] txn in
@@ -242,6 +247,7 @@ actor MemberCore {
             }
             inFlight[parked.partition] = parked.position
             replaying.insert(parked.position)
+            stepReplays.append((parked.partition, parked.position))
             deliveries.append(Delivery(event: event, partition: parked.partition, attempt: (tries[parked.position] ?? 0) + 1, isReplay: true, member: self))
         }
         let idle = owned.keys.filter { inFlight[$0] == nil && !cooling.contains($0) }
@@ -298,6 +304,16 @@ actor MemberCore {
         return (picked, scanned)
     }
 
+    /// Gives back the replays a failed step took: its deliveries reached nobody, and a replay
+    /// outstanding would hold its partition for good (a replay is never cleared by a renewal).
+    private func dropStepReplays() {
+        for (partition, position) in stepReplays {
+            if inFlight[partition] == position { inFlight[partition] = nil }
+            replaying.remove(position)
+        }
+        stepReplays.removeAll()
+    }
+
     // MARK: Settling
 
     func settle(_ delivery: Delivery, _ outcome: Outcome, alsoWriting body: (@Sendable (TableTransaction) async throws -> Void)?) async throws -> Settlement {
@@ -309,13 +325,22 @@ actor MemberCore {
                 settlement = try await store.writeTables { [store, definition, creation, member] txn in
                     let settlement = try await Self.record(
                         delivery.event, delivery.partition, delivery.isReplay, outcome, definition, creation: creation, member: member,
-                        now: try await GroupClock.now(store, txn), txn)
+                        attempt: delivery.attempt, now: try await GroupClock.now(store, txn), txn)
                     try await body?(txn)
                     return settlement
                 }
-            } catch let error as ConsumerGroupError where error.code == .alreadySettled && failures > 0 && outcome == .acknowledge {
-                // Made again after its commit's answer was lost: settled, once.
-                settlement = .acknowledged
+            } catch let error as ConsumerGroupError where error.code == .alreadySettled && failures > 0 {
+                // Made again after the store was unreachable, still holding the partition, and
+                // found settled: by the try whose answer was lost (only the holder settles).
+                settlement = Self.settlement(outcome, attempt: delivery.attempt)
+            } catch let error as ConsumerGroupError where error.code == .leaseLost && failures > 0 {
+                // The lease lapsed while the store was unreachable: the settlement may have been
+                // made by the try whose answer was lost, or not; the next holder settles it if not.
+                forget(delivery)
+                guard try await isSettled(delivery) else { throw error }
+                throw ConsumerGroupError(
+                    .leaseLost,
+                    "This member no longer holds partition \(delivery.partition) of '\(group)', and the delivery of position \(delivery.event.position) is settled: by this member's try whose answer was lost while the store was unreachable, or by the member holding the partition now.")
             } catch let error as ConsumerGroupError where error.code == .leaseLost || error.code == .alreadySettled {
                 forget(delivery)
                 throw error
@@ -332,6 +357,30 @@ actor MemberCore {
         guard let settlement else { throw CancellationError() }
         settled(delivery, settlement)
         return settlement
+    }
+
+    /// Whether `delivery` is settled: its partition's checkpoint reached it (a replay: its parked
+    /// entry is gone).
+    private func isSettled(_ delivery: Delivery) async throws -> Bool {
+        try await store.writeTables { [definition] txn in
+            if delivery.isReplay {
+                return try await txn.get(GroupTable.name, GroupTable.key(.parked, definition.name, position: delivery.event.position)) == nil
+            }
+            let checkpoint = try await txn.withValue(
+                GroupTable.name, GroupTable.key(.checkpoint, definition.name, partition: delivery.partition)) { GroupTable.uint64($0) } ?? 0
+            return delivery.event.position <= checkpoint
+        }
+    }
+
+    /// The settlement `outcome` made of the delivery of `attempt`, when it is found made.
+    private static func settlement(_ outcome: Outcome, attempt: Int) -> Settlement {
+        switch outcome {
+        case .acknowledge: return .acknowledged
+        case .skip: return .skipped
+        case let .park(reason): return .parked(reason: reason)
+        // A retry found settled was the last try: it parked the event.
+        case .retry: return .parked(reason: "failed \(attempt) tries")
+        }
     }
 
     /// How many times a settlement is made again after the store was unreachable: one poll
@@ -354,7 +403,7 @@ actor MemberCore {
             let record: @Sendable (TableTransaction) async throws -> Void = { [store, definition, creation, member] txn in
                 _ = try await Self.record(
                     delivery.event, delivery.partition, delivery.isReplay, .acknowledge, definition, creation: creation, member: member,
-                    now: try await GroupClock.now(store, txn), txn)
+                    attempt: delivery.attempt, now: try await GroupClock.now(store, txn), txn)
             }
             results = try await store.append(appends) { txn, _ in try await record(txn) }
             // A repeat whose events were recorded before (a delivery repeated after a lost lease)
@@ -522,7 +571,7 @@ actor MemberCore {
     /// Records a settlement: the member must hold the partition now.
     static func record(
         _ event: RecordedEvent, _ partition: Int, _ isReplay: Bool, _ outcome: Outcome, _ definition: GroupDefinition, creation: String,
-        member: String, now: Int64, _ txn: TableTransaction
+        member: String, attempt: Int, now: Int64, _ txn: TableTransaction
     ) async throws -> Settlement {
         let group = definition.name
         try await checkCreation(definition, creation, txn)
@@ -570,6 +619,9 @@ actor MemberCore {
         case let .park(reason):
             return try await park(reason, tries: failed)
         case .retry:
+            // This attempt's failure recorded already (a retry made again after its commit's
+            // answer was lost): counted once.
+            if failed >= attempt { return .retried(tries: failed) }
             let tries = failed + 1
             if tries >= definition.maxTries { return try await park("failed \(tries) tries", tries: tries) }
             try await GroupTable.putTries(group, position: event.position, tries: tries, txn)

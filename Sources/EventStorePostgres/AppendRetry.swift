@@ -66,10 +66,12 @@ enum AppendRetry {
 }
 
 extension AppendCall {
-    /// On a retried call, each job refused as already processed whose events are all recorded
-    /// is answered as that append's: the try whose answer was lost recorded them with its
-    /// tracking position (the append function checks tracking before it looks ids up). Other
-    /// outcomes are returned as they are. `rows` runs a query (on the pool, or in the
+    /// On a retried call, each job refused as already processed whose events are all recorded,
+    /// each with this call's checksum, is answered as that append's: the try whose answer was
+    /// lost recorded them with its tracking position (the append function checks tracking before
+    /// it looks ids up). The checksum covers the content and the time this call gave every event,
+    /// so events of the same ids that another append wrote do not pass. Other outcomes are
+    /// returned as they are. `rows` runs a query (on the pool, or in the
     /// transaction of the append); when it fails, the job's outcome is unknown.
     func settlingLostTries(
         _ outcomes: [Result<[AppendResult], EventStoreError>], rows: (PostgresQuery) async throws -> [PostgresRow]
@@ -80,9 +82,14 @@ extension AppendCall {
             guard case let .failure(error) = outcome, error.code == .alreadyProcessed, batch.indices.contains(index) else { continue }
             let job = batch[index]
             let ids = job.ids.flatMap { $0 }
+            let checksums = Dictionary(zip(arguments.eventIDs, arguments.eventChecksums).map { ($0, $1) }, uniquingKeysWith: { first, _ in first })
             do {
-                let found = try await rows("SELECT id, stream, position, version, recorded_at FROM eventstore.events WHERE id = ANY(\(ids))")
-                if let results = try Self.results(of: job, from: found.map { try $0.decode((UUID, String, Int64, Int64, Int64).self) }) {
+                let found = try await rows(
+                    "SELECT id, stream, position, version, recorded_at, checksum FROM eventstore.events WHERE id = ANY(\(ids))")
+                let recorded = try found.map { try $0.decode((UUID, String, Int64, Int64, Int64, Int32).self) }
+                    .filter { row in checksums[row.0] == row.5 }
+                    .map { ($0.0, $0.1, $0.2, $0.3, $0.4) }
+                if let results = Self.results(of: job, from: recorded) {
                     settled[index] = .success(results)
                 }
             } catch {

@@ -85,7 +85,10 @@ public struct ProcessorRunner: Sendable {
             return position
         } catch EventStoreError.Code.alreadyProcessed {
             return try await store.trackingPosition(of: processor.name)
-        } catch let error as EventStoreError where error.code != .closed && error.code != .storageFull && error.code != .storeUnavailable {
+        } catch let error as EventStoreError
+            where error.code != .closed && error.code != .storageFull && error.code != .storeUnavailable && error.code != .outcomeUnknown
+        {
+            // (An outcome unknown passes as it is: whether the reaction was written is what it cannot say.)
             throw ProjectionError.processorStopped(processor.name, at: position, cause: error.message)
         }
     }
