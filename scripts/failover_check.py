@@ -262,8 +262,8 @@ def processor(command, db, name, seconds, out):
     with open(out, "w") as log:
         while running(end, out):
             position += 1
-            with open(batch, "w") as lines:
-                lines.write(json.dumps({"stream": f"reactions-{name}", "type": "Reacted", "id": reaction_id(name, position),
+            with open(batch, "w") as batch_file:
+                batch_file.write(json.dumps({"stream": f"reactions-{name}", "type": "Reacted", "id": reaction_id(name, position),
                                         "data": {"to": position}}) + "\n")
             status, _, stderr = until_answered(command, db, ["append", "--batch", batch, "--track", f"proc-{name}:{position}"],
                                                {0, 64, 65}, retry_also=beyond_head)
@@ -327,6 +327,28 @@ def read_log(base):
 
 def check(base, logdir, command, db, count_losses=False):
     events = read_log(base)
+    status, stdout, stderr = esctl(command, db, ["group", "show", "g", "--json"])
+    if status != 0:
+        raise SystemExit(f"check: group show g exited {status}: {stderr[:300]!r}")
+    figures, problems = verify(events, json.loads(stdout), logdir)
+    print(json.dumps(figures))
+    for problem in problems[:50]:
+        print(f"check: {problem}", file=sys.stderr)
+    # Counting losses (an asynchronous standby): what a failover lost is the figure, and what
+    # follows from it (positions taken again, subscribers that saw events now gone) is listed.
+    sys.exit(0 if count_losses or not problems else 1)
+
+
+def lines(path):
+    """The lines of a file, read and closed."""
+    with open(path) as text:
+        return text.read().splitlines()
+
+
+def verify(events, group, logdir):
+    """The figures and the violations of a run: `events` the whole log (the server's JSON
+    lines), `group` what `esctl group show g --json` printed, `logdir` the load processes'
+    logs. Pure, so that scripts/failover_check_test.py can show each check failing."""
     problems = []
     positions = [event["position"] for event in events]
     if positions != list(range(1, len(events) + 1)):
@@ -353,7 +375,7 @@ def check(base, logdir, command, db, count_losses=False):
         if len(holders) != 1:
             problems.append(f"{slot} is claimed {len(holders)} times")
     # Each appender acknowledged appends after the last fault healed: the store came back.
-    healed = float(open(os.path.join(logdir, "healed")).read()) if os.path.exists(os.path.join(logdir, "healed")) else None
+    healed = float(lines(os.path.join(logdir, "healed"))[0]) if os.path.exists(os.path.join(logdir, "healed")) else None
     settled_by = {}
     for name in sorted(os.listdir(logdir)):
         if not name.endswith(".jsonl"):
@@ -361,7 +383,7 @@ def check(base, logdir, command, db, count_losses=False):
         path = os.path.join(logdir, name)
         if name.startswith("appender-"):
             latest = 0.0
-            for line in open(path):
+            for line in lines(path):
                 ack = json.loads(line)
                 latest = max(latest, ack.get("at", 0.0))
                 acknowledged += 1
@@ -379,13 +401,13 @@ def check(base, logdir, command, db, count_losses=False):
             if healed is not None and latest <= healed:
                 problems.append(f"{name}: nothing acknowledged after the last fault healed")
         elif name.startswith("consumer-"):
-            for line in open(path):
+            for line in lines(path):
                 if line.startswith("{"):
                     delivery = json.loads(line)
                     if delivery.get("outcome") == "acknowledged":
                         settled_by.setdefault(delivery["position"], []).append(name)
         elif name.startswith("claimer-"):
-            claims = [json.loads(line) for line in open(path)]
+            claims = [json.loads(line) for line in lines(path)]
             for claim in claims:
                 holders = claimed_by_slot.get(f"slot:{claim['slot']}", [])
                 if len(holders) == 1 and claim["won"] != (holders[0] == claim["id"]):
@@ -395,7 +417,7 @@ def check(base, logdir, command, db, count_losses=False):
             figures_extra["claims"] = figures_extra.get("claims", 0) + len(claims)
         elif name.startswith("processor-"):
             host = name[len("processor-"):-len(".jsonl")]
-            reactions = [json.loads(line) for line in open(path)]
+            reactions = [json.loads(line) for line in lines(path)]
             recorded = [e["data"]["to"] for e in events if e["stream"] == f"reactions-{host}"]
             if recorded != list(range(1, len(recorded) + 1)):
                 problems.append(f"{name}: the reactions are to {recorded[:20]}..., not 1..{len(recorded)} once each")
@@ -403,16 +425,12 @@ def check(base, logdir, command, db, count_losses=False):
                 problems.append(f"{name}: {len(reactions)} reactions answered, {len(recorded)} in the log")
             figures_extra["reactions"] = figures_extra.get("reactions", 0) + len(recorded)
         elif name.startswith("subscriber-"):
-            seen = [json.loads(line) for line in open(path)]
+            seen = [json.loads(line) for line in lines(path)]
             expected = [{"position": e["position"], "id": e["id"]} for e in events[:len(seen)]]
             if seen != expected:
                 first = next((i for i, (a, b) in enumerate(zip(seen, expected)) if a != b), min(len(seen), len(expected)))
                 problems.append(f"{name}: saw {len(seen)} events; the first that differs from the log is number {first + 1}")
-    status, stdout, stderr = esctl(command, db, ["group", "show", "g", "--json"])
-    if status != 0:
-        problems.append(f"group show g exited {status}: {stderr[:300]!r}")
-    else:
-        group = json.loads(stdout)
+    if group is not None:
         effects = [e["data"]["to"] for e in events if e["stream"] == "effects"]
         claims = {e["position"] for e in events if e["stream"].startswith("claims-")}
         # An effect's id is its position's, so the log holds it once by construction: what
@@ -432,12 +450,7 @@ def check(base, logdir, command, db, count_losses=False):
                               "groupCheckpoint": group["checkpoint"]})
     figures = {"events": len(events), "acknowledged": acknowledged, "lost": lost, "streams": len(versions),
                **figures_extra, "violations": len(problems)}
-    print(json.dumps(figures))
-    for problem in problems[:50]:
-        print(f"check: {problem}", file=sys.stderr)
-    # Counting losses (an asynchronous standby): what a failover lost is the figure, and what
-    # follows from it (positions taken again, subscribers that saw events now gone) is listed.
-    sys.exit(0 if count_losses or not problems else 1)
+    return figures, problems
 
 
 if __name__ == "__main__":
