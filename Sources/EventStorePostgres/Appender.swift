@@ -131,10 +131,15 @@ final class Appender: Sendable {
         }
     }
 
-    private func run(_ batch: [Job]) async {
+    /// Appends `batch` in one call. `madeAgainAt`: the time of a call made again after a
+    /// failover that this batch was split from, whose jobs are made again as it was (the same
+    /// time, every id looked up), since its first try may have committed.
+    private func run(_ batch: [Job], madeAgainAt: Int64? = nil) async {
+        var retry = madeAgainAt.map { RetryMark(now: $0) } ?? RetryMark(now: ContentTime.microseconds(clock()))
+        if madeAgainAt != nil { retry.happened = true }
         do {
             let started = ContinuousClock.now
-            let outcomes = try await call(batch)
+            let outcomes = try await call(batch, &retry)
             let elapsed = ContinuousClock.now - started
             calls.add(1, ordering: .relaxed)
             var head: UInt64 = 0
@@ -167,7 +172,7 @@ final class Appender: Sendable {
             }
             // One job broke the whole call: each job alone finds which.
             logger.debug("a grouped append failed; appending its jobs one by one", metadata: ["reason": "\(error)"])
-            for job in batch { await run([job]) }
+            for job in batch { await run([job], madeAgainAt: retry.happened ? retry.now : nil) }
         }
     }
 
@@ -187,10 +192,13 @@ final class Appender: Sendable {
     }
 
     /// Calls the append function once for the whole batch and reads each job's outcome.
-    private func call(_ batch: [Job]) async throws -> [Result<[AppendResult], EventStoreError>] {
-        let first = AppendCall(batch.map(\.request), now: ContentTime.microseconds(clock()))
+    private func call(_ batch: [Job], _ retry: inout RetryMark) async throws -> [Result<[AppendResult], EventStoreError>] {
+        let made = AppendCall(batch.map(\.request), now: retry.now)
+        let first = retry.happened ? made.retried() : made
         let (call, rows) = try await AppendRetry.run(first, on: client, logger: logger, isClosing: { state.withLock { $0.isClosed } }) {
-            call in (call, try await client.rows(call.query, logger: logger))
+            call in
+            if call.isRetry { retry.happened = true }
+            return (call, try await client.rows(call.query, logger: logger))
         }
         let answers = try rows.map { try $0.decode(AppendCall.Row.self) }
         // Streams with a retention policy lose what they no longer keep before the appends
@@ -205,6 +213,13 @@ final class Appender: Sendable {
         }
         return await call.settlingLostTries(call.outcomes(answers)) { query in try await client.rows(query, logger: logger) }
     }
+}
+
+/// The time of a grouped call, and whether it was made again after a failover: its jobs, split
+/// after a failure, are then made again as it was.
+private struct RetryMark {
+    let now: Int64
+    var happened = false
 }
 
 /// One call of the append function: its arguments, and the reading of its answer.
