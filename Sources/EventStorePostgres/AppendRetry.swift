@@ -29,7 +29,7 @@ enum AppendRetry {
         while true {
             do {
                 let result = try await attempt(call)
-                if let losing = Self.losingAnswers, losing.take() { throw LosingAnswers.Lost() }
+                if pool.losingAnswers.take() { throw LosingAnswers.Lost() }
                 return result
             } catch {
                 guard pool.survives(error) else {
@@ -50,10 +50,6 @@ enum AppendRetry {
             }
         }
     }
-
-    /// The tests' fault: in the task that sets it (and the tasks it starts), the next attempts
-    /// commit and then fail as if the connection had dropped before their answer came.
-    @TaskLocal static var losingAnswers: LosingAnswers?
 
     /// The error of an append whose outcome could not be learned (`why`), with the last failure's reason.
     static func outcomeUnknown(_ why: String, _ error: any Error) -> EventStoreError {
@@ -126,7 +122,9 @@ extension AppendCall {
     }
 }
 
-/// How many answers of committed appends to lose (``AppendRetry/losingAnswers``); used by tests.
+/// The tests' fault (``PoolSwitch/losingAnswers``): how many of the next appends of a store
+/// commit and then fail as if the connection had dropped before their answer came. Per store,
+/// so that a grouped append, made by whichever task drains the queue, loses it too.
 final class LosingAnswers: Sendable {
     /// The failure of a committed append whose answer was lost: a connection lost under it, as
     /// ``PoolSwitch/lostUnderCall(_:)`` and ``PoolSwitch/isFailover(_:)`` take it.
@@ -136,8 +134,13 @@ final class LosingAnswers: Sendable {
 
     private let remaining: Mutex<Int>
 
-    init(_ count: Int) {
+    init(_ count: Int = 0) {
         remaining = Mutex(count)
+    }
+
+    /// Loses the answers of the next `count` appends.
+    func lose(_ count: Int) {
+        remaining.withLock { $0 = count }
     }
 
     /// Whether to lose this answer (counting it).

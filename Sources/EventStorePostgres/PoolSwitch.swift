@@ -211,6 +211,9 @@ final class PoolSwitch: Sendable {
         return current
     }
 
+    /// The tests' fault: answers of committed appends to lose (``LosingAnswers``); none unless a test asks.
+    let losingAnswers = LosingAnswers()
+
     /// Whether the pool looks for another server after `error`: it names several servers, and
     /// the error is one a failover causes (``isFailover(_:)``). A call that failed so may be made again.
     func survives(_ error: any Error) -> Bool {

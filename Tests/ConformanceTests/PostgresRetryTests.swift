@@ -8,7 +8,7 @@ import Testing
 /// Appends whose answer is lost after they committed (as when the primary fails between COMMIT
 /// and its answer), made again by the store on a URL naming several servers: every kind of
 /// append is answered once, as written or recorded, and nothing is written twice. The answers
-/// are lost by the tests' fault (`AppendRetry.losingAnswers`) on a URL that names the same
+/// are lost by the tests' fault (`PoolSwitch.losingAnswers`) on a URL that names the same
 /// server twice, so that the store treats the lost answer as a failover's.
 @Suite("PostgreSQL: appends made again after their answer was lost")
 struct PostgresRetryTests {
@@ -35,9 +35,11 @@ struct PostgresRetryTests {
         try await database.drop()
     }
 
-    /// Runs `body` with the next `count` committed appends losing their answer.
-    func losing<T>(_ count: Int, _ body: () async throws -> T) async rethrows -> T {
-        try await AppendRetry.$losingAnswers.withValue(LosingAnswers(count)) { try await body() }
+    /// Runs `body` with the next `count` committed appends of `store` losing their answer.
+    func losing<T>(_ count: Int, _ store: PostgresEventStore, _ body: () async throws -> T) async rethrows -> T {
+        store.pool.losingAnswers.lose(count)
+        defer { store.pool.losingAnswers.lose(0) }
+        return try await body()
     }
 
     static func events(_ given: Bool, _ first: Int, _ count: Int) -> [NewEvent] {
@@ -54,7 +56,7 @@ struct PostgresRetryTests {
             // Given two events to react to
             _ = try await store.append([StreamAppend(stream: "source", events: Self.events(false, 1, 2))])
             // When a processor's append with its tracking position commits and its answer is lost
-            let results = try await losing(1) {
+            let results = try await losing(1, store) {
                 try await store.append(
                     [StreamAppend(stream: "out", events: Self.events(givenIDs, 10, 2), expectedVersion: .noStream)],
                     tracking: TrackingPosition(name: "p", position: 2))
@@ -85,7 +87,7 @@ struct PostgresRetryTests {
             let condition = AppendCondition(failIfEventsMatch: EventQuery(types: ["Placed"]), after: 1)
             // When the conditional append commits and its answer is lost
             let appends = [StreamAppend(stream: "out", events: Self.events(givenIDs, 10, 1))]
-            let results = try await losing(1) {
+            let results = try await losing(1, store) {
                 tracked
                     ? try await store.append(appends, condition: condition, tracking: TrackingPosition(name: "p", position: 1))
                     : try await store.append(appends, condition: condition)
@@ -109,7 +111,7 @@ struct PostgresRetryTests {
             try await store.openTables(["side"])
             let runs = Counter()
             // When the append commits with its row and its answer is lost
-            let results = try await losing(1) {
+            let results = try await losing(1, store) {
                 try await store.append([StreamAppend(stream: "s", events: Self.events(givenIDs, 1, 1))]) { txn, results in
                     runs.add()
                     try await txn.put("side", Array("row".utf8), Array("run \(runs.count) \(results[0].positions)".utf8))
@@ -136,7 +138,7 @@ struct PostgresRetryTests {
             let delivery = try await inbox.next("the first event")
             #expect(delivery.event.position == 1)
             // When its acknowledgement, which appends an event, commits and its answer is lost
-            let results = try await losing(1) {
+            let results = try await losing(1, store) {
                 try await delivery.acknowledge(appending: [StreamAppend(stream: "receipts-1", events: Self.events(givenIDs, 10, 1))])
             }
             // Then the member is told it succeeded, with the event's position
@@ -158,7 +160,7 @@ struct PostgresRetryTests {
             // When an append commits and its answer is lost, with one server in the URL
             let events = Self.events(true, 1, 1)
             let error = await #expect(throws: EventStoreError.self) {
-                try await losing(1) { try await store.append([StreamAppend(stream: "s", events: events)]) }
+                try await losing(1, store) { try await store.append([StreamAppend(stream: "s", events: events)]) }
             }
             // Then the caller learns the outcome is unknown (it was written), and the same ids
             // appended again are answered as recorded
@@ -176,7 +178,7 @@ struct PostgresRetryTests {
             // When every try commits and loses its answer (one more than the retries)
             let events = Self.events(true, 1, 2)
             let error = await #expect(throws: EventStoreError.self) {
-                try await losing(AppendRetry.retries + 1) {
+                try await losing(AppendRetry.retries + 1, store) {
                     try await store.append([StreamAppend(stream: "s", events: events, expectedVersion: .noStream)])
                 }
             }
