@@ -6,7 +6,9 @@ import WireFormat
 extension Server {
     /// The routes whose request body streams for as long as the client sends: the connection
     /// guard times each part of their body, not the whole.
-    static let streamingBodyRoutes = RoutePatterns(["/append/stream"])
+    static let streamingBodyRoutes = RoutePatterns([appendStreamPath])
+    /// The path of the streamed append (``addAppendStreamRoute(to:)``).
+    static let appendStreamPath = "/append/stream"
 
     /// POST /append/stream: appends as they come, over one request. Each NDJSON line of the body
     /// is an append of its own (the line format of `POST /append`: a stream, an event, and an
@@ -21,7 +23,7 @@ extension Server {
     /// middleware, a response head) each time, far more than the append. A client that streams
     /// appends over a few connections pays it once per connection.
     func addAppendStreamRoute(to router: Router<ServerContext>) {
-        router.post("/append/stream") { request, context -> Response in
+        router.post(RouterPath(Self.appendStreamPath)) { request, context -> Response in
             _ = try RequestQuery(request, known: [])
             let lineLimit = context.maxBodyBytes
             let store = self.store
