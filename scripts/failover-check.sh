@@ -69,7 +69,8 @@ SECONDS_OF_LOAD=$((ROUNDS * 90 + 60))
 "$CLUSTER" run app1 "$ESCTL" --db "$URL" group create g --category claims --partition-by stream --partitions 2 \
     --max-tries 1000 --lease 10 >/dev/null
 for app in app1 app2; do
-    "$CLUSTER" run "$app" "$ESCTL" serve --db "$URL" --port 8080 --apps none >"$LOGS/serve-$app.log" 2>&1 &
+    # At notice, the store says each look at the servers, each switch and each append made again.
+    "$CLUSTER" run "$app" "$ESCTL" --log-level notice serve --db "$URL" --port 8080 --apps none >"$LOGS/serve-$app.log" 2>&1 &
     PIDS+=($!)
 done
 for app in app1 app2; do

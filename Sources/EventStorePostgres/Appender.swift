@@ -198,7 +198,7 @@ final class Appender: Sendable {
         let (call, rows) = try await AppendRetry.run(first, on: client, logger: logger, isClosing: { state.withLock { $0.isClosed } }) {
             call in
             if call.isRetry { retry.happened = true }
-            return (call, try await client.rows(call.query, logger: logger))
+            return (call, try await client.rows(call.query, logger: logger, answeredWithin: PoolSwitch.answerPatience))
         }
         let answers = try rows.map { try $0.decode(AppendCall.Row.self) }
         // Streams with a retention policy lose what they no longer keep before the appends

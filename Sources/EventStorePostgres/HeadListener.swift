@@ -69,10 +69,16 @@ final class HeadListener: Sendable {
 
     /// Listens until the task is cancelled, publishing every notified head on `signal`.
     private func run(publishingTo signal: HeadSignal, retryEvery pause: Duration, on clock: any Clock<Duration>) async {
+        // Said once per outage (at notice), not at every try to connect again.
+        var dropped = false
         while !Task.isCancelled {
             do {
                 let location = pool.currentLocation
                 let connection = try await OwnConnection.connectUnlessCancelled(location, as: .listen, logger: logger, on: clock)
+                if dropped {
+                    logger.notice("the connection that listens for appends is back", metadata: ["server": "\(location)"])
+                    dropped = false
+                }
                 do {
                     // Cancelling ends the notifications (the sequence finishes when its task is
                     // cancelled); the connection is closed here, after, never under a head read
@@ -86,7 +92,10 @@ final class HeadListener: Sendable {
                 try? await connection.close()
             } catch {
                 if Task.isCancelled { break }
-                logger.notice("the connection that listens for appends dropped; polling until it is back", metadata: ["reason": "\(error)"])
+                logger.log(
+                    level: dropped ? .debug : .notice, "the connection that listens for appends dropped; polling until it is back",
+                    metadata: ["reason": "\(error)"])
+                dropped = true
                 pool.connectionDropped(reason: "the listening connection dropped: \(error)")
             }
             listening.store(false, ordering: .releasing)

@@ -139,6 +139,56 @@ final class PoolSwitch: Sendable {
         try await withConnection { connection in try await connection.rows(query, logger: logger) }
     }
 
+    /// How long a statement that must answer soon (an append function's call) may go without
+    /// an answer before its connection is taken as lost: longer than a synchronous standby's
+    /// catching up after a failover (about 15 s here), far shorter than TCP's own give-up.
+    static let answerPatience: Duration = .seconds(30)
+
+    /// ``rows(_:logger:)`` for a statement that must answer within `patience`, the wait for a
+    /// connection included. When it has not, its connection is closed (which fails the
+    /// statement as a lost connection does) and a wait for a connection is given up, and the
+    /// call fails with ``NoAnswer`` (a failover's failure, ``lostUnderCall(_:)``), so that the
+    /// caller makes it again or learns its outcome is unknown. A connection whose peer vanished
+    /// without a word, or a lease awaited from a pool already shut down, would otherwise keep
+    /// the call for good (postgres-nio's queries do not end on cancellation): a long run of
+    /// failovers once left every append of a server waiting behind one such call.
+    func rows(_ query: PostgresQuery, logger: Logger, answeredWithin patience: Duration) async throws -> [PostgresRow] {
+        let race = FirstOutcome<[PostgresRow]>()
+        let held = HeldConnection()
+        let work = Task {
+            do {
+                let rows = try await withConnection { connection in
+                    held.value.withLock { $0 = connection }
+                    defer { held.value.withLock { $0 = nil } }
+                    return try await connection.rows(query, logger: logger)
+                }
+                race.finish(.success(rows))
+            } catch {
+                race.finish(.failure(error))
+            }
+        }
+        let timer = Task { [clock, location] in
+            guard (try? await clock.sleep(for: patience)) != nil, !race.isFinished else { return }
+            logger.warning(
+                "a PostgreSQL statement got no answer in time; giving up its connection",
+                metadata: ["store": "\(location)", "seconds": "\(patience.components.seconds)"])
+            if let connection = held.value.withLock({ $0 }) { try? await connection.close() }
+            work.cancel()
+            // The work's own failure (the connection closed under it) is the better answer;
+            // whatever it does, the caller goes on a moment later.
+            try? await clock.sleep(for: .seconds(1))
+            race.finish(.failure(NoAnswer(patience: patience)))
+        }
+        defer { timer.cancel() }
+        return try await withCheckedThrowingContinuation { race.wait($0) }
+    }
+
+    /// A statement that got no answer within its patience (``rows(_:logger:answeredWithin:)``).
+    struct NoAnswer: Error, CustomStringConvertible {
+        let patience: Duration
+        var description: String { "PostgreSQL gave no answer in \(patience.components.seconds) s; its connection was given up" }
+    }
+
     /// Says that a connection of its own (the listener's, the owner session's) dropped: with
     /// several servers, they are looked at again, as after a call's failure.
     func connectionDropped(reason: String) {
@@ -225,7 +275,7 @@ final class PoolSwitch: Sendable {
     /// or closed under the call. Not a refusal that ran nothing (a standby's 25006, 57P03) and
     /// not a connection the pool could not make.
     static func lostUnderCall(_ error: any Error) -> Bool {
-        if error is LosingAnswers.Lost { return true }
+        if error is LosingAnswers.Lost || error is NoAnswer { return true }
         guard let error = error as? PSQLError else { return false }
         if let state = error.serverInfo?[.sqlState] {
             return state == "57P01" || state == "57P02" || state.hasPrefix("08")
@@ -239,7 +289,7 @@ final class PoolSwitch: Sendable {
     /// Whether `error` is one a failover causes: the connection lost or refused, the server
     /// shutting down or read-only (a primary turned standby), the pool giving up on it.
     static func isFailover(_ error: any Error) -> Bool {
-        if error is LosingAnswers.Lost { return true }
+        if error is LosingAnswers.Lost || error is NoAnswer { return true }
         if let error = error as? PSQLError {
             if let state = error.serverInfo?[.sqlState] {
                 // 57P04 (the database dropped) and 57P05 (a session idle too long) are no failover.
@@ -271,6 +321,11 @@ final class PoolSwitch: Sendable {
         await current.task.value
         for task in retired { await task.value }
     }
+}
+
+/// The connection a call holds now, for the timer that may give it up.
+private final class HeldConnection: Sendable {
+    let value = Mutex<PostgresConnection?>(nil)
 }
 
 /// Whether a call was lent its connection (so whether its statement may have run).

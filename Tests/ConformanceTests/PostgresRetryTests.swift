@@ -172,6 +172,23 @@ struct PostgresRetryTests {
         }
     }
 
+    @Test("a statement that must answer soon and does not has its connection closed: it fails as a lost connection, and the store goes on")
+    func silentStatement() async throws {
+        try await withStore(servers: 1) { store in
+            // When a statement gets no answer within its patience (a server that fell silent)
+            let started = ContinuousClock.now
+            let error = await #expect(throws: (any Error).self) {
+                try await store.pool.rows("SELECT pg_sleep(60)", logger: store.configuration.logger, answeredWithin: .milliseconds(500))
+            }
+            // Then it fails soon, as a connection lost under it, which appends take as an unknown outcome
+            #expect(ContinuousClock.now - started < .seconds(30), "the statement was not cut short")
+            #expect(error.map(PoolSwitch.lostUnderCall) == true, "\(String(describing: error))")
+            // And the store goes on appending
+            _ = try await store.append([StreamAppend(stream: "s", events: Self.events(false, 1, 1))])
+            #expect(try await store.headPosition() == 1)
+        }
+    }
+
     @Test("answers lost more often than the retries: the whole call fails with outcomeUnknown, and the same ids appended again are answered as recorded")
     func outcomeUnknown() async throws {
         try await withStore { store in
