@@ -59,7 +59,7 @@ final class OwnerSession: Sendable {
 
     /// Takes the owner lock of `id` on `connection` if no other session holds it.
     private static func lock(_ id: Int64, on connection: PostgresConnection, logger: Logger) async throws -> Bool {
-        let rows = try await connection.query("SELECT pg_try_advisory_lock(\(lockClass), \(Int32(clamping: id)))", logger: logger)
+        let rows = try await connection.statement("SELECT pg_try_advisory_lock(\(lockClass), \(Int32(clamping: id)))", logger: logger)
         for try await taken in rows.decode(Bool.self) { return taken }
         return false
     }

@@ -286,10 +286,10 @@ final class PoolSwitch: Sendable {
         }
     }
 
-    /// Whether `error` is one a failover causes: the connection lost or refused, the server
-    /// shutting down or read-only (a primary turned standby), the pool giving up on it.
+    /// Whether `error` is one a failover causes: the connection lost (before a statement was
+    /// sent, too: ``ConnectionClosed``) or refused, the server shutting down or read-only (a primary turned standby), the pool giving up on it.
     static func isFailover(_ error: any Error) -> Bool {
-        if error is LosingAnswers.Lost || error is NoAnswer { return true }
+        if error is LosingAnswers.Lost || error is NoAnswer || error is ConnectionClosed { return true }
         if let error = error as? PSQLError {
             if let state = error.serverInfo?[.sqlState] {
                 // 57P04 (the database dropped) and 57P05 (a session idle too long) are no failover.

@@ -48,7 +48,7 @@ extension PostgresEventStore {
             }
             if state.isTombstoned { throw EventStoreError.tombstoned(stream) }
             let (count, age, before) = policy.stored
-            try await connection.query(
+            try await connection.statement(
                 """
                 UPDATE eventstore.streams SET max_count = NULLIF(\(Int64(clamping: count)), 0),
                     max_age_micros = NULLIF(\(Int64(clamping: age)), 0), truncate_before = NULLIF(\(Int64(clamping: before)), 0)
@@ -89,13 +89,13 @@ extension PostgresEventStore {
         let schema = databaseSchemaVersion
         return try await withConnection { connection in
             guard schema >= 4 else {
-                let rows = try await connection.query("SELECT version FROM eventstore.streams WHERE name = \(stream)", logger: logger)
+                let rows = try await connection.statement("SELECT version FROM eventstore.streams WHERE name = \(stream)", logger: logger)
                 for try await version in rows.decode(Int64.self) {
                     return StreamInfo(stream: stream, version: UInt64(max(version, 0)), firstVersion: 1, isTombstoned: false, retention: nil)
                 }
                 return nil
             }
-            let rows = try await connection.query(Self.stateQuery(stream, locking: false), logger: logger)
+            let rows = try await connection.statement(Self.stateQuery(stream, locking: false), logger: logger)
             for try await row in rows.decode(StateRow.self) { return Self.state(row).info(stream) }
             return nil
         }
@@ -119,7 +119,7 @@ extension PostgresEventStore {
         let location = location
         let deletions = try await inTransaction(.write) { connection, logger in
             do {
-                try await connection.query("SELECT position FROM eventstore.head FOR UPDATE", logger: logger)
+                try await connection.statement("SELECT position FROM eventstore.head FOR UPDATE", logger: logger)
                 return try await body(connection, logger, now)
             } catch {
                 throw PostgresErrors.mapped(error, location: location)
@@ -168,14 +168,14 @@ extension PostgresEventStore {
         let (removed, typeList) = try removedRows.first?.decode((Int64, [String]).self) ?? (Int64(0), [String]())
         let types = typeList.sorted()
         let newFirst = max(state.first, through &+ 1)
-        try await connection.query(
+        try await connection.statement(
             """
             UPDATE eventstore.streams SET first_version = \(Int64(clamping: newFirst)), tombstoned = tombstoned OR \(hard)
             WHERE name = \(stream)
             """, logger: logger)
         if removed > 0 || hard {
             // A snapshot folded from removed events goes with them (one pass over the snapshot rows).
-            try await connection.query(
+            try await connection.statement(
                 """
                 DELETE FROM eventstore.tables WHERE name = '$snapshots'
                     AND position(\(ByteBuffer(bytes: [0] + Array(stream.utf8) + [0])) IN key) > 0
@@ -183,8 +183,8 @@ extension PostgresEventStore {
         }
         if removed > 0 {
             let trims: Int64 = reason == StreamDeletion.retention ? 1 : 0
-            try await connection.query("UPDATE eventstore.head SET deleted = deleted + \(removed)", logger: logger)
-            try await connection.query(
+            try await connection.statement("UPDATE eventstore.head SET deleted = deleted + \(removed)", logger: logger)
+            try await connection.statement(
                 """
                 INSERT INTO eventstore.deleted_types (type, deletions, trims) SELECT t, 1, \(trims) FROM unnest(\([""] + types)) AS t
                 ON CONFLICT (type) DO UPDATE SET deletions = eventstore.deleted_types.deletions + 1,

@@ -142,7 +142,7 @@ extension PostgresEventStore: StreamPageReads {
         query.append(" ORDER BY \(order) LIMIT \(query.bind(Int64(limit)))) p")
         query.append(" WHERE p.page_row <= 2 OR p.page_bytes - p.event_bytes <= \(query.bind(Int64(clamping: byteLimit))) ORDER BY \(order)")
         let stored = try await withConnection { connection in
-            let rows = try await connection.query(query.query, logger: configuration.logger)
+            let rows = try await connection.statement(query.query, logger: configuration.logger)
             var events: [RecordedEvent] = []
             var bytes = 0
             var full = false
@@ -185,7 +185,7 @@ extension PostgresEventStore: StreamPageReads {
     /// The version of `stream`'s last event; 0 when the stream has no events.
     public func streamVersion(_ stream: String) async throws -> UInt64 {
         try await withConnection { connection in
-            let rows = try await connection.query("SELECT version FROM eventstore.streams WHERE name = \(stream)", logger: configuration.logger)
+            let rows = try await connection.statement("SELECT version FROM eventstore.streams WHERE name = \(stream)", logger: configuration.logger)
             for try await version in rows.decode(Int64.self) { return UInt64(max(version, 0)) }
             return 0
         }
@@ -196,7 +196,7 @@ extension PostgresEventStore: StreamPageReads {
     public func trackingPosition(of name: String) async throws -> UInt64 {
         try Limits.validateName(name, kind: "processor")
         return try await withConnection { connection in
-            let rows = try await connection.query("SELECT position FROM eventstore.tracking WHERE name = \(name)", logger: configuration.logger)
+            let rows = try await connection.statement("SELECT position FROM eventstore.tracking WHERE name = \(name)", logger: configuration.logger)
             for try await position in rows.decode(Int64.self) { return UInt64(max(position, 0)) }
             return 0
         }
@@ -209,7 +209,7 @@ extension PostgresEventStore: StreamPageReads {
     public func statistics() async throws -> StoreStatistics {
         let deleted = databaseSchemaVersion >= 4 ? "h.deleted" : "0::bigint"
         return try await withConnection { connection in
-            let rows = try await connection.query(
+            let rows = try await connection.statement(
                 PostgresQuery(
                     unsafeSQL: """
                         SELECT h.position, h.streams, \(deleted), coalesce((SELECT min(position) FROM eventstore.events), 0),
@@ -305,7 +305,7 @@ extension PostgresEventStore: StreamPageReads {
     /// The rows of `SELECT h.head, e.* FROM h LEFT JOIN LATERAL (events) e ON true`: the head,
     /// and the events as stored (none when the lateral query matched nothing).
     func headAndEvents(_ query: SQLQuery, _ connection: PostgresConnection) async throws -> (head: UInt64, events: [RecordedEvent]) {
-        let rows = try await connection.query(query.query, logger: configuration.logger)
+        let rows = try await connection.statement(query.query, logger: configuration.logger)
         var events: [RecordedEvent] = []
         var head: UInt64 = 0
         for try await row in rows.decode(
@@ -342,7 +342,7 @@ extension PostgresEventStore: StreamPageReads {
     /// The events a query selects, as stored.
     private func storedEvents(_ query: SQLQuery) async throws -> [RecordedEvent] {
         try await withConnection { connection in
-            let rows = try await connection.query(query.query, logger: configuration.logger)
+            let rows = try await connection.statement(query.query, logger: configuration.logger)
             var events: [RecordedEvent] = []
             for try await row in rows.decode(EventRow.self) { events.append(recordedEvent(row)) }
             return events

@@ -22,19 +22,19 @@ enum PostgresSchemaSetup {
                         "There is no event store in the PostgreSQL database \(location); create one with `esctl init` or a first append.")
                 }
                 try await client.withTransaction(logger: logger) { connection in
-                    try await connection.query("SELECT pg_advisory_xact_lock(\(lockKey))", logger: logger)
+                    try await connection.statement("SELECT pg_advisory_xact_lock(\(lockKey))", logger: logger)
                     // Another process may have created it while this one waited for the lock. Read
                     // by a query of the catalog, whose snapshot this statement takes after the lock
                     // was granted: `to_regclass` looks up a cache that may not have heard of the
                     // other's commit yet (two first opens at once once failed with 42P07 so).
-                    let rows = try await connection.query(
+                    let rows = try await connection.statement(
                         "SELECT EXISTS (SELECT FROM pg_catalog.pg_tables WHERE schemaname = 'eventstore' AND tablename = 'schema_version')",
                         logger: logger)
                     var exists = false
                     for try await found in rows.decode(Bool.self) { exists = found }
                     guard !exists else { return }
                     for statement in PostgresSchema.creation {
-                        try await connection.query(PostgresQuery(unsafeSQL: statement), logger: logger)
+                        try await connection.statement(PostgresQuery(unsafeSQL: statement), logger: logger)
                     }
                 }
                 version = try await installedVersion(client, logger: logger)
@@ -70,15 +70,15 @@ enum PostgresSchemaSetup {
                     "The store in \(location) has schema version \(current), which this program cannot upgrade; use an esctl of the version that wrote it to export the store.")
             }
             current = try await client.withTransaction(logger: logger) { connection in
-                try await connection.query("SELECT pg_advisory_xact_lock(\(lockKey))", logger: logger)
+                try await connection.statement("SELECT pg_advisory_xact_lock(\(lockKey))", logger: logger)
                 var found = current
-                for try await recorded in try await connection.query("SELECT version FROM eventstore.schema_version", logger: logger)
+                for try await recorded in try await connection.statement("SELECT version FROM eventstore.schema_version", logger: logger)
                     .decode(Int32.self) { found = Int(recorded) }
                 guard found == current else { return found }
                 for statement in steps {
-                    try await connection.query(PostgresQuery(unsafeSQL: statement), logger: logger)
+                    try await connection.statement(PostgresQuery(unsafeSQL: statement), logger: logger)
                 }
-                try await connection.query(
+                try await connection.statement(
                     PostgresQuery(unsafeSQL: "UPDATE eventstore.schema_version SET version = \(current + 1)"), logger: logger)
                 logger.info(
                     "upgraded the store's schema", metadata: ["store": "\(location)", "from": "\(current)", "to": "\(current + 1)"])

@@ -12,7 +12,7 @@ extension PostgresEventStore {
         guard !missing.isEmpty else { return }
         if mode != .readOnly {
             _ = try await withConnection { connection in
-                try await connection.query(
+                try await connection.statement(
                     "INSERT INTO eventstore.table_names (name) SELECT unnest(\(missing)) ON CONFLICT (name) DO NOTHING",
                     logger: configuration.logger)
             }
@@ -24,7 +24,7 @@ extension PostgresEventStore {
     /// Which of the named tables exist in the store, without creating any.
     public func existingTables(_ names: [String]) async throws -> [String] {
         try await withConnection { connection in
-            let rows = try await connection.query(
+            let rows = try await connection.statement(
                 "SELECT name FROM eventstore.table_names WHERE name = ANY(\(names))", logger: configuration.logger)
             var found = Set<String>()
             for try await name in rows.decode(String.self) { found.insert(name) }

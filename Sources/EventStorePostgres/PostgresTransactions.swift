@@ -35,7 +35,7 @@ extension PostgresEventStore {
         do {
             return try await inFlight.run { try await pool.withConnection { connection in
                 do {
-                    for statement in kind.statements { try await connection.query(PostgresQuery(unsafeSQL: statement), logger: logger) }
+                    for statement in kind.statements { try await connection.statement(PostgresQuery(unsafeSQL: statement), logger: logger) }
                 } catch {
                     // Whether BEGIN ran or not, the connection's state is unknown: it goes.
                     try? await connection.close()
@@ -47,14 +47,14 @@ extension PostgresEventStore {
                 } catch {
                     callerError = error
                     do {
-                        try await connection.query("ROLLBACK", logger: logger)
+                        try await connection.statement("ROLLBACK", logger: logger)
                     } catch {
                         try? await connection.close()
                     }
                     throw error
                 }
                 do {
-                    try await connection.query("COMMIT", logger: logger)
+                    try await connection.statement("COMMIT", logger: logger)
                 } catch {
                     try? await connection.close()
                     throw error
@@ -71,6 +71,23 @@ extension PostgresEventStore {
 extension PostgresConnection {
     /// Runs `query` and collects its rows (for statements whose few rows are read at once).
     func rows(_ query: PostgresQuery, logger: Logger) async throws -> [PostgresRow] {
-        try await self.query(query, logger: logger).collect()
+        try await statement(query, logger: logger).collect()
     }
+
+    /// Runs `query` as `query(_:logger:)` does, but first fails with ``ConnectionClosed`` when
+    /// the connection is already closed (the server ended it: a failover's `57P01`). The
+    /// driver writes a statement to a closed connection without a word and its answer never
+    /// comes: a rebuild whose read transaction lost its connection between two statements
+    /// waited for good. Every statement this backend sends goes through here.
+    @discardableResult
+    func statement(_ query: PostgresQuery, logger: Logger) async throws -> PostgresRowSequence {
+        guard !isClosed else { throw ConnectionClosed() }
+        return try await self.query(query, logger: logger)
+    }
+}
+
+/// A statement not sent because its connection was already closed (``PostgresConnection/statement(_:logger:)``):
+/// a failover's failure, and the statement never ran.
+struct ConnectionClosed: Error, CustomStringConvertible {
+    var description: String { "the connection to PostgreSQL was closed before the statement was sent" }
 }

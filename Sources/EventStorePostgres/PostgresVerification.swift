@@ -11,15 +11,15 @@ extension PostgresEventStore {
     public func verify() async throws -> VerificationReport {
         try await withConnection { connection in
             let logger = configuration.logger
-            try await connection.query("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY", logger: logger)
+            try await connection.statement("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY", logger: logger)
             do {
                 let report = try await Self.verify(
                     connection, schemaVersion: schemaVersionExpression(databaseSchemaVersion), tags: tagsExpression(databaseSchemaVersion),
                     binaryData: binaryDataExpression(databaseSchemaVersion), hasDeletions: databaseSchemaVersion >= 4, logger: logger)
-                try await connection.query("COMMIT", logger: logger)
+                try await connection.statement("COMMIT", logger: logger)
                 return report
             } catch {
-                _ = try? await connection.query("ROLLBACK", logger: logger)
+                _ = try? await connection.statement("ROLLBACK", logger: logger)
                 throw error
             }
         }
@@ -35,7 +35,7 @@ extension PostgresEventStore {
         var streamTotal: Int64 = 0
         var deleted: Int64 = 0
         let deletedColumn = hasDeletions ? "deleted" : "0::bigint"
-        for try await (position, streams, removed) in try await connection.query(
+        for try await (position, streams, removed) in try await connection.statement(
             PostgresQuery(unsafeSQL: "SELECT position, streams, \(deletedColumn) FROM eventstore.head"), logger: logger
         ).decode((Int64, Int64, Int64).self) {
             headPosition = position
@@ -46,7 +46,7 @@ extension PostgresEventStore {
 
         // Positions: 1...head, no event past the head, and no gap but the holes of deleted events
         // (each one a deleted id's position).
-        for try await (count, high) in try await connection.query(
+        for try await (count, high) in try await connection.statement(
             "SELECT count(*), coalesce(max(position), 0) FROM eventstore.events", logger: logger
         ).decode((Int64, Int64).self) {
             report.events = UInt64(max(count, 0))
@@ -59,7 +59,7 @@ extension PostgresEventStore {
         }
         let explained = hasDeletions
             ? "(SELECT count(*) FROM eventstore.deleted_ids d WHERE d.position > p.position AND d.position < p.next)" : "0"
-        for try await (after, next) in try await connection.query(
+        for try await (after, next) in try await connection.statement(
             PostgresQuery(
                 unsafeSQL: """
                     SELECT position, next FROM (
@@ -72,7 +72,7 @@ extension PostgresEventStore {
             report.add("positions", "a gap after position \(after): the next event is at \(next), and no deletion explains it")
         }
         if hasDeletions {
-            for try await (ids, live, recorded) in try await connection.query(
+            for try await (ids, live, recorded) in try await connection.statement(
                 """
                 SELECT (SELECT count(*) FROM eventstore.deleted_ids),
                     (SELECT count(*) FROM eventstore.deleted_ids d JOIN eventstore.events e ON e.position = d.position OR e.id = d.id),
@@ -96,7 +96,7 @@ extension PostgresEventStore {
         // Streams: each stream's versions are first...n with no gap and its row says n.
         var streamCount: Int64 = 0
         let firstColumn = hasDeletions ? "coalesce(s.first_version, 1)" : "1::bigint"
-        for try await (name, events, lowest, highest, recorded, first) in try await connection.query(
+        for try await (name, events, lowest, highest, recorded, first) in try await connection.statement(
             PostgresQuery(
                 unsafeSQL: """
                     SELECT coalesce(e.stream, s.name), coalesce(e.events, 0), coalesce(e.lowest, 0), coalesce(e.highest, 0),
@@ -128,7 +128,7 @@ extension PostgresEventStore {
 
         // The tag rows (schema version 5): one per tag of each event, and no other.
         if tags != "'{}'::text[]" {
-            for try await (missing, extra) in try await connection.query(
+            for try await (missing, extra) in try await connection.statement(
                 """
                 SELECT (SELECT count(*) FROM eventstore.events e, unnest(e.tags) AS t(tag)
                         WHERE NOT EXISTS (SELECT FROM eventstore.event_tags g WHERE g.tag = t.tag AND g.position = e.position)),
@@ -142,7 +142,7 @@ extension PostgresEventStore {
         }
 
         // Checksums, recomputed from every event's fields.
-        for try await (position, stream, id, type, recordedAt, data, metadata, checksum, schemaVersion, eventTags, binary) in try await connection.query(
+        for try await (position, stream, id, type, recordedAt, data, metadata, checksum, schemaVersion, eventTags, binary) in try await connection.statement(
             PostgresQuery(
                 unsafeSQL:
                     "SELECT position, stream, id, type, recorded_at, data, metadata, checksum, \(schemaVersion), \(tags), \(binaryData) FROM eventstore.events ORDER BY position"),

@@ -24,10 +24,10 @@ struct PostgresRetryTests {
             do {
                 try await body(store)
             } catch {
-                try? await store.close()
+                await store.close()
                 throw error
             }
-            try await store.close()
+            await store.close()
         } catch {
             try? await database.drop()
             throw error
