@@ -312,6 +312,30 @@ def consumer(command, db, name, seconds, out):
     print(json.dumps({"consumer": name, "runs": runs}))
 
 
+def rebuilder(command, db, name, seconds, out):
+    """Rebuilds one of the projections the servers keep live (a projection per host, so that
+    the two hosts' rebuilds do not meet), again and again through the faults; logs each
+    rebuild's exit status (0 done, 69 stopped by a fault, to be made again) and its result."""
+    projection = "count-by-type" if name == "app1" else "stream-summary"
+    end = time.monotonic() + seconds
+    counts = {"rebuilt": 0, "stopped": 0}
+    with open(out, "w") as log:
+        while running(end, out):
+            started = time.time()
+            status, stdout, stderr = esctl(command, db, ["--apps", "none", "rebuild", projection, "--json"], timeout=600)
+            entry = {"projection": projection, "status": status, "started": started, "at": time.time()}
+            if status == 0:
+                entry["result"] = (ndjson(stdout) or [None])[-1]
+                counts["rebuilt"] += 1
+            else:
+                entry["stderr"] = stderr[-300:].decode(errors="replace")
+                counts["stopped"] += 1
+            log.write(json.dumps(entry) + "\n")
+            log.flush()
+            time.sleep(1)
+    print(json.dumps({"rebuilder": name, **counts}))
+
+
 def read_log(base):
     events, position = [], 1
     while True:
@@ -325,12 +349,39 @@ def read_log(base):
         position = page[-1]["position"] + 1
 
 
+def caught_up_projections(command, db, head, patience=120):
+    """The projections the servers keep live (`--apps none`: the store's own), as `esctl
+    projections list --json` lists them, once each has reached `head` or `patience` seconds
+    have passed (the servers' live daemons go on while the check runs)."""
+    deadline = time.monotonic() + patience
+    while True:
+        status, stdout, stderr = esctl(command, db, ["--apps", "none", "projections", "list", "--json"])
+        if status != 0:
+            raise SystemExit(f"check: projections list exited {status}: {stderr[:300]!r}")
+        listed = [json.loads(line) for line in stdout.decode().splitlines() if line.strip()]
+        if all(projection["checkpoint"] >= head for projection in listed) or time.monotonic() > deadline:
+            return listed
+        time.sleep(1)
+
+
+def deep_verification(command, db):
+    """What `esctl verify --deep --json` finds: each projection's state against a fold of the
+    log to its checkpoint, besides the log's own checks."""
+    status, stdout, stderr = esctl(command, db, ["--apps", "none", "verify", "--deep", "--json"], timeout=900)
+    try:
+        return json.loads(stdout)
+    except ValueError:
+        return {"ok": False, "problems": [{"check": "verify", "detail": f"exited {status}: {stderr[:300]!r}"}]}
+
+
 def check(base, logdir, command, db, count_losses=False):
     events = read_log(base)
     status, stdout, stderr = esctl(command, db, ["group", "show", "g", "--json"])
     if status != 0:
         raise SystemExit(f"check: group show g exited {status}: {stderr[:300]!r}")
-    figures, problems = verify(events, json.loads(stdout), logdir)
+    group = json.loads(stdout)
+    projections = caught_up_projections(command, db, len(events))
+    figures, problems = verify(events, group, logdir, projections=projections, verified=deep_verification(command, db))
     print(json.dumps(figures))
     for problem in problems[:50]:
         print(f"check: {problem}", file=sys.stderr)
@@ -345,10 +396,12 @@ def lines(path):
         return text.read().splitlines()
 
 
-def verify(events, group, logdir, check_liveness=None):
+def verify(events, group, logdir, check_liveness=None, projections=None, verified=None):
     """The figures and the violations of a run: `events` the whole log (the server's JSON
     lines), `group` what `esctl group show g --json` printed, `logdir` the load processes'
-    logs. Pure, so that scripts/failover_check_test.py can show each check failing."""
+    logs, `projections` what `esctl projections list --json` listed once the servers' live
+    daemons caught up, `verified` what `esctl verify --deep --json` printed. Pure, so that
+    scripts/failover_check_test.py can show each check failing."""
     if check_liveness is None:
         check_liveness = bool(os.environ.get("FAILOVER_CHECK_LIVENESS"))
     problems = []
@@ -427,6 +480,14 @@ def verify(events, group, logdir, check_liveness=None):
             if len(recorded) < len(reactions):
                 problems.append(f"{name}: {len(reactions)} reactions answered, {len(recorded)} in the log")
             figures_extra["reactions"] = figures_extra.get("reactions", 0) + len(recorded)
+        elif name.startswith("rebuilder-"):
+            # A rebuild ends done, or stopped by a fault with storeUnavailable (69) to be made
+            # again; what it leaves is checked with the rest by verify --deep.
+            for rebuild in (json.loads(line) for line in lines(path)):
+                if rebuild["status"] not in (0, 69):
+                    problems.append(f"{name}: a rebuild of {rebuild['projection']} exited {rebuild['status']}: {rebuild.get('stderr', '')!r}")
+                key = "rebuilds" if rebuild["status"] == 0 else "rebuildsStopped"
+                figures_extra[key] = figures_extra.get(key, 0) + 1
         elif name.startswith("subscriber-"):
             seen = [json.loads(line) for line in lines(path)]
             expected = [{"position": e["position"], "id": e["id"]} for e in events[:len(seen)]]
@@ -451,8 +512,26 @@ def verify(events, group, logdir, check_liveness=None):
             problems.append(f"the group parked {group['parked']} events")
         figures_extra.update({"effects": len(effects), "acknowledgedDeliveries": sum(map(len, settled_by.values())),
                               "groupCheckpoint": group["checkpoint"]})
+    # The servers' live projection daemons went on through every fault: each projection
+    # reached the head, passed over nothing, and holds what a fold of the log gives (an event
+    # applied twice or missed would change its hash).
+    if projections is not None:
+        if not projections:
+            problems.append("no projection is listed, so the live daemons went unchecked")
+        for projection in projections:
+            if projection["checkpoint"] < len(events):
+                problems.append(f"projection {projection['name']} stopped at {projection['checkpoint']}, the head is {len(events)}: its live daemon did not catch up")
+            if projection.get("eventsSkipped", 0) or projection.get("building"):
+                problems.append(f"projection {projection['name']} passed over {projection.get('eventsSkipped', 0)} events or is still building")
+        figures_extra["projections"] = len(projections)
+    if verified is not None:
+        for found in verified.get("problems", [])[:20]:
+            problems.append(f"verify --deep: {found.get('check')}: {found.get('detail')}")
+        if not verified.get("ok") and not verified.get("problems"):
+            problems.append("verify --deep did not pass, naming no problem")
+        figures_extra["deepVerified"] = bool(verified.get("ok"))
     # A server that stopped answering is a violation when answers are checked (the long run's
-    # --liveness); otherwise a figure: a known stall (RELIABILITY.md) must not fail make test by chance.
+    # --liveness); otherwise a figure, so that make test's short run does not fail by chance.
     if check_liveness:
         problems += stalled
     figures = {"events": len(events), "acknowledged": acknowledged, "lost": lost, "streams": len(versions),
@@ -466,8 +545,8 @@ if __name__ == "__main__":
         appender(sys.argv[2], sys.argv[3], float(sys.argv[4]), sys.argv[5])
     elif mode == "subscriber" and len(sys.argv) == 5:
         subscriber(sys.argv[2], float(sys.argv[3]), sys.argv[4])
-    elif mode in ("claimer", "processor", "consumer") and len(sys.argv) == 7:
-        {"claimer": claimer, "processor": processor, "consumer": consumer}[mode](
+    elif mode in ("claimer", "processor", "consumer", "rebuilder") and len(sys.argv) == 7:
+        {"claimer": claimer, "processor": processor, "consumer": consumer, "rebuilder": rebuilder}[mode](
             sys.argv[2], sys.argv[3], sys.argv[4], float(sys.argv[5]), sys.argv[6])
     elif mode == "check" and len(sys.argv) in (6, 7) and sys.argv[6:] in ([], ["--count-losses"]):
         check(sys.argv[2], sys.argv[3], sys.argv[4], sys.argv[5], count_losses=len(sys.argv) == 7)

@@ -48,9 +48,16 @@ class History:
             "processor-app1.jsonl": [{"position": 1, "id": "r1", "status": 0}, {"position": 2, "id": "r2", "status": 0}],
             "consumer-app1.jsonl": [{"position": 3, "stream": "claims-app1", "outcome": "acknowledged"}],
             "subscriber-app1.jsonl": [{"position": e["position"], "id": e["id"]} for e in self.events],
+            "rebuilder-app1.jsonl": [
+                {"projection": "count-by-type", "status": 69, "stderr": "esctl: PostgreSQL is unreachable"},
+                {"projection": "count-by-type", "status": 0, "result": {"name": "count-by-type", "checkpoint": 6}},
+            ],
         }
         self.healed = 20.0
         self.liveness = True
+        # The servers' live daemons at the head, and a deep verification that passed.
+        self.projections = [{"name": "count-by-type", "checkpoint": 6, "eventsSkipped": 0, "building": False}]
+        self.verified = {"ok": True, "problems": []}
 
     def verify(self):
         with tempfile.TemporaryDirectory() as logdir:
@@ -59,7 +66,8 @@ class History:
                     log.writelines(json.dumps(line) + "\n" for line in lines)
             with open(os.path.join(logdir, "healed"), "w") as healed:
                 healed.write(str(self.healed))
-            return failover_check.verify(self.events, self.group, logdir, check_liveness=self.liveness)
+            return failover_check.verify(self.events, self.group, logdir, check_liveness=self.liveness,
+                                         projections=self.projections, verified=self.verified)
 
 
 class CheckerTests(unittest.TestCase):
@@ -76,6 +84,7 @@ class CheckerTests(unittest.TestCase):
         figures, problems = History().verify()
         self.assertEqual(problems, [])
         self.assertEqual((figures["acknowledged"], figures["lost"], figures["claims"], figures["reactions"], figures["effects"]), (2, 0, 2, 2, 1))
+        self.assertEqual((figures["projections"], figures["deepVerified"], figures["rebuilds"], figures["rebuildsStopped"]), (1, True, 1, 1))
 
     def test_an_acknowledged_append_lost(self):
         def lose(h):
@@ -136,6 +145,28 @@ class CheckerTests(unittest.TestCase):
 
     def test_an_event_parked(self):
         self.assertFinds(lambda h: h.group.update(parked=1), "the group parked 1 events")
+
+    def test_a_live_projection_behind_the_head(self):
+        self.assertFinds(lambda h: h.projections[0].update(checkpoint=5),
+                         "projection count-by-type stopped at 5, the head is 6: its live daemon did not catch up")
+
+    def test_a_live_projection_that_passed_over_an_event(self):
+        self.assertFinds(lambda h: h.projections[0].update(eventsSkipped=1), "projection count-by-type passed over 1 events")
+
+    def test_no_projection_listed(self):
+        self.assertFinds(lambda h: setattr(h, "projections", []), "no projection is listed")
+
+    def test_a_projection_unlike_a_fold_of_the_log(self):
+        def differs(h):
+            h.verified = {"ok": False, "problems": [{"check": "projectionHash", "detail": "count-by-type differs"}]}
+        self.assertFinds(differs, "verify --deep: projectionHash: count-by-type differs")
+        self.assertFinds(lambda h: setattr(h, "verified", {"ok": False}), "verify --deep did not pass")
+
+    def test_a_rebuild_that_failed_otherwise_than_by_a_fault(self):
+        self.assertFinds(lambda h: h.logs["rebuilder-app1.jsonl"][0].update(status=70, stderr="internal"),
+                         "rebuilder-app1.jsonl: a rebuild of count-by-type exited 70")
+        self.assertFinds(lambda h: h.logs["rebuilder-app1.jsonl"][0].update(status=None, stderr="timed out"),
+                         "a rebuild of count-by-type exited None")
 
     def test_no_answer_after_the_last_heal(self):
         def late(h):
