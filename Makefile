@@ -63,7 +63,7 @@ test: deps
 	@# The same hosts under load through 2 failovers and 2 partitions, checked in the manner of Jepsen
 	@# (the checker first shown to find each violation it looks for).
 	python3 scripts/failover_check_test.py
-	./scripts/failover-check.sh --rounds 2 "$$($(SWIFT) build --show-bin-path)/esctl"
+	./scripts/failover-check.sh --rounds 2 --rebuilds "$$($(SWIFT) build --show-bin-path)/esctl"
 	@# SwiftPM may keep a stale plan of a path dependency's sources: drop it.
 	rm -f Examples/.build/debug.yaml
 	$(SWIFT) build --package-path Examples --build-tests

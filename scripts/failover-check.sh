@@ -19,8 +19,8 @@
 # gap, that every subscriber saw the log in order, that each slot was claimed once (by the claim
 # told it won), that each processor reacted to each position once, that every event the group
 # settled has its effect and no delivery was acknowledged twice, that every rebuild ended done
-# or stopped by a fault (storeUnavailable, made again; --rebuilds: not yet in make test, as a
-# rebuild through a failover can hang, RELIABILITY.md), that the projections each
+# or stopped by a fault (storeUnavailable, made again; with --rebuilds, as make test runs it),
+# that the projections each
 # server's live daemon kept through the faults reached the head, passed over nothing and equal
 # a fold of the log (`esctl verify --deep`), that every request was answered, and that every
 # appender was answered again after the last fault healed. Prints the figures (failovers
