@@ -117,6 +117,19 @@ class CheckerTests(unittest.TestCase):
             seen[1], seen[2] = seen[2], seen[1]
         self.assertFinds(swap, "the first that differs from the log is number 2")
 
+    def test_a_subscriber_that_saw_events_a_failover_lost(self):
+        def diverged(h):
+            # The subscriber saw a3 at 7 on the dying primary; its appender wrote it again at 8.
+            h.events += [event(7, "app1-1", 1, "x7"), event(8, "app1-0", 2, "a3")]
+            h.projections[0]["checkpoint"] = 8
+            h.logs["subscriber-app1.jsonl"] += [{"position": 7, "id": "a3"}, {"position": 8, "id": "a3"}]
+        self.assertFinds(diverged, "the first that differs from the log is number 7 (1 seen before a failover lost them)")
+        history = History()
+        diverged(history)
+        history.liveness = False
+        figures, problems = history.verify()
+        self.assertEqual((figures["readsLostAtFailover"], problems), (1, []), "without --liveness a known divergence is a figure")
+
     def test_a_subscriber_that_saw_more_than_the_log(self):
         self.assertFinds(lambda h: h.logs["subscriber-app1.jsonl"].append({"position": 7, "id": "gone"}), "saw 7 events")
 
