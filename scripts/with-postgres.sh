@@ -15,7 +15,8 @@
 # up for the other tests). The command then also sees ESTEST_POSTGRES_FAILOVER_URL, the pair's
 # two servers in one URL (the primary first), and ESTEST_POSTGRES_FAILOVER_CONTROL, a script
 # that takes `kill-primary` (SIGKILL to the primary's postmaster), `promote` (the standby, waiting
-# until it takes writes) or `status`.
+# until it takes writes), `pause-standby` and `resume-standby` (its WAL receiver stopped and
+# continued: the primary's commits wait meanwhile) or `status`.
 #
 # Exits with the command's status; 69 when PostgreSQL cannot be installed or started.
 set -euo pipefail
@@ -86,14 +87,31 @@ if [ "$PAIR" = 1 ]; then
     fi
     cat >"$DIR/failover-control" <<CONTROL
 #!/usr/bin/env bash
-# Controls the failover pair of scripts/with-postgres.sh: kill-primary, promote, status.
+# Controls the failover pair of scripts/with-postgres.sh: kill-primary, promote, status, and
+# pause-standby / resume-standby (SIGSTOP / SIGCONT to the standby's WAL receiver, so that the
+# primary's commits wait for it meanwhile).
 set -euo pipefail
 as_owner() { if [ "\$(id -u)" = 0 ]; then (cd / && runuser -u postgres -- "\$@"); else "\$@"; fi; }
+# The standby's WAL receiver: the child of its postmaster whose title names it (read from /proc,
+# which every Linux has, where procps may be missing).
+walreceiver() {
+    local parent found=""
+    parent=\$(head -1 "$DIR/pair-standby/postmaster.pid")
+    for process in /proc/[0-9]*; do
+        if [ "\$(cut -d' ' -f4 "\$process/stat" 2>/dev/null)" = "\$parent" ] && grep -qa walreceiver "\$process/cmdline" 2>/dev/null; then
+            found=\${process#/proc/}
+        fi
+    done
+    [ -n "\$found" ] || { echo "failover-control: the standby has no WAL receiver" >&2; exit 69; }
+    echo "\$found"
+}
 case "\${1:-}" in
     kill-primary) kill -9 "\$(head -1 "$DIR/pair-primary/postmaster.pid")" ;;
     promote) as_owner "$PG_CTL" -D "$DIR/pair-standby" -w -t 60 promote >/dev/null ;;
+    pause-standby) kill -STOP "\$(walreceiver)" ;;
+    resume-standby) kill -CONT "\$(walreceiver)" ;;
     status) as_owner "$PG_CTL" -D "$DIR/pair-primary" status || true; as_owner "$PG_CTL" -D "$DIR/pair-standby" status || true ;;
-    *) echo "usage: failover-control kill-primary|promote|status" >&2; exit 64 ;;
+    *) echo "usage: failover-control kill-primary|promote|pause-standby|resume-standby|status" >&2; exit 64 ;;
 esac
 CONTROL
     chmod 0755 "$DIR/failover-control"

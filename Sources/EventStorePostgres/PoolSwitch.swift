@@ -94,6 +94,13 @@ final class PoolSwitch: Sendable {
     /// Runs `body` with a connection of the pool in use (see the type's comment for what a
     /// failover does to it). Throws what `body` or the pool threw, unmapped.
     func withConnection<R: Sendable>(_ body: (PostgresConnection) async throws -> R) async throws -> R {
+        try await withServerConnection { connection, _ in try await body(connection) }
+    }
+
+    /// ``withConnection(_:)``, also telling `body` which pool lent the connection: a number that
+    /// changes each time the pool moves to another server, so that what is known of one server
+    /// (``ReplicatedPositions``) is never taken as known of the next.
+    func withServerConnection<R: Sendable>(_ body: (PostgresConnection, _ poolGeneration: Int) async throws -> R) async throws -> R {
         var madeAgain = false
         while true {
             let current = try await current()
@@ -109,7 +116,7 @@ final class PoolSwitch: Sendable {
             do {
                 return try await current.client.withConnection { connection in
                     lent.set()
-                    return try await body(connection)
+                    return try await body(connection, current.generation)
                 }
             } catch {
                 if Self.isFailover(error) { suspect(current, reason: "\(error)", broken: true) }
@@ -153,27 +160,42 @@ final class PoolSwitch: Sendable {
     /// the call for good (postgres-nio's queries do not end on cancellation): a long run of
     /// failovers once left every append of a server waiting behind one such call.
     func rows(_ query: PostgresQuery, logger: Logger, answeredWithin patience: Duration) async throws -> [PostgresRow] {
-        let race = FirstOutcome<[PostgresRow]>()
         let held = HeldConnection()
-        let work = Task {
-            do {
-                let rows = try await withConnection { connection in
+        return try await Self.answered(
+            within: patience, clock: clock, logger: logger, metadata: ["store": "\(location)"],
+            givingUp: { if let connection = held.value.withLock({ $0 }) { try? await connection.close() } },
+            { [self] in
+                try await withConnection { connection in
                     held.value.withLock { $0 = connection }
                     defer { held.value.withLock { $0 = nil } }
                     return try await connection.rows(query, logger: logger)
                 }
-                race.finish(.success(rows))
+            })
+    }
+
+    /// Runs `work` (statements on a connection) and waits `patience` at most for it: then
+    /// `givingUp` runs (it closes the connection the work holds, which fails its statement as a
+    /// lost connection does), the work is cancelled, and the call fails with ``NoAnswer`` a
+    /// moment later unless the work's own failure came first. Throws what `work` threw.
+    static func answered<R: Sendable>(
+        within patience: Duration, clock: any Clock<Duration>, logger: Logger, metadata: Logger.Metadata,
+        givingUp: @escaping @Sendable () async -> Void, _ work: @escaping @Sendable () async throws -> R
+    ) async throws -> R {
+        let race = FirstOutcome<R>()
+        let task = Task {
+            do {
+                race.finish(.success(try await work()))
             } catch {
                 race.finish(.failure(error))
             }
         }
-        let timer = Task { [clock, location] in
+        let timer = Task {
             guard (try? await clock.sleep(for: patience)) != nil, !race.isFinished else { return }
             logger.warning(
                 "a PostgreSQL statement got no answer in time; giving up its connection",
-                metadata: ["store": "\(location)", "seconds": "\(patience.components.seconds)"])
-            if let connection = held.value.withLock({ $0 }) { try? await connection.close() }
-            work.cancel()
+                metadata: metadata.merging(["seconds": "\(patience.components.seconds)"]) { $1 })
+            await givingUp()
+            task.cancel()
             // The work's own failure (the connection closed under it) is the better answer;
             // whatever it does, the caller goes on a moment later.
             try? await clock.sleep(for: .seconds(1))

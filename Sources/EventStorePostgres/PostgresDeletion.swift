@@ -87,7 +87,7 @@ extension PostgresEventStore {
     public func streamInfo(_ stream: String) async throws -> StreamInfo? {
         let logger = configuration.logger
         let schema = databaseSchemaVersion
-        return try await withConnection { connection in
+        return try await reading { connection in
             guard schema >= 4 else {
                 let rows = try await connection.statement("SELECT version FROM eventstore.streams WHERE name = \(stream)", logger: logger)
                 for try await version in rows.decode(Int64.self) {

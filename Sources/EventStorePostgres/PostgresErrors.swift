@@ -40,6 +40,9 @@ enum PostgresErrors {
             if described.contains("requestCancelled") { return EventStoreError(.closed, "The operation was cancelled.") }
             return EventStoreError(.closed, "The store's connections to PostgreSQL at \(location) are closed.")
         }
+        if error is PoolSwitch.NoAnswer {
+            return EventStoreError(.storeUnavailable, "PostgreSQL at \(location) did not answer (\(error)); try again.")
+        }
         if error is ConnectionClosed {
             return EventStoreError(.storeUnavailable, "The connection to PostgreSQL at \(location) was lost (\(error)); try again.")
         }

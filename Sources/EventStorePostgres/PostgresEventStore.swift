@@ -46,6 +46,8 @@ public final class PostgresEventStore: EventLog, SubscriptionSource {
     private let isClosed = Atomic<Bool>(false)
     /// The calls holding or waiting for a connection, which close lets finish.
     let inFlight = InFlightCalls()
+    /// The positions known to be on the synchronous standby, which reads hand out without a barrier.
+    let replicatedPositions = ReplicatedPositions()
     /// The task that closes the handle, once `close()` started it.
     private let closing = Mutex<Task<Void, Never>?>(nil)
 

@@ -29,7 +29,7 @@ extension PostgresEventStore {
         ConditionCheck.appendMatches(of: query, after: after, limit: limit, hasTags: databaseSchemaVersion >= 5, to: &sql)
         sql.append(
             ") u ORDER BY position LIMIT \(sql.bind(Int64(limit)))) SELECT h.head, e.* FROM h LEFT JOIN LATERAL (SELECT \(eventColumns) FROM eventstore.events WHERE position IN (SELECT position FROM m) ORDER BY position) e ON true")
-        let (head, events) = try await withConnection { connection in try await headAndEvents(sql, connection) }
+        let (head, events) = try await reading(newest: { $0.head }) { connection in try await headAndEvents(sql, connection) }
         return QueryResult(events: try upcasting.upcast(try await opened(events)), head: head)
     }
 }

@@ -141,7 +141,7 @@ extension PostgresEventStore: StreamPageReads {
         }
         query.append(" ORDER BY \(order) LIMIT \(query.bind(Int64(limit)))) p")
         query.append(" WHERE p.page_row <= 2 OR p.page_bytes - p.event_bytes <= \(query.bind(Int64(clamping: byteLimit))) ORDER BY \(order)")
-        let stored = try await withConnection { connection in
+        let stored = try await reading(newest: Self.newestPosition) { connection in
             let rows = try await connection.statement(query.query, logger: configuration.logger)
             var events: [RecordedEvent] = []
             var bytes = 0
@@ -179,12 +179,12 @@ extension PostgresEventStore: StreamPageReads {
 
     /// The position of the last event in the log; 0 when the log is empty.
     public func headPosition() async throws -> UInt64 {
-        try await withConnection { connection in try await Self.readHead(connection, logger: configuration.logger) }
+        try await reading(newest: { $0 }) { connection in try await Self.readHead(connection, logger: configuration.logger) }
     }
 
     /// The version of `stream`'s last event; 0 when the stream has no events.
     public func streamVersion(_ stream: String) async throws -> UInt64 {
-        try await withConnection { connection in
+        try await reading { connection in
             let rows = try await connection.statement("SELECT version FROM eventstore.streams WHERE name = \(stream)", logger: configuration.logger)
             for try await version in rows.decode(Int64.self) { return UInt64(max(version, 0)) }
             return 0
@@ -195,7 +195,7 @@ extension PostgresEventStore: StreamPageReads {
     /// `EventStoreError.Code.invalidInput` for a bad name.
     public func trackingPosition(of name: String) async throws -> UInt64 {
         try Limits.validateName(name, kind: "processor")
-        return try await withConnection { connection in
+        return try await reading { connection in
             let rows = try await connection.statement("SELECT position FROM eventstore.tracking WHERE name = \(name)", logger: configuration.logger)
             for try await position in rows.decode(Int64.self) { return UInt64(max(position, 0)) }
             return 0
@@ -208,7 +208,7 @@ extension PostgresEventStore: StreamPageReads {
     /// empty; `pageSize` is PostgreSQL's block size.
     public func statistics() async throws -> StoreStatistics {
         let deleted = databaseSchemaVersion >= 4 ? "h.deleted" : "0::bigint"
-        return try await withConnection { connection in
+        return try await reading { connection in
             let rows = try await connection.statement(
                 PostgresQuery(
                     unsafeSQL: """
@@ -274,7 +274,7 @@ extension PostgresEventStore: StreamPageReads {
         query.append(" WHERE p.page_row <= 2 OR p.page_bytes - p.event_bytes <= \(query.bind(Int64(clamping: byteLimit))) ORDER BY position) e ON true")
         // Opened after the connection is given back: opening reads the key table on a connection
         // of its own, and none is leased while one is held.
-        let (stored, scannedThrough) = try await withConnection { connection in
+        let (stored, scannedThrough, _) = try await reading(newest: { $0.2 }) { connection in
             var (head, events) = try await headAndEvents(query, connection)
             var pageBytes = 0
             var cut = false
@@ -293,7 +293,7 @@ extension PostgresEventStore: StreamPageReads {
             } else {
                 scannedThrough = max(min(last, head), position - 1)
             }
-            return (events, scannedThrough)
+            return (events, scannedThrough, head)
         }
         return (try upcasting.upcast(try await opened(stored), wanting: filter.types), scannedThrough)
     }
@@ -339,9 +339,14 @@ extension PostgresEventStore: StreamPageReads {
         }
     }
 
+    /// The newest position among `events` (0 for none), whatever their order.
+    static func newestPosition(_ events: [RecordedEvent]) -> UInt64 {
+        events.lazy.map(\.position).max() ?? 0
+    }
+
     /// The events a query selects, as stored.
     private func storedEvents(_ query: SQLQuery) async throws -> [RecordedEvent] {
-        try await withConnection { connection in
+        try await reading(newest: Self.newestPosition) { connection in
             let rows = try await connection.statement(query.query, logger: configuration.logger)
             var events: [RecordedEvent] = []
             for try await row in rows.decode(EventRow.self) { events.append(recordedEvent(row)) }

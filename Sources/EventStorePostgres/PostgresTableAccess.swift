@@ -23,7 +23,7 @@ extension PostgresEventStore {
 
     /// Which of the named tables exist in the store, without creating any.
     public func existingTables(_ names: [String]) async throws -> [String] {
-        try await withConnection { connection in
+        try await reading { connection in
             let rows = try await connection.statement(
                 "SELECT name FROM eventstore.table_names WHERE name = ANY(\(names))", logger: configuration.logger)
             var found = Set<String>()

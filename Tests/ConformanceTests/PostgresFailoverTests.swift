@@ -4,12 +4,13 @@ import EventStoreTesting
 import Foundation
 import Logging
 import PostgresTestSupport
+import Synchronization
 import TestSupport
 import Testing
 
 /// A primary and its synchronous standby in one store URL (the failover pair
 /// `scripts/with-postgres.sh` starts beside its main cluster): the server each
-/// `target_session_attrs` picks, then a failover (the primary killed with SIGKILL, the standby
+/// `target_session_attrs` picks, reads waiting for the standby, then a failover (the primary killed with SIGKILL, the standby
 /// promoted) under a store that goes on appending on the new primary, nothing acknowledged lost.
 /// The pair is used up by the failover, so everything runs in one test, in order.
 @Suite("PostgreSQL: a primary and its standby in one URL, and a failover")
@@ -70,7 +71,7 @@ struct PostgresFailoverTests {
         }
     }
 
-    @Test("each target_session_attrs picks its server; a store goes on appending on the promoted standby, losing nothing acknowledged, its subscriber seeing every event once, in order")
+    @Test("each target_session_attrs picks its server; reads hand out nothing the synchronous standby lacks; a store goes on appending on the promoted standby, losing nothing acknowledged, its subscriber seeing every event once, in order")
     func failover() async throws {
         let url = try Self.environment("ESTEST_POSTGRES_FAILOVER_URL")
         let location = try PostgresLocation(url: url)
@@ -115,36 +116,76 @@ struct PostgresFailoverTests {
         let collector = EventCollector(store.subscription(from: .start))
         #expect(try await collector.take(20, within: .seconds(30)).map(\.version) == Array(1...20))
 
+        // Given the standby's WAL receiver stopped, so that the primary's commits wait for it
+        try await Self.control("pause-standby")
+        // And an append whose wait for the standby was cancelled (as an administrator may):
+        // PostgreSQL answers its commit, made on the primary alone, and shows its event there, as
+        // it does when the primary dies in that wait
+        let unreplicated = Task { try await store.append(to: "orders", events: [Self.event(21)], expectedVersion: .exact(20)) }
+        let waiting = try await withTimeout(.seconds(30), "the append to wait for the paused standby") {
+            while true {
+                let rows = try await store.pool.rows("SELECT pid FROM pg_stat_activity WHERE wait_event = 'SyncRep'", logger: quiet)
+                if let pid = try rows.first?.decode(Int32.self) { return pid }
+                try await Task.sleep(for: .milliseconds(20))
+            }
+        }
+        _ = try await store.pool.rows("SELECT pg_cancel_backend(\(waiting))", logger: quiet)
+        let cancelled = try await withTimeout(.seconds(30), "the append whose wait was cancelled to be answered") { try await unreplicated.value }
+        #expect(cancelled.version == 21)
+        // When a reader reads it, and the subscriber is woken by it
+        let answered = Answered()
+        let reading = Task {
+            defer { answered.set() }
+            return try await store.read(from: 21, limit: 10)
+        }
+        try await Task.sleep(for: .seconds(2))
+        // Then neither hands it out while the standby lacks it
+        #expect(!answered.isSet, "a read handed out an event the synchronous standby did not hold")
+        #expect(collector.received.count == 20, "the subscriber was handed an event the synchronous standby did not hold")
+        // And both do once the standby has it
+        try await Self.control("resume-standby")
+        let read = try await withTimeout(.seconds(30), "the read to answer once the standby had the event") { try await reading.value }
+        #expect(read.map(\.id) == [Self.event(21).id])
+        #expect(try await collector.take(1, within: .seconds(30)).map(\.id) == [Self.event(21).id])
+
         // When the primary dies (SIGKILL), an append is made, and then the standby is promoted
         try await Self.control("kill-primary")
         let killed = ContinuousClock.now
-        let appending = Task { try await store.append(to: "orders", events: [Self.event(21)], expectedVersion: .exact(20)) }
+        let appending = Task { try await store.append(to: "orders", events: [Self.event(22)], expectedVersion: .exact(21)) }
         try await Self.control("promote")
 
-        // Then that append lands on the new primary, the caller seeing no failure: the store
-        // made it again, by its ids, once the promoted standby took writes
-        let result = try await withTimeout(.seconds(120), "the append made during the failover to land on the promoted standby") {
+        // Then that append is acknowledged once, the caller seeing no failure: made on the dying
+        // primary while its standby still took its WAL, or made again by the store, by its ids,
+        // once the promoted standby took writes
+        let result = try await withTimeout(.seconds(120), "the append made during the failover to be acknowledged") {
             try await appending.value
         }
-        #expect(result.version == 21)
-        #expect(!result.alreadyRecorded)
-        print("failover: the append made after the SIGKILL landed after \(ContinuousClock.now - killed)")
-        #expect(store.pool.serverInUse == location.endpoints[1])
+        #expect(result.version == 22)
+        print("failover: the append made after the SIGKILL was acknowledged after \(ContinuousClock.now - killed)")
         // And the subscriber, its listening connection lost with the primary, sees the new
-        // event and one more, after the 20, in order, each once
-        _ = try await store.append(to: "orders", events: [Self.event(22)], expectedVersion: .exact(21))
+        // event and one more, after the 21, in order, each once, the next append having found
+        // the promoted standby
+        _ = try await store.append(to: "orders", events: [Self.event(23)], expectedVersion: .exact(22))
+        #expect(store.pool.serverInUse == location.endpoints[1])
         let after = try await collector.take(2, within: .seconds(60))
-        #expect(after.map(\.version) == [21, 22])
-        #expect(after.map(\.id) == [Self.event(21).id, Self.event(22).id])
-        try await collector.expectNothingMore(through: 22)
-        // And every acknowledged event is there once, in order, with the two new ones after them
+        #expect(after.map(\.version) == [22, 23])
+        #expect(after.map(\.id) == [Self.event(22).id, Self.event(23).id])
+        try await collector.expectNothingMore(through: 23)
+        // And every acknowledged event is there once, in order, with the new ones after them
         let events = try await store.readStream("orders", from: nil, direction: .forward, limit: 100)
-        #expect(events.map(\.version) == Array(1...22))
-        #expect(events.map(\.id) == (1...22).map { Self.event($0).id })
+        #expect(events.map(\.version) == Array(1...23))
+        #expect(events.map(\.id) == (1...23).map { Self.event($0).id })
         // And the switch was logged, naming both servers
         let switches = logs.entries.withLock { $0.filter { $0.message == "switched to another PostgreSQL server" } }
         #expect(switches.count == 1, "\(logs.messages)")
         #expect(switches.first?.metadata["to"] == "\(location.endpoints[1])")
         await store.close()
     }
+}
+
+/// Whether a task has answered (set once, read by the test meanwhile).
+private final class Answered: Sendable {
+    private let flag = Atomic<Bool>(false)
+    func set() { flag.store(true, ordering: .releasing) }
+    var isSet: Bool { flag.load(ordering: .acquiring) }
 }
