@@ -30,11 +30,11 @@
 # `--rounds 100` (RELIABILITY.md). --async makes the standby asynchronous: the checker then
 # counts the acknowledged appends a failover lost (the figure `lost`), lists what follows from
 # them (positions taken again, subscribers that saw events now gone), and passes. --liveness
-# also fails on a request left unanswered, on an appender not answered after the last heal, and
-# on a subscriber that saw events a failover then lost (docs/SCALING.md; without it, these are
-# the figures `stalled` and `readsLostAtFailover`: the short run in make test, on a CI
-# machine shared with other jobs, reports them rather than failing by chance; the long run
-# uses it). --rebuilds adds the rebuilders.
+# also fails on a request left unanswered and on an appender not answered after the last heal
+# (without it, these are the figure `stalled`: the short run in make test, on a CI machine
+# shared with other jobs, reports them rather than failing by chance; the long run uses it).
+# A subscriber that saw events a failover then lost always fails (the figure
+# `readsLostAtFailover` counts them). --rebuilds adds the rebuilders.
 # Exits 0 when the check passes, 1 when it finds a violation or a step fails, 64 on usage,
 # 69 when something it needs is missing.
 set -euo pipefail

@@ -132,7 +132,11 @@ class CheckerTests(unittest.TestCase):
             h.projections[0]["checkpoint"] = 8
             h.logs["subscriber-app1.jsonl"] += [{"position": 7, "id": "a3"}, {"position": 8, "id": "a3"}]
         self.assertFinds(diverged, "the first that differs from the log is number 7 (1 seen before a failover lost them)")
-        self.assertFigureWithoutLiveness(diverged, "readsLostAtFailover")
+        history = History()
+        diverged(history)
+        history.liveness = False
+        figures, problems = history.verify()
+        self.assertEqual((figures["readsLostAtFailover"], len(problems)), (1, 1), "without --liveness too, counted and a violation")
 
     def test_a_subscriber_that_saw_more_than_the_log(self):
         self.assertFinds(lambda h: h.logs["subscriber-app1.jsonl"].append({"position": 7, "id": "gone"}), "saw 7 events")
