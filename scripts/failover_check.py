@@ -200,8 +200,9 @@ def esctl(command, db, args, timeout=90):
     try:
         done = subprocess.run([command, "--db", db, *args], capture_output=True, timeout=timeout, stdin=subprocess.DEVNULL)
         return done.returncode, done.stdout, done.stderr
-    except subprocess.TimeoutExpired:
-        return None, b"", b"timed out"
+    except subprocess.TimeoutExpired as timeout_error:
+        # What it said before it was killed (its notices, with --log-level) says where it hung.
+        return None, timeout_error.stdout or b"", (timeout_error.stderr or b"") + b"\ntimed out"
 
 
 def until_answered(command, db, args, definite, retry_also=lambda status, stderr: False):
@@ -322,13 +323,15 @@ def rebuilder(command, db, name, seconds, out):
     with open(out, "w") as log:
         while running(end, out):
             started = time.time()
-            status, stdout, stderr = esctl(command, db, ["--apps", "none", "rebuild", projection, "--json"], timeout=600)
+            # At notice level, so that a rebuild that hangs leaves word of what it last did.
+            status, stdout, stderr = esctl(
+                command, db, ["--log-level", "notice", "--apps", "none", "rebuild", projection, "--json"], timeout=600)
             entry = {"projection": projection, "status": status, "started": started, "at": time.time()}
             if status == 0:
                 entry["result"] = (ndjson(stdout) or [None])[-1]
                 counts["rebuilt"] += 1
             else:
-                entry["stderr"] = stderr[-300:].decode(errors="replace")
+                entry["stderr"] = stderr[-(300 if status is not None else 4000):].decode(errors="replace")
                 counts["stopped"] += 1
             log.write(json.dumps(entry) + "\n")
             log.flush()
