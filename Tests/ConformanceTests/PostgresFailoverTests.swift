@@ -4,7 +4,6 @@ import EventStoreTesting
 import Foundation
 import Logging
 import PostgresTestSupport
-import Synchronization
 import TestSupport
 import Testing
 
@@ -133,7 +132,7 @@ struct PostgresFailoverTests {
         let cancelled = try await withTimeout(.seconds(30), "the append whose wait was cancelled to be answered") { try await unreplicated.value }
         #expect(cancelled.version == 21)
         // When a reader reads it, and the subscriber is woken by it
-        let answered = Answered()
+        let answered = Flag()
         let reading = Task {
             defer { answered.set() }
             return try await store.read(from: 21, limit: 10)
@@ -181,11 +180,4 @@ struct PostgresFailoverTests {
         #expect(switches.first?.metadata["to"] == "\(location.endpoints[1])")
         await store.close()
     }
-}
-
-/// Whether a task has answered (set once, read by the test meanwhile).
-private final class Answered: Sendable {
-    private let flag = Atomic<Bool>(false)
-    func set() { flag.store(true, ordering: .releasing) }
-    var isSet: Bool { flag.load(ordering: .acquiring) }
 }
