@@ -297,7 +297,7 @@ final class PoolSwitch: Sendable {
     /// or closed under the call. Not a refusal that ran nothing (a standby's 25006, 57P03) and
     /// not a connection the pool could not make.
     static func lostUnderCall(_ error: any Error) -> Bool {
-        if error is LosingAnswers.Lost || error is NoAnswer { return true }
+        if error is LosingAnswers.Lost || error is NoAnswer || error is ClosedUnderStatement { return true }
         guard let error = error as? PSQLError else { return false }
         if let state = error.serverInfo?[.sqlState] {
             return state == "57P01" || state == "57P02" || state.hasPrefix("08")
@@ -309,9 +309,9 @@ final class PoolSwitch: Sendable {
     }
 
     /// Whether `error` is one a failover causes: the connection lost (before a statement was
-    /// sent, too: ``ConnectionClosed``) or refused, the server shutting down or read-only (a primary turned standby), the pool giving up on it.
+    /// sent, too: ``ConnectionClosed``; or closed under it with no answer: ``ClosedUnderStatement``) or refused, the server shutting down or read-only (a primary turned standby), the pool giving up on it.
     static func isFailover(_ error: any Error) -> Bool {
-        if error is LosingAnswers.Lost || error is NoAnswer || error is ConnectionClosed { return true }
+        if error is LosingAnswers.Lost || error is NoAnswer || error is ConnectionClosed || error is ClosedUnderStatement { return true }
         if let error = error as? PSQLError {
             if let state = error.serverInfo?[.sqlState] {
                 // 57P04 (the database dropped) and 57P05 (a session idle too long) are no failover.

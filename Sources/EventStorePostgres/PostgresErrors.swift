@@ -43,7 +43,7 @@ enum PostgresErrors {
         if error is PoolSwitch.NoAnswer {
             return EventStoreError(.storeUnavailable, "PostgreSQL at \(location) did not answer (\(error)); try again.")
         }
-        if error is ConnectionClosed {
+        if error is ConnectionClosed || error is ClosedUnderStatement {
             return EventStoreError(.storeUnavailable, "The connection to PostgreSQL at \(location) was lost (\(error)); try again.")
         }
         guard let error = error as? PSQLError else {

@@ -75,14 +75,15 @@ extension PostgresConnection {
     }
 
     /// Runs `query` as `query(_:logger:)` does, but first fails with ``ConnectionClosed`` when
-    /// the connection is already closed (the server ended it: a failover's `57P01`). The
-    /// driver writes a statement to a closed connection without a word and its answer never
-    /// comes: a rebuild whose read transaction lost its connection between two statements
-    /// waited for good. Every statement this backend sends goes through here.
+    /// the connection is already closed (the server ended it: a failover's `57P01`), and fails
+    /// with ``ClosedUnderStatement`` when it closes and the answer never comes
+    /// (``StatementWatch``). The driver writes a statement to a closed connection without a
+    /// word and its answer never comes: a rebuild whose read transaction lost its connection
+    /// between two statements waited for good. Every statement this backend sends goes through here.
     @discardableResult
     func statement(_ query: PostgresQuery, logger: Logger) async throws -> PostgresRowSequence {
         guard !isClosed else { throw ConnectionClosed() }
-        return try await self.query(query, logger: logger)
+        return try await StatementWatch.shared.run(query, on: self, logger: logger)
     }
 }
 
