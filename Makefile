@@ -12,9 +12,9 @@
 #               (scripts/grpc-differential.sh) and attacks it in bounded loops
 #               (scripts/grpc-abuse-test.sh), runs esctl on hosts of their own (network namespaces)
 #               through a PostgreSQL failover and a partition (scripts/cluster.sh selftest) and
-#               under load through two of each, checked (scripts/failover-check.sh), then
-#               builds and tests the Examples package (a to-do app on the public products) and
-#               checks that the DocC documentation builds
+#               under load through two of each, checked (scripts/failover-check.sh), checks
+#               that the DocC documentation builds, then builds and tests the Examples package (a
+#               to-do app on the public products) and the example backend (scripts/example-backend.sh)
 #   make docs   builds the DocC documentation into .build/docs
 #   make install / make uninstall   puts a release esctl in $(PREFIX)/bin (default /usr/local)
 # They first install LMDB (liblmdb-dev, with pkg-config) through apt-get when it is missing.
@@ -66,12 +66,11 @@ test: deps
 	@# (the checker first shown to find each violation it looks for).
 	python3 scripts/failover_check_test.py
 	./scripts/failover-check.sh --rounds 2 --rebuilds "$$($(SWIFT) build --show-bin-path)/esctl"
-	@# SwiftPM may keep a stale plan of a path dependency's sources: drop it.
-	rm -f Examples/.build/debug.yaml
-	$(SWIFT) build --package-path Examples --build-tests
-	$(SWIFT) test --package-path Examples --skip-build
-	./scripts/example-backend.sh
 	./scripts/docs.sh --warnings-as-errors
+	@# The example packages last: they build in the root package's .build, reusing the dependencies
+	@# it compiled, and leave its plan to be made again (scripts/build-example.sh).
+	bin=$$(./scripts/build-example.sh Examples --build-tests) && "$$bin/EventStoreExamplesPackageTests.xctest" --testing-library swift-testing
+	./scripts/example-backend.sh
 
 docs: deps
 	./scripts/docs.sh

@@ -8,10 +8,8 @@
 # Usage: scripts/example-backend.sh
 set -euo pipefail
 cd "$(dirname "$0")/.."
-# SwiftPM may keep a stale plan of a path dependency's sources: drop it.
-rm -f Examples/Lending/.build/debug.yaml
-swift build --package-path Examples/Lending >&2
-lendctl="$(swift build --package-path Examples/Lending --show-bin-path)/lendctl"
+# In the root package's .build, reusing what it compiled (scripts/build-example.sh says why and what it costs).
+lendctl="$(./scripts/build-example.sh Examples/Lending)/lendctl"
 
 source scripts/serve-temporary.sh
 fail() { echo "example-backend.sh: $*" >&2; exit 1; }
