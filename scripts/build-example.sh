@@ -8,11 +8,13 @@
 #
 #   scripts/build-example.sh PACKAGE_DIR [SWIFT_BUILD_ARGUMENT...]
 #
-# The build plan is dropped first: SwiftPM keeps one plan per scratch directory and, finding the
-# root's there, builds nothing of the example (checked: it says "Build complete!"). The price is
-# on the root package's side: its next `swift build` plans again and recompiles its own targets
-# (they are compiled with other trait flags as a dependency), a few minutes, which `make test`
-# pays nowhere because the examples come last. Prints the directory of the built products.
+# The build plan is dropped before and after: SwiftPM keeps one plan per scratch directory and
+# reuses it when no manifest changed, so finding the root's there it builds nothing of the
+# example (checked: it says "Build complete!"), and the root's next `swift build` would build the
+# example's plan. The price is on the root package's side: its next `swift build` plans again
+# and recompiles its own targets (they are compiled with other trait flags as a dependency), a
+# few minutes, which `make test` pays nowhere because the examples come last. Prints the
+# directory of the built products.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 package=${1:?usage: scripts/build-example.sh PACKAGE_DIR [SWIFT_BUILD_ARGUMENT...]}
@@ -20,5 +22,6 @@ shift
 [ -f "$package/Package.swift" ] || { echo "build-example.sh: no package at $package" >&2; exit 66; }
 scratch="$PWD/.build"
 rm -f "$scratch/debug.yaml"
+trap 'rm -f "$scratch/debug.yaml"' EXIT
 swift build --package-path "$package" --scratch-path "$scratch" "$@" >&2
 swift build --package-path "$package" --scratch-path "$scratch" --show-bin-path

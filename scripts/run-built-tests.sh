@@ -4,11 +4,12 @@
 #
 #   scripts/run-built-tests.sh [ARGUMENT...]   (passed to the test binary: --filter X, --skip X, ...)
 #
-# Why not `swift test --skip-build`: it plans the build again even when it builds nothing, and
-# SwiftPM 6.3 writes the flags of enabled package traits (-DCLI -DPostgreSQL, and swift-protobuf's
-# and Hummingbird's own) in a different order each time it plans. The next `swift build` then sees
-# new command lines for every target those flags reach and compiles some 600 steps again: about
-# four and a half minutes of a cold `make test` on 2 cores, after the suite, for nothing.
+# Why not `swift test --skip-build`: it plans the build again, and a plan is where SwiftPM 6.3
+# writes the package traits' flags (-DCLI -DPostgreSQL...) in an order that changes from one
+# process to the next unless SWIFT_DETERMINISTIC_HASHING is set (the Makefile sets it): without
+# it, the next `swift build` compiled some 600 steps again, four minutes of a cold `make test` on
+# 2 cores. And the tests should run with Swift's hashing seeded anew, as every program does,
+# which the variable, passed on by `swift test`, would turn off: here it is not passed on.
 # Colors are off (NO_COLOR) so that the lines are what scripts/hang-check.sh reads, as in CI.
 # Exits with the test binary's status: 0 when every test passed.
 set -euo pipefail
@@ -16,4 +17,5 @@ cd "$(dirname "$0")/.."
 bin="$(swift build --show-bin-path)"
 tests="$bin/swift-lmdb-eventstorePackageTests.xctest"
 [ -x "$tests" ] || { echo "run-built-tests.sh: no test binary at $tests: run \`swift build --build-tests\` first" >&2; exit 66; }
+unset SWIFT_DETERMINISTIC_HASHING
 NO_COLOR=1 exec "$tests" --testing-library swift-testing "$@"
