@@ -265,7 +265,7 @@ enum QueryIndexes {
     }
 
     /// How many positions an index holds under `key` (0 when none).
-    private static func eventCount(under key: String, _ cursor: borrowing Cursor) throws -> Int {
+    static func eventCount(under key: String, _ cursor: borrowing Cursor) throws -> Int {
         var name = key
         return try name.withUTF8 { bytes in
             guard try cursor.get(MDB_SET, key: UnsafeRawBufferPointer(bytes)) != nil else { return 0 }
@@ -284,7 +284,7 @@ enum QueryIndexes {
     }
 
     /// Up to `limit` positions in `(after, before)` under `key` of a DUPSORT index.
-    private static func positions(
+    static func positions(
         under key: String, in index: MDB_dbi, after: UInt64, before: UInt64, limit: Int, _ txn: Transaction
     ) throws -> [UInt64] {
         let cursor = try txn.cursor(index)
