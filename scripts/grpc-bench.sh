@@ -19,8 +19,11 @@ make deps >&2
 rm -f Benchmarks/.build/release.yaml
 # Nor may it recompile the benchmark when only the root package's private code changed, though
 # release builds inline that code into it (a stale copy of a class's size corrupts the heap).
-rm -rf "$(swift build -c release --package-path Benchmarks --show-bin-path)/grpcbench.build"
-swift build -c release --package-path Benchmarks --product grpcbench >&2
-bench="$(swift build -c release --package-path Benchmarks --show-bin-path)/grpcbench"
+# A fixed hash seed for SwiftPM, as in scripts/bench.sh (else each new plan recompiles the
+# dependencies whose trait flags it ordered anew).
+bin=$(SWIFT_DETERMINISTIC_HASHING=1 swift build -c release --package-path Benchmarks --show-bin-path)
+rm -rf "$bin/grpcbench.build"
+SWIFT_DETERMINISTIC_HASHING=1 swift build -c release --package-path Benchmarks --product grpcbench >&2
+bench="$bin/grpcbench"
 # Bounded: a server that stops answering ends the run, not the machine's afternoon.
 timeout -k 10 3600 "$bench" --umadb "$PWD/$venv/bin/umadb" --scale "$scale"
