@@ -21,7 +21,7 @@ package struct SubjectKey: Sendable, Equatable {
     }
 
     /// The id as 32 lower-case hex digits, as the envelope and the forget events write it.
-    package var idText: String { id.map { String(format: "%02x", $0) }.joined() }
+    package var idText: String { HexText.lowercase(id) }
 
     var symmetricKey: SymmetricKey { SymmetricKey(data: material) }
 

@@ -76,10 +76,7 @@ final class LMDBScratchTables: ScratchTables, @unchecked Sendable {
     /// The end of a projection's scratch directory's name: its name's UTF-8 bytes in hex (at most 200
     /// characters for the 100 bytes a name may have), so no name is a path of its own.
     static func directoryName(of projection: String) -> String {
-        projection.utf8.map { byte in
-            let digits = Array("0123456789abcdef".utf8)
-            return String(decoding: [digits[Int(byte >> 4)], digits[Int(byte & 0xF)]], as: UTF8.self)
-        }.joined()
+        HexText.lowercase(projection.utf8)
     }
 
     func value(_ table: String, _ key: [UInt8]) throws -> [UInt8]? {

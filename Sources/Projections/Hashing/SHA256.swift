@@ -1,3 +1,5 @@
+import EventStoreCore
+
 /// SHA-256 (FIPS 180-4), written out so the state hash needs no cryptography library.
 /// Feed bytes with ``update(_:)`` in any pieces, then read ``finalize()`` once.
 package struct SHA256: Sendable {
@@ -82,16 +84,7 @@ package struct SHA256: Sendable {
     }
 
     /// Bytes as lowercase hexadecimal.
-    package static func hexString(_ digest: [UInt8]) -> String {
-        let digits = Array("0123456789abcdef".utf8)
-        var text: [UInt8] = []
-        text.reserveCapacity(digest.count * 2)
-        for byte in digest {
-            text.append(digits[Int(byte >> 4)])
-            text.append(digits[Int(byte & 0x0F)])
-        }
-        return String(decoding: text, as: UTF8.self)
-    }
+    package static func hexString(_ digest: [UInt8]) -> String { HexText.lowercase(digest) }
 
     private var messageBits: UInt64 { (counted &+ UInt64(block.count)) &* 8 }
 
