@@ -73,7 +73,7 @@ public enum ProjectionErrorPolicy: Sendable, Equatable {
 
 /// One parameter a projection's query takes (`user` for a user's cart).
 public struct QueryParameter: Sendable, Equatable {
-    /// The name (`user`); faces use it as an option (`esctl query app-state --user ann`).
+    /// The name (`user`); faces use it as an option (`esctl query carts --user ann`).
     public let name: String
     /// What it selects, in a few words, with its default when it has one.
     public let help: String
