@@ -112,10 +112,7 @@ struct RebuildConformanceTests {
     func parallelEqualsSequential(_ backend: Backend) async throws {
         try await withLog(backend) { f in
             // Given 300 events of 11 accounts
-            for n in 0..<300 {
-                let type = ["Opened", "Deposited", "Deposited", "Closed"][n % 4]
-                _ = try await f.log.append(to: "acct-\(n % 11)", events: [event(type, #"{"amount":\#(n)}"#)])
-            }
+            try await appendAccounts(f, count: 300)
             // When three projections are rebuilt one at a time, then three at once in smaller batches
             let projections: [any Projection] = [EventCountByType(), StreamSummary(), Ledger(errorPolicy: .skip)]
             let sequential = try await ProjectionRunner(store: f.log, projections: projections, batchSize: 13, parallelism: 1).rebuild()
@@ -143,6 +140,45 @@ struct RebuildConformanceTests {
             #expect(taken == 3, "\(taken) commits for 600 rows in batches of 256")
             #expect(try await runner.statuses()[0].checkpoint == 600)
             #expect(try await runner.storedHash(of: "stream-summary") == (try runner.state(of: "stream-summary", asOf: 600)).hashFor(StreamSummary()))
+        }
+    }
+
+    @Test("a rebuild paced beside appends rests, and ends with the state an unpaced rebuild gives", arguments: Backend.allCases)
+    func pacedRebuild(_ backend: Backend) async throws {
+        try await withLog(backend) { f in
+            // Given 600 events of 11 accounts, and a ledger caught up, paced at a tenth of a core
+            try await appendAccounts(f, count: 600)
+            let runner = try await ProjectionRunner(
+                store: f.log, projections: [Ledger(errorPolicy: .skip)], batchSize: 100,
+                rebuildPacing: RebuildPacing(share: 0.1, quantum: .microseconds(100)))
+            try await runner.catchUp()
+            // When it is rebuilt while another task appends, one event at a time (at most 5,000),
+            // already under way when the rebuild starts
+            let stop = Flag()
+            let log = f.log
+            let appender = Task {
+                var n = 0
+                while !stop.isSet && n < 5_000 {
+                    _ = try await log.append(to: "other-\(n % 3)", events: [event("Noise")])
+                    n += 1
+                }
+            }
+            defer { stop.set() }
+            try await withTimeout(.seconds(60), "the appender's first 20 events") {
+                while try await log.headPosition() < 620 { try await Task.sleep(for: .milliseconds(1)) }
+            }
+            let reports = try await withTimeout(.seconds(300), "the paced rebuild to finish") { try await runner.rebuild() }
+            stop.set()
+            try await appender.value
+            // Then its folds rested
+            let rests = runner.rebuildPacer?.restCount.load(ordering: .relaxed) ?? 0
+            #expect(rests > 0, "the rebuild never rested while the appender wrote")
+            // And its state is the fold of the log up to its checkpoint, the one an unpaced rebuild gives
+            let report = try #require(reports.first)
+            #expect(report.hash == (try await StateHash.of(Ledger(errorPolicy: .skip), in: try await runner.state(of: "ledger", asOf: report.checkpoint).reader)))
+            try await runner.catchUp()
+            let unpaced = try await ProjectionRunner(store: f.log, projections: [Ledger(errorPolicy: .skip)], rebuildPacing: .unpaced).rebuild()
+            #expect(unpaced.map(\.hash) == [try await runner.storedHash(of: "ledger")])
         }
     }
 
@@ -182,6 +218,14 @@ struct RebuildConformanceTests {
                 #expect(report.checkpoint > 300)
                 #expect(report.hash == (try await StateHash.of(projection, in: try await runner.state(of: report.projection, asOf: report.checkpoint).reader)))
             }
+        }
+    }
+
+    /// Appends `count` events of 11 accounts, one at a time: opened, two deposits, closed, again.
+    private func appendAccounts(_ f: LogFixture, count: Int) async throws {
+        for n in 0..<count {
+            let type = ["Opened", "Deposited", "Deposited", "Closed"][n % 4]
+            _ = try await f.log.append(to: "acct-\(n % 11)", events: [event(type, #"{"amount":\#(n)}"#)])
         }
     }
 }

@@ -60,9 +60,12 @@ enum CatchUpBatch {
     ///
     /// With `scratch`, the state's rows and the checkpoint (once it has one) are the scratch's,
     /// not the store's: a rebuild folding there (see `ProjectionRunner.foldInScratch`).
+    ///
+    /// With `pace`, the fold rests and takes turns as a rebuild's pacing says (see
+    /// ``RebuildPacing``), giving its turn back before every suspension and at its end.
     static func fold(
         _ txn: TableTransaction, projection: any Projection, slot: Slot, limit: UInt64, maximumRows: Int, timed: Bool,
-        scratch: (any ScratchTables)? = nil
+        scratch: (any ScratchTables)? = nil, pace: FoldPace? = nil
     ) async throws -> FoldedBatch? {
         let name = projection.name
         let head = try await txn.headPosition()
@@ -110,6 +113,8 @@ enum CatchUpBatch {
         let policy = projection.errorPolicy
         let apply = { (event: RecordedEvent, state: inout ProjectionState) throws in try projection.apply(event, to: &state) }
         var reached = base.position
+        var pace = pace
+        defer { pace?.yieldTurn() }
         var stoppedEarly = false
         var failed = false
         // The log is read in chunks of positions, letting go of the pages each chunk read
@@ -122,6 +127,7 @@ enum CatchUpBatch {
             step(event, at: event.position, id: event.id, apply)
         }
         func step<Event>(_ event: Event, at position: UInt64, id: UUID, _ apply: (Event, inout ProjectionState) throws -> Void) -> Bool? {
+            pace?.step()
             let started = timed ? ContinuousClock.now : nil
             defer { if let started { progress.time += ContinuousClock.now - started } }
             do {
@@ -164,6 +170,7 @@ enum CatchUpBatch {
                     try await txn.forEachEvent(from: chunkStart, through: chunkEnd, types: projection.eventTypes) { event in
                         while true {
                             if let goOn = step(event) { return goOn }
+                            pace?.yieldTurn()
                             try await cache.load()
                         }
                     }
@@ -186,6 +193,9 @@ enum CatchUpBatch {
                 failed = true
             }
             txn.releaseReadPages()
+            // The next chunk's read may suspend: the turn is given back first.
+            pace?.look(takingTurn: false)
+            pace?.yieldTurn()
             chunkStart = chunkEnd + 1
         }
         // A stop throws the batch away: tables and checkpoint stay as the last commit left them.

@@ -14,6 +14,8 @@ struct LaneTotals: Sendable {
 /// The threads folds run on: the process's own (not Swift's cooperative pool, where a fold would
 /// hold a thread that awaiting appends need, nor libdispatch's, whose threads serve others too),
 /// at nice 10, so a rebuild takes the CPU the writer and the appending tasks leave, not theirs.
+/// (A priority does not keep the appends' flushes quick on a machine whose cores are all busy: a
+/// rebuild's pacing leaves a core idle while others write, ``RebuildPacing``.)
 /// Started on first use, one per core (at least two); they wait for work when there is none.
 ///
 /// A task executor: a fold is an async task that prefers it, so each of its steps runs here, and
@@ -239,10 +241,13 @@ extension ProjectionRunner {
     ) async throws -> FoldedBatch? {
         let store = store
         let limit = batchSize
+        // A rebuild's folds are paced while others write; a serving state's catch-ups are not.
+        let pace = slot == .rebuild ? rebuildPacer?.lane() : nil
         return try await withTaskExecutorPreference(FoldThreads.shared) {
             try await store.readTables { txn in
                 try await CatchUpBatch.fold(
-                    txn, projection: projection, slot: slot, limit: limit, maximumRows: maximumRows, timed: timed, scratch: scratch)
+                    txn, projection: projection, slot: slot, limit: limit, maximumRows: maximumRows, timed: timed, scratch: scratch,
+                    pace: pace)
             }
         }
     }

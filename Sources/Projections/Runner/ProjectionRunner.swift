@@ -95,6 +95,10 @@ public final class ProjectionRunner: Sendable {
     public let maximumBatchRowsAlone: Int
     /// How many projections fold at once (each on a thread of its own, off the writer's).
     public let parallelism: Int
+    /// How much CPU a rebuild's folds take while others write (``RebuildPacing``).
+    public let rebuildPacing: RebuildPacing
+    /// The budget and turn of this runner's rebuild lanes; nil when they never rest.
+    let rebuildPacer: RebuildPacer?
     /// A rebuild within this many positions of the head folds the rest in the writer's
     /// transaction and is swapped in there (so that it finishes while appends go on).
     public let finalRebuildStep: UInt64
@@ -124,14 +128,15 @@ public final class ProjectionRunner: Sendable {
     /// whole old state for later, whoever started it (a one-shot query answers from the old
     /// state at once). A rebuild another living process is running is never taken over (unless
     /// no state can serve meanwhile: then this one helps). `parallelism` defaults to the number
-    /// of processors. `clock` times the waits for a position.
+    /// of processors. `rebuildPacing` bounds the CPU rebuilds take while others write (a
+    /// serving state's catch-ups are never paced). `clock` times the waits for a position.
     ///
     /// Throws ``ProjectionError`` with ``ProjectionError/Code/invalidDefinition`` for a bad or
     /// duplicate name, and the store's errors.
     public init(
         store: any ProjectionStore, projections: [any Projection], batchSize: UInt64 = 25_000, maximumBatchRows: Int = 384,
         maximumBatchRowsAlone: Int = 4096,
-        parallelism: Int? = nil, finalRebuildStep: UInt64 = 256, progress: Progress? = nil,
+        parallelism: Int? = nil, finalRebuildStep: UInt64 = 256, rebuildPacing: RebuildPacing = .default, progress: Progress? = nil,
         inspecting: Bool = false, finishingRebuilds: Bool = true, logger: Logger? = nil,
         clock: any Clock<Duration> = ContinuousClock()
     ) async throws {
@@ -145,6 +150,9 @@ public final class ProjectionRunner: Sendable {
         self.maximumBatchRowsAlone = max(self.maximumBatchRows, maximumBatchRowsAlone)
         self.parallelism = max(1, parallelism ?? ProcessInfo.processInfo.activeProcessorCount)
         self.finalRebuildStep = finalRebuildStep
+        self.rebuildPacing = rebuildPacing
+        rebuildPacer = rebuildPacing.rests
+            ? RebuildPacer(rebuildPacing, ownWrites: self.parallelism, writes: { [store] in store.writerStatistics.completedWrites }) : nil
         metrics = ProjectionMetrics(projections: projections, factory: store.configuration.metricsFactory)
         if projections.isEmpty {
             notices = []
