@@ -168,6 +168,9 @@ enum CatchUpBatch {
                     try await txn.forEachEvent(from: chunkStart, through: chunkEnd, types: projection.eventTypes, synchronously: { step($0) ?? true })
                 } else {
                     try await txn.forEachEvent(from: chunkStart, through: chunkEnd, types: projection.eventTypes) { event in
+                        // The read may suspend between two events: the turn is never held across
+                        // it (a lane waiting for it holds a fold thread the holder may need).
+                        defer { pace?.yieldTurn() }
                         while true {
                             if let goOn = step(event) { return goOn }
                             pace?.yieldTurn()
