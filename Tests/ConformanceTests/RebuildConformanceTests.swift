@@ -179,6 +179,11 @@ struct RebuildConformanceTests {
             try await runner.catchUp()
             let unpaced = try await ProjectionRunner(store: f.log, projections: [Ledger(errorPolicy: .skip)], rebuildPacing: .unpaced).rebuild()
             #expect(unpaced.map(\.hash) == [try await runner.storedHash(of: "ledger")])
+            // And rebuilt again with no appends going on, it never rests
+            let restsBefore = runner.rebuildPacer?.restCount.load(ordering: .relaxed) ?? 0
+            _ = try await runner.rebuild()
+            let restsAlone = (runner.rebuildPacer?.restCount.load(ordering: .relaxed) ?? 0) - restsBefore
+            #expect(restsAlone == 0, "a rebuild with no other writes rested \(restsAlone) times")
         }
     }
 

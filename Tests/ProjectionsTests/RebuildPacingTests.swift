@@ -61,13 +61,40 @@ struct RebuildPacingTests {
     @Test("a tenth of a core rests nine times as long as it works")
     func smallerShare() {
         let fixture = PacedFixture()
-        let pacer = fixture.pacer(RebuildPacing(share: 0.1, quantum: .milliseconds(1)))
+        let pacer = fixture.pacer(RebuildPacing(share: 0.1, quantum: .milliseconds(4)))
         var pace = pacer.lane()
         for _ in 0..<640 { fixture.work(&pace, .microseconds(100), others: 5) }
         // 64 ms of work, looked at every 6.4 ms: ten rests of 57.6 ms
         #expect(fixture.rests.withLock { $0 } == Array(repeating: .microseconds(57_600), count: 10))
         #expect(fixture.rested == .milliseconds(576))
         pace.yieldTurn()
+    }
+
+    @Test("a stall timed as work owes at most the longest rest, 25 quanta")
+    func longestRest() {
+        // Given a pacer at half a core, looking every 2 ms, while others write
+        let fixture = PacedFixture()
+        let pacer = fixture.pacer(RebuildPacing(share: 0.5, quantum: .milliseconds(2)))
+        var pace = pacer.lane()
+        // When one event of 63 takes a second (a stall: a round trip, the thread preempted)
+        for n in 0..<64 { fixture.work(&pace, n == 0 ? .seconds(1) : .microseconds(50), others: 1) }
+        // Then the fold rests 50 ms, not a second
+        #expect(fixture.rests.withLock { $0 } == [.milliseconds(50)])
+        #expect(RebuildPacing.default.longestRest == .milliseconds(50))
+        pace.yieldTurn()
+    }
+
+    @Test("the writes before a fold began are not counted as others'")
+    func windowStartsWithTheFold() {
+        // Given a pacer that saw 100 writes (the runner's own commits) after it was made
+        let fixture = PacedFixture()
+        let pacer = fixture.pacer(.default)
+        fixture.writes.add(100, ordering: .relaxed)
+        // When a fold begins after them and works 640 events with no other write
+        var pace = pacer.lane()
+        for _ in 0..<640 { fixture.work(&pace, .microseconds(100), others: 0) }
+        // Then it never rests
+        #expect(fixture.rests.withLock { $0.isEmpty } && !pacer.othersWriting)
     }
 
     @Test("with no other writes a fold never rests nor takes the turn; nor when unpaced")

@@ -187,6 +187,7 @@ enum CatchUpBatch {
                     progress.skipped += 1
                     reached = position
                     chunkStart = position + 1
+                    pace?.yieldTurn()
                     continue
                 }
                 progress.failure = ProjectionError(

@@ -19,18 +19,25 @@ struct LaneTotals: Sendable {
 /// Started on first use, one per core (at least two); they wait for work when there is none.
 ///
 /// A task executor: a fold is an async task that prefers it, so each of its steps runs here, and
-/// while it awaits a round trip (PostgreSQL) it holds no thread.
+/// while it awaits a round trip (PostgreSQL) it holds no thread. Two pools: serving states'
+/// catch-ups fold on ``shared``, rebuilds on ``rebuilds``, whose threads a paced rebuild blocks
+/// while it rests or waits for its turn (``RebuildPacing``): catch-ups never wait behind them.
 final class FoldThreads: TaskExecutor, @unchecked Sendable {
     // @unchecked Sendable: `jobs` is touched only under `condition`'s lock.
-    static let shared = FoldThreads(count: max(2, ProcessInfo.processInfo.activeProcessorCount))
+    static let shared = FoldThreads(count: max(2, ProcessInfo.processInfo.activeProcessorCount), name: "projections.fold")
+    /// The threads of rebuilds' lanes.
+    static let rebuilds = FoldThreads(count: max(2, ProcessInfo.processInfo.activeProcessorCount), name: "projections.rebuild")
+
+    /// The pool a lane of `slot` folds on.
+    static func pool(for slot: Slot) -> FoldThreads { slot == .rebuild ? rebuilds : shared }
 
     private let condition = NSCondition()
     private var jobs: [UnownedJob] = []
 
-    private init(count: Int) {
+    private init(count: Int, name: String) {
         for _ in 0..<count {
             let thread = Thread { [self] in work() }
-            thread.name = "projections.fold"
+            thread.name = name
             thread.start()
         }
     }
@@ -138,7 +145,7 @@ extension ProjectionRunner {
                     // The lane's own steps between its folds and writes run on the fold threads
                     // too: on Swift's cooperative pool they would wait behind every appending
                     // task at each step.
-                    group.addTask(executorPreference: FoldThreads.shared) {
+                    group.addTask(executorPreference: FoldThreads.pool(for: slot)) {
                         let lane = try await self.runLane(projection, slot, timed: timed, report: report)
                         return (projection.name, lane)
                     }
@@ -187,6 +194,10 @@ extension ProjectionRunner {
     ) async throws -> LaneTotals {
         var totals = LaneTotals()
         var othersWriting = false
+        // A rebuild whose lag grows batch after batch stops resting: paced, it would chase a
+        // busy head forever (its last step comes only within `finalRebuildStep` of it).
+        var lag = UInt64.max
+        var fallingBehind = 0
         if slot == .rebuild, let space = store as? any LogScratchTables {
             // Folded apart first, then copied in key order; nil: go on in the store's tables.
             if let finished = try await foldInScratch(projection, space, timed: timed, report: report, totals: &totals) { return finished }
@@ -198,8 +209,14 @@ extension ProjectionRunner {
             // batch, as large as alone, then held every appender for one long commit.
             let writesBefore = store.writerStatistics.completedWrites
             let maximumRows = othersWriting ? maximumBatchRows : maximumBatchRowsAlone
-            guard let folded = try await fold(projection, slot, maximumRows: maximumRows, timed: timed) else { return totals }
+            let paced = fallingBehind < Self.pacedWhileFallingBehind
+            guard let folded = try await fold(projection, slot, maximumRows: maximumRows, timed: timed, paced: paced) else { return totals }
             totals.head = folded.head
+            if slot == .rebuild && paced {
+                let behind = folded.head - min(folded.head, folded.next.position)
+                fallingBehind = behind >= lag ? fallingBehind + 1 : 0
+                lag = behind
+            }
             if let failure = folded.progress.failure {
                 totals.failure = failure
                 return totals
@@ -227,6 +244,10 @@ extension ProjectionRunner {
         }
     }
 
+    /// After how many batches in a row that left a rebuild further behind the head it folds on
+    /// unpaced.
+    static let pacedWhileFallingBehind = 8
+
     /// Empties the projection's tables in `generation`, which no checkpoint names, in short
     /// write transactions of at most ``maximumBatchRows`` deletions.
     func clear(_ projection: any Projection, generation: Int) async throws {
@@ -235,19 +256,21 @@ extension ProjectionRunner {
     }
 
     /// One batch of `projection` folded in a read snapshot on the fold threads (its rows those of
-    /// `scratch`, when given).
+    /// `scratch`, when given), a rebuild's paced by ``rebuildPacing`` unless `paced` is false.
     func fold(
-        _ projection: any Projection, _ slot: Slot, maximumRows: Int, timed: Bool, scratch: (any ScratchTables)? = nil
+        _ projection: any Projection, _ slot: Slot, maximumRows: Int, timed: Bool, scratch: (any ScratchTables)? = nil,
+        paced: Bool = true
     ) async throws -> FoldedBatch? {
         let store = store
         let limit = batchSize
-        // A rebuild's folds are paced while others write; a serving state's catch-ups are not.
-        let pace = slot == .rebuild ? rebuildPacer?.lane() : nil
-        return try await withTaskExecutorPreference(FoldThreads.shared) {
+        // A rebuild's folds are paced while others write (unless it fell behind: `paced` false);
+        // a serving state's catch-ups are not.
+        let pacer = slot == .rebuild && paced ? rebuildPacer : nil
+        return try await withTaskExecutorPreference(FoldThreads.pool(for: slot)) {
             try await store.readTables { txn in
                 try await CatchUpBatch.fold(
                     txn, projection: projection, slot: slot, limit: limit, maximumRows: maximumRows, timed: timed, scratch: scratch,
-                    pace: pace)
+                    pace: pacer?.lane())
             }
         }
     }

@@ -152,7 +152,7 @@ public final class ProjectionRunner: Sendable {
         self.finalRebuildStep = finalRebuildStep
         self.rebuildPacing = rebuildPacing
         rebuildPacer = rebuildPacing.rests
-            ? RebuildPacer(rebuildPacing, ownWrites: self.parallelism, writes: { [store] in store.writerStatistics.completedWrites }) : nil
+            ? RebuildPacer(rebuildPacing, ownWrites: 2, writes: { [store] in store.writerStatistics.completedWrites }) : nil
         metrics = ProjectionMetrics(projections: projections, factory: store.configuration.metricsFactory)
         if projections.isEmpty {
             notices = []

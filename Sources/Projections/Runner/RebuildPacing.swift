@@ -2,9 +2,14 @@ import Dispatch
 import Foundation
 import Synchronization
 
-/// How much CPU a rebuild's folds take while other writes (appends) go on: at most ``share`` of
-/// one core, one lane folding at a time, each lane resting between quanta of work. When nothing
-/// else writes, lanes fold at once and never rest.
+/// How much CPU a rebuild's folds take while other writes (appends) go on: about ``share`` of
+/// one core (its work timed by the wall clock), each lane resting between quanta of work and,
+/// on LMDB, folding while it holds a turn that one lane at a time takes. When nothing else
+/// writes, lanes fold at once and never rest. Others write when more than two writes completed
+/// through the runner's store handle (its writer statistics' `completedWrites`) since a fold
+/// began or last looked: a rebuild in one process does not see another process's appends, and
+/// is not paced by them. A rebuild that falls further behind the head batch after batch folds
+/// on unpaced, so that it finishes however busy the appends.
 ///
 /// Why: an append's latency is mostly its commit's flush, and on a machine whose cores a rebuild
 /// keeps busy the flush itself slows (a virtual machine's disk is served from the same CPU
@@ -32,6 +37,8 @@ public struct RebuildPacing: Sendable, Equatable {
 
     /// Whether a fold ever rests.
     var rests: Bool { share < 1 }
+    /// The longest a fold rests at once: 25 quanta (a stall timed as work owes no more).
+    var longestRest: Duration { quantum * 25 }
 }
 
 /// The budget one runner's rebuild lanes share (see ``RebuildPacing``): a bucket of CPU time that
@@ -41,7 +48,8 @@ final class RebuildPacer: Sendable {
     let pacing: RebuildPacing
     /// The store's completed writes so far (``WriterStatistics/completedWrites``).
     private let writes: @Sendable () -> UInt64
-    /// How many writes in a look's window are the runner's own (its lanes' commits), not others'.
+    /// How many writes in a look's window may be the runner's own (its other lanes' commits)
+    /// before others count as writing.
     private let ownWrites: UInt64
     /// The time since some origin: the pacer's clock (a test's own in tests).
     let now: @Sendable () -> Duration
@@ -80,8 +88,13 @@ final class RebuildPacer: Sendable {
         budget = Mutex(Budget(updated: now(), writesSeen: writes()))
     }
 
-    /// A fold's pace, for one fold of one lane.
-    func lane() -> FoldPace { FoldPace(pacer: self, started: now()) }
+    /// A fold's pace, for one fold of one lane, made as its read begins: the writes before it
+    /// (the runner's own commits among them) are not counted as others'.
+    func lane() -> FoldPace {
+        let completed = writes()
+        budget.withLock { $0.writesSeen = completed }
+        return FoldPace(pacer: self, started: now())
+    }
 
     /// Whether others were writing at the last look of any lane.
     var othersWriting: Bool { budget.withLock { $0.othersWriting } }
@@ -98,10 +111,12 @@ final class RebuildPacer: Sendable {
             // The bucket fills at the share of the time gone by, up to one quantum (the burst a
             // lane may work before its first rest).
             let elapsed = max(.zero, time - budget.updated)
-            budget.updated = time
+            budget.updated = max(budget.updated, time)
             budget.balance = min(pacing.quantum, budget.balance + elapsed * pacing.share)
             guard others else { return (.zero, false) }
-            budget.balance -= worked
+            // The work is timed by the wall clock (a thread's CPU clock would not follow a fold
+            // across threads): a stall counted as work owes at most one longest rest.
+            budget.balance = max(budget.balance - worked, pacing.longestRest * (-pacing.share))
             guard budget.balance < .zero else { return (.zero, true) }
             return (budget.balance * (-1 / pacing.share), true)
         }
