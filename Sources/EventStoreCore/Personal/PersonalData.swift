@@ -1,7 +1,7 @@
 import Foundation
 
 /// Data of an event that is personal to a subject (a person the app names, such as
-/// `camper:C1`): the whole payload, or named top-level fields of a JSON object payload.
+/// `customer:C1`): the whole payload, or named top-level fields of a JSON object payload.
 ///
 /// The store keeps it encrypted with the subject's key (AES-GCM, one key per subject, the
 /// event's id and the subject as associated data) and decrypts it on every read. ``EventLog/forget(_:)``

@@ -10,9 +10,9 @@
 /// throws stops the projections that read the type, and their rebuild after the forget).
 ///
 /// ```swift
-/// // Version 2 of CamperAdded keeps the personal fields under "contact".
-/// let step = Upcaster("CamperAdded", from: 1) { data in
-///     ["camperId": data["camperId"] ?? .null,
+/// // Version 2 of CustomerRegistered keeps the personal fields under "contact".
+/// let step = Upcaster("CustomerRegistered", from: 1) { data in
+///     ["customerId": data["customerId"] ?? .null,
 ///      "contact": ["fullName": data["fullName"] ?? .null, "phoneNumber": data["phoneNumber"] ?? .null]]
 /// }
 /// ```

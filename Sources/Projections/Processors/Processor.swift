@@ -8,7 +8,7 @@ import EventStoreCore
 /// ```swift
 /// struct ThankYouNotes: Processor {
 ///     let name = "thank-you-notes"
-///     let eventTypes: Set<String>? = ["ReservationMade"]
+///     let eventTypes: Set<String>? = ["OrderPlaced"]
 ///     func react(to event: RecordedEvent) throws -> [StreamAppend] {
 ///         [StreamAppend(stream: "notes-\(event.stream)", events: [NewEvent(type: "NoteDue", data: event.data)])]
 ///     }

@@ -67,6 +67,24 @@ final class FoldThreads: TaskExecutor, @unchecked Sendable {
     }
 }
 
+/// The batches in a row that left a rebuild as far or further behind the head: after
+/// ``limit`` of them, a rebuild folding apart goes on in the store's tables (the head runs away
+/// from it), and one paced folds on unpaced.
+struct FallingBehind {
+    static let limit = 8
+    private var lag = UInt64.max
+    private(set) var batches = 0
+
+    /// Counts `folded` and returns how far behind its snapshot's head it left the rebuild.
+    @discardableResult
+    mutating func record(_ folded: FoldedBatch) -> UInt64 {
+        let behind = folded.head - min(folded.head, folded.next.position)
+        batches = behind >= lag ? batches + 1 : 0
+        lag = behind
+        return behind
+    }
+}
+
 /// One rebuild lane per store and projection at a time in this process: a second waits, in
 /// order, until the first has ended (its rebuild swapped in, stopped or abandoned), and then
 /// finds what it left.
@@ -196,8 +214,7 @@ extension ProjectionRunner {
         var othersWriting = false
         // A rebuild whose lag grows batch after batch stops resting: paced, it would chase a
         // busy head forever (its last step comes only within `finalRebuildStep` of it).
-        var lag = UInt64.max
-        var fallingBehind = 0
+        var fallingBehind = FallingBehind()
         if slot == .rebuild, let space = store as? any LogScratchTables {
             // Folded apart first, then copied in key order; nil: go on in the store's tables.
             if let finished = try await foldInScratch(projection, space, timed: timed, report: report, totals: &totals) { return finished }
@@ -209,14 +226,10 @@ extension ProjectionRunner {
             // batch, as large as alone, then held every appender for one long commit.
             let writesBefore = store.writerStatistics.completedWrites
             let maximumRows = othersWriting ? maximumBatchRows : maximumBatchRowsAlone
-            let paced = fallingBehind < Self.pacedWhileFallingBehind
+            let paced = fallingBehind.batches < FallingBehind.limit
             guard let folded = try await fold(projection, slot, maximumRows: maximumRows, timed: timed, paced: paced) else { return totals }
             totals.head = folded.head
-            if slot == .rebuild && paced {
-                let behind = folded.head - min(folded.head, folded.next.position)
-                fallingBehind = behind >= lag ? fallingBehind + 1 : 0
-                lag = behind
-            }
+            if slot == .rebuild && paced { fallingBehind.record(folded) }
             if let failure = folded.progress.failure {
                 totals.failure = failure
                 return totals
@@ -243,10 +256,6 @@ extension ProjectionRunner {
             if slot == .serving && folded.next.position >= folded.head { return totals }
         }
     }
-
-    /// After how many batches in a row that left a rebuild further behind the head it folds on
-    /// unpaced.
-    static let pacedWhileFallingBehind = 8
 
     /// Empties the projection's tables in `generation`, which no checkpoint names, in short
     /// write transactions of at most ``maximumBatchRows`` deletions.

@@ -50,8 +50,7 @@ extension ProjectionRunner {
         defer { scratch.remove() }
         // Folded until within a batch of the head, or until the head runs away from the fold
         // (appends faster than it folds): the store's steps then fold the rest as they would.
-        var lag = UInt64.max
-        var runningAway = 0
+        var runningAway = FallingBehind()
         var reached = base
         var batches = 0
         while true {
@@ -76,11 +75,8 @@ extension ProjectionRunner {
             // Its progress, for the statuses of every process, now and then: a row's write.
             batches += 1
             if batches % Self.foldedEvery == 0 { try await saveFolded(name, base: base, reached) }
-            let behind = folded.head - min(folded.head, folded.next.position)
-            if behind <= batchSize { break }
-            runningAway = behind >= lag ? runningAway + 1 : 0
-            if runningAway >= 8 { break }
-            lag = behind
+            let behind = runningAway.record(folded)
+            if behind <= batchSize || runningAway.batches >= FallingBehind.limit { break }
         }
         guard try await copy(scratch, of: projection, base: base, reached: reached) else { return totals }
         return nil
