@@ -139,4 +139,34 @@ struct RebuildPacingTests {
         let bTookTheTurn = bHeld.value.load(ordering: .acquiring)
         #expect(bTookTheTurn, "lane B finished without the turn")
     }
+
+    @Test("a rebuild left as far or further behind the head eight batches in a row runs away (folds on unpaced); a batch that gains starts the count again")
+    func fallingBehind() {
+        // Given a rebuild whose every batch folds 100 events while the head moves on by 100 or more
+        var behind = FallingBehind()
+        var head: UInt64 = 1_000
+        var reached: UInt64 = 0
+        var counts: [Int] = []
+        for _ in 0..<8 {
+            head += 100
+            reached += 100
+            // When each batch is counted
+            #expect(behind.record(head: head, reached: reached) == 1_000)
+            counts.append(behind.batches)
+        }
+        // Then the first only sets the lag, and it runs away at the eighth batch that did not gain (the ninth counted)
+        #expect(counts == [0, 1, 2, 3, 4, 5, 6, 7])
+        #expect(!behind.isRunningAway)
+        head += 150
+        reached += 100
+        #expect(behind.record(head: head, reached: reached) == 1_050)
+        #expect(behind.batches == 8 && behind.isRunningAway)
+        // And a batch that gains on the head, once the rule applies again, starts the count afresh
+        var again = FallingBehind()
+        again.record(head: 2_000, reached: 1_000)
+        again.record(head: 2_000, reached: 1_500)
+        #expect(again.batches == 0 && !again.isRunningAway)
+        // (a head behind the rebuild's position counts as none behind, not an overflow)
+        #expect(again.record(head: 10, reached: 20) == 0)
+    }
 }

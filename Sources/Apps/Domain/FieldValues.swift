@@ -45,4 +45,9 @@ struct FieldValues {
     func double(_ index: Int) -> Double? { values[index].flatMap(JSONFields.double) }
     /// The `index`th name's value as a string; nil when missing or not one.
     func string(_ index: Int) -> String? { values[index].flatMap(JSONFields.string) }
+    /// The `index`th name's value as a boolean; nil when missing or not one.
+    func bool(_ index: Int) -> Bool? { values[index].flatMap(JSONFields.bool) }
+    /// The `index`th name's value as it stands in the data (an object to read with a
+    /// `FieldValues` of its own); nil when missing.
+    func raw(_ index: Int) -> UnsafeRawBufferPointer? { values[index] }
 }

@@ -77,12 +77,20 @@ struct FallingBehind {
 
     /// Counts `folded` and returns how far behind its snapshot's head it left the rebuild.
     @discardableResult
-    mutating func record(_ folded: FoldedBatch) -> UInt64 {
-        let behind = folded.head - min(folded.head, folded.next.position)
+    mutating func record(_ folded: FoldedBatch) -> UInt64 { record(head: folded.head, reached: folded.next.position) }
+
+    /// Counts a batch that left the rebuild at `reached` with the log's head at `head`, and
+    /// returns how far behind it is.
+    @discardableResult
+    mutating func record(head: UInt64, reached: UInt64) -> UInt64 {
+        let behind = head - min(head, reached)
         batches = behind >= lag ? batches + 1 : 0
         lag = behind
         return behind
     }
+
+    /// Whether the rebuild fell behind ``limit`` batches in a row.
+    var isRunningAway: Bool { batches >= Self.limit }
 }
 
 /// One rebuild lane per store and projection at a time in this process: a second waits, in
@@ -226,7 +234,7 @@ extension ProjectionRunner {
             // batch, as large as alone, then held every appender for one long commit.
             let writesBefore = store.writerStatistics.completedWrites
             let maximumRows = othersWriting ? maximumBatchRows : maximumBatchRowsAlone
-            let paced = fallingBehind.batches < FallingBehind.limit
+            let paced = !fallingBehind.isRunningAway
             guard let folded = try await fold(projection, slot, maximumRows: maximumRows, timed: timed, paced: paced) else { return totals }
             totals.head = folded.head
             if slot == .rebuild && paced { fallingBehind.record(folded) }

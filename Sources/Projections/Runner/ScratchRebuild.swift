@@ -76,7 +76,7 @@ extension ProjectionRunner {
             batches += 1
             if batches % Self.foldedEvery == 0 { try await saveFolded(name, base: base, reached) }
             let behind = runningAway.record(folded)
-            if behind <= batchSize || runningAway.batches >= FallingBehind.limit { break }
+            if behind <= batchSize || runningAway.isRunningAway { break }
         }
         guard try await copy(scratch, of: projection, base: base, reached: reached) else { return totals }
         return nil

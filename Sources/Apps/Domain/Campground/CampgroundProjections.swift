@@ -1,9 +1,26 @@
 import EventStoreCore
 import Projections
 
-/// The key of a campground-scoped row: the campground, then the row's own parts.
-private func campgroundKey(_ event: RecordedEvent) -> RowKey? {
-    AppStreams.key(of: event.stream, prefix: AppStreams.campgroundPrefix).map { RowKey($0) }
+/// A campground's event, as its projections fold it: the row key of its campground (the key
+/// every row of that campground starts with) and the event, decoded by hand where it can be
+/// (``CampgroundEvent/init(view:)``).
+public struct CampgroundFold: Sendable {
+    /// The campground's part of every row key: its name, as a key.
+    public var campground: RowKey
+    /// The event.
+    public var event: CampgroundEvent
+
+    public init(campground: RowKey, event: CampgroundEvent) {
+        self.campground = campground
+        self.event = event
+    }
+
+    /// The event of a campground's stream; nil for another stream. Throws the event's
+    /// `EventDecodingError`.
+    static func decode(_ view: EventView) throws -> CampgroundFold? {
+        guard let campground = AppStreams.rowKey(ofStream: view.streamUTF8, prefix: AppStreams.campgroundPrefix) else { return nil }
+        return CampgroundFold(campground: campground, event: try CampgroundEvent(view: view))
+    }
 }
 
 /// The number in an id such as "C12" or "R3", for ordering; ids of another shape sort last.
@@ -23,7 +40,10 @@ private func pageJSON<V>(_ rows: PageRows<V>, cursor: (RowKey, V) -> JSONValue, 
 }
 
 /// Each campground's campers, in the order added. Query parameter: `campground`.
-public struct CampersProjection: Projection {
+///
+/// A ``TypedProjection``: its events are decoded by hand from their bytes
+/// (``CampgroundEvent/init(view:)``).
+public struct CampersProjection: TypedProjection {
     public let name = "campers"
     public let version = 3
     public let tables = ["campers"]
@@ -34,11 +54,12 @@ public struct CampersProjection: Projection {
 
     public init() {}
 
-    public func apply(_ event: RecordedEvent, to state: inout ProjectionState) throws {
-        guard let campground = campgroundKey(event) else { return }
-        let added = try CamperAdded(recorded: event)
+    public func decode(_ event: EventView) throws -> CampgroundFold? { try CampgroundFold.decode(event) }
+
+    public func apply(_ fold: CampgroundFold, to state: inout ProjectionState) throws {
+        guard case let .camperAdded(added) = fold.event else { return }
         try state.put(
-            "campers", idKey(campground, added.camperId),
+            "campers", idKey(fold.campground, added.camperId),
             Camper(id: added.camperId, fullName: added.fullName, phoneNumber: added.phoneNumber))
     }
 
@@ -56,7 +77,10 @@ public struct CampersProjection: Projection {
 
 /// Each campground's sites, sorted by number, and the next site number. Query parameter:
 /// `campground`.
-public struct CampsitesProjection: Projection {
+///
+/// A ``TypedProjection``: its events are decoded by hand from their bytes
+/// (``CampgroundEvent/init(view:)``).
+public struct CampsitesProjection: TypedProjection {
     public let name = "campsites"
     public let version = 3
     public let tables = ["sites"]
@@ -67,16 +91,18 @@ public struct CampsitesProjection: Projection {
 
     public init() {}
 
-    public func apply(_ event: RecordedEvent, to state: inout ProjectionState) throws {
-        guard let campground = campgroundKey(event) else { return }
-        if event.type == SiteAdded.eventType {
-            let added = try SiteAdded(recorded: event)
+    public func decode(_ event: EventView) throws -> CampgroundFold? { try CampgroundFold.decode(event) }
+
+    public func apply(_ fold: CampgroundFold, to state: inout ProjectionState) throws {
+        switch fold.event {
+        case let .siteAdded(added):
             try state.put(
-                "sites", campground.appending(added.number),
+                "sites", fold.campground.appending(added.number),
                 Campsite(number: added.number, electricity: added.electricity, water: added.water))
-        } else {
-            let deleted = try SiteDeleted(recorded: event)
-            try state.delete("sites", campground.appending(deleted.number))
+        case let .siteDeleted(deleted):
+            try state.delete("sites", fold.campground.appending(deleted.number))
+        case .camperAdded, .reservationRecorded, .reservationCancelled:
+            return
         }
     }
 
@@ -100,7 +126,10 @@ public struct CampsitesProjection: Projection {
 
 /// Each campground's reservations, listed by camper, by site or by date. Query parameters:
 /// `campground`, `camper`, `site`, `date` (the reserved stays covering that date).
-public struct ReservationsProjection: Projection {
+///
+/// A ``TypedProjection``: its events are decoded by hand from their bytes
+/// (``CampgroundEvent/init(view:)``).
+public struct ReservationsProjection: TypedProjection {
     public let name = "reservations"
     public let version = 3
     public let tables = ["reservations"]
@@ -115,17 +144,19 @@ public struct ReservationsProjection: Projection {
 
     public init() {}
 
-    public func apply(_ event: RecordedEvent, to state: inout ProjectionState) throws {
-        guard let campground = campgroundKey(event) else { return }
-        if event.type == ReservationRecorded.eventType {
-            let recorded = try ReservationRecorded(recorded: event)
-            try state.put("reservations", idKey(campground, recorded.reservationId), Reservation(recorded))
-        } else {
-            let cancelled = try ReservationCancelled(recorded: event)
-            let key = idKey(campground, cancelled.reservationId)
+    public func decode(_ event: EventView) throws -> CampgroundFold? { try CampgroundFold.decode(event) }
+
+    public func apply(_ fold: CampgroundFold, to state: inout ProjectionState) throws {
+        switch fold.event {
+        case let .reservationRecorded(recorded):
+            try state.put("reservations", idKey(fold.campground, recorded.reservationId), Reservation(recorded))
+        case let .reservationCancelled(cancelled):
+            let key = idKey(fold.campground, cancelled.reservationId)
             guard var reservation = try state.get("reservations", key, as: Reservation.self) else { return }
             reservation.status = .cancelled
             try state.put("reservations", key, reservation)
+        case .camperAdded, .siteAdded, .siteDeleted:
+            return
         }
     }
 
