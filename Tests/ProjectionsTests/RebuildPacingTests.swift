@@ -164,7 +164,10 @@ struct RebuildPacingTests {
         // And a batch that gains on the head, once the rule applies again, starts the count afresh
         var again = FallingBehind()
         again.record(head: 2_000, reached: 1_000)
-        again.record(head: 2_000, reached: 1_500)
+        again.record(head: 2_100, reached: 1_050)
+        again.record(head: 2_200, reached: 1_100)
+        #expect(again.batches == 2)
+        again.record(head: 2_200, reached: 1_500)
         #expect(again.batches == 0 && !again.isRunningAway)
         // (a head behind the rebuild's position counts as none behind, not an overflow)
         #expect(again.record(head: 10, reached: 20) == 0)

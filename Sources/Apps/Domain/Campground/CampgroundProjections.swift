@@ -18,8 +18,20 @@ public struct CampgroundFold: Sendable {
     /// The event of a campground's stream; nil for another stream. Throws the event's
     /// `EventDecodingError`.
     static func decode(_ view: EventView) throws -> CampgroundFold? {
-        guard let campground = AppStreams.rowKey(ofStream: view.streamUTF8, prefix: AppStreams.campgroundPrefix) else { return nil }
+        guard let campground = campgroundKey(ofStream: view.streamUTF8) else { return nil }
         return CampgroundFold(campground: campground, event: try CampgroundEvent(view: view))
+    }
+
+    /// The campground's key of a stream: its name after `campground-`; nil for another stream.
+    /// The campground's rows were keyed by the name's characters (`String.hasPrefix`), where a
+    /// combining mark or a joiner right after the `-` makes one character of the two and the
+    /// name no campground's. A name that goes on in ASCII has the prefix as bytes exactly when
+    /// as characters; one that goes on otherwise is read as characters, as it was.
+    static func campgroundKey(ofStream stream: UnsafeRawBufferPointer) -> RowKey? {
+        let prefix = AppStreams.campgroundPrefix
+        guard let key = AppStreams.rowKey(ofStream: stream, prefix: prefix) else { return nil }
+        if stream[prefix.utf8.count] < 0x80 { return key }
+        return AppStreams.key(of: String(decoding: stream, as: UTF8.self), prefix: prefix).map { RowKey($0) }
     }
 }
 
