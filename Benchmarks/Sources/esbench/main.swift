@@ -20,7 +20,7 @@ if arguments.contains("--help") {
         Runs each scenario with three contenders side by side (this store, raw LMDB with the same
         schema, SQLite through GRDB), and in S1, S2 and S4 this store on the PostgreSQL cluster
         --postgres names (scripts/bench.sh starts one), and prints a table of figures and targets; --json prints the
-        same figures as JSON. The defaults finish in about two minutes; --full uses the sizes the
+        same figures as JSON. The defaults take about 11 minutes (a slow day); --full uses the sizes the
         issue names for S5 (1M and 4M events). S7 runs wrk (its own process) for --http-seconds
         (10) beside AsyncHTTPClient's --http-events requests, when wrk is installed (ESBENCH_WRK
         names another), twice: one request at a time per connection, then --http-pipeline (8,
