@@ -67,12 +67,20 @@ final class FoldThreads: TaskExecutor, @unchecked Sendable {
     }
 }
 
-/// The batches in a row that left a rebuild as far or further behind the head: after
-/// ``limit`` of them, a rebuild folding apart goes on in the store's tables (the head runs away
-/// from it), and one paced folds on unpaced.
+/// The batches in a row that brought a rebuild no closer to the head than it had already come:
+/// after ``limit`` of them, a rebuild folding apart goes on in the store's tables (the head runs
+/// away from it), and one paced folds on unpaced.
+///
+/// Why the closest approach, not the last batch's lag: under appends the lag is noisy, and a
+/// rebuild that loses ground on average still gains now and then. Counted against the last
+/// batch, each such gain started the count again, and a rebuild folding apart chased a head that
+/// never paused for as long as the appends went on (a conformance test, the suite under load,
+/// 2026-12-07). Counted against the closest approach, a rebuild either comes closer than ever
+/// within ``limit`` batches or is running away, so it ends.
 struct FallingBehind {
     static let limit = 8
-    private var lag = UInt64.max
+    /// The least lag a batch has left so far.
+    private var closest = UInt64.max
     private(set) var batches = 0
 
     /// Counts `folded` and returns how far behind its snapshot's head it left the rebuild.
@@ -84,12 +92,16 @@ struct FallingBehind {
     @discardableResult
     mutating func record(head: UInt64, reached: UInt64) -> UInt64 {
         let behind = head - min(head, reached)
-        batches = behind >= lag ? batches + 1 : 0
-        lag = behind
+        if behind < closest {
+            closest = behind
+            batches = 0
+        } else {
+            batches += 1
+        }
         return behind
     }
 
-    /// Whether the rebuild fell behind ``limit`` batches in a row.
+    /// Whether ``limit`` batches in a row brought the rebuild no closer to the head.
     var isRunningAway: Bool { batches >= Self.limit }
 }
 
@@ -220,7 +232,7 @@ extension ProjectionRunner {
     ) async throws -> LaneTotals {
         var totals = LaneTotals()
         var othersWriting = false
-        // A rebuild whose lag grows batch after batch stops resting: paced, it would chase a
+        // A rebuild that comes no closer to the head batch after batch stops resting: paced, it would chase a
         // busy head forever (its last step comes only within `finalRebuildStep` of it).
         var fallingBehind = FallingBehind()
         if slot == .rebuild, let space = store as? any LogScratchTables {
