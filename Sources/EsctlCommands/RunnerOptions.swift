@@ -9,7 +9,7 @@ extension StoreOptions {
     /// rebuild: it says so on standard error, with progress when that is a terminal.
     func openRunner(
         durability: Durability = .full, finishingRebuilds: Bool = true, mode: OpenMode = .existing, metricsFactory: (any MetricsFactory)? = nil,
-        subscriptionPageBytes: Int? = nil
+        subscriptionPageBytes: Int? = nil, rebuildPacing: RebuildPacing = .default
     ) async throws -> (any EventLog, ProjectionRunner) {
         let projections = try self.projections()
         let store = try await open(
@@ -17,7 +17,8 @@ extension StoreOptions {
         do {
             let progress = ProgressLine()
             let runner = try await ProjectionRunner(
-                store: store, projections: projections, progress: progress.report, finishingRebuilds: finishingRebuilds)
+                store: store, projections: projections, rebuildPacing: rebuildPacing, progress: progress.report,
+                finishingRebuilds: finishingRebuilds)
             progress.finish()
             for notice in runner.notices { Console.note("\(Console.toolName): \(notice)\n") }
             return (store, runner)
@@ -27,7 +28,7 @@ extension StoreOptions {
         }
     }
 
-    /// Opens the store and its runner as ``openRunner(durability:finishingRebuilds:mode:metricsFactory:subscriptionPageBytes:)``
+    /// Opens the store and its runner as ``openRunner(durability:finishingRebuilds:mode:metricsFactory:subscriptionPageBytes:rebuildPacing:)``
     /// does, or, when the store refuses this process's writes (``EventStoreError/refusesWriting``:
     /// files read-only for this user, a PostgreSQL standby), read-only: its queries then answer
     /// from the projections that are caught up as they stand. Any other failure (a server that
@@ -37,16 +38,16 @@ extension StoreOptions {
     /// `announcing`. Throws what opening for writing threw when reading fails too.
     func openRunnerOrReading(
         readOnly: Bool = false, announcing: Bool, durability: Durability = .full, finishingRebuilds: Bool = true, mode: OpenMode = .existing,
-        metricsFactory: (any MetricsFactory)? = nil, subscriptionPageBytes: Int? = nil
+        metricsFactory: (any MetricsFactory)? = nil, subscriptionPageBytes: Int? = nil, rebuildPacing: RebuildPacing = .default
     ) async throws -> (any EventLog, ProjectionRunner) {
         let reading = { [self] in
-            try await openRunner(mode: .readOnly, metricsFactory: metricsFactory, subscriptionPageBytes: subscriptionPageBytes)
+            try await openRunner(mode: .readOnly, metricsFactory: metricsFactory, subscriptionPageBytes: subscriptionPageBytes, rebuildPacing: rebuildPacing)
         }
         if readOnly { return try await reading() }
         do {
             return try await openRunner(
                 durability: durability, finishingRebuilds: finishingRebuilds, mode: mode, metricsFactory: metricsFactory,
-                subscriptionPageBytes: subscriptionPageBytes)
+                subscriptionPageBytes: subscriptionPageBytes, rebuildPacing: rebuildPacing)
         } catch let error as EventStoreError where error.refusesWriting {
             guard let opened = try? await reading() else { throw error }
             if announcing {

@@ -22,7 +22,7 @@ struct ServeProcessTests {
         return serve
     }
 
-    @Test("a start that cannot serve says why: no store without --create (67), a port in use (69), a short or doubled token (64)")
+    @Test("a start that cannot serve says why: no store without --create (67), a port in use (69), a short or doubled token or a rebuild share out of range (64)")
     func clearStart() async throws {
         let directory = try TemporaryDirectory(prefix: "esctl-serve")
         // Given a path with no store, when serve is started on it, then it refuses and creates nothing
@@ -48,8 +48,15 @@ struct ServeProcessTests {
         let both = try await ProcessRunner.run(
             ProcessRunner.esctl, ["serve", "--port", "0", "--token", "0123456789abcdef", "--token-file", tokenFile, "--db", db])
         #expect(both.status == 64 && both.stderr.contains("not both"), "\(both)")
-        // And a token from a file guards the routes
-        let guarded = try RunningProcess(ProcessRunner.esctl, ["serve", "--port", "0", "--token-file", tokenFile, "--db", db])
+        // And a rebuild's share of a core outside 0.01 to 1 is refused before anything opens
+        for share in ["0", "0.001", "1.5", "half", "nan"] {
+            let refused = try await ProcessRunner.run(ProcessRunner.esctl, ["serve", "--port", "0", "--rebuild-share", share, "--db", db])
+            #expect(refused.status == 64, "--rebuild-share \(share): \(refused)")
+            #expect(refused.stderr.contains("--rebuild-share takes a number from 0.01 to 1; '\(share)' is not one."), "\(refused)")
+        }
+        // And a token from a file guards the routes (served with a rebuild share of a quarter core, which rebuilds)
+        let guarded = try RunningProcess(
+            ProcessRunner.esctl, ["serve", "--port", "0", "--token-file", tokenFile, "--rebuild-share", "0.25", "--db", db])
         try await guarded.waitForStderr(containing: "esctl: serving ")
         let guardedPort = try Self.port(in: guarded.stderr)
         let refused = try await RawConnection.exchange(port: guardedPort, RawConnection.request("GET", "/stats"))
@@ -57,6 +64,11 @@ struct ServeProcessTests {
         let served = try await RawConnection.exchange(
             port: guardedPort, RawConnection.request("GET", "/stats", headers: ["Authorization: Bearer 0123456789abcdef0123"]))
         #expect(RawConnection.status(served) == 200, "\(served)")
+        let rebuilt = try await RawConnection.exchange(
+            port: guardedPort,
+            RawConnection.request(
+                "POST", "/projections/count-by-type/rebuild", headers: ["Authorization: Bearer 0123456789abcdef0123", "Content-Length: 0"]))
+        #expect(RawConnection.status(rebuilt) == 200 && rebuilt.contains("\"name\":\"count-by-type\""), "\(rebuilt)")
         guarded.send(SIGTERM)
         #expect(try await guarded.waitForExit(timeout: .seconds(30)) == 0, "\(guarded.stderr)")
     }

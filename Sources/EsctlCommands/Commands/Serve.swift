@@ -131,6 +131,14 @@ struct Serve<Extras: ServeExtras>: AsyncParsableCommand {
     var subscriberBuffer: Int = 1 << 20
 
     @Option(
+        name: .customLong("rebuild-share"),
+        help: ArgumentHelp(
+            "The share of one core, from 0.01 to 1, a rebuild (POST /projections/{name}/rebuild) takes while appends go on, so that their commits keep their latency: it rests between quanta of 2 ms of work; 1 never rests. A rebuild that comes no closer to the head in eight batches goes on unpaced, so that it finishes.",
+            valueName: "FRACTION"),
+        transform: Numbers.decimal("--rebuild-share", 0.01...1))
+    var rebuildShare: Double = RebuildPacing.default.share
+
+    @Option(
         name: .customLong("grace"),
         help: ArgumentHelp("Seconds a stop (SIGTERM, Ctrl-C) lets requests in progress finish before it cuts them.", valueName: "S"),
         transform: Numbers.whole("--grace", 0...3_600))
@@ -220,7 +228,7 @@ struct Serve<Extras: ServeExtras>: AsyncParsableCommand {
             do {
                 (log, runner) = try await store.location.openRunnerOrReading(
                     readOnly: readOnly, announcing: true, durability: store.durability.durability, mode: create ? .createIfMissing : .existing,
-                    metricsFactory: metrics.factory, subscriptionPageBytes: subscriberBuffer)
+                    metricsFactory: metrics.factory, subscriptionPageBytes: subscriberBuffer, rebuildPacing: RebuildPacing(share: rebuildShare))
             } catch let error as CLIError where error.status == .notFound {
                 // A typo in --db would otherwise serve a new, empty store without a word.
                 throw CLIError(
