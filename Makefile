@@ -18,6 +18,7 @@
 #   make docs   builds the DocC documentation into .build/docs
 #   make install / make uninstall   puts a release esctl in $(PREFIX)/bin (default /usr/local)
 # They first install LMDB (liblmdb-dev, with pkg-config) through apt-get when it is missing.
+# Each step of `make test` says how long it took ("timed: ... took N s", scripts/timed.sh).
 
 SWIFT ?= swift
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
@@ -48,8 +49,8 @@ demo: build
 
 test: deps
 	@# The layers of ARCHITECTURE.md: dependencies point down, only a backend touches its database.
-	./scripts/import-rules.sh
-	$(SWIFT) build --build-tests
+	./scripts/timed.sh ./scripts/import-rules.sh
+	./scripts/timed.sh $(SWIFT) build --build-tests
 	@# The suite runs under the cooperative-pool check: a task that blocks one of the pool's
 	@# threads for a second or more fails the run (docs/testing.md, "What `make test` checks beyond the verdicts").
 	@# One test case per core at a time (Swift Testing sets no limit by default): the suite's tests are
@@ -60,25 +61,25 @@ test: deps
 	@# The built test binary runs as `swift test --skip-build` would run it, with Swift's hashing
 	@# seeded anew (scripts/run-built-tests.sh).
 	SWT_EXPERIMENTAL_MAXIMUM_PARALLELIZATION_WIDTH=$${SWT_EXPERIMENTAL_MAXIMUM_PARALLELIZATION_WIDTH:-$$(nproc)} \
-		./scripts/with-postgres.sh ./scripts/hang-check.sh --quiet --keep .build/test-output.log 600 \
+		./scripts/timed.sh ./scripts/with-postgres.sh ./scripts/hang-check.sh --quiet --keep .build/test-output.log 600 \
 		./scripts/pool-check.sh ./scripts/run-built-tests.sh
-	./scripts/schemathesis.sh
-	./scripts/console-test.sh
-	./scripts/abuse-test.sh --short
-	./scripts/grpc-clients-test.sh esctl "$$($(SWIFT) build --show-bin-path)/esctl"
-	./scripts/grpc-differential.sh "$$($(SWIFT) build --show-bin-path)/esctl"
-	./scripts/grpc-abuse-test.sh "$$($(SWIFT) build --show-bin-path)/esctl"
+	./scripts/timed.sh ./scripts/schemathesis.sh
+	./scripts/timed.sh ./scripts/console-test.sh
+	./scripts/timed.sh ./scripts/abuse-test.sh --short
+	./scripts/timed.sh ./scripts/grpc-clients-test.sh esctl "$$($(SWIFT) build --show-bin-path)/esctl"
+	./scripts/timed.sh ./scripts/grpc-differential.sh "$$($(SWIFT) build --show-bin-path)/esctl"
+	./scripts/timed.sh ./scripts/grpc-abuse-test.sh "$$($(SWIFT) build --show-bin-path)/esctl"
 	@# Hosts of their own (network namespaces): esctl on two of them through a failover, a partition and a slow link.
-	ESCTL="$$($(SWIFT) build --show-bin-path)/esctl" ./scripts/cluster.sh selftest
+	ESCTL="$$($(SWIFT) build --show-bin-path)/esctl" ./scripts/timed.sh ./scripts/cluster.sh selftest
 	@# The same hosts under load through 2 failovers and 2 partitions, checked in the manner of Jepsen
 	@# (the checker first shown to find each violation it looks for).
-	python3 scripts/failover_check_test.py
-	./scripts/failover-check.sh --rounds 2 --rebuilds "$$($(SWIFT) build --show-bin-path)/esctl"
-	./scripts/docs.sh --warnings-as-errors
+	./scripts/timed.sh python3 scripts/failover_check_test.py
+	./scripts/timed.sh ./scripts/failover-check.sh --rounds 2 --rebuilds "$$($(SWIFT) build --show-bin-path)/esctl"
+	./scripts/timed.sh ./scripts/docs.sh --warnings-as-errors
 	@# The example packages last: they build in the root package's .build, reusing the dependencies
 	@# it compiled, and leave its plan to be made again (scripts/build-example.sh).
-	bin=$$(./scripts/build-example.sh Examples --build-tests) && "$$bin/EventStoreExamplesPackageTests.xctest" --testing-library swift-testing
-	./scripts/example-backend.sh
+	bin=$$(./scripts/timed.sh ./scripts/build-example.sh Examples --build-tests) && ./scripts/timed.sh "$$bin/EventStoreExamplesPackageTests.xctest" --testing-library swift-testing
+	./scripts/timed.sh ./scripts/example-backend.sh
 
 docs: deps
 	./scripts/docs.sh
