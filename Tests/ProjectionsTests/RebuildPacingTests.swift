@@ -140,7 +140,7 @@ struct RebuildPacingTests {
         #expect(bTookTheTurn, "lane B finished without the turn")
     }
 
-    @Test("a rebuild brought no closer to the head than it had come, eight batches in a row, runs away (folds on unpaced), however noisy its lag; a batch that comes closer than ever starts the count again")
+    @Test("a rebuild left as far or further behind the head eight batches in a row, or brought no closer than it had come in 32, runs away (folds on unpaced); a batch that gains starts the count again")
     func fallingBehind() {
         // Given a rebuild whose every batch folds 100 events while the head moves on by 100 or more
         var behind = FallingBehind()
@@ -161,7 +161,7 @@ struct RebuildPacingTests {
         reached += 100
         #expect(behind.record(head: head, reached: reached) == 1_050)
         #expect(behind.batches == 8 && behind.isRunningAway)
-        // And a batch that comes closer than ever to the head starts the count afresh
+        // And a batch that gains on the head, once the rule applies again, starts the count afresh
         var again = FallingBehind()
         again.record(head: 2_000, reached: 1_000)
         again.record(head: 2_100, reached: 1_050)
@@ -172,19 +172,22 @@ struct RebuildPacingTests {
         // (a head behind the rebuild's position counts as none behind, not an overflow)
         #expect(again.record(head: 10, reached: 20) == 0)
         // And a rebuild that loses ground on average but gains now and then (the lag up 100,
-        // down 50, batch after batch) runs away at the eighth batch after its closest approach
+        // down 50, batch after batch), which the first rule never calls running away, runs away
+        // at the 32nd batch after its closest approach
         var noisy = FallingBehind()
         var lag: UInt64 = 1_000
         var runsAway: [Bool] = []
-        for batch in 0..<9 {
+        for batch in 0...FallingBehind.window {
             lag = batch == 0 ? lag : (batch % 2 == 1 ? lag + 100 : lag - 50)
             noisy.record(head: 10_000 + lag, reached: 10_000)
             runsAway.append(noisy.isRunningAway)
+            #expect(noisy.batches <= 1, "the first rule counted \(noisy.batches) batches in a row")
         }
-        #expect(runsAway == Array(repeating: false, count: 8) + [true], "the lags \(runsAway)")
+        #expect(runsAway == Array(repeating: false, count: FallingBehind.window) + [true], "the lags \(runsAway)")
+        #expect(noisy.sinceClosest == FallingBehind.window)
         // And one that comes closer than ever, by a little, batch after batch, never does
         var steady = FallingBehind()
         for batch in 0..<100 { steady.record(head: 5_000 + UInt64(batch) * 99, reached: UInt64(batch) * 100) }
-        #expect(steady.batches == 0 && !steady.isRunningAway)
+        #expect(steady.batches == 0 && steady.sinceClosest == 0 && !steady.isRunningAway)
     }
 }

@@ -133,7 +133,7 @@ struct Serve<Extras: ServeExtras>: AsyncParsableCommand {
     @Option(
         name: .customLong("rebuild-share"),
         help: ArgumentHelp(
-            "The share of one core, from 0.01 to 1, a rebuild (POST /projections/{name}/rebuild) takes while appends go on, so that their commits keep their latency: it rests between quanta of 2 ms of work; 1 never rests. A rebuild that comes no closer to the head in eight batches goes on unpaced, so that it finishes.",
+            "The share of one core, from 0.01 to 1, a rebuild (POST /projections/{name}/rebuild) takes while appends go on, so that their commits keep their latency: it rests between quanta of 2 ms of work; 1 never rests. A rebuild that falls behind the head (eight batches in a row that lose ground, or 32 that come no closer than it had come) goes on unpaced, so that it finishes.",
             valueName: "FRACTION"),
         transform: Numbers.decimal("--rebuild-share", 0.01...1))
     var rebuildShare: Double = RebuildPacing.default.share

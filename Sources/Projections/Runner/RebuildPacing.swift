@@ -8,8 +8,9 @@ import Synchronization
 /// writes, lanes fold at once and never rest. Others write when more than two writes completed
 /// through the runner's store handle (its writer statistics' `completedWrites`) since a fold
 /// began or last looked: a rebuild in one process does not see another process's appends, and
-/// is not paced by them. A rebuild that comes no closer to the head in eight batches in a row
-/// folds on unpaced, so that it finishes however busy the appends (`FallingBehind`).
+/// is not paced by them. A rebuild that falls behind the head (eight batches in a row that lose
+/// ground, or 32 that come no closer than it had come: `FallingBehind`) folds on unpaced, so that
+/// it finishes however busy the appends.
 ///
 /// Why: an append's latency is mostly its commit's flush, and on a machine whose cores a rebuild
 /// keeps busy the flush itself slows (a virtual machine's disk is served from the same CPU
