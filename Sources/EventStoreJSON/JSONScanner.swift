@@ -126,31 +126,43 @@ package struct JSONScanner {
     /// Reads one array whose elements are handed back as raw byte ranges, in order; the whole
     /// input must be that array (so each element's bytes can be kept exactly as given).
     package static func elements(ofArray bytes: [UInt8]) throws(JSONError) -> [Range<Int>] {
-        try scanning(bytes) { scanner throws(JSONError) in
-            scanner.skipWhitespace()
-            guard scanner.peek() == UInt8(ascii: "[") else { throw scanner.error("expected a JSON array") }
-            scanner.index += 1
-            scanner.skipWhitespace()
+        let result: Result<[Range<Int>], JSONError> = bytes.withUnsafeBytes { raw in
             var elements: [Range<Int>] = []
-            if scanner.peek() == UInt8(ascii: "]") {
-                scanner.index += 1
-            } else {
-                while true {
-                    scanner.skipWhitespace()
-                    elements.append(try scanner.skipValue())
-                    scanner.skipWhitespace()
-                    if scanner.peek() == UInt8(ascii: ",") {
-                        scanner.index += 1
-                        continue
-                    }
-                    try scanner.expect(UInt8(ascii: "]"))
-                    break
-                }
+            do throws(JSONError) {
+                try forEachElement(ofArray: raw) { elements.append($0) }
+                return .success(elements)
+            } catch {
+                return .failure(error)
             }
-            scanner.skipWhitespace()
-            guard scanner.index == scanner.bytes.count else { throw scanner.error("unexpected text after the array") }
-            return elements
         }
+        return try result.get()
+    }
+
+    /// Reads one array, handing each element's byte range to `body` as it goes, without
+    /// allocating; the whole input must be that array.
+    package static func forEachElement(ofArray bytes: UnsafeRawBufferPointer, _ body: (Range<Int>) throws(JSONError) -> Void) throws(JSONError) {
+        var scanner = JSONScanner(bytes)
+        scanner.skipWhitespace()
+        guard scanner.peek() == UInt8(ascii: "[") else { throw scanner.error("expected a JSON array") }
+        scanner.index += 1
+        scanner.skipWhitespace()
+        if scanner.peek() == UInt8(ascii: "]") {
+            scanner.index += 1
+        } else {
+            while true {
+                scanner.skipWhitespace()
+                try body(try scanner.skipValue())
+                scanner.skipWhitespace()
+                if scanner.peek() == UInt8(ascii: ",") {
+                    scanner.index += 1
+                    continue
+                }
+                try scanner.expect(UInt8(ascii: "]"))
+                break
+            }
+        }
+        scanner.skipWhitespace()
+        guard scanner.index == bytes.count else { throw scanner.error("unexpected text after the array") }
     }
 
     /// Decodes a JSON string value given as its raw bytes (quotes included).

@@ -127,8 +127,16 @@ package enum PersonalEnvelope {
 
     /// What readers see of stored `data`: the payload with each part decrypted, or the
     /// forgotten marker where its subject's key (from `key`) is gone or another; and the parts,
-    /// those forgotten marked so. Data that is not an envelope comes back as it is.
+    /// those forgotten marked so. Data that is not an envelope comes back as it is. Read in place
+    /// (``openedInPlace(_:id:key:)``) where it can be, else by ``openedGenerally(_:id:key:)``.
     package static func open(_ data: Data, id: UUID, key: (String) throws -> SubjectKey?) rethrows -> (data: Data, personal: [PersonalData]) {
+        if let opened = try openedInPlace(data, id: id, key: key) { return opened }
+        return try openedGenerally(data, id: id, key: key)
+    }
+
+    /// ``open(_:id:key:)`` for any data: the envelope parsed into its parts and its payload's
+    /// members, the payload put together again from them.
+    static func openedGenerally(_ data: Data, id: UUID, key: (String) throws -> SubjectKey?) rethrows -> (data: Data, personal: [PersonalData]) {
         guard isSealed(data), let (parts, rest) = parse(data) else { return (data, []) }
         var plaintexts: [[UInt8]?] = []
         for part in parts { plaintexts.append(try decrypt(part, id: id, index: plaintexts.count, key: key(part.subject))) }
@@ -182,7 +190,7 @@ package enum PersonalEnvelope {
         return out
     }
 
-    private static func decrypt(_ part: Part, id: UUID, index: Int, key: SubjectKey?) -> [UInt8]? {
+    static func decrypt(_ part: Part, id: UUID, index: Int, key: SubjectKey?) -> [UInt8]? {
         guard let key, let keyID = part.keyID, key.id == keyID, let sealed = part.sealed,
             let box = try? AES.GCM.SealedBox(combined: sealed),
             let plaintext = try? AES.GCM.open(box, using: key.symmetricKey, authenticating: associatedData(id: id, subject: part.subject))
@@ -210,7 +218,7 @@ package enum PersonalEnvelope {
 
     /// One part of the envelope, read in place, as a JSON value's lookup by key would read it
     /// (the first member of each name counts); nil when it is no object or has no subject.
-    private static func part(_ raw: UnsafeRawBufferPointer) -> Part? {
+    static func part(_ raw: UnsafeRawBufferPointer) -> Part? {
         var subject: UnsafeRawBufferPointer?
         var fields: UnsafeRawBufferPointer?
         var keyID: UnsafeRawBufferPointer?
