@@ -2,7 +2,7 @@ import Foundation
 
 /// Why JSON bytes are not the value a type expects: which member, and what it should have been.
 public struct JSONDecodingError: Error, Equatable, CustomStringConvertible {
-    /// The value's path (`"alert"."text"`, `"[2]"`), empty for the whole value.
+    /// The value's path (`"order"."note"`, `"[2]"`), empty for the whole value.
     public let path: String
     /// What was expected there.
     public let expected: String

@@ -8,10 +8,10 @@ extension PersonalEnvelope {
     /// sealed field's name that is not plain ASCII (the general path compares them as strings,
     /// where "\u{212A}" is "K"), a payload's key twice, a member beside `$personal` and `data`,
     /// data that is no envelope. Wherever it answers, the two answer alike and ask for the same
-    /// keys (`PersonalEnvelopeTests` holds them together). Why: opening the chat's sealed text
-    /// took 12 % of S3's CPU in a profile, the JSON scanned three times and copied, its keys made
-    /// into strings and its members into a dictionary (BENCHMARKS.md, "S3: the envelope read in
-    /// place").
+    /// keys (`PersonalEnvelopeTests` holds them together). Why: opening sealed fields took 12 %
+    /// of a benchmarked rebuild's CPU in a profile, the JSON scanned three times and copied, its
+    /// keys made into strings and its members into a dictionary (BENCHMARKS.md, "S3: the envelope
+    /// read in place").
     static func openedInPlace(
         _ data: Data, id: UUID, key: (String) throws -> SubjectKey?
     ) rethrows -> (data: Data, personal: [PersonalData])? {
