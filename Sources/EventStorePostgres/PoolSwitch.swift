@@ -163,12 +163,20 @@ final class PoolSwitch: Sendable {
         let held = HeldConnection()
         return try await Self.answered(
             within: patience, clock: clock, logger: logger, metadata: ["store": "\(location)"],
-            givingUp: { if let connection = held.value.withLock({ $0 }) { try? await connection.close() } },
+            givingUp: { await held.close() },
             { [self] in
                 try await withConnection { connection in
-                    held.value.withLock { $0 = connection }
-                    defer { held.value.withLock { $0 = nil } }
-                    return try await connection.rows(query, logger: logger)
+                    held.hold(connection)
+                    let answer: Result<[PostgresRow], any Error>
+                    do {
+                        answer = .success(try await connection.rows(query, logger: logger))
+                    } catch {
+                        answer = .failure(error)
+                    }
+                    // A connection given up goes back to the pool only once its close has
+                    // finished, so that the pool knows it closed and lends it to nobody.
+                    await held.release()
+                    return try answer.get()
                 }
             })
     }
@@ -176,25 +184,32 @@ final class PoolSwitch: Sendable {
     /// Runs `work` (statements on a connection) and waits `patience` at most for it: then
     /// `givingUp` runs (it closes the connection the work holds, which fails its statement as a
     /// lost connection does), the work is cancelled, and the call fails with ``NoAnswer`` a
-    /// moment later unless the work's own failure came first. Throws what `work` threw.
+    /// moment later unless the work's own failure came first. Once `givingUp` has begun, the
+    /// call returns only after it finished: a caller that went on at once could be lent the
+    /// connection while it closes, and its next statement would fail (a test's append did, about
+    /// one time in four in a full suite). Throws what `work` threw.
     static func answered<R: Sendable>(
         within patience: Duration, clock: any Clock<Duration>, logger: Logger, metadata: Logger.Metadata,
         givingUp: @escaping @Sendable () async -> Void, _ work: @escaping @Sendable () async throws -> R
     ) async throws -> R {
         let race = FirstOutcome<R>()
+        let gate = GivingUpGate()
         let task = Task {
+            let outcome: Result<R, any Error>
             do {
-                race.finish(.success(try await work()))
+                outcome = .success(try await work())
             } catch {
-                race.finish(.failure(error))
+                outcome = .failure(error)
             }
+            await gate.settle()
+            race.finish(outcome)
         }
         let timer = Task {
-            guard (try? await clock.sleep(for: patience)) != nil, !race.isFinished else { return }
+            guard (try? await clock.sleep(for: patience)) != nil, let givingUp = gate.begin(givingUp) else { return }
             logger.warning(
                 "a PostgreSQL statement got no answer in time; giving up its connection",
                 metadata: metadata.merging(["seconds": "\(patience.components.seconds)"]) { $1 })
-            await givingUp()
+            await givingUp.value
             task.cancel()
             // The work's own failure (the connection closed under it) is the better answer;
             // whatever it does, the caller goes on a moment later.
@@ -345,9 +360,82 @@ final class PoolSwitch: Sendable {
     }
 }
 
-/// The connection a call holds now, for the timer that may give it up.
+/// The connection a call holds now, for the timer that may give it up (``close()``): the call
+/// ``release()``s it before giving it back to the pool, which waits for a close begun meanwhile,
+/// and a connection released is never closed by the timer (it may be lent to another call).
 private final class HeldConnection: Sendable {
-    let value = Mutex<PostgresConnection?>(nil)
+    private enum State {
+        case free
+        case holding(PostgresConnection)
+        case closing(Task<Void, Never>)
+    }
+    private let state = Mutex(State.free)
+
+    /// Notes the connection the call was lent.
+    func hold(_ connection: PostgresConnection) {
+        state.withLock { $0 = .holding(connection) }
+    }
+
+    /// Closes the connection held now, if any, and returns once it closed.
+    func close() async {
+        let closing = state.withLock { state -> Task<Void, Never>? in
+            guard case .holding(let connection) = state else { return nil }
+            let closing = Task { await connection.closeFully() }
+            state = .closing(closing)
+            return closing
+        }
+        await closing?.value
+    }
+
+    /// Ends the hold; returns once a close begun on the connection has finished.
+    func release() async {
+        let closing = state.withLock { state -> Task<Void, Never>? in
+            defer { state = .free }
+            guard case .closing(let closing) = state else { return nil }
+            return closing
+        }
+        await closing?.value
+    }
+}
+
+/// Whether ``PoolSwitch/answered(within:clock:logger:metadata:givingUp:_:)`` gave its work up:
+/// the work's outcome, once settled, and the timer's giving up, once begun, exclude each other,
+/// and an outcome that comes while the giving up runs waits for it to finish.
+private final class GivingUpGate: Sendable {
+    private struct State {
+        var settled = false
+        var givingUp: Task<Void, Never>?
+    }
+    private let state = Mutex(State())
+
+    /// Starts `givingUp` unless the work's outcome came first (then nil).
+    func begin(_ givingUp: @escaping @Sendable () async -> Void) -> Task<Void, Never>? {
+        state.withLock { state in
+            guard !state.settled else { return nil }
+            let task = Task { await givingUp() }
+            state.givingUp = task
+            return task
+        }
+    }
+
+    /// Says the work's outcome came; returns once a giving up begun before it has finished.
+    func settle() async {
+        let givingUp = state.withLock { state -> Task<Void, Never>? in
+            state.settled = true
+            return state.givingUp
+        }
+        await givingUp?.value
+    }
+}
+
+extension PostgresConnection {
+    /// Closes the connection and returns once its close future has completed: the pool that
+    /// lent it heard of the close by then (its callback on that future was registered first),
+    /// so it will not lend the connection again.
+    func closeFully() async {
+        try? await close()
+        try? await closeFuture.get()
+    }
 }
 
 /// Whether a call was lent its connection (so whether its statement may have run).

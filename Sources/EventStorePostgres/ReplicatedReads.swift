@@ -70,7 +70,7 @@ extension PostgresEventStore {
         _ = try await PoolSwitch.answered(
             within: PoolSwitch.answerPatience, clock: configuration.pollClock, logger: logger,
             metadata: ["store": "\(location)", "waitingFor": "the synchronous standby to hold what a read saw"],
-            givingUp: { try? await connection.close() },
+            givingUp: { await connection.closeFully() },
             { try await connection.rows(Self.replicationBarrier, logger: logger) })
         replicatedPositions.note(position, poolGeneration: poolGeneration)
     }
