@@ -61,7 +61,7 @@ public struct ProjectionState {
         let index = try tableIndex(table)
         if let entry = tables[index].rows[key] {
             guard let box = entry.box else { return nil }
-            if let typed = box as? TypedRowBox<V> { return typed.value }
+            if let typed = box.typed(as: V.self) { return typed.value }
             return try decode(box.encoded(), table, as: V.self)
         }
         guard let stored, let bytes = try stored(table, key.bytes) else { return nil }
@@ -78,7 +78,7 @@ public struct ProjectionState {
         let missing = Entry(box: nil, isDirty: false)
         // One lookup: the entry is changed where it lies, its box reused when it holds a V.
         modify(&tables[index].rows[key, default: missing]) { entry in
-            if let typed = entry.box as? TypedRowBox<V> {
+            if let typed = entry.box?.typed(as: V.self) {
                 typed.value = value
             } else {
                 entry.box = TypedRowBox(value)
@@ -242,7 +242,7 @@ public struct ProjectionState {
         let index = try tableIndex(table)
         if let entry = tables[index].rows[key] {
             guard let box = entry.box else { return nil }
-            return try (box as? TypedRowBox<V>)?.value ?? decode(box.encoded(), table, as: V.self)
+            return try box.typed(as: V.self)?.value ?? decode(box.encoded(), table, as: V.self)
         }
         guard let stored, let bytes = try stored(table, key.bytes) else { return nil }
         return try decode(bytes, table, as: V.self)
@@ -314,6 +314,23 @@ public struct ProjectionState {
 
 /// A decoded row in a class, so repeated changes in a batch change it in place.
 class RowBox {
+    /// The type of the value a ``TypedRowBox`` holds.
+    let valueType: ObjectIdentifier
+
+    init(valueType: ObjectIdentifier) {
+        self.valueType = valueType
+    }
+
+    /// This box as a box of `V` values, or nil. Why not `as? TypedRowBox<V>`: in code not
+    /// specialized for `V` (a projection's `apply` calls `get` and `put` across modules) that
+    /// cast looks the generic class's metadata up in the runtime's cache at every call, 7 % of
+    /// a rebuild's fold in a profile (BENCHMARKS.md, "S3: the state without metadata lookups");
+    /// comparing the value's type needs no lookup.
+    @inline(__always)
+    final func typed<V: RowValue>(as type: V.Type) -> TypedRowBox<V>? {
+        valueType == ObjectIdentifier(V.self) ? unsafeDowncast(self, to: TypedRowBox<V>.self) : nil
+    }
+
     func encoded() -> [UInt8] { written().bytes }
     func written() -> RowWriter { RowWriter() }
     func copy() -> RowBox { self }
@@ -325,6 +342,7 @@ final class TypedRowBox<V: RowValue>: RowBox {
 
     init(_ value: V) {
         self.value = value
+        super.init(valueType: ObjectIdentifier(V.self))
     }
 
     override func written() -> RowWriter {
