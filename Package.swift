@@ -207,7 +207,7 @@ let package = Package(
             path: "Tests/TortureWriter"),
         .testTarget(
             name: "EventStoreTests",
-            dependencies: ["EventStore", "EventStoreCore", "EventStoreLMDB", "CLMDB", "CRC32C", "EventStoreTesting", "TestSupport", .product(name: "Logging", package: "swift-log")]),
+            dependencies: ["EventStore", "EventStoreCore", "EventStoreJSON", "EventStoreLMDB", "CLMDB", "CRC32C", "EventStoreTesting", "TestSupport", .product(name: "Logging", package: "swift-log")]),
         // Throwaway PostgreSQL databases for the tests that need the server.
         .target(
             name: "PostgresTestSupport",

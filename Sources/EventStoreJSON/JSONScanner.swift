@@ -91,36 +91,106 @@ package struct JSONScanner {
     package static func forEachMember(
         ofObject bytes: UnsafeRawBufferPointer, countingTheObject: Bool = false, _ body: (Range<Int>, Range<Int>) throws(JSONError) -> Void
     ) throws(JSONError) {
-        var scanner = JSONScanner(bytes)
-        if countingTheObject { scanner.depth = 1 }
-        scanner.skipWhitespace()
-        guard scanner.peek() == UInt8(ascii: "{") else { throw scanner.error("expected a JSON object") }
-        scanner.index += 1
-        scanner.skipWhitespace()
+        try whole(bytes, "expected a JSON object", "unexpected text after the object") { start throws(JSONError) in
+            try forEachMember(ofObjectIn: bytes, at: start, depth: countingTheObject ? 1 : 0, body)
+        }
+    }
+
+    /// ``forEachMember(ofObject:countingTheObject:_:)`` where `body` reads each value itself (see
+    /// ``forEachMember(ofObjectIn:at:depth:reading:)``); the object does not count toward the depth.
+    package static func forEachMember(ofObject bytes: UnsafeRawBufferPointer, reading body: (Range<Int>, Int) throws(JSONError) -> Int) throws(JSONError) {
+        try whole(bytes, "expected a JSON object", "unexpected text after the object") { start throws(JSONError) in
+            try forEachMember(ofObjectIn: bytes, at: start, depth: 0, reading: body)
+        }
+    }
+
+    /// Reads the object at `start` of `bytes` (its `{`), handing each member's key range and value
+    /// range (offsets in `bytes`) to `body`, and returns the offset just after it. `depth` is the
+    /// object's own nesting as a read of the whole text counts it (the containers around it, and
+    /// itself when it counts), so that values nested inside meet ``maximumDepth`` as they would
+    /// there: a caller reads nested objects in one pass, without skipping over them first.
+    package static func forEachMember(
+        ofObjectIn bytes: UnsafeRawBufferPointer, at start: Int, depth: Int, _ body: (Range<Int>, Range<Int>) throws(JSONError) -> Void
+    ) throws(JSONError) -> Int {
+        try forEachMember(ofObjectIn: bytes, at: start, depth: depth) { key, valueStart throws(JSONError) in
+            let value = try self.value(in: bytes, at: valueStart, depth: depth)
+            try body(key, value)
+            return value.upperBound
+        }
+    }
+
+    /// ``forEachMember(ofObjectIn:at:depth:_:)`` where `body` reads each value itself: it is handed
+    /// the key's range and the offset where the value starts, and returns the offset just after
+    /// the value (``value(in:at:depth:)`` for one it does not read).
+    package static func forEachMember(
+        ofObjectIn bytes: UnsafeRawBufferPointer, at start: Int, depth: Int, reading body: (Range<Int>, Int) throws(JSONError) -> Int
+    ) throws(JSONError) -> Int {
+        var scanner = try opened(bytes, at: start, depth: depth, UInt8(ascii: "{"), "expected a JSON object")
         if scanner.peek() == UInt8(ascii: "}") {
             scanner.index += 1
-        } else {
-            while true {
-                scanner.skipWhitespace()
-                let keyOffset = scanner.index
-                guard scanner.peek() == UInt8(ascii: "\"") else { throw scanner.error("expected a string key") }
-                try scanner.skipValue()
-                let keyRange = keyOffset..<scanner.index
-                scanner.skipWhitespace()
-                try scanner.expect(UInt8(ascii: ":"))
-                scanner.skipWhitespace()
-                try body(keyRange, try scanner.skipValue())
-                scanner.skipWhitespace()
-                if scanner.peek() == UInt8(ascii: ",") {
-                    scanner.index += 1
-                    continue
-                }
-                try scanner.expect(UInt8(ascii: "}"))
-                break
-            }
+            return scanner.index
         }
+        repeat {
+            scanner.skipWhitespace()
+            let keyOffset = scanner.index
+            guard scanner.peek() == UInt8(ascii: "\"") else { throw scanner.error("expected a string key") }
+            try scanner.skipValue()
+            let keyRange = keyOffset..<scanner.index
+            scanner.skipWhitespace()
+            try scanner.expect(UInt8(ascii: ":"))
+            scanner.skipWhitespace()
+            scanner.index = try body(keyRange, scanner.index)
+        } while try !scanner.passSeparator(closing: UInt8(ascii: "}"))
+        return scanner.index
+    }
+
+    /// A scanner just inside the container at `start` (its `opening` byte, at nesting `depth`),
+    /// past the white space after it; throws `expected` when no such container starts there.
+    private static func opened(
+        _ bytes: UnsafeRawBufferPointer, at start: Int, depth: Int, _ opening: UInt8, _ expected: String
+    ) throws(JSONError) -> JSONScanner {
+        var scanner = JSONScanner(bytes)
+        scanner.index = start
+        scanner.depth = depth
+        guard scanner.depth <= maximumDepth else { throw scanner.error("the JSON is nested too deeply") }
+        guard scanner.peek() == opening else { throw scanner.error(expected) }
+        scanner.index += 1
         scanner.skipWhitespace()
-        guard scanner.index == bytes.count else { throw scanner.error("unexpected text after the object") }
+        return scanner
+    }
+
+    /// After a member or an element: passes white space and then a `,` (false: another follows)
+    /// or the container's `close` (true: it ended).
+    private mutating func passSeparator(closing close: UInt8) throws(JSONError) -> Bool {
+        skipWhitespace()
+        if peek() == UInt8(ascii: ",") {
+            index += 1
+            return false
+        }
+        try expect(close)
+        return true
+    }
+
+    /// The range of the one value at `start` of `bytes`, checked, its containers counted from
+    /// `depth` (the containers around it) toward ``maximumDepth``.
+    package static func value(in bytes: UnsafeRawBufferPointer, at start: Int, depth: Int) throws(JSONError) -> Range<Int> {
+        var scanner = JSONScanner(bytes)
+        scanner.index = start
+        scanner.depth = depth
+        return try scanner.skipValue()
+    }
+
+    /// Runs `read` at the start of the one value of `bytes` (white space around it allowed), which
+    /// ends where `read` says it does; throws `expected` for no value, `trailing` for text after it.
+    private static func whole(
+        _ bytes: UnsafeRawBufferPointer, _ expected: String, _ trailing: String, _ read: (Int) throws(JSONError) -> Int
+    ) throws(JSONError) {
+        var scanner = JSONScanner(bytes)
+        scanner.skipWhitespace()
+        guard scanner.peek() != nil else { throw scanner.error(expected) }
+        scanner.index = try read(scanner.index)
+        scanner.skipWhitespace()
+        guard scanner.index == bytes.count else { throw scanner.error(trailing) }
     }
 
     /// Reads one array whose elements are handed back as raw byte ranges, in order; the whole
@@ -141,28 +211,33 @@ package struct JSONScanner {
     /// Reads one array, handing each element's byte range to `body` as it goes, without
     /// allocating; the whole input must be that array.
     package static func forEachElement(ofArray bytes: UnsafeRawBufferPointer, _ body: (Range<Int>) throws(JSONError) -> Void) throws(JSONError) {
-        var scanner = JSONScanner(bytes)
-        scanner.skipWhitespace()
-        guard scanner.peek() == UInt8(ascii: "[") else { throw scanner.error("expected a JSON array") }
-        scanner.index += 1
-        scanner.skipWhitespace()
-        if scanner.peek() == UInt8(ascii: "]") {
-            scanner.index += 1
-        } else {
-            while true {
-                scanner.skipWhitespace()
-                try body(try scanner.skipValue())
-                scanner.skipWhitespace()
-                if scanner.peek() == UInt8(ascii: ",") {
-                    scanner.index += 1
-                    continue
-                }
-                try scanner.expect(UInt8(ascii: "]"))
-                break
+        try whole(bytes, "expected a JSON array", "unexpected text after the array") { start throws(JSONError) in
+            try forEachElement(ofArrayIn: bytes, at: start, depth: 0) { elementStart throws(JSONError) in
+                let element = try value(in: bytes, at: elementStart, depth: 0)
+                try body(element)
+                return element.upperBound
             }
         }
-        scanner.skipWhitespace()
-        guard scanner.index == bytes.count else { throw scanner.error("unexpected text after the array") }
+    }
+
+    /// Reads the array at `start` of `bytes` (its `[`), at nesting `depth` (as in
+    /// ``forEachMember(ofObjectIn:at:depth:_:)``: elements' containers count from it), handing
+    /// `body` the offset of each element; `body` reads the element and returns the offset just
+    /// after it. Returns the offset just after the array.
+    package static func forEachElement(
+        ofArrayIn bytes: UnsafeRawBufferPointer, at start: Int, depth: Int, reading body: (Int) throws(JSONError) -> Int
+    ) throws(JSONError) -> Int {
+        var scanner = try opened(bytes, at: start, depth: depth, UInt8(ascii: "["), "expected a JSON array")
+        if scanner.peek() == UInt8(ascii: "]") {
+            scanner.index += 1
+            return scanner.index
+        }
+        repeat {
+            scanner.skipWhitespace()
+            guard scanner.peek() != nil else { throw scanner.error("expected a JSON value but the text ended") }
+            scanner.index = try body(scanner.index)
+        } while try !scanner.passSeparator(closing: UInt8(ascii: "]"))
+        return scanner.index
     }
 
     /// Decodes a JSON string value given as its raw bytes (quotes included).

@@ -1,4 +1,5 @@
 @testable import EventStoreCore
+import EventStoreJSON
 import Foundation
 import Testing
 
@@ -99,6 +100,9 @@ struct PersonalEnvelopeTests {
     func odd() throws {
         let text = try Self.part("ann", fields: "[\"text\"]", key: Self.ann, plaintext: "{\"text\":\"hi\"}")
         let user = try Self.part("bob", fields: "[\"user\"]", key: Self.bob, plaintext: "{\"user\":\"bob\"}")
+        // (a part with a member nested `depth` arrays deep: the part lies two deep in the envelope)
+        func nested(_ depth: Int) -> String { String(repeating: "[", count: depth) + String(repeating: "]", count: depth) }
+        func deepPart(_ depth: Int) -> String { text.replacingOccurrences(of: "{\"subject\":", with: "{\"deep\":\(nested(depth)),\"subject\":") }
         // Given envelopes the store does not write but a reader must open as it always did
         let inPlace: [(String, String)] = [
             ("{\"$personal\":[\(text)],\"data\":{\"user\":\"ann\",\"text\":0}}", "a part sealed by hand"),
@@ -118,6 +122,8 @@ struct PersonalEnvelopeTests {
             ("{\"$personal\":[\(try Self.part("ann", fields: "[\"text\"]", key: Self.ann, plaintext: "{\"other\":1}"))],\"data\":{\"text\":0}}", "a plaintext without the field"),
             ("{\"$personal\":[\(try Self.part("ann", fields: "[\"text\",7]", key: Self.ann, plaintext: "{\"text\":1}"))],\"data\":{\"text\":0}}", "fields with a number among them"),
             ("{\"$personal\":[\(text.replacingOccurrences(of: "\"sealed\":\"", with: "\"sealed\":\"AAAA"))],\"data\":{\"text\":0}}", "sealed bytes tampered with"),
+            ("{\"$personal\":[\(deepPart(JSONScanner.maximumDepth - 2))],\"data\":{\"text\":0}}", "a part's member nested as deep as JSON may be"),
+            ("{\"$personal\":[\(text)],\"data\":{\"text\":0,\"deep\":\(nested(JSONScanner.maximumDepth - 1))}}", "a payload nested as deep as JSON may be"),
         ]
         for (stored, comment) in inPlace { Self.expectAlike(Data(stored.utf8), inPlace: true, comment) }
         // And those whose keys or members the path in place leaves to the general one
@@ -140,6 +146,9 @@ struct PersonalEnvelopeTests {
             ("{\"$personal\":[\(text),7],\"data\":{\"text\":0}}", "a part that is no object"),
             ("{\"$personal\":[\(text)],\"data\":{\"text\":0}", "an envelope cut short"),
             ("{\"$personal\":[\(try Self.part("ann", fields: "[\"te\\\"xt\"]", key: Self.ann, plaintext: "{\"te\\\"xt\":1}"))],\"data\":{\"te\\\"xt\":0}}", "a field whose name has a quote"),
+            ("{\"$personal\":[\(deepPart(JSONScanner.maximumDepth - 1))],\"data\":{\"text\":0}}", "a part's member nested deeper than JSON may be"),
+            ("{\"$personal\":[\(text)],\"data\":{\"text\":0,\"deep\":\(nested(JSONScanner.maximumDepth))}}", "a payload nested deeper than JSON may be"),
+            ("{\"$personal\":[\(text),\(nested(JSONScanner.maximumDepth))],\"data\":{\"text\":0}}", "a part that is no object, nested deeper than JSON may be"),
         ]
         for (stored, comment) in general { Self.expectAlike(Data(stored.utf8), inPlace: false, comment) }
 

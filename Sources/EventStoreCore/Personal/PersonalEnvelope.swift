@@ -219,35 +219,60 @@ package enum PersonalEnvelope {
     /// One part of the envelope, read in place, as a JSON value's lookup by key would read it
     /// (the first member of each name counts); nil when it is no object or has no subject.
     static func part(_ raw: UnsafeRawBufferPointer) -> Part? {
-        var subject: UnsafeRawBufferPointer?
-        var fields: UnsafeRawBufferPointer?
-        var keyID: UnsafeRawBufferPointer?
-        var sealed: UnsafeRawBufferPointer?
+        var reader = PartReader()
         do {
             try JSONScanner.forEachMember(ofObject: raw) { keyRange, valueRange in
-                let quoted = UnsafeRawBufferPointer(rebasing: raw[keyRange])
-                let value = UnsafeRawBufferPointer(rebasing: raw[valueRange])
-                // Our envelopes' keys have no escapes; one that has is compared decoded.
-                let inner = UnsafeRawBufferPointer(rebasing: raw[(keyRange.lowerBound + 1)..<(keyRange.upperBound - 1)])
-                let decoded = inner.contains(UInt8(ascii: "\\")) ? Array((try? JSONScanner.string(quoted))?.utf8 ?? "".utf8) : nil
-                func isKey(_ name: [UInt8]) -> Bool { decoded.map { $0 == name } ?? inner.elementsEqual(name) }
-                if subject == nil, isKey(Self.subjectKey) {
-                    subject = value
-                } else if fields == nil, isKey(Self.fieldsKey) {
-                    fields = value
-                } else if keyID == nil, isKey(Self.keyKey) {
-                    keyID = value
-                } else if sealed == nil, isKey(Self.sealedKey) {
-                    sealed = value
-                }
+                reader.take(UnsafeRawBufferPointer(rebasing: raw[keyRange]), UnsafeRawBufferPointer(rebasing: raw[valueRange]))
             }
         } catch {
             return nil
         }
-        guard let subject = subject.flatMap(JSONFields.string) else { return nil }
-        return Part(
-            subject: subject, fields: fields.flatMap(strings), keyID: keyID.flatMap(JSONFields.string).flatMap(hexBytes),
-            sealed: sealed.flatMap(JSONFields.string).flatMap { Data(base64Encoded: $0) }.map { Array($0) })
+        return reader.part
+    }
+
+    /// ``part(_:)`` for the object at `start` of `raw`, at nesting `depth` (see
+    /// ``JSONScanner/forEachMember(ofObjectIn:at:depth:_:)``): the part (nil when it has no
+    /// subject) and the offset just after the object. Throws when it is no object.
+    static func part(in raw: UnsafeRawBufferPointer, at start: Int, depth: Int) throws(JSONError) -> (part: Part?, end: Int) {
+        var reader = PartReader()
+        let end = try JSONScanner.forEachMember(ofObjectIn: raw, at: start, depth: depth) { keyRange, valueRange in
+            reader.take(UnsafeRawBufferPointer(rebasing: raw[keyRange]), UnsafeRawBufferPointer(rebasing: raw[valueRange]))
+        }
+        return (reader.part, end)
+    }
+
+    /// The members of a part as they are read, the first of each name kept.
+    private struct PartReader {
+        var subject: UnsafeRawBufferPointer?
+        var fields: UnsafeRawBufferPointer?
+        var keyID: UnsafeRawBufferPointer?
+        var sealed: UnsafeRawBufferPointer?
+
+        /// Takes one member: its key (quotes included) and its value.
+        mutating func take(_ quoted: UnsafeRawBufferPointer, _ value: UnsafeRawBufferPointer) {
+            // Our envelopes' keys have no escapes; one that has is compared decoded.
+            let inner = UnsafeRawBufferPointer(rebasing: quoted[1..<(quoted.count - 1)])
+            let decoded = inner.contains(UInt8(ascii: "\\")) ? Array((try? JSONScanner.string(quoted))?.utf8 ?? "".utf8) : nil
+            func isKey(_ name: [UInt8]) -> Bool { decoded.map { $0 == name } ?? inner.elementsEqual(name) }
+            if subject == nil, isKey(PersonalEnvelope.subjectKey) {
+                subject = value
+            } else if fields == nil, isKey(PersonalEnvelope.fieldsKey) {
+                fields = value
+            } else if keyID == nil, isKey(PersonalEnvelope.keyKey) {
+                keyID = value
+            } else if sealed == nil, isKey(PersonalEnvelope.sealedKey) {
+                sealed = value
+            }
+        }
+
+        /// The part, once every member was taken; nil without a subject.
+        var part: Part? {
+            guard let subject = subject.flatMap(JSONFields.string) else { return nil }
+            return Part(
+                subject: subject, fields: fields.flatMap(PersonalEnvelope.strings),
+                keyID: keyID.flatMap(JSONFields.string).flatMap(PersonalEnvelope.hexBytes),
+                sealed: sealed.flatMap(JSONFields.string).flatMap { Data(base64Encoded: $0) }.map { Array($0) })
+        }
     }
 
     private static let subjectKey = Array("subject".utf8)

@@ -74,36 +74,39 @@ extension PersonalEnvelope {
         let rest: Range<Int>?
 
         init?(_ raw: UnsafeRawBufferPointer) {
-            var partsRange: Range<Int>?
             var rest: Range<Int>?
             var count = 0
             var parts: [Part] = []
             var unread = false
+            // One pass: each part is read where it lies, not skipped over first and found again
+            // (three scans of the sealed text, a tenth of a rebuild's fold in a profile). Every
+            // value nested in the envelope meets the depth limit as a scan of the whole would.
             do throws(JSONError) {
-                try JSONScanner.forEachMember(ofObject: raw) { keyRange, valueRange throws(JSONError) in
+                try JSONScanner.forEachMember(ofObject: raw) { keyRange, valueStart throws(JSONError) in
                     count += 1
                     // The first key is `"$personal"` as written (`SealedData.isSealed` checked its bytes).
                     if count == 1 {
-                        partsRange = valueRange
+                        return try JSONScanner.forEachElement(ofArrayIn: raw, at: valueStart, depth: 1) { elementStart throws(JSONError) in
+                            guard raw[elementStart] == UInt8(ascii: "{") else {
+                                unread = true
+                                return try JSONScanner.value(in: raw, at: elementStart, depth: 1).upperBound
+                            }
+                            let (part, end) = try PersonalEnvelope.part(in: raw, at: elementStart, depth: 2)
+                            if let part { parts.append(part) } else { unread = true }
+                            return end
+                        }
                     } else if count == 2, UnsafeRawBufferPointer(rebasing: raw[keyRange]).elementsEqual(Self.dataKey) {
-                        rest = valueRange
+                        let value = try JSONScanner.value(in: raw, at: valueStart, depth: 0)
+                        rest = value
+                        return value.upperBound
                     } else {
                         throw JSONError(message: "a member the general path reads", offset: keyRange.lowerBound)
-                    }
-                }
-                guard let partsRange else { return nil }
-                let array = UnsafeRawBufferPointer(rebasing: raw[partsRange])
-                try JSONScanner.forEachElement(ofArray: array) { element throws(JSONError) in
-                    if let part = PersonalEnvelope.part(UnsafeRawBufferPointer(rebasing: array[element])) {
-                        parts.append(part)
-                    } else {
-                        unread = true
                     }
                 }
             } catch {
                 return nil
             }
-            guard !unread, !parts.isEmpty else { return nil }
+            guard count > 0, !unread, !parts.isEmpty else { return nil }
             self.parts = parts
             self.rest = rest
         }
