@@ -323,9 +323,9 @@ class RowBox {
 
     /// This box as a box of `V` values, or nil. Why not `as? TypedRowBox<V>`: in code not
     /// specialized for `V` (a projection's `apply` calls `get` and `put` across modules) that
-    /// cast looks the generic class's metadata up in the runtime's cache at every call, 7 % of
-    /// a rebuild's fold in a profile (BENCHMARKS.md, "S3: the state without metadata lookups");
-    /// comparing the value's type needs no lookup.
+    /// cast looks the generic class's metadata up in the runtime's cache at every call, 2.5 % of
+    /// a rebuild's fold in a profile (BENCHMARKS.md, "S3: the envelope in one pass, the state
+    /// without metadata lookups"); comparing the value's type needs no lookup.
     @inline(__always)
     final func typed<V: RowValue>(as type: V.Type) -> TypedRowBox<V>? {
         valueType == ObjectIdentifier(V.self) ? unsafeDowncast(self, to: TypedRowBox<V>.self) : nil
