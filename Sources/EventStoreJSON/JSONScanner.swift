@@ -106,9 +106,10 @@ package struct JSONScanner {
 
     /// Reads the object at `start` of `bytes` (its `{`), handing each member's key range and value
     /// range (offsets in `bytes`) to `body`, and returns the offset just after it. `depth` is the
-    /// object's own nesting as a read of the whole text counts it (the containers around it, and
-    /// itself when it counts), so that values nested inside meet ``maximumDepth`` as they would
-    /// there: a caller reads nested objects in one pass, without skipping over them first.
+    /// object's own nesting as the caller's read of the whole text counts it (the containers
+    /// around it, and itself when it counts), so that values nested inside meet ``maximumDepth``
+    /// as they would there: a caller reads nested objects in one pass, without skipping over them
+    /// first.
     package static func forEachMember(
         ofObjectIn bytes: UnsafeRawBufferPointer, at start: Int, depth: Int, _ body: (Range<Int>, Range<Int>) throws(JSONError) -> Void
     ) throws(JSONError) -> Int {

@@ -368,21 +368,38 @@ private final class HeldConnection: Sendable {
         case free
         case holding(PostgresConnection)
         case closing(Task<Void, Never>)
+        /// Given up before a connection was lent: the one lent after is closed at once.
+        case givenUp
     }
     private let state = Mutex(State.free)
 
-    /// Notes the connection the call was lent.
+    /// Notes the connection the call was lent; closes it at once when the call was given up
+    /// while it waited for it (its statement then fails as on a lost connection).
     func hold(_ connection: PostgresConnection) {
-        state.withLock { $0 = .holding(connection) }
+        state.withLock { state in
+            if case .givenUp = state {
+                state = .closing(Task { await connection.closeFully() })
+            } else {
+                state = .holding(connection)
+            }
+        }
     }
 
-    /// Closes the connection held now, if any, and returns once it closed.
+    /// Closes the connection held now, if any, and returns once it closed; with none held yet,
+    /// the next one lent is closed as it is held.
     func close() async {
         let closing = state.withLock { state -> Task<Void, Never>? in
-            guard case .holding(let connection) = state else { return nil }
-            let closing = Task { await connection.closeFully() }
-            state = .closing(closing)
-            return closing
+            switch state {
+            case .holding(let connection):
+                let closing = Task { await connection.closeFully() }
+                state = .closing(closing)
+                return closing
+            case .free:
+                state = .givenUp
+                return nil
+            case .closing, .givenUp:
+                return nil
+            }
         }
         await closing?.value
     }

@@ -80,7 +80,8 @@ extension PersonalEnvelope {
             var unread = false
             // One pass: each part is read where it lies, not skipped over first and found again
             // (three scans of the sealed text, a tenth of a rebuild's fold in a profile). Every
-            // value nested in the envelope meets the depth limit as a scan of the whole would.
+            // value nested in the envelope meets the depth limit as the old first scan and the
+            // general path's count it: the envelope itself not counted, its array at 1, a part at 2.
             do throws(JSONError) {
                 try JSONScanner.forEachMember(ofObject: raw) { keyRange, valueStart throws(JSONError) in
                     count += 1

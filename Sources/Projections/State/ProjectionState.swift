@@ -317,7 +317,8 @@ class RowBox {
     /// The type of the value a ``TypedRowBox`` holds.
     let valueType: ObjectIdentifier
 
-    init(valueType: ObjectIdentifier) {
+    /// Only ``TypedRowBox`` makes boxes, with its own `V`: ``typed(as:)`` trusts the type.
+    fileprivate init(valueType: ObjectIdentifier) {
         self.valueType = valueType
     }
 
