@@ -160,7 +160,7 @@ final class PoolSwitch: Sendable {
     /// the call for good (postgres-nio's queries do not end on cancellation): a long run of
     /// failovers once left every append of a server waiting behind one such call.
     func rows(_ query: PostgresQuery, logger: Logger, answeredWithin patience: Duration) async throws -> [PostgresRow] {
-        let held = HeldConnection()
+        let held = HeldConnection<PostgresConnection> { await $0.closeFully() }
         return try await Self.answered(
             within: patience, clock: clock, logger: logger, metadata: ["store": "\(location)"],
             givingUp: { await held.close() },
@@ -363,22 +363,29 @@ final class PoolSwitch: Sendable {
 /// The connection a call holds now, for the timer that may give it up (``close()``): the call
 /// ``release()``s it before giving it back to the pool, which waits for a close begun meanwhile,
 /// and a connection released is never closed by the timer (it may be lent to another call).
-private final class HeldConnection: Sendable {
+/// Generic over the connection so that tests hold fakes.
+final class HeldConnection<Connection: Sendable>: Sendable {
     private enum State {
         case free
-        case holding(PostgresConnection)
+        case holding(Connection)
         case closing(Task<Void, Never>)
         /// Given up before a connection was lent: the one lent after is closed at once.
         case givenUp
     }
     private let state = Mutex(State.free)
+    private let closer: @Sendable (Connection) async -> Void
+
+    /// `closer` closes a connection and returns once whoever lent it knows it closed.
+    init(closer: @escaping @Sendable (Connection) async -> Void) {
+        self.closer = closer
+    }
 
     /// Notes the connection the call was lent; closes it at once when the call was given up
     /// while it waited for it (its statement then fails as on a lost connection).
-    func hold(_ connection: PostgresConnection) {
+    func hold(_ connection: Connection) {
         state.withLock { state in
             if case .givenUp = state {
-                state = .closing(Task { await connection.closeFully() })
+                state = .closing(Task { [closer] in await closer(connection) })
             } else {
                 state = .holding(connection)
             }
@@ -391,7 +398,7 @@ private final class HeldConnection: Sendable {
         let closing = state.withLock { state -> Task<Void, Never>? in
             switch state {
             case .holding(let connection):
-                let closing = Task { await connection.closeFully() }
+                let closing = Task { [closer] in await closer(connection) }
                 state = .closing(closing)
                 return closing
             case .free:

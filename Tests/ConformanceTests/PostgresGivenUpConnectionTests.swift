@@ -71,6 +71,48 @@ struct PostgresGivenUpConnectionTests {
         #expect(closes.withValue { $0 } == 0)
     }
 
+    @Test("a held connection is closed when given up, even one lent after the giving up, and never once released; its release waits for the close")
+    func heldConnection() async throws {
+        let closes = AwaitableState<[String]>([])
+        let closeMayEnd = AwaitableState(false)
+        let closer: @Sendable (String) async -> Void = { connection in
+            closes.update { $0.append("closing \(connection)") }
+            try? await closeMayEnd.wait(.seconds(10), "the test to let the close of \(connection) end") { $0 }
+            closes.update { $0.append("closed \(connection)") }
+        }
+        // Given a call that holds a connection and is given up
+        let holding = HeldConnection<String>(closer: closer)
+        holding.hold("a")
+        let givingUp = Task { await holding.close() }
+        try await closes.wait(.seconds(10), "the close of a to begin") { $0 == ["closing a"] }
+        // When the call ends its hold while the close runs
+        let released = Task { await holding.release(); closes.update { $0.append("released a") } }
+        for _ in 0..<200 { await Task.yield() }
+        closeMayEnd.update { $0 = true }
+        await givingUp.value
+        await released.value
+        // Then the connection went back only once its close had ended
+        #expect(closes.withValue { $0 } == ["closing a", "closed a", "released a"])
+
+        // Given a call given up while it waited for its connection
+        let waiting = HeldConnection<String>(closer: closer)
+        await waiting.close()
+        #expect(closes.withValue { $0 }.count == 3, "nothing to close yet")
+        // When the connection is lent after all, then released
+        waiting.hold("b")
+        await waiting.release()
+        // Then it was closed as it was held, and released after
+        #expect(closes.withValue { $0 }.suffix(2) == ["closing b", "closed b"])
+
+        // Given a call that released its connection, when the timer gives it up late
+        let done = HeldConnection<String>(closer: closer)
+        done.hold("c")
+        await done.release()
+        await done.close()
+        // Then the connection, perhaps lent to another call by now, is left alone
+        #expect(!closes.withValue { $0 }.contains("closing c"))
+    }
+
     @Test("on a store, a statement given up twenty times in a row leaves the next append its own working connection each time")
     func appendsAfterGivingUp() async throws {
         let database = try await ThrowawayDatabase.create()
