@@ -126,13 +126,7 @@ package struct JSONScanner {
     package static func forEachMember(
         ofObjectIn bytes: UnsafeRawBufferPointer, at start: Int, depth: Int, reading body: (Range<Int>, Int) throws(JSONError) -> Int
     ) throws(JSONError) -> Int {
-        var scanner = try opened(bytes, at: start, depth: depth, UInt8(ascii: "{"), "expected a JSON object")
-        if scanner.peek() == UInt8(ascii: "}") {
-            scanner.index += 1
-            return scanner.index
-        }
-        repeat {
-            scanner.skipWhitespace()
+        try walk(bytes, at: start, depth: depth, UInt8(ascii: "{"), UInt8(ascii: "}"), "expected a JSON object") { scanner throws(JSONError) in
             let keyOffset = scanner.index
             guard scanner.peek() == UInt8(ascii: "\"") else { throw scanner.error("expected a string key") }
             try scanner.skipValue()
@@ -141,15 +135,17 @@ package struct JSONScanner {
             try scanner.expect(UInt8(ascii: ":"))
             scanner.skipWhitespace()
             scanner.index = try body(keyRange, scanner.index)
-        } while try !scanner.passSeparator(closing: UInt8(ascii: "}"))
-        return scanner.index
+        }
     }
 
-    /// A scanner just inside the container at `start` (its `opening` byte, at nesting `depth`),
-    /// past the white space after it; throws `expected` when no such container starts there.
-    private static func opened(
-        _ bytes: UnsafeRawBufferPointer, at start: Int, depth: Int, _ opening: UInt8, _ expected: String
-    ) throws(JSONError) -> JSONScanner {
+    /// Walks the container at `start` of `bytes` (its `opening` byte, at nesting `depth`) up to
+    /// its `closing` byte, calling `item` with the scanner at each member or element (past the
+    /// white space before it) to move it past that item; returns the offset just after the
+    /// container. Throws `expected` when no such container starts there.
+    private static func walk(
+        _ bytes: UnsafeRawBufferPointer, at start: Int, depth: Int, _ opening: UInt8, _ closing: UInt8, _ expected: String,
+        _ item: (inout JSONScanner) throws(JSONError) -> Void
+    ) throws(JSONError) -> Int {
         var scanner = JSONScanner(bytes)
         scanner.index = start
         scanner.depth = depth
@@ -157,7 +153,15 @@ package struct JSONScanner {
         guard scanner.peek() == opening else { throw scanner.error(expected) }
         scanner.index += 1
         scanner.skipWhitespace()
-        return scanner
+        if scanner.peek() == closing {
+            scanner.index += 1
+            return scanner.index
+        }
+        repeat {
+            scanner.skipWhitespace()
+            try item(&scanner)
+        } while try !scanner.passSeparator(closing: closing)
+        return scanner.index
     }
 
     /// After a member or an element: passes white space and then a `,` (false: another follows)
@@ -228,17 +232,10 @@ package struct JSONScanner {
     package static func forEachElement(
         ofArrayIn bytes: UnsafeRawBufferPointer, at start: Int, depth: Int, reading body: (Int) throws(JSONError) -> Int
     ) throws(JSONError) -> Int {
-        var scanner = try opened(bytes, at: start, depth: depth, UInt8(ascii: "["), "expected a JSON array")
-        if scanner.peek() == UInt8(ascii: "]") {
-            scanner.index += 1
-            return scanner.index
-        }
-        repeat {
-            scanner.skipWhitespace()
+        try walk(bytes, at: start, depth: depth, UInt8(ascii: "["), UInt8(ascii: "]"), "expected a JSON array") { scanner throws(JSONError) in
             guard scanner.peek() != nil else { throw scanner.error("expected a JSON value but the text ended") }
             scanner.index = try body(scanner.index)
-        } while try !scanner.passSeparator(closing: UInt8(ascii: "]"))
-        return scanner.index
+        }
     }
 
     /// Decodes a JSON string value given as its raw bytes (quotes included).
