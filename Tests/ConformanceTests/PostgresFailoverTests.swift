@@ -121,10 +121,15 @@ struct PostgresFailoverTests {
         // PostgreSQL answers its commit, made on the primary alone, and shows its event there, as
         // it does when the primary dies in that wait
         let unreplicated = Task { try await store.append(to: "orders", events: [Self.event(21)], expectedVersion: .exact(20)) }
-        let waiting = try await withTimeout(.seconds(30), "the append to wait for the paused standby") {
+        // (picked by its statement, the append function's call: any other commit of the pair
+        // waits there too meanwhile, and cancelling it would leave the append waiting)
+        let (waiting, othersWaiting) = try await withTimeout(.seconds(30), "the append to wait for the paused standby") {
             while true {
-                let rows = try await store.pool.rows("SELECT pid FROM pg_stat_activity WHERE wait_event = 'SyncRep'", logger: quiet)
-                if let pid = try rows.first?.decode(Int32.self) { return pid }
+                let rows = try await store.pool.rows(
+                    "SELECT pid, query LIKE '%FROM eventstore.append(%' FROM pg_stat_activity WHERE wait_event = 'SyncRep' AND pid <> pg_backend_pid()",
+                    logger: quiet)
+                let backends = try rows.map { try $0.decode((Int32, Bool).self) }
+                if let append = backends.first(where: \.1) { return (append.0, backends.count - 1) }
                 try await Task.sleep(for: .milliseconds(20))
             }
         }
@@ -139,7 +144,9 @@ struct PostgresFailoverTests {
         }
         try await Task.sleep(for: .seconds(2))
         // Then neither hands it out while the standby lacks it
-        #expect(!answered.isSet, "a read handed out an event the synchronous standby did not hold")
+        #expect(
+            !answered.isSet,
+            "a read answered while the synchronous standby lacked event 21 (\(othersWaiting) other backends waited for it beside the append's)")
         #expect(collector.received.count == 20, "the subscriber was handed an event the synchronous standby did not hold")
         // And both do once the standby has it
         try await Self.control("resume-standby")
