@@ -32,6 +32,12 @@ public protocol TypedProjection: Projection {
 
     /// Folds one decoded event into the state, under the rules of `Projection.apply(_:to:)`.
     func apply(_ event: Event, to state: inout ProjectionState) throws
+
+    /// ``decode(_:)`` then ``apply(_:to:)``: how the runner's fast path folds a view. Keep the
+    /// default. It is a requirement, and inlinable, so that each conforming type's witness is
+    /// code specialized for its `Event`: a generic call from this module would look the type's
+    /// metadata up for every event (`Optional<Event>`).
+    func apply(view: EventView, to state: inout ProjectionState) throws
 }
 
 extension TypedProjection {
@@ -42,7 +48,8 @@ extension TypedProjection {
     }
 
     /// `decode` then `apply`, as the runner's fast path folds a view.
-    func apply(view: EventView, to state: inout ProjectionState) throws {
+    @inlinable
+    public func apply(view: EventView, to state: inout ProjectionState) throws {
         guard let decoded = try decode(view) else { return }
         try apply(decoded, to: &state)
     }
