@@ -146,7 +146,7 @@ struct PostgresFailoverTests {
         // Then neither hands it out while the standby lacks it
         #expect(
             !answered.isSet,
-            "a read answered while the synchronous standby lacked event 21 (\(othersWaiting) other backends waited for it beside the append's)")
+            "a read answered while the synchronous standby lacked event 21 (\(othersWaiting) other backends waited for it beside the append's; the pool on \(store.pool.serverInUse))")
         #expect(collector.received.count == 20, "the subscriber was handed an event the synchronous standby did not hold")
         // And both do once the standby has it
         try await Self.control("resume-standby")
