@@ -87,11 +87,13 @@ struct EsctlSubscribeTests {
         #expect(none.status == 75)
         #expect(none.stderr.contains("Timed out after 0.3 s: 0 of 1 events arrived."))
         try await append("s", "Only")
-        let some = try await sandbox.esctl(["subscribe", "--from-start", "--count", "2", "--timeout", "1"])
+        // (timeouts long enough that the stored event is printed before them however long the
+        // new process waits for a core: its timer starts with its first read)
+        let some = try await sandbox.esctl(["subscribe", "--from-start", "--count", "2", "--timeout", "4"])
         #expect(some.status == 75)
         #expect(some.lines.count == 1)
-        #expect(some.stderr.contains("Timed out after 1 s: 1 of 2 events arrived."))
-        let open = try await sandbox.esctl(["subscribe", "--from-start", "--timeout", "0.5"])
+        #expect(some.stderr.contains("Timed out after 4 s: 1 of 2 events arrived."))
+        let open = try await sandbox.esctl(["subscribe", "--from-start", "--timeout", "3.5"])
         #expect(open.status == 75)
         #expect(open.stderr.contains("1 event arrived."))
     }

@@ -77,6 +77,9 @@ struct TestSupportTests {
         let f = try StoreFixture()
         let collector = EventCollector(f.store.subscribe(from: .start))
         _ = try await f.store.append(to: "s", events: [event("Came")])
+        // (the one event received before the short wait begins: a subscription's task starved
+        // for 300 ms would otherwise make the failure say nothing arrived)
+        try await waitUntil("the appended event to reach the collector") { collector.received.count == 1 }
         let failure = await #expect(throws: AwaitFailure.self) { try await collector.take(2, within: .milliseconds(300)) }
         #expect(failure?.description.contains("2 more event(s)") == true)
         #expect(failure?.description.contains("#1 s@1 Came") == true)

@@ -115,17 +115,24 @@ struct MemoryBoundTests {
     }
 
     /// Sends `requests` at once on a connection that never reads, to a server with a stall
-    /// timeout of 1 s over a log of 200 events of 64 kB (12.8 MB, more than every socket buffer
+    /// timeout of 3 s over a log of 200 events of 64 kB (12.8 MB, more than every socket buffer
     /// between), and waits until the stream it opened has ended.
     static func expectStalledClientCut(sending requests: String) async throws {
         var options = ServerOptions(port: 0)
-        options.stallTimeout = .seconds(1)
+        options.stallTimeout = .seconds(3)
         try await ServerFixture.with(options: options, testing: .live) { server, client in
             let port = try UnderAttackTests.port(client)
             for batch in 0..<10 { try await Self.append(20, of: 64_000, to: "big-\(batch)", in: server.store) }
             let stalled = try await RawConnection.open(port: port, reading: false)
+            // The stream is open only from its start to the cut (the stall timeout after the
+            // buffers fill): a waiter, told of every change once it waits, sees it however late it
+            // starts within those 3 s, where a poll could miss it on a machine that starved the
+            // polling task for the whole window.
+            let streams = server.openStreams
+            let opened = Task { await streams.wait { $0 == 1 } }
+            defer { opened.cancel() }
             try await stalled.send(requests)
-            try await waitUntil("the stalled client's stream to open") { server.openStreams.count == 1 }
+            try await withTimeout(.seconds(10), "the stalled client's stream to open") { await opened.value }
             // However long the log, the server closes the connection and the stream ends
             try await waitUntil("the server to cut the stalled stream (\(server.openStreams.count) open)", timeout: .seconds(60)) {
                 server.openStreams.count == 0
