@@ -14,10 +14,10 @@ struct ServeProcessTests {
     }
 
     /// `esctl serve` on a store made at `db`, on a free port, once it says it is listening.
-    static func serveFreshStore(at db: String) async throws -> RunningProcess {
+    static func serveFreshStore(at db: String, _ options: [String] = []) async throws -> RunningProcess {
         let initialized = try await ProcessRunner.run(ProcessRunner.esctl, ["init", "--db", db])
         #expect(initialized.status == 0, "\(initialized)")
-        let serve = try RunningProcess(ProcessRunner.esctl, ["serve", "--port", "0", "--db", db])
+        let serve = try RunningProcess(ProcessRunner.esctl, ["serve", "--port", "0", "--db", db] + options)
         try await serve.waitForStderr(containing: "esctl: serving ")
         return serve
     }
@@ -99,7 +99,9 @@ struct ServeProcessTests {
         // Given a store served on a free port.
         let directory = try TemporaryDirectory(prefix: "esctl-serve")
         let db = directory.appending("store")
-        let serve = try await Self.serveFreshStore(at: db)
+        // (a grace of 30 s: the graceful path ends the stream at once, and a server a loaded
+        // machine starves past the default 4 s would cut it instead)
+        let serve = try await Self.serveFreshStore(at: db, ["--grace", "30"])
         let port = try Self.port(in: serve.stderr)
         #expect(serve.stderr.contains("esctl: serving \(db) on http://127.0.0.1:\(port)\n"))
         #expect(!serve.stderr.contains("HummingbirdCore"), "Hummingbird's own start line repeats esctl's: \(serve.stderr)")
@@ -111,12 +113,12 @@ struct ServeProcessTests {
         #expect(appended.status == 0, "\(appended)")
         try await stream.waitForText("the event esctl append wrote") { $0.contains("\nid: 1\ndata: {\"position\":1,\"stream\":\"orders-1\"") }
         // When the server gets SIGTERM, then it exits 0 and the stream ended cleanly: the graceful
-        // path ended it, not the cut after the grace (ServerOptions.shutdownGrace, 4 s, then 1 s
-        // of cancellation bound the stop to 5 s). Timeouts here are generous: machines are loaded.
+        // path ended it, not the cut after the grace (--grace, 30 s here, then 1 s of cancellation
+        // bound the stop). Timeouts here are generous: machines are loaded.
         serve.send(SIGTERM)
-        let status = try await serve.waitForExit(timeout: .seconds(30))
+        let status = try await serve.waitForExit(timeout: .seconds(60))
         #expect(status == 0, "stderr: \(serve.stderr)")
-        let end = try await stream.waitForEnd("the stream to end when the server stopped", timeout: .seconds(30))
+        let end = try await stream.waitForEnd("the stream to end when the server stopped", timeout: .seconds(60))
         #expect(end.failure == nil)
     }
 
