@@ -28,7 +28,8 @@ struct LoggingTests {
         let captured = LogCapture()
         let directory = try TemporaryDirectory()
         // (a threshold no commit of one event reaches, however long a loaded machine keeps the
-        // writer from a core: the default, 1 s, is not beyond that)
+        // writer from a core: the default, 1 s, is not beyond that, so it is checked apart)
+        #expect(StoreConfiguration().slowCommitThreshold == .seconds(1))
         let store = try EventStore(
             path: directory.appending("store"),
             configuration: StoreConfiguration(durability: .noSync, slowCommitThreshold: .seconds(600), logger: captured.logger))

@@ -160,7 +160,7 @@ import WireFormat
             #expect(try await dcb.head(Umadb_V1_HeadRequest()).hasPosition == false)
 
             // When another connection comes.
-            let closed = try await withTimeout(.seconds(60), "the server to close the connection past its cap") {
+            let closed = try await withTimeout(.seconds(40), "the server to close the connection past its cap") {
                 try Self.connectionIsClosed(port: port)
             }
 
@@ -170,8 +170,9 @@ import WireFormat
         }
     }
 
-    /// Connects to `port` and waits (up to 30 s: the wait blocks a thread of a pool a loaded
-    /// machine may not run for seconds) for the server to close the connection unread.
+    /// Connects to `port` and waits (up to 20 s: a loaded machine may keep the server's event
+    /// loop from a core for seconds; under the face's 30 s silence limit, which would close the
+    /// connection too) for the server to close the connection unread.
     private static func connectionIsClosed(port: Int) throws -> Bool {
         let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
         guard fd >= 0 else { throw SocketFailure(errno: errno) }
@@ -184,7 +185,7 @@ import WireFormat
             $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) == 0 }
         }
         guard connected else { return true }
-        var timeout = timeval(tv_sec: 30, tv_usec: 0)
+        var timeout = timeval(tv_sec: 20, tv_usec: 0)
         setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
         var byte: UInt8 = 0
         // 0: the server closed it; -1 with ECONNRESET: it reset it; a timeout: still open.
