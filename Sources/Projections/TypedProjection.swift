@@ -33,10 +33,12 @@ public protocol TypedProjection: Projection {
     /// Folds one decoded event into the state, under the rules of `Projection.apply(_:to:)`.
     func apply(_ event: Event, to state: inout ProjectionState) throws
 
-    /// ``decode(_:)`` then ``apply(_:to:)``: how the runner's fast path folds a view. Keep the
-    /// default. It is a requirement, and inlinable, so that each conforming type's witness is
-    /// code specialized for its `Event`: a generic call from this module would look the type's
-    /// metadata up for every event (`Optional<Event>`).
+    /// ``decode(_:)`` then ``apply(_:to:)``: how the runner's fast path folds a view. Do not
+    /// implement it: the default is the one that folds as `apply(_:to:)` of a recorded event
+    /// does, and a method of this name in a conforming type replaces it on the runner's fast
+    /// path. It is a requirement, and inlinable, only so that each conforming type's witness is
+    /// code specialized for its `Event`: a generic call from this module looked the type's
+    /// metadata up for every event (`Optional<Event>`; 1.7 % of a rebuild's fold, BENCHMARKS.md).
     func apply(view: EventView, to state: inout ProjectionState) throws
 }
 
