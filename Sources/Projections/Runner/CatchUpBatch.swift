@@ -51,8 +51,12 @@ enum CommitOutcome: Sendable, Equatable {
 
 /// The two halves of a catch-up step: a fold in a read snapshot, then a commit by the writer.
 enum CatchUpBatch {
-    /// How many positions a fold reads between letting go of the map's pages.
-    static let releaseEvery: UInt64 = 2048
+    /// How many positions a fold reads between letting go of the map's pages. Each release is a
+    /// `madvise` that also interrupts the other cores to flush their TLBs: every 2,048 positions
+    /// it took 7 % of a rebuild's fold, and every 16,384 the rebuild needs 0.89 × the CPU per
+    /// event, its process keeping about 25 MiB more of the map's pages mapped at any size of log
+    /// (page cache, not heap: S5 measured, BENCHMARKS.md "Letting go of pages less often").
+    static let releaseEvery: UInt64 = 16_384
 
     /// Folds the events after the slot's checkpoint (at most `limit` positions, and fewer once
     /// `maximumRows` rows have changed, so that the commit stays a short write) in the snapshot
